@@ -1,0 +1,34 @@
+"""mcpreel: record, import, inspect, convert, replay and check MCP sessions.
+
+The library is organised in layers around one session model (:mod:`mcpreel.model`):
+
+- ``formats/``  readers and writers, each speaking only to the model (readers -> model -> writers)
+- ``trace/``    the normalizer that turns a session into the Assay V2 or the simple tool-call trace
+- ``cli/``      the thin command line; the library itself never prints
+
+The public API is re-exported here.
+"""
+
+from mcpreel.errors import (
+    FormatError,
+    InputError,
+    McpreelError,
+    TransportError,
+    UsageError,
+)
+from mcpreel.model import Direction, Message, Session, SessionInfo
+
+from mcpreel._version import __version__
+
+__all__ = [
+    "Direction",
+    "FormatError",
+    "InputError",
+    "McpreelError",
+    "Message",
+    "Session",
+    "SessionInfo",
+    "TransportError",
+    "UsageError",
+    "__version__",
+]

@@ -1,0 +1,48 @@
+"""The ``mcpreel`` command line: thin, one module per command, one exit path.
+
+Each command parses its arguments, calls one library function and renders the result. Commands are
+loaded lazily from :data:`COMMANDS`, so ``mcpreel import`` does not pay for the HTTP stack and the
+recorder does not pay for rich. Every :class:`~mcpreel.errors.McpreelError` ends as one line on stderr
+and its exit code (:func:`mcpreel.cli.output.run_command`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import click
+
+from mcpreel._version import __version__
+
+#: command name -> "module:attribute" of its click command. One line a command.
+COMMANDS: dict[str, str] = {
+    "import": "mcpreel.cli.import_cmd:import_command",
+    "trace": "mcpreel.cli.import_cmd:trace_group",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(COMMANDS) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.commands:
+            return self.commands[name]
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module, _, attr = target.partition(":")
+        cmd = getattr(importlib.import_module(module), attr)
+        self.add_command(cmd, name)
+        return cmd
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="mcpreel")
+def cli() -> None:
+    """Record, import, inspect, convert, replay and check MCP sessions."""
+
+
+def main(argv: Any = None) -> None:
+    cli.main(args=argv, prog_name="mcpreel")

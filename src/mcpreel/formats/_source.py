@@ -1,0 +1,152 @@
+"""An input file as the readers see it: its path, how to parse it, and where errors point.
+
+Readers of JSON documents call :meth:`Source.document` (parsed once and cached, so sniffing and
+reading share one parse). Readers of line formats call :func:`iter_json_lines`, which reads in large
+blocks (the floor of every import's speed) and keeps memory flat whatever the file's size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from mcpreel import jsonio
+from mcpreel.errors import FormatError, InputError
+
+__all__ = ["Source", "iter_json_lines"]
+
+_UNSET = object()
+_BLOCK = 1 << 20
+
+
+class Source:
+    """One input file. ``name`` is the path as the user gave it (it appears in every error)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        strict: bool = False,
+        on_progress: Callable[[int], None] | None = None,
+    ):
+        self.path = Path(path)
+        self.name = str(path)
+        self.strict = strict
+        self.on_progress = on_progress
+        self._doc: Any = _UNSET
+        self._head: bytes | None = None
+
+    def size(self) -> int:
+        try:
+            return self.path.stat().st_size
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", path=self.name) from exc
+
+    def read_bytes(self) -> bytes:
+        try:
+            data = self.path.read_bytes()
+        except IsADirectoryError as exc:
+            raise InputError("is a directory, not a session file", path=self.name) from exc
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", path=self.name) from exc
+        if self.on_progress is not None:
+            self.on_progress(len(data))
+        return data
+
+    def head(self, size: int = 65536) -> bytes:
+        """The first bytes of the file (for sniffing), BOM removed."""
+        if self._head is None:
+            try:
+                with open(self.path, "rb") as fh:
+                    self._head = fh.read(size)
+            except IsADirectoryError as exc:
+                raise InputError("is a directory, not a session file", path=self.name) from exc
+            except OSError as exc:
+                raise InputError(f"cannot read: {exc.strerror or exc}", path=self.name) from exc
+            if self._head.startswith(b"\xef\xbb\xbf"):
+                self._head = self._head[3:]
+        return self._head
+
+    def document(self) -> Any:
+        """The whole file parsed as one JSON document (cached)."""
+        if self._doc is _UNSET:
+            data = self.read_bytes()
+            if data.startswith(b"\xef\xbb\xbf"):
+                data = data[3:]
+            if not data.strip():
+                raise InputError("empty file: no session in it", path=self.name)
+            try:
+                self._doc = jsonio.loads_strict(data) if self.strict else jsonio.loads(data)
+            except (ValueError, UnicodeDecodeError) as exc:
+                line = getattr(exc, "lineno", None)
+                where = f" on line {line}" if line else ""
+                raise InputError(f"invalid JSON{where}: {jsonio.error_reason(exc)}", path=self.name, line=line) from exc
+        return self._doc
+
+    def set_document(self, doc: Any) -> None:
+        self._doc = doc
+
+    def fail(self, rule: str, line: int | None = None) -> FormatError:
+        """A :class:`FormatError` for this file (to ``raise``)."""
+        return FormatError(rule, path=self.name, line=line)
+
+
+def iter_json_lines(source: Source) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, value)`` for every non-blank line (1-based), in blocks of 1 MiB.
+
+    An unparsable line raises :class:`InputError` naming the line. Integers beyond 64 bits, NaN and
+    lone surrogates are kept (see :mod:`mcpreel.jsonio`): a block holding a long digit run is parsed
+    with the faithful path, every other block with orjson directly.
+    """
+    fast = orjson.loads
+    faithful = jsonio.loads_strict if source.strict else jsonio.loads
+    progress = source.on_progress
+    done = 0
+    lineno = 0
+    try:
+        fh = open(source.path, "rb")
+    except IsADirectoryError as exc:
+        raise InputError("is a directory, not a session file", path=source.name) from exc
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path=source.name) from exc
+    with fh:
+        tail = b""
+        first = True
+        while True:
+            chunk = fh.read(_BLOCK)
+            if first:
+                first = False
+                if chunk.startswith(b"\xef\xbb\xbf"):
+                    chunk = chunk[3:]
+            if not chunk:
+                lines = [tail] if tail else []
+                tail = b""
+            else:
+                data = tail + chunk if tail else chunk
+                lines = data.split(b"\n")
+                tail = lines.pop()
+            if not lines and not chunk:
+                break
+            loads = faithful if (source.strict or jsonio.might_lose_ints(chunk)) else fast
+            for line in lines:
+                lineno += 1
+                if not line or line.isspace():
+                    continue
+                try:
+                    value = loads(line)
+                except (ValueError, UnicodeDecodeError):
+                    try:
+                        value = faithful(line)
+                    except (ValueError, UnicodeDecodeError) as exc:
+                        raise InputError(
+                            f"invalid JSON on line {lineno}: {jsonio.error_reason(exc)}", path=source.name, line=lineno
+                        ) from exc
+                yield lineno, value
+            if progress is not None:
+                done += len(chunk)
+                progress(done)
+            if not chunk:
+                break

@@ -1,0 +1,184 @@
+"""The canonical HTTP transcript envelope of seed 000 (``streamable-http`` and ``http-sse``).
+
+``{"transport", "transport_context"?, "entries": [{timestamp_ms?, transport_context?, request|response|sse}]}``
+
+Reading: every entry must hold exactly one of ``request`` (client -> server), ``response`` (server ->
+client, in an HTTP body) or ``sse`` (``{event?, id?, data}``, server -> client). Only ``message``
+events carry MCP; ``data`` given as a string is parsed as JSON (repeatedly, so double-encoded data
+works); an ``endpoint`` event, a keep-alive or data that is not JSON becomes a transport-only record.
+Transport context never changes tool semantics; it is kept in ``Message.ctx``:
+the entry's ``transport_context`` members as they are, plus ``slot`` (which of the three it was) and
+``sse`` (``{"event", "id"}``) for SSE entries.
+
+Writing: a session with a stdio transport is refused (it had no HTTP exchanges).
+"""
+
+from __future__ import annotations
+
+from typing import Any, BinaryIO
+
+from mcpreel import jsonio
+from mcpreel.errors import UsageError
+from mcpreel.formats._source import Source
+from mcpreel.model import Kind, Message, Session, SessionInfo
+
+NAME = "streamable-http"
+NAMES = ("streamable-http", "http-sse")
+ALIASES = {"sse-legacy": "http-sse"}
+EXTENSIONS = (".json",)
+LOSSES = "stderr and invalid frames"
+
+_SLOTS = ("request", "response", "sse")
+_ENTRY_KEYS = frozenset(("timestamp_ms", "transport_context", *_SLOTS))
+#: session transport names (model) <-> envelope labels
+TRANSPORT_OF_LABEL = {"streamable-http": "streamable-http", "http-sse": "sse"}
+LABEL_OF_TRANSPORT = {"streamable-http": "streamable-http", "sse": "http-sse"}
+
+
+def _parse_data(data: Any) -> Any:
+    """SSE data: an object as is; a string parsed as JSON, repeatedly; else the string."""
+    for _ in range(8):
+        if not isinstance(data, str):
+            return data
+        try:
+            data = jsonio.loads(data)
+        except (ValueError, UnicodeDecodeError):
+            return data
+    return data
+
+
+def _looks_jsonrpc(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(k in value for k in ("jsonrpc", "method", "result", "error"))
+    return isinstance(value, list) and any(_looks_jsonrpc(v) for v in value)
+
+
+def read(source: Source, *, label: str | None = None) -> Session:
+    doc = source.document()
+    if not isinstance(doc, dict):
+        raise source.fail(f"expected a JSON object with transport and entries, found {type(doc).__name__}")
+    found = doc.get("transport")
+    if label is None:
+        label = found if found in TRANSPORT_OF_LABEL else "streamable-http"
+    if found != label:
+        shown = "missing" if found is None else jsonio.dumps_str(found)
+        raise source.fail(f'{label} transport must be "{label}", found {shown}')
+    entries = doc.get("entries")
+    if not isinstance(entries, list):
+        raise source.fail(f"{label} transcript must have an entries array")
+    top_ctx = doc.get("transport_context")
+    if top_ctx is not None and not isinstance(top_ctx, dict):
+        raise source.fail(f"{label} transport_context must be an object")
+    out: list[Message] = []
+    for i, entry in enumerate(entries):
+        n = i + 1
+        if not isinstance(entry, dict):
+            raise source.fail(f"{label} entry {n} must be a JSON object", line=n)
+        slots = [s for s in _SLOTS if s in entry]
+        if len(slots) != 1:
+            raise source.fail(f"{label} entry {n} must contain exactly one of request, response, or sse", line=n)
+        unknown = sorted(k for k in entry if k not in _ENTRY_KEYS)
+        if unknown:
+            raise source.fail(f"{label} entry {n} has unknown member {unknown[0]!r}", line=n)
+        ts = entry.get("timestamp_ms")
+        if ts is not None and (type(ts) is not int or ts < 0):
+            raise source.fail(f"{label} entry {n}: timestamp_ms must be a non-negative integer", line=n)
+        tctx = entry.get("transport_context")
+        if tctx is not None and not isinstance(tctx, dict):
+            raise source.fail(f"{label} entry {n}: transport_context must be an object", line=n)
+        slot = slots[0]
+        ctx: dict[str, Any] = dict(tctx) if tctx else {}
+        ctx["slot"] = slot
+        payload = entry[slot]
+        if slot in ("request", "response"):
+            if not isinstance(payload, (dict, list)):
+                raise source.fail(f"{label} entry {n}: {slot} must be a JSON-RPC object", line=n)
+            out.append(Message("in" if slot == "request" else "out", payload, ts, ctx=ctx, source=n))
+            continue
+        if not isinstance(payload, dict):
+            raise source.fail(f"{label} entry {n}: sse must be an object with data", line=n)
+        if "data" not in payload:
+            raise source.fail(f"{label} entry {n}: sse must have data", line=n)
+        event = payload.get("event", "message")
+        sse = {"event": event}
+        for k, v in payload.items():
+            if k not in ("event", "data"):
+                sse[k] = v
+        ctx["sse"] = sse
+        data = _parse_data(payload["data"])
+        if event == "message" and _looks_jsonrpc(data):
+            if isinstance(payload["data"], str):
+                sse["encoded"] = True
+            out.append(Message("out", data, ts, ctx=ctx, source=n))
+        else:
+            ctx["data"] = payload["data"]
+            out.append(Message("out", None, ts, kind=Kind.TRANSPORT, ctx=ctx, source=n))
+    info = SessionInfo(
+        transport=TRANSPORT_OF_LABEL[label],
+        headers=(top_ctx or {}).get("headers") if top_ctx else None,
+        source_format=label,
+        path=source.name,
+    )
+    if top_ctx:
+        info.extra["transport_context"] = top_ctx
+    return Session(info, out)
+
+
+def write(session: Session, out: BinaryIO, *, label: str | None = None) -> None:
+    transport = session.info.transport
+    if transport == "stdio" or (transport is None and label is None):
+        raise UsageError(
+            "a stdio session has no HTTP exchanges to write as an HTTP transcript envelope; "
+            "write it as reel, qai, jsonrpc or inspector instead"
+        )
+    label = label or LABEL_OF_TRANSPORT.get(transport or "", "streamable-http")
+    doc: dict[str, Any] = {"transport": label}
+    top = session.info.extra.get("transport_context")
+    if top is None and session.info.headers:
+        top = {"headers": session.info.headers}
+    if top:
+        doc["transport_context"] = top
+    entries: list[dict[str, Any]] = []
+    for msg in session:
+        if msg.dropped or msg.kind not in (Kind.MESSAGE, Kind.TRANSPORT):
+            continue
+        entry: dict[str, Any] = {}
+        if msg.t is not None:
+            entry["timestamp_ms"] = msg.t
+        ctx = dict(msg.ctx or {})
+        slot = ctx.pop("slot", None)
+        sse = ctx.pop("sse", None)
+        data = ctx.pop("data", None)
+        if msg.kind == Kind.TRANSPORT:
+            if sse is None:
+                # a transport event that rode no SSE stream: an HTTP answer with no JSON-RPC in it.
+                # One whose body was a JSON object (a 401's OAuth error) goes in a response slot, so the
+                # status and WWW-Authenticate challenge reach K2-A; a bodiless 202 has no slot.
+                if not isinstance(data, dict):
+                    continue
+                ctx.pop("body", None)
+                entry["transport_context"] = ctx
+                entry["response"] = data
+                entries.append(entry)
+                continue
+            if ctx:
+                entry["transport_context"] = ctx
+            ev = {k: v for k, v in sse.items() if k != "encoded"}
+            ev["data"] = data
+            entry["sse"] = ev
+        else:
+            if ctx:
+                entry["transport_context"] = ctx
+            if sse is not None or slot == "sse":
+                sse = dict(sse or {"event": "message"})
+                encoded = sse.pop("encoded", False)
+                sse["data"] = jsonio.dumps_str(msg.raw) if encoded else msg.raw
+                entry["sse"] = sse
+            elif msg.dir == "in":
+                entry["request"] = msg.raw
+            else:
+                entry["response"] = msg.raw
+        entries.append(entry)
+    doc["entries"] = entries
+    out.write(jsonio.dumps(doc))
+    out.write(b"\n")

@@ -1,0 +1,130 @@
+"""MCP Inspector session exports.
+
+Read: ``{"messages":[...]}`` (seed 001), ``{"events":[...]}``, a bare array of JSON-RPC messages, and
+the Inspector v2 export, an array of ``{id, timestamp, direction, origin, message, response?,
+duration?, clientError?}`` entries in which a request's response is folded into its entry. A folded
+response is unfolded right after its request, at ``timestamp + duration``.
+
+Write: the v2 export shape, folding each response into its request's entry.
+"""
+
+from __future__ import annotations
+
+from typing import Any, BinaryIO
+
+from mcpreel import jsonio
+from mcpreel.formats._source import Source
+from mcpreel.formats.jsonrpc import DirectionGuesser
+from mcpreel.model import Kind, Message, Session, SessionInfo
+from mcpreel.timeutil import iso_from_ms, ms_from_any
+
+NAME = "inspector"
+ALIASES = ("mcp-inspector",)
+EXTENSIONS = (".json",)
+LOSSES = "stderr, transport context, invalid frames and intercept edits"
+
+_V2_KEYS = ("message", "origin", "direction")
+
+
+def is_v2_entry(item: Any) -> bool:
+    return isinstance(item, dict) and isinstance(item.get("message"), (dict, list)) and (
+        "origin" in item or item.get("direction") in ("request", "response", "notification")
+    )
+
+
+def _items(source: Source, doc: Any) -> list[Any]:
+    if isinstance(doc, list):
+        return doc
+    if isinstance(doc, dict):
+        for key in ("messages", "events"):
+            if isinstance(doc.get(key), list):
+                return doc[key]
+        raise source.fail('expected {"messages":[...]}, {"events":[...]} or an array of messages')
+    raise source.fail(f"expected a JSON object or array, found {type(doc).__name__}")
+
+
+def _entry_direction(item: dict[str, Any], guess: DirectionGuesser) -> str:
+    origin = item.get("origin")
+    if origin == "client":
+        guess.direction(item["message"])
+        return "in"
+    if origin == "server":
+        guess.direction(item["message"])
+        return "out"
+    return guess.direction(item["message"])
+
+
+def read(source: Source) -> Session:
+    doc = source.document()
+    items = _items(source, doc)
+    guess = DirectionGuesser()
+    out: list[Message] = []
+    for i, item in enumerate(items):
+        line = i + 1
+        if is_v2_entry(item):
+            t = ms_from_any(item.get("timestamp"))
+            d = _entry_direction(item, guess)
+            extra = {k: v for k, v in item.items() if k not in ("message", "response", "timestamp", "origin", "direction", "duration")}
+            out.append(Message(d, item["message"], t, source=line, extra=extra or None))
+            resp = item.get("response")
+            if isinstance(resp, (dict, list)):
+                dur = item.get("duration")
+                rt = t + int(dur) if t is not None and isinstance(dur, (int, float)) and not isinstance(dur, bool) else t
+                out.append(Message(guess.direction(resp), resp, rt, source=line))
+            continue
+        if not isinstance(item, (dict, list)):
+            raise source.fail(f"MCP event at source line {line} must be a JSON object", line=line)
+        t = None
+        if isinstance(item, dict):
+            own = item.get("timestamp_ms", item.get("timestamp"))
+            if type(own) is int and own >= 0:
+                t = own
+        out.append(Message(guess.direction(item), item, t, source=line))
+    info = SessionInfo(source_format=NAME, path=source.name)
+    if isinstance(doc, dict):
+        info.extra = {k: v for k, v in doc.items() if k not in ("messages", "events")}
+    return Session(info, out)
+
+
+def write(session: Session, out: BinaryIO) -> None:
+    """The Inspector v2 export: responses folded into their request's entry, with ``duration``."""
+    entries: list[dict[str, Any]] = []
+    pending: dict[tuple[str, Any], dict[str, Any]] = {}
+    n = 0
+    for msg in session:
+        if msg.kind != Kind.MESSAGE or msg.dropped:
+            continue
+        for raw in msg.members():
+            origin = "client" if msg.dir == "in" else "server"
+            ts = iso_from_ms(msg.t) if msg.t is not None else None
+            if "method" in raw:
+                n += 1
+                entry: dict[str, Any] = {
+                    "id": n,
+                    "timestamp": ts,
+                    "direction": "request" if "id" in raw else "notification",
+                    "origin": origin,
+                    "message": raw,
+                }
+                entries.append(entry)
+                if "id" in raw and raw["id"] is not None:
+                    entry["_t"] = msg.t
+                    pending[(msg.dir or "in", _key(raw["id"]))] = entry
+            else:
+                req = pending.pop(("out" if msg.dir == "in" else "in", _key(raw.get("id"))), None)
+                if req is not None:
+                    req["response"] = raw
+                    t0 = req.get("_t")
+                    if t0 is not None and msg.t is not None:
+                        req["duration"] = msg.t - t0
+                else:
+                    n += 1
+                    entries.append({"id": n, "timestamp": ts, "direction": "response", "origin": origin, "message": raw})
+    for e in entries:
+        e.pop("_t", None)
+    out.write(jsonio.dumps(entries))
+    out.write(b"\n")
+
+
+def _key(value: Any) -> Any:
+    return (type(value).__name__, value if not isinstance(value, (dict, list)) else jsonio.dumps_str(value))

@@ -1,0 +1,142 @@
+"""Bare JSON-RPC 2.0 messages: JSONL (one message or batch per line) or one JSON array.
+
+The format has no direction and no time. Direction is inferred: a message with a method goes ``in``
+unless only a server sends that method (:func:`mcpreel.model.is_server_method`); a response goes the
+opposite way of the pending request it answers. A message's own integer ``timestamp_ms`` or
+``timestamp`` member, if any, is taken as its time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+from mcpreel import jsonio
+from mcpreel.formats._source import Source, iter_json_lines
+from mcpreel.model import Kind, Message, Session, SessionInfo, is_server_method
+
+NAME = "jsonrpc"
+EXTENSIONS = (".jsonl", ".ndjson", ".json")
+LOSSES = "direction, time, transport context, stderr and intercept edits"
+
+
+class DirectionGuesser:
+    """Gives bare messages a direction; remembers pending requests by id to place their responses."""
+
+    __slots__ = ("_pending",)
+
+    def __init__(self) -> None:
+        self._pending: dict[Any, list[str]] = {}
+
+    def direction(self, raw: Any) -> str:
+        if isinstance(raw, list):
+            first = next((m for m in raw if isinstance(m, dict)), None)
+            d = self.direction(first) if first is not None else "in"
+            for m in raw[1:]:
+                if isinstance(m, dict):
+                    self.direction(m)
+            return d
+        if not isinstance(raw, dict):
+            return "in"
+        method = raw.get("method")
+        if method is not None:
+            d = "out" if isinstance(method, str) and is_server_method(method) else "in"
+            rid = raw.get("id")
+            if rid is not None and isinstance(rid, (str, int)):
+                key = (type(rid) is str, rid)
+                q = self._pending.get(key)
+                if q is None:
+                    self._pending[key] = [d]
+                else:
+                    q.append(d)
+            return d
+        rid = raw.get("id")
+        if isinstance(rid, (str, int)):
+            key = (type(rid) is str, rid)
+            q = self._pending.get(key)
+            if q:
+                d = q.pop(0)
+                if not q:
+                    del self._pending[key]
+                return "out" if d == "in" else "in"
+        return "out"
+
+
+def _own_time(raw: Any) -> int | None:
+    if isinstance(raw, dict):
+        t = raw.get("timestamp_ms")
+        if t is None:
+            t = raw.get("timestamp")
+        if type(t) is int and t >= 0:
+            return t
+    return None
+
+
+def _from_array(source: Source, doc: list[Any]) -> list[Message]:
+    guess = DirectionGuesser()
+    out = []
+    for i, raw in enumerate(doc):
+        if not isinstance(raw, (dict, list)):
+            raise source.fail(f"message at index {i + 1} must be a JSON object, found {type(raw).__name__}", line=i + 1)
+        out.append(Message(guess.direction(raw), raw, _own_time(raw), source=i + 1))
+    return out
+
+
+def _stream(source: Source) -> Iterator[Message]:
+    guess = DirectionGuesser()
+    direction = guess.direction
+    for lineno, raw in iter_json_lines(source):
+        if type(raw) is dict:
+            t = raw.get("timestamp_ms")
+            if t is None:
+                t = raw.get("timestamp")
+            yield Message(direction(raw), raw, t if type(t) is int and t >= 0 else None, source=lineno)
+        elif type(raw) is list:
+            yield Message(direction(raw), raw, None, source=lineno)
+        else:
+            raise source.fail(f"line {lineno} must be a JSON-RPC object or batch array, found {type(raw).__name__}", line=lineno)
+
+
+def is_array_document(source: Source) -> bool:
+    """True when the file is one JSON array (possibly pretty-printed), not JSONL of batch lines."""
+    head = source.head().lstrip()
+    if not head.startswith(b"["):
+        return False
+    first_line = head.split(b"\n", 1)[0]
+    rest = head[len(first_line) :].strip()
+    if not rest:
+        return True  # a single line: an array of messages
+    try:
+        jsonio.loads(first_line)
+    except (ValueError, UnicodeDecodeError):
+        return True  # the first line is not a complete value: one multi-line document
+    return False
+
+
+def read(source: Source) -> Session:
+    info = SessionInfo(source_format=NAME, path=source.name)
+    if is_array_document(source):
+        doc = source.document()
+        if not isinstance(doc, list):
+            raise source.fail("expected a JSON array of JSON-RPC messages")
+        return Session(info, _from_array(source, doc))
+    return Session.streaming(info, lambda: _stream(source))
+
+
+def write(session: Session, out: BinaryIO, *, array: bool = False) -> None:
+    """One message per line (batches stay one line); ``array=True`` writes one JSON array."""
+    dumps = jsonio.dumps
+    if array:
+        out.write(b"[")
+        first = True
+        for msg in session:
+            if msg.kind != Kind.MESSAGE or msg.dropped:
+                continue
+            out.write(b"" if first else b",\n")
+            out.write(dumps(msg.raw))
+            first = False
+        out.write(b"]\n")
+        return
+    for msg in session:
+        if msg.kind == Kind.MESSAGE and not msg.dropped:
+            out.write(dumps(msg.raw) + b"\n")

@@ -1,0 +1,349 @@
+"""The reel: mcpreel's native session file, the mcp-replay trace format v1 (seed 004) extended additively.
+
+A reel is a valid v1 trace (any v1 consumer opens it); we only add optional members and line types.
+
+- ``meta`` (first line): ``v``, ``type``, ``startedAt``, ``label``, ``command`` + ours: ``producer``,
+  ``transport``, ``url``, ``session``, ``metadata``.
+- message lines: ``t``, ``dir``, ``raw`` + ours: ``seq``, ``ctx``, ``modified``/``original``, ``dropped``.
+- ours: ``{"t","type":"stderr","text"}``, ``{"t","dir","type":"invalid","text"}``,
+  ``{"t","dir","type":"transport","ctx"}``.
+- ``end`` (last line): ``t``, ``type``, ``exitCode``, ``durationMs`` (+ ``reason``).
+
+Other producers' lines (``dir:"event"``, ``dir:"command"``, ``type:"turn"``, unknown types) are read as
+:attr:`Kind.EVENT` records holding the whole line, and written back unchanged.
+
+:class:`ReelWriter` is the recorder's writer: append-only, one ``write`` per line, flushed, mode 0600,
+so a crash of the recorder loses nothing it already wrote; a file without ``end`` reads all the same.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+from mcpreel import jsonio
+from mcpreel._version import __version__
+from mcpreel.fileio import open_private_append
+from mcpreel.formats._source import Source, iter_json_lines
+from mcpreel.model import Kind, Message, Session, SessionInfo
+from mcpreel.timeutil import iso_from_ms, ms_from_iso
+
+NAME = "reel"
+ALIASES = ("mcp-replay", "mcp-tape")
+EXTENSIONS = (".jsonl",)
+LOSSES = ""
+
+PRODUCER = {"name": "mcpreel", "version": __version__}
+_META_KEYS = frozenset(("v", "type", "startedAt", "label", "command", "producer", "transport", "url", "session", "metadata"))
+_MSG_KEYS = frozenset(("t", "dir", "raw", "seq", "ctx", "modified", "original", "dropped"))
+
+
+def _ms(value: Any, source: Source, line: int) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise source.fail(f"line {line}: t must be an ISO-8601 time string", line=line)
+    try:
+        return ms_from_iso(value)
+    except ValueError as exc:
+        raise source.fail(f"line {line}: t is not an ISO-8601 time: {value!r}", line=line) from exc
+
+
+def _info_from_meta(meta: dict[str, Any], source: Source) -> SessionInfo:
+    info = SessionInfo(source_format=NAME, path=source.name)
+    started = meta.get("startedAt")
+    if isinstance(started, str):
+        try:
+            info.started = ms_from_iso(started)
+        except ValueError as exc:
+            raise source.fail(f"line 1: startedAt is not an ISO-8601 time: {started!r}", line=1) from exc
+    label = meta.get("label")
+    info.label = label if isinstance(label, str) else None
+    cmd = meta.get("command")
+    if isinstance(cmd, list):
+        info.command = [str(c) for c in cmd]
+    elif isinstance(cmd, str):
+        info.command = [cmd]
+    info.producer = meta.get("producer") if isinstance(meta.get("producer"), dict) else None
+    tr = meta.get("transport")
+    info.transport = tr if isinstance(tr, str) else None
+    info.url = meta.get("url") if isinstance(meta.get("url"), str) else None
+    info.id = meta.get("session") if isinstance(meta.get("session"), str) else None
+    info.metadata = dict(meta["metadata"]) if isinstance(meta.get("metadata"), dict) else {}
+    info.extra = {k: v for k, v in meta.items() if k not in _META_KEYS}
+    if meta.get("kind") not in (None, "mcp"):
+        info.notes.append(f"kind {meta.get('kind')!r}: this file holds no MCP messages (its lines are not MCP traffic)")
+    if info.url is None and info.transport is None and info.command[:1] == ["fitness-report"] and len(info.command) > 1:
+        # the fitness-report harness records HTTP servers on the client side and names the URL in argv
+        info.url = info.command[-1]
+    return info
+
+
+def _apply_end(info: SessionInfo, end: dict[str, Any], source: Source, line: int) -> None:
+    info.ended = _ms(end.get("t"), source, line)
+    code = end.get("exitCode")
+    info.exit_code = code if type(code) is int else None
+    dur = end.get("durationMs")
+    info.duration_ms = dur if type(dur) is int else None
+    reason = end.get("reason")
+    info.end_reason = reason if isinstance(reason, str) else None
+
+
+def _tail_line(source: Source) -> bytes | None:
+    """The last non-blank line of the file, read from its end (so a streaming read knows the end)."""
+    try:
+        with open(source.path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            back = min(size, 1 << 16)
+            fh.seek(size - back)
+            data = fh.read(back)
+    except OSError:
+        return None
+    lines = [ln for ln in data.split(b"\n") if ln.strip()]
+    return lines[-1] if lines else None
+
+
+def _record(obj: Any, lineno: int, source: Source) -> Message | None:
+    """One line -> one record (None for the meta and end lines)."""
+    if type(obj) is not dict:
+        raise source.fail(f"line {lineno} must be a JSON object", line=lineno)
+    typ = obj.get("type")
+    d = obj.get("dir")
+    if typ is None and (d == "in" or d == "out"):
+        if "raw" not in obj:
+            raise source.fail(f"line {lineno}: message line has no raw", line=lineno)
+        t = obj.get("t")
+        extra = None
+        if len(obj) > 3:
+            extra = {k: v for k, v in obj.items() if k not in _MSG_KEYS} or None
+        ctx = obj.get("ctx")
+        seq = obj.get("seq")
+        return Message(
+            d,
+            obj["raw"],
+            _ms(t, source, lineno) if t is not None else None,
+            seq=seq if type(seq) is int else None,
+            ctx=ctx if type(ctx) is dict else None,
+            modified=obj.get("modified") is True,
+            original=obj.get("original"),
+            dropped=obj.get("dropped") is True,
+            source=lineno,
+            extra=extra,
+        )
+    if typ == "meta" or typ == "end":
+        return None
+    t = _ms(obj.get("t"), source, lineno) if obj.get("t") is not None else None
+    if typ == "stderr":
+        return Message(None, None, t, kind=Kind.STDERR, text=str(obj.get("text", "")), seq=obj.get("seq"), source=lineno)
+    if typ == "invalid":
+        return Message(d if d in ("in", "out") else None, None, t, kind=Kind.INVALID, text=str(obj.get("text", "")),
+                       seq=obj.get("seq"), source=lineno)
+    if typ == "transport":
+        ctx = obj.get("ctx")
+        return Message(d if d in ("in", "out") else None, None, t, kind=Kind.TRANSPORT,
+                       ctx=ctx if isinstance(ctx, dict) else {}, seq=obj.get("seq"), source=lineno)
+    # another producer's line: kept whole
+    return Message(d if isinstance(d, str) else None, obj, t, kind=Kind.EVENT, source=lineno)
+
+
+def _stream(source: Source) -> Iterator[Message]:
+    for lineno, obj in iter_json_lines(source):
+        rec = _record(obj, lineno, source)
+        if rec is not None:
+            yield rec
+
+
+def looks_like_reel(first: Any) -> bool:
+    return isinstance(first, dict) and first.get("type") == "meta" and "v" in first
+
+
+def read(source: Source) -> Session:
+    first = None
+    for _lineno, obj in iter_json_lines(source):
+        first = obj
+        break
+    if first is None:
+        raise source.fail("empty file: a reel starts with a meta line")
+    if not looks_like_reel(first):
+        raise source.fail('line 1 must be the meta line ({"v":1,"type":"meta",...})', line=1)
+    if first.get("v") != 1:
+        raise source.fail(f"line 1: unsupported trace version v={jsonio.dumps_str(first.get('v'))} (this reads v1)", line=1)
+    info = _info_from_meta(first, source)
+    last = _tail_line(source)
+    if last is not None:
+        try:
+            end = jsonio.loads(last)
+        except (ValueError, UnicodeDecodeError):
+            end = None  # a torn last line (a crash mid-write): the stream reports it where it stands
+        if isinstance(end, dict) and end.get("type") == "end":
+            _apply_end(info, end, source, 0)
+    return Session.streaming(info, lambda: _stream(source))
+
+
+# -- writing ----------------------------------------------------------------------------------------
+
+
+def meta_line(info: SessionInfo, started: int | None = None) -> dict[str, Any]:
+    started = started if started is not None else info.started
+    meta: dict[str, Any] = {
+        "v": 1,
+        "type": "meta",
+        "startedAt": iso_from_ms(started if started is not None else 0),
+        "label": info.label or (info.command[0] if info.command else None) or info.url or "session",
+        "command": list(info.command),
+        "producer": info.producer or PRODUCER,
+    }
+    if info.transport:
+        meta["transport"] = info.transport
+    if info.url:
+        meta["url"] = info.url
+    meta["session"] = info.id or str(uuid.uuid4())
+    if info.metadata:
+        meta["metadata"] = info.metadata
+    for k, v in info.extra.items():
+        if k not in meta and k not in ("transport_context",):
+            meta[k] = v
+    return meta
+
+
+def record_line(msg: Message, t: int, seq: int | None) -> dict[str, Any]:
+    """The reel line for one record; ``t`` is the time to write (the record's, or the last known)."""
+    if msg.kind == Kind.MESSAGE:
+        line: dict[str, Any] = {"t": iso_from_ms(t), "dir": msg.dir or "in", "raw": msg.raw}
+        if seq is not None:
+            line["seq"] = seq
+        if msg.ctx:
+            line["ctx"] = msg.ctx
+        if msg.modified:
+            line["modified"] = True
+            line["original"] = msg.original
+        if msg.dropped:
+            line["dropped"] = True
+        if msg.extra:
+            for k, v in msg.extra.items():
+                if k not in line:
+                    line[k] = v
+        return line
+    if msg.kind == Kind.EVENT and isinstance(msg.raw, dict):
+        return msg.raw
+    line = {"t": iso_from_ms(t)}
+    if msg.kind == Kind.STDERR:
+        line["type"] = "stderr"
+        line["text"] = msg.text or ""
+    elif msg.kind == Kind.INVALID:
+        line["dir"] = msg.dir or "out"
+        line["type"] = "invalid"
+        line["text"] = msg.text or ""
+    else:
+        line["dir"] = msg.dir or "out"
+        line["type"] = "transport"
+        line["ctx"] = msg.ctx or {}
+    if seq is not None:
+        line["seq"] = seq
+    return line
+
+
+def end_line(t: int, exit_code: int | None, duration_ms: int, reason: str | None = None) -> dict[str, Any]:
+    line: dict[str, Any] = {"t": iso_from_ms(t), "type": "end", "exitCode": exit_code if exit_code is not None else 0,
+                            "durationMs": duration_ms}
+    if reason:
+        line["reason"] = reason
+    return line
+
+
+def write(session: Session, out: BinaryIO) -> None:
+    """Write a whole session as a reel (times without a value take the last known time)."""
+    info = session.info
+    dumps = jsonio.dumps
+    records = session if session.is_streaming else session.messages
+    started = info.started
+    if started is None and not session.is_streaming:
+        started = next((m.t for m in session.messages if m.t is not None), None)
+    out.write(dumps(meta_line(info, started)) + b"\n")
+    last = started if started is not None else 0
+    seq = 0
+    for msg in records:
+        if msg.t is not None:
+            last = msg.t
+        line = record_line(msg, last, msg.seq if msg.seq is not None else seq)
+        seq = (msg.seq if msg.seq is not None else seq) + 1
+        out.write(dumps(line) + b"\n")
+    if info.ended is not None or info.exit_code is not None or info.end_reason is not None:
+        ended = info.ended if info.ended is not None else last
+        duration = info.duration_ms if info.duration_ms is not None else max(0, ended - (started or ended))
+        out.write(dumps(end_line(ended, info.exit_code, duration, info.end_reason)) + b"\n")
+
+
+class ReelWriter:
+    """Append-only, crash-safe reel writer for recorders (thread-safe; one ``write`` per line).
+
+    ``seq`` is given here, in the order records reach the writer. Times are taken from the wall clock
+    when the caller does not give one.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], info: SessionInfo):
+        self.path = os.fspath(path)
+        self.info = info
+        if info.started is None:
+            info.started = int(time.time() * 1000)
+        if info.id is None:
+            info.id = str(uuid.uuid4())
+        if info.producer is None:
+            info.producer = dict(PRODUCER)
+        self._fh = open_private_append(self.path)
+        self._lock = threading.Lock()
+        self._seq = 0
+        self._closed = False
+        self._write_obj(meta_line(info))
+
+    def _write_obj(self, obj: dict[str, Any]) -> None:
+        self._fh.write(jsonio.dumps(obj) + b"\n")
+
+    @staticmethod
+    def now() -> int:
+        return int(time.time() * 1000)
+
+    def write(self, msg: Message) -> int:
+        """Append one record; returns the ``seq`` it was given."""
+        with self._lock:
+            if self._closed:
+                raise ValueError("reel is closed")
+            seq = self._seq
+            self._seq += 1
+            msg.seq = seq
+            if msg.t is None:
+                msg.t = self.now()
+            self._write_obj(record_line(msg, msg.t, seq))
+            return seq
+
+    def close(self, exit_code: int | None = None, reason: str | None = None) -> None:
+        """Write the ``end`` line (once) and close the file."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            t = self.now()
+            self.info.ended = t
+            self.info.exit_code = exit_code
+            self.info.end_reason = reason
+            duration = max(0, t - (self.info.started or t))
+            self.info.duration_ms = duration
+            try:
+                self._write_obj(end_line(t, exit_code, duration, reason))
+            finally:
+                self._fh.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __enter__(self) -> ReelWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close(reason="closed" if exc[0] is None else "error")

@@ -1,0 +1,103 @@
+"""Content sniffing: which format is this file? (``--format auto``)
+
+Kept apart from the readers (pandoc's rule): a reader reads one format and never guesses. Sniffing
+looks at the first line for line formats, and at the parsed document (cached on the :class:`Source`,
+so the reader does not parse twice) for JSON documents. A :class:`Detection` says what was chosen and
+whether the choice was obvious; the CLI says which format it chose when it was not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mcpreel import jsonio
+from mcpreel.errors import FormatError
+from mcpreel.formats._source import Source
+
+__all__ = ["Detection", "detect", "detect_document"]
+
+
+@dataclass(frozen=True)
+class Detection:
+    format: str
+    reason: str
+    obvious: bool = True
+
+
+def _is_jsonrpc(obj: Any) -> bool:
+    return isinstance(obj, dict) and ("jsonrpc" in obj or "method" in obj or (("result" in obj or "error" in obj) and "id" in obj))
+
+
+def detect_document(doc: Any, name: str) -> Detection:
+    """The format of an already parsed JSON document."""
+    if isinstance(doc, dict):
+        if "entries" in doc and "transport" in doc:
+            tr = doc.get("transport")
+            if tr in ("streamable-http", "http-sse"):
+                return Detection(tr, f"HTTP transcript envelope with transport {tr!r}")
+            raise FormatError(
+                f'HTTP transcript envelope with unknown transport {jsonio.dumps_str(tr)} (expected "streamable-http" or "http-sse")',
+                path=name,
+            )
+        msgs = doc.get("messages")
+        if isinstance(msgs, list):
+            first = next((m for m in msgs if isinstance(m, dict)), {})
+            if "proxy_id" in first or "direction" in first and "payload" in first or "started_at" in doc:
+                return Detection("qai", "qai session file (messages with proxy_id and payload)")
+            return Detection("inspector", 'MCP Inspector export {"messages": [...]}')
+        if isinstance(doc.get("events"), list):
+            return Detection("inspector", 'MCP Inspector export {"events": [...]}')
+        if isinstance(doc.get("runs"), list):
+            return Detection("langchain", 'LangChain runs {"runs": [...]}')
+        if isinstance(doc.get("interactions"), list):
+            return Detection("mcp-recorder", "mcp-recorder cassette (interactions)")
+        if isinstance(doc.get("log"), dict) and "entries" in doc["log"]:
+            raise FormatError("a HAR file: mcpreel writes HAR but does not read it", path=name)
+        if doc.get("type") == "meta" and "v" in doc:
+            return Detection("reel", "a reel (mcp-replay v1 meta line)")
+        if _is_jsonrpc(doc):
+            return Detection("jsonrpc", "one JSON-RPC message", obvious=False)
+        keys = ", ".join(sorted(doc)[:6])
+        raise FormatError(f"not a session format mcpreel knows (a JSON object with members {keys})", path=name)
+    if isinstance(doc, list):
+        first = next((m for m in doc if isinstance(m, dict)), None)
+        if first is None:
+            if not doc:
+                return Detection("jsonrpc", "an empty JSON array", obvious=False)
+            raise FormatError("a JSON array with no objects in it is not a session", path=name)
+        from mcpreel.formats.inspector import is_v2_entry
+
+        if is_v2_entry(first):
+            return Detection("inspector", "MCP Inspector v2 export (entries with message/origin)")
+        if "run_type" in first or ("inputs" in first and "outputs" in first):
+            return Detection("langchain", "LangSmith runs")
+        return Detection(
+            "jsonrpc", "a bare JSON array of JSON-RPC messages (read as jsonrpc; inspector reads it the same)", obvious=False
+        )
+    raise FormatError(f"not a session: the file is a JSON {type(doc).__name__}", path=name)
+
+
+def detect(source: Source) -> Detection:
+    head = source.head()
+    stripped = head.lstrip()
+    if not stripped:
+        raise FormatError("empty file: no session in it", path=source.name)
+    if stripped[:1] not in (b"{", b"["):
+        raise FormatError("not JSON or JSONL: a session file starts with '{' or '['", path=source.name)
+    first_line, _, rest = stripped.partition(b"\n")
+    if rest.strip():
+        try:
+            first = jsonio.loads(first_line)
+        except (ValueError, UnicodeDecodeError):
+            first = None  # not a complete value on line 1: one multi-line JSON document
+        if first is not None:
+            if isinstance(first, dict) and first.get("type") == "meta" and "v" in first:
+                return Detection("reel", "mcp-replay v1 trace (meta line first)")
+            if _is_jsonrpc(first) or isinstance(first, list):
+                return Detection("jsonrpc", "JSONL of JSON-RPC messages")
+            if isinstance(first, dict) and ("dir" in first and "t" in first):
+                return Detection("reel", "mcp-replay v1 message lines (no meta line)", obvious=False)
+            raise FormatError("line 1 is JSON but neither a reel meta line nor a JSON-RPC message", path=source.name, line=1)
+    doc = source.document()
+    return detect_document(doc, source.name)

@@ -1,0 +1,113 @@
+"""Faithful, fast JSON.
+
+orjson is the fast path. It is not faithful everywhere, so this module falls back to the standard
+library exactly where it is not:
+
+- integers beyond 64 bits: orjson *silently* turns them into floats when reading and refuses them
+  when writing. A cheap scan for a run of 19+ digits sends such input to the stdlib parser, which keeps
+  them as ``int``; ``dumps`` falls back when orjson refuses.
+- ``NaN``/``Infinity``: not JSON, but some peers send them. orjson refuses them; the stdlib reads them
+  into :class:`JSONConstant` floats, which orjson refuses to write, so ``dumps`` writes them back as
+  they came.
+- lone surrogates (``"\\ud800"``): read by the stdlib, written back escaped.
+
+``dumps`` always gives compact JSON with UTF-8 unescaped and member order kept.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import orjson
+
+__all__ = ["JSONConstant", "JSONDecodeError", "dumps", "dumps_str", "loads", "loads_strict", "might_lose_ints"]
+
+JSONDecodeError = json.JSONDecodeError
+
+# 19 digits reach past the signed 64-bit range; orjson turns such integers into floats.
+_LONG_DIGITS = re.compile(rb"\d{19}")
+_LONG_DIGITS_STR = re.compile(r"\d{19}")
+
+
+class JSONConstant(float):
+    """A NaN or an infinity that was read from input; written back as the same token."""
+
+    __slots__ = ()
+
+
+_CONSTANTS = {"NaN": JSONConstant("nan"), "Infinity": JSONConstant("inf"), "-Infinity": JSONConstant("-inf")}
+
+
+def _parse_constant(name: str) -> float:
+    return _CONSTANTS[name]
+
+
+def _stdlib_loads(data: bytes | str, **kw: Any) -> Any:
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        data = bytes(data).decode("utf-8")
+    return json.loads(data, parse_constant=_parse_constant, **kw)
+
+
+def might_lose_ints(data: bytes | str) -> bool:
+    """True when ``data`` holds a digit run orjson could turn into a float (checked per block)."""
+    if isinstance(data, str):
+        return _LONG_DIGITS_STR.search(data) is not None
+    return _LONG_DIGITS.search(data) is not None
+
+
+def loads(data: bytes | str) -> Any:
+    """Parse one JSON document faithfully. Raises :class:`json.JSONDecodeError` (or ``ValueError``)."""
+    if might_lose_ints(data):
+        return _stdlib_loads(data)
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        # NaN, Infinity, lone surrogates: the stdlib reads them; real syntax errors raise here again
+        return _stdlib_loads(data)
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate object member {key!r}")
+        out[key] = value
+    return out
+
+
+def loads_strict(data: bytes | str) -> Any:
+    """Like :func:`loads`, and also refuse duplicate object members (``--strict``)."""
+    return _stdlib_loads(data, object_pairs_hook=_no_duplicates)
+
+
+def _stdlib_dumps(obj: Any) -> bytes:
+    try:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        # a lone surrogate cannot be UTF-8: keep it as an escape, as it came in
+        return json.dumps(obj, ensure_ascii=True, separators=(",", ":"), allow_nan=True).encode("ascii")
+
+
+def dumps(obj: Any) -> bytes:
+    """Compact JSON bytes, UTF-8 unescaped, member order kept."""
+    try:
+        return orjson.dumps(obj)
+    except TypeError:
+        return _stdlib_dumps(obj)
+
+
+def dumps_str(obj: Any) -> str:
+    """:func:`dumps` as ``str``."""
+    return dumps(obj).decode("utf-8", "surrogatepass")
+
+
+def error_reason(exc: BaseException) -> str:
+    """A short reason for a JSON error, without the position noise orjson adds."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} (column {exc.colno})"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 ({exc.reason} at byte {exc.start})"
+    return str(exc)

@@ -1,0 +1,261 @@
+"""The session model: the one document every reader produces and every writer consumes.
+
+A :class:`Session` is what one MCP client and one MCP server said to each other: a header
+(:class:`SessionInfo`) and an ordered stream of :class:`Message` records. Readers of line-based formats
+hand out a *re-iterable* stream that reads the file again on each pass, so a multi-gigabyte transcript
+never sits in memory whole; readers of JSON documents hold a list.
+
+A record is a JSON-RPC message (``kind="message"``, ``raw`` is the message or a batch array) or one of
+the things a faithful recording also keeps: server stderr, a frame that was not JSON, a transport-only
+event (an SSE ``endpoint`` event, a 202, a 401 challenge), or another producer's event line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Direction",
+    "IdError",
+    "Kind",
+    "Message",
+    "Session",
+    "SessionInfo",
+    "jsonrpc_id",
+    "is_server_method",
+]
+
+
+class Direction:
+    """Directions as the reel writes them: ``in`` = client -> server, ``out`` = server -> client.
+
+    Plain strings rather than an Enum: they are compared on the hot path of a gigabyte import.
+    """
+
+    IN = "in"
+    OUT = "out"
+
+    @staticmethod
+    def opposite(direction: str) -> str:
+        return "out" if direction == "in" else "in"
+
+
+class Kind:
+    MESSAGE = "message"  # a JSON-RPC message (or batch) that crossed the wire
+    STDERR = "stderr"  # a line the server wrote on stderr (stdio)
+    INVALID = "invalid"  # a frame that was not JSON, kept as text
+    TRANSPORT = "transport"  # transport-only: SSE endpoint event, 202 with no body, a 401 challenge
+    EVENT = "event"  # another producer's non-MCP line (dir:"event"/"command", type:"turn"), kept as is
+
+
+@dataclass(slots=True)
+class Message:
+    """One record of a session.
+
+    ``t`` is the receive time in epoch milliseconds (None when the source has none); ``seq`` the 0-based
+    position the recorder gave it; ``ctx`` the transport context (HTTP method, path, status, headers, SSE
+    event/id, stream id). ``modified``/``original`` record an intercept edit, ``dropped`` an intercept
+    drop. ``source`` is where the record stood in the input (1-based line, array index or entry index,
+    as the format defines it) so errors can name it. ``extra`` keeps the members of the source record
+    that the model has no place for, so a round trip through the same format loses nothing.
+    """
+
+    dir: str | None
+    raw: Any = None
+    t: int | None = None
+    kind: str = Kind.MESSAGE
+    seq: int | None = None
+    ctx: dict[str, Any] | None = None
+    text: str | None = None
+    modified: bool = False
+    original: Any = None
+    dropped: bool = False
+    source: int | None = None
+    extra: dict[str, Any] | None = None
+
+    # -- JSON-RPC views of ``raw`` (a batch has none of them) --------------------------------------
+    @property
+    def is_jsonrpc(self) -> bool:
+        return self.kind == Kind.MESSAGE and isinstance(self.raw, dict)
+
+    @property
+    def is_batch(self) -> bool:
+        return self.kind == Kind.MESSAGE and isinstance(self.raw, list)
+
+    @property
+    def method(self) -> str | None:
+        raw = self.raw
+        if isinstance(raw, dict):
+            m = raw.get("method")
+            return m if isinstance(m, str) else None
+        return None
+
+    @property
+    def is_request(self) -> bool:
+        """A message with a method and an ``id`` member (a null id is a request without correlation)."""
+        raw = self.raw
+        return isinstance(raw, dict) and "method" in raw and "id" in raw
+
+    @property
+    def is_notification(self) -> bool:
+        raw = self.raw
+        return isinstance(raw, dict) and "method" in raw and "id" not in raw
+
+    @property
+    def is_response(self) -> bool:
+        raw = self.raw
+        return isinstance(raw, dict) and "method" not in raw and ("result" in raw or "error" in raw)
+
+    @property
+    def id(self) -> Any:
+        raw = self.raw
+        return raw.get("id") if isinstance(raw, dict) else None
+
+    def members(self) -> list[dict[str, Any]]:
+        """The JSON-RPC messages this record carries: itself, a batch's objects, or none."""
+        raw = self.raw
+        if self.kind != Kind.MESSAGE:
+            return []
+        if isinstance(raw, dict):
+            return [raw]
+        if isinstance(raw, list):
+            return [m for m in raw if isinstance(m, dict)]
+        return []
+
+
+@dataclass(slots=True)
+class SessionInfo:
+    """The header of a session. Every member is optional: formats carry different parts of it."""
+
+    id: str | None = None
+    label: str | None = None
+    transport: str | None = None  # "stdio" | "sse" | "streamable-http"
+    command: list[str] = field(default_factory=list)
+    url: str | None = None
+    started: int | None = None  # epoch ms
+    ended: int | None = None  # epoch ms
+    exit_code: int | None = None
+    end_reason: str | None = None
+    duration_ms: int | None = None
+    producer: dict[str, Any] | None = None
+    headers: dict[str, Any] | None = None  # session-level transport context (envelope's transport_context)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    source_format: str | None = None
+    path: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown header members, kept for round trips
+    notes: list[str] = field(default_factory=list)  # what the reader noticed (e.g. "holds no MCP messages")
+
+
+class Session:
+    """A header and a re-iterable stream of messages.
+
+    ``Session(info, messages)`` wraps a list (or any re-iterable); ``Session.streaming(info, factory)``
+    wraps a zero-argument callable that returns a fresh iterator each time, for readers that stream
+    from disk. Iterating twice reads twice; call :meth:`materialize` when a consumer needs random access.
+    """
+
+    __slots__ = ("info", "_messages", "_factory")
+
+    def __init__(self, info: SessionInfo | None = None, messages: Iterable[Message] | None = None):
+        self.info = info if info is not None else SessionInfo()
+        self._messages = list(messages) if messages is not None and not isinstance(messages, list) else messages
+        if self._messages is None:
+            self._messages = []
+        self._factory: Callable[[], Iterator[Message]] | None = None
+
+    @classmethod
+    def streaming(cls, info: SessionInfo, factory: Callable[[], Iterator[Message]]) -> Session:
+        s = cls(info, [])
+        s._messages = None
+        s._factory = factory
+        return s
+
+    @property
+    def is_streaming(self) -> bool:
+        return self._factory is not None
+
+    def __iter__(self) -> Iterator[Message]:
+        if self._factory is not None:
+            return self._factory()
+        return iter(self._messages)
+
+    @property
+    def messages(self) -> list[Message]:
+        """All records as a list (reads a streaming session into memory once)."""
+        self.materialize()
+        return self._messages  # type: ignore[return-value]
+
+    def materialize(self) -> Session:
+        if self._factory is not None:
+            self._messages = list(self._factory())
+            self._factory = None
+        return self
+
+    def __repr__(self) -> str:
+        n = "streaming" if self._factory is not None else f"{len(self._messages)} records"
+        return f"<Session {self.info.label or self.info.id or ''} {self.info.transport or ''} {n}>"
+
+
+# -- JSON-RPC facts ---------------------------------------------------------------------------------
+
+#: Methods only a server sends (requests and notifications). Everything else with a method goes in.
+_SERVER_METHODS = frozenset(
+    {
+        "sampling/createMessage",
+        "roots/list",
+        "elicitation/create",
+        "notifications/progress",
+        "notifications/message",
+        "notifications/resources/updated",
+        "notifications/resources/list_changed",
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/elicitation/complete",
+        "notifications/tasks/status",
+    }
+)
+
+def is_server_method(method: str) -> bool:
+    """True for methods a server sends to a client (used to give bare JSON-RPC messages a direction).
+
+    ``notifications/progress`` and ``notifications/cancelled`` can go both ways; progress is far more
+    often the server's, cancellation the client's.
+    """
+    return method in _SERVER_METHODS or (method.startswith("notifications/") and method.endswith("/list_changed"))
+
+
+class IdError(ValueError):
+    """A JSON-RPC id of a type the T1a contract refuses; ``kind`` is ``a boolean``/``an object``/``an array``."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        super().__init__(f"must not be {kind}")
+
+
+def jsonrpc_id(value: Any) -> str | None:
+    """The T1a id contract: strings kept, numbers as their decimal text, null -> no correlation id.
+
+    Raises :class:`IdError` for booleans, objects and arrays.
+    """
+    if value is None:
+        return None
+    t = type(value)
+    if t is str:
+        return value
+    if t is int:
+        return str(value)
+    if t is bool:
+        raise IdError("a boolean")
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, int):  # int subclasses
+        return str(int(value))
+    if isinstance(value, dict):
+        raise IdError("an object")
+    if isinstance(value, list):
+        raise IdError("an array")
+    if isinstance(value, str):
+        return str(value)
+    raise IdError(f"a {t.__name__}")
