@@ -1,0 +1,41 @@
+"""Shared test fixtures: where the real files and the real peers are."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = (ROOT.parent / "shared" / "fixtures").resolve()
+EVERYTHING_JS = ROOT / ".peers" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    if not FIXTURES.is_dir():
+        pytest.fail(f"../shared/fixtures not found at {FIXTURES}")
+    return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def everything_js() -> Path:
+    """server-everything from the npm registry, installed by `make peers` (skip only if node is absent)."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    if not EVERYTHING_JS.is_file():
+        pytest.fail(f"server-everything is not installed at {EVERYTHING_JS}: run `make peers`")
+    return EVERYTHING_JS
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
