@@ -23,6 +23,7 @@ __all__ = [
     "Message",
     "Session",
     "SessionInfo",
+    "WireBlock",
     "jsonrpc_id",
     "is_server_method",
 ]
@@ -148,6 +149,45 @@ class SessionInfo:
     notes: list[str] = field(default_factory=list)  # what the reader noticed (e.g. "holds no MCP messages")
 
 
+@dataclass(slots=True)
+class WireBlock:
+    """A run of JSON-RPC payloads: the normalizer's fast lane through a gigabyte transcript.
+
+    ``raws[i]`` is a message (or batch) that crossed the wire; ``dirs``/``times``/``sources`` are
+    parallel lists, or None: no direction known (bare JSON-RPC), no time anywhere in the block, and
+    consecutive sources starting at ``first_source``. Intercept-dropped and non-message records are
+    never in a block.
+    """
+
+    raws: list[Any]
+    first_source: int = 1
+    sources: list[int] | None = None
+    dirs: list[str | None] | None = None
+    times: list[int | None] | None = None
+
+
+_BLOCK_SIZE = 4096
+
+
+def _blocks_from_messages(messages: Iterable[Message]) -> Iterator[WireBlock]:
+    raws: list[Any] = []
+    dirs: list[str | None] = []
+    times: list[int | None] = []
+    sources: list[int] = []
+    for m in messages:
+        if m.kind != Kind.MESSAGE or m.dropped:
+            continue
+        raws.append(m.raw)
+        dirs.append(m.dir)
+        times.append(m.t)
+        sources.append(m.source or 0)
+        if len(raws) >= _BLOCK_SIZE:
+            yield WireBlock(raws, 0, sources, dirs, times)
+            raws, dirs, times, sources = [], [], [], []
+    if raws:
+        yield WireBlock(raws, 0, sources, dirs, times)
+
+
 class Session:
     """A header and a re-iterable stream of messages.
 
@@ -156,7 +196,7 @@ class Session:
     from disk. Iterating twice reads twice; call :meth:`materialize` when a consumer needs random access.
     """
 
-    __slots__ = ("info", "_messages", "_factory")
+    __slots__ = ("info", "_messages", "_factory", "_wire")
 
     def __init__(self, info: SessionInfo | None = None, messages: Iterable[Message] | None = None):
         self.info = info if info is not None else SessionInfo()
@@ -164,13 +204,27 @@ class Session:
         if self._messages is None:
             self._messages = []
         self._factory: Callable[[], Iterator[Message]] | None = None
+        self._wire: Callable[[], Iterator[WireBlock]] | None = None
 
     @classmethod
-    def streaming(cls, info: SessionInfo, factory: Callable[[], Iterator[Message]]) -> Session:
+    def streaming(
+        cls,
+        info: SessionInfo,
+        factory: Callable[[], Iterator[Message]],
+        wire: Callable[[], Iterator[WireBlock]] | None = None,
+    ) -> Session:
+        """A session read from disk on each pass; ``wire`` is the reader's fast lane, if it has one."""
         s = cls(info, [])
         s._messages = None
         s._factory = factory
+        s._wire = wire
         return s
+
+    def wire_blocks(self) -> Iterator[WireBlock]:
+        """The JSON-RPC messages that crossed the wire, in blocks (see :class:`WireBlock`)."""
+        if self._wire is not None and self._factory is not None:
+            return self._wire()
+        return _blocks_from_messages(self)
 
     @property
     def is_streaming(self) -> bool:

@@ -16,7 +16,7 @@ import orjson
 from mcpreel import jsonio
 from mcpreel.errors import FormatError, InputError
 
-__all__ = ["Source", "iter_json_lines"]
+__all__ = ["Source", "iter_json_lines", "iter_line_blocks", "parse_line"]
 
 _UNSET = object()
 _BLOCK = 1 << 20
@@ -94,15 +94,8 @@ class Source:
         return FormatError(rule, path=self.name, line=line)
 
 
-def iter_json_lines(source: Source) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, value)`` for every non-blank line (1-based), in blocks of 1 MiB.
-
-    An unparsable line raises :class:`InputError` naming the line. Integers beyond 64 bits, NaN and
-    lone surrogates are kept (see :mod:`mcpreel.jsonio`): a block holding a long digit run is parsed
-    with the faithful path, every other block with orjson directly.
-    """
-    fast = orjson.loads
-    faithful = jsonio.loads_strict if source.strict else jsonio.loads
+def iter_line_blocks(source: Source) -> Iterator[tuple[int, list[bytes], bytes]]:
+    """Yield ``(first_line_number, lines, chunk)`` per 1 MiB block; lines hold no newline."""
     progress = source.on_progress
     done = 0
     lineno = 0
@@ -121,32 +114,49 @@ def iter_json_lines(source: Source) -> Iterator[tuple[int, Any]]:
                 first = False
                 if chunk.startswith(b"\xef\xbb\xbf"):
                     chunk = chunk[3:]
-            if not chunk:
-                lines = [tail] if tail else []
-                tail = b""
-            else:
+            if chunk:
                 data = tail + chunk if tail else chunk
                 lines = data.split(b"\n")
                 tail = lines.pop()
-            if not lines and not chunk:
-                break
-            loads = faithful if (source.strict or jsonio.might_lose_ints(chunk)) else fast
-            for line in lines:
-                lineno += 1
-                if not line or line.isspace():
-                    continue
-                try:
-                    value = loads(line)
-                except (ValueError, UnicodeDecodeError):
-                    try:
-                        value = faithful(line)
-                    except (ValueError, UnicodeDecodeError) as exc:
-                        raise InputError(
-                            f"invalid JSON on line {lineno}: {jsonio.error_reason(exc)}", path=source.name, line=lineno
-                        ) from exc
-                yield lineno, value
-            if progress is not None:
+            else:
+                lines = [tail] if tail else []
+                data = tail
+            if lines:
+                yield lineno + 1, lines, data
+                lineno += len(lines)
+            if progress is not None and chunk:
                 done += len(chunk)
                 progress(done)
             if not chunk:
-                break
+                return
+
+
+def parse_line(source: Source, line: bytes, lineno: int) -> Any:
+    """Parse one line faithfully, or raise the one-line error naming it."""
+    try:
+        return (jsonio.loads_strict if source.strict else jsonio.loads)(line)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"invalid JSON on line {lineno}: {jsonio.error_reason(exc)}", path=source.name, line=lineno) from exc
+
+
+def iter_json_lines(source: Source) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, value)`` for every non-blank line (1-based).
+
+    An unparsable line raises :class:`InputError` naming the line. Integers beyond 64 bits, NaN and
+    lone surrogates are kept (see :mod:`mcpreel.jsonio`): a block holding a long digit run is parsed
+    with the faithful path, every other block with orjson directly.
+    """
+    fast = orjson.loads
+    faithful = jsonio.loads_strict if source.strict else jsonio.loads
+    for first, lines, chunk in iter_line_blocks(source):
+        loads = faithful if (source.strict or jsonio.might_lose_ints(chunk)) else fast
+        n = first - 1
+        for line in lines:
+            n += 1
+            if not line or line.isspace():
+                continue
+            try:
+                value = loads(line)
+            except (ValueError, UnicodeDecodeError):
+                value = parse_line(source, line, n)
+            yield n, value

@@ -2,29 +2,39 @@
 
 It reads a session's JSON-RPC messages in (timestamp, source line) order and tells a
 :class:`TraceSink` what the tool calls were: a step per ``tools/call`` request, ``tools/list`` request
-and ``tools/list`` result; a tool call per matched response; unanswered calls flushed at the end in
+and ``tools/list`` result; a result per matched response; unanswered calls flushed at the end in
 request order. It never looks at the clock, so the same input gives the same trace.
 
-Streaming: most sessions are already in time order, so the normalizer streams, keeping only the
-pending requests in memory, and restarts once with a full sort if it meets a record out of order. The
-episode start time is the smallest timestamp present; events before the first timestamped message wait
-in a small buffer for it (past the buffer, a transcript with no times at all takes 0).
+Correlation is by (direction of the request, id). Messages without a direction (bare JSON-RPC) take
+the rule of :class:`mcpreel.formats.jsonrpc.DirectionGuesser`: a request goes in unless only servers
+send its method; a response answers a pending server request with its id if there is one, else a
+client request.
+
+Speed: this is the hot path of a gigabyte import. It consumes :class:`~mcpreel.model.WireBlock`\\ s
+(plain lists, no objects per message), handles the two messages that make up nearly every transcript
+(a ``tools/call`` request and its response) inline, and sends everything else down a general path.
+Most sessions are already in time order, so it streams and restarts once with a full sort only if it
+meets a record out of order. The episode start is the smallest timestamp present; events before the
+first timed message wait in a buffer for it (past the buffer, a transcript with no time takes 0).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import gc
+from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mcpreel import jsonio
-from mcpreel.errors import InputError
-from mcpreel.model import IdError, Kind, Message, Session, jsonrpc_id
+from mcpreel.errors import FormatError, InputError
+from mcpreel.model import IdError, Session, WireBlock, is_server_method, jsonrpc_id
 from mcpreel.trace import auth_discovery
 
 __all__ = ["ImportOptions", "ImportReport", "TraceSink", "normalize"]
 
 _BUFFER_LIMIT = 10_000
+_UNKNOWN = -1  # the timestamp of an event whose episode start is not known yet
 
 
 @dataclass
@@ -51,33 +61,44 @@ class ImportReport:
 
 
 class TraceSink(Protocol):
-    """What a trace writer implements. ``ts`` is always the running-max timestamp in ms."""
+    """What a trace writer implements. ``ts`` is the running-max timestamp in ms; ``idx`` the step."""
 
     def start(self, ts: int, discovery: dict[str, Any]) -> None: ...
-
-    def step(self, ts: int, idx: int, name: str, content: str | None, meta: dict[str, Any],
-             call_id: str | None, args: Any, is_call: bool) -> None: ...
-
-    def call(self, ts: int, idx: int, name: str, args: Any, result: Any, error: str | None,
-             call_id: str | None, response: dict[str, Any] | None) -> None: ...
-
+    def call_step(self, ts: int, idx: int, name: str, rid: str | None, args: Any) -> None: ...
+    def list_step(self, ts: int, idx: int) -> None: ...
+    def list_result_step(self, ts: int, idx: int, content: str) -> None: ...
+    def call_result(self, ts: int, idx: int, name: str, args: Any, result: Any, rid: str) -> None: ...
+    def call_error(self, ts: int, idx: int, name: str, args: Any, error: Any, rid: str) -> None: ...
+    def call_unanswered(self, ts: int, idx: int, name: str, args: Any, rid: str) -> None: ...
+    def call_uncorrelated(self, ts: int, idx: int, name: str, args: Any) -> None: ...
     def end(self, ts: int, final_output: str | None) -> None: ...
-
     def reset(self) -> None: ...
 
 
+class _Buffer:
+    """Holds events until the episode start is known, then replays them into the real sink."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, tuple[Any, ...]]] = []
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        events = self.events
+
+        def record(*args: Any) -> None:
+            events.append((name, args))
+
+        return record
+
+    def replay(self, sink: TraceSink, start: int) -> None:
+        for name, args in self.events:
+            if args[0] == _UNKNOWN:
+                args = (start, *args[1:])
+            getattr(sink, name)(*args)
+        self.events.clear()
+
+
 class _Restart(Exception):
-    """The stream is not in time order: process it again, sorted."""
-
-
-class _Call:
-    __slots__ = ("idx", "name", "args", "id")
-
-    def __init__(self, idx: int, name: str, args: Any, call_id: str | None):
-        self.idx = idx
-        self.name = name
-        self.args = args
-        self.id = call_id
+    """The stream is not in time order (or a call id hash repeats): process it again, sorted."""
 
 
 def _tools_summary(tools: list[Any]) -> str:
@@ -97,139 +118,274 @@ def _tools_summary(tools: list[Any]) -> str:
     return jsonio.dumps_str({"tools": summary})
 
 
-class _Pass:
-    """One pass over the records, in an order the caller guarantees or checks."""
+def _may_repeat_int(rid: str, watermark: int) -> bool:
+    """Could this string id equal an integer id below the watermark (not remembered exactly)?"""
+    return rid.isascii() and rid.isdigit() and (len(rid) > 4000 or int(rid) <= watermark)
 
-    def __init__(self, sink: TraceSink, report: ImportReport, name: str, warn: Callable[[str], None],
-                 check_order: bool, start_ts: int | None, discovery: dict[str, Any]):
-        self.sink = sink
-        self.report = report
+
+def _take(pending: dict[str, int], rid: str) -> bool:
+    n = pending.get(rid)
+    if not n:
+        return False
+    if n == 1:
+        del pending[rid]
+    else:
+        pending[rid] = n - 1
+    return True
+
+
+class _Pass:
+    """One pass over the wire blocks, in an order the caller guarantees (sorted) or checks (streaming)."""
+
+    def __init__(self, sink: TraceSink, name: str, warn: Callable[[str], None], discovery: dict[str, Any],
+                 *, streaming: bool, start_ts: int | None):
+        self.real_sink = sink
         self.name = name
         self.warn = warn
-        self.check_order = check_order
         self.discovery = discovery
-        self.prev_key: tuple[int, int] = (-1, -1)
-        self.start_ts = start_ts
-        self.last_ts = start_ts if start_ts is not None else 0
-        self.buffer: list[tuple[str, tuple[Any, ...]]] | None = [] if start_ts is None else None
+        self.streaming = streaming
+        self.report = ImportReport(authorization_discovery=discovery, sorted_in_memory=not streaming)
         self.idx = 0
-        self.calls: dict[tuple[str, str], _Call] = {}
-        self.seen_calls: set[int] = set()
-        self.other: dict[tuple[str, str], int] = {}
-        self.final_output: str | None = None
+        # tools/call requests waiting for an answer, by id: from the client (nearly all) and the server
+        self.calls_in: dict[str, tuple[int, str, Any]] = {}
+        self.calls_out: dict[str, tuple[int, str, Any]] = {}
+        # Duplicate tools/call ids are refused, so every id must be remembered -- cheaply: integer ids
+        # that keep rising (every SDK counts) only move a watermark; other ids leave their hash in
+        # `seen`. An id that might repeat one not remembered exactly sends the streaming pass to the
+        # exact sorted pass.
+        self.max_int_id = -1
+        self.seen: set[int] = set()
+        # other requests waiting for an answer (counts by id), from the client and the server
+        self.other_in: dict[str, int] = {}
+        self.other_out: dict[str, int] = {}
+        self.last_response: dict[str, Any] | None = None
+        self.prev_t = 0
         self.committed_zero = False
-        self.check_duplicates = check_order  # the sorted pass had its duplicates checked exactly, beforehand
-        if start_ts is not None:
+        if start_ts is None:
+            self.sink: Any = _Buffer()
+            self.last_ts = _UNKNOWN
+        else:
             sink.start(start_ts, discovery)
+            self.sink = sink
+            self.last_ts = start_ts
 
-    # -- emitting, through the buffer while the start time is unknown --------------------------------
-    def _emit(self, kind: str, args: tuple[Any, ...]) -> None:
-        buf = self.buffer
-        if buf is not None:
-            buf.append((kind, args))
-            if len(buf) > _BUFFER_LIMIT:
-                self._resolve_start(0, committed=True)
-            return
-        getattr(self.sink, kind)(self.last_ts, *args)
+    # -- the episode start ----------------------------------------------------------------------------
+    def _resolve_start(self, start: int) -> None:
+        buf = self.sink
+        self.real_sink.start(start, self.discovery)
+        buf.replay(self.real_sink, start)
+        self.sink = self.real_sink
+        if self.last_ts == _UNKNOWN:
+            self.last_ts = start
 
-    def _resolve_start(self, ts: int, committed: bool = False) -> None:
-        buf = self.buffer
-        self.buffer = None
-        self.start_ts = ts
-        self.committed_zero = committed
-        self.last_ts = max(self.last_ts, ts)
-        self.sink.start(ts, self.discovery)
-        for kind, args in buf or ():
-            getattr(self.sink, kind)(ts, *args)
-
-    # -- one record ----------------------------------------------------------------------------------
-    def feed(self, msg: Message) -> None:
-        t = msg.t
-        line = msg.source or 0
-        if self.check_order:
-            key = (t if t is not None else 0, line)
-            if key < self.prev_key:
-                raise _Restart
-            self.prev_key = key
-        if t is not None:
-            if self.buffer is not None:
-                self._resolve_start(t)
-            elif self.committed_zero and t != 0:
-                raise _Restart  # times appeared after a long untimed prefix: redo knowing the start
-            if t > self.last_ts:
-                self.last_ts = t
-        raw = msg.raw
-        if type(raw) is dict:
-            self.report.messages += 1
-            self._member(raw, msg.dir or "in", line)
-        elif type(raw) is list:
-            for member in raw:
-                self.report.messages += 1
-                if type(member) is dict:
-                    self._member(member, msg.dir or "in", line)
-
-    def _id(self, raw: dict[str, Any], line: int) -> str | None:
+    # -- ids ----------------------------------------------------------------------------------------------
+    def _bad_id(self, raw: dict[str, Any], line: int) -> str | None:
         try:
             return jsonrpc_id(raw.get("id"))
         except IdError as exc:
             raise InputError(f"JSON-RPC id on source line {line} {exc}", path=self.name, line=line) from None
 
-    def _member(self, raw: dict[str, Any], d: str, line: int) -> None:
+    # -- the blocks -----------------------------------------------------------------------------------------
+    def run(self, blocks: Any) -> ImportReport:
+        for block in blocks:
+            self._block(block)
+            if isinstance(self.sink, _Buffer) and len(self.sink.events) > _BUFFER_LIMIT:
+                self.committed_zero = True
+                self._resolve_start(0)
+        if isinstance(self.sink, _Buffer):
+            self._resolve_start(0)
+        sink = self.sink
+        pending = list(self.calls_in.items())
+        if self.calls_out:
+            pending = sorted(pending + list(self.calls_out.items()), key=lambda item: item[1][0])
+        for rid, (idx, name, args) in pending:  # in request order
+            self.report.unanswered += 1
+            sink.call_unanswered(self.last_ts, idx, name, args, rid)
+        final = None
+        last = self.last_response
+        if last is not None:
+            final = jsonio.dumps_str(last.get("error") if last.get("error") is not None or "result" not in last else last.get("result"))
+        sink.end(self.last_ts, final)
+        return self.report
+
+    def _block(self, block: WireBlock) -> None:
+        raws = block.raws
+        dirs = block.dirs
+        times = block.times
+        sources = block.sources
+        line = block.first_source - 1
+        streaming = self.streaming
+        if times is None and streaming and self.prev_t > 0:
+            raise _Restart  # untimed messages (time 0) after timed ones: out of order
+        # locals for the hot path
+        calls_in = self.calls_in
+        seen = self.seen
+        seen_add = seen.add
+        other_out = self.other_out
+        sink = self.sink
+        call_step = sink.call_step
+        call_result = sink.call_result
+        n_messages = 0
+        n_calls = 0
+        n_answered = 0
+        for i, raw in enumerate(raws):
+            if sources is None:
+                line += 1
+            else:
+                line = sources[i]
+            if times is not None:
+                t = times[i]
+                if t is None:
+                    if streaming and self.prev_t > 0:
+                        raise _Restart
+                else:
+                    if streaming:
+                        if t < self.prev_t:
+                            raise _Restart
+                        self.prev_t = t
+                    if self.last_ts == _UNKNOWN:
+                        self._resolve_start(t)
+                        sink = self.sink
+                        call_step, call_result = sink.call_step, sink.call_result
+                    elif self.committed_zero and t != 0:
+                        raise _Restart  # times after a long untimed prefix: redo knowing the start
+                    if t > self.last_ts:
+                        self.last_ts = t
+            d = dirs[i] if dirs is not None else None
+            if type(raw) is not dict:
+                if type(raw) is list:
+                    for member in raw:
+                        n_messages += 1
+                        if type(member) is dict:
+                            self._general(member, d, line)
+                    continue
+                raise FormatError(f"source line {line} must be a JSON-RPC object or batch array, found {type(raw).__name__}",
+                                  path=self.name, line=line)
+            n_messages += 1
+            method = raw.get("method")
+            # the hot path: a client's tools/call request ...
+            if method == "tools/call" and d != "out":
+                rid = raw.get("id")
+                tr = type(rid)
+                params = raw.get("params")
+                if type(params) is not dict or type(params.get("name")) is not str or "arguments" not in params:
+                    self._general(raw, "in", line)
+                    continue
+                if tr is int and rid > self.max_int_id:
+                    # a counter's next id cannot repeat an earlier integer id; only a string id with
+                    # the same text could, and those are in `seen`
+                    self.max_int_id = rid
+                    rid = str(rid)
+                    if seen and hash(rid) in seen:
+                        self._duplicate(rid, calls_in, line)
+                elif tr is str and not _may_repeat_int(rid, self.max_int_id):
+                    h = hash(rid)
+                    if h in seen:
+                        self._duplicate(rid, calls_in, line)
+                    seen_add(h)
+                else:
+                    self._general(raw, "in", line)
+                    continue
+                name = params["name"]
+                args = params["arguments"]
+                idx = self.idx
+                self.idx = idx + 1
+                n_calls += 1
+                calls_in[rid] = (idx, name, args)
+                call_step(self.last_ts, idx, name, rid, args)
+                continue
+            # ... and the answer to one
+            if method is None and d != "in" and "result" in raw:
+                rid = raw.get("id")
+                tr = type(rid)
+                if tr is int:
+                    rid = str(rid)
+                elif tr is not str:
+                    self._general(raw, d, line)
+                    continue
+                if d is None and other_out and rid in other_out:
+                    self._general(raw, d, line)  # answers a pending server request
+                    continue
+                call = calls_in.pop(rid, None)
+                if call is not None and raw.get("error") is None:
+                    n_answered += 1
+                    call_result(self.last_ts, call[0], call[1], call[2], raw["result"], rid)
+                    self.last_response = raw
+                    continue
+                if call is not None:
+                    calls_in[rid] = call  # put back: the general path decides
+                self._general(raw, d, line)
+                continue
+            self._general(raw, d, line)
+        r = self.report
+        r.messages += n_messages
+        r.tool_calls += n_calls
+        r.steps += n_calls
+        r.answered += n_answered
+
+    def _duplicate(self, rid: str, calls: dict[str, Any], line: int) -> None:
+        """A tools/call id whose hash was seen before."""
+        if rid in calls:
+            raise InputError(f"duplicate tools/call request id {jsonio.dumps_str(rid)} at source line {line}",
+                             path=self.name, line=line)
+        if self.streaming:
+            raise _Restart  # answered already, or only the hash repeats: the sorted pass decides exactly
+        # sorted pass: duplicates were refused exactly beforehand, so this is a hash collision
+
+    # -- everything else --------------------------------------------------------------------------------
+    def _general(self, raw: dict[str, Any], d: str | None, line: int) -> None:
+        sink = self.sink
+        report = self.report
         method = raw.get("method")
         if method is not None:
-            rid = self._id(raw, line) if "id" in raw else None
+            rid = self._bad_id(raw, line) if "id" in raw else None
+            if d is None:
+                d = "out" if isinstance(method, str) and is_server_method(method) else "in"
             if method == "tools/call":
-                self._tool_call_request(raw, d, rid, line)
+                self._tool_call(raw, d, rid, line)
             elif method == "tools/list":
                 idx = self.idx
                 self.idx += 1
-                self.report.steps += 1
-                self._emit("step", (idx, "tools/list", "{}", {}, rid, None, False))
+                report.steps += 1
+                sink.list_step(self.last_ts, idx)
                 if rid is not None:
-                    key = (d, rid)
-                    self.other[key] = self.other.get(key, 0) + 1
+                    pending = self.other_in if d == "in" else self.other_out
+                    pending[rid] = pending.get(rid, 0) + 1
             elif rid is not None:
-                key = (d, rid)
-                self.other[key] = self.other.get(key, 0) + 1
+                pending = self.other_in if d == "in" else self.other_out
+                pending[rid] = pending.get(rid, 0) + 1
             return
         if "result" not in raw and "error" not in raw:
             return
-        rid = self._id(raw, line)
-        key = ("in" if d == "out" else "out", rid)
+        rid = self._bad_id(raw, line)
+        if d is None:
+            d = "in" if rid is not None and self.other_out.get(rid) else "out"
+        calls, other = (self.calls_in, self.other_in) if d == "out" else (self.calls_out, self.other_out)
         is_error = raw.get("error") is not None or "result" not in raw
         result = raw.get("result")
-        call = self.calls.pop(key, None) if rid is not None else None
+        call = calls.pop(rid, None) if rid is not None else None
         if call is not None:
-            self.report.answered += 1
+            report.answered += 1
+            idx, name, args = call
             if is_error:
-                self._emit("call", (call.idx, call.name, call.args, {"error": raw.get("error")}, "mcp_error", rid, raw))
+                sink.call_error(self.last_ts, idx, name, args, raw.get("error"), rid)
             else:
-                self._emit("call", (call.idx, call.name, call.args, result, None, rid, raw))
+                sink.call_result(self.last_ts, idx, name, args, result, rid)
         elif not is_error and type(result) is dict and type(result.get("tools")) is list:
             idx = self.idx
             self.idx += 1
-            self.report.steps += 1
-            self._emit("step", (idx, "tools/list.result", _tools_summary(result["tools"]), {}, rid, None, False))
+            report.steps += 1
+            sink.list_result_step(self.last_ts, idx, _tools_summary(result["tools"]))
             if rid is not None:
-                self._answer_other(key)
+                _take(other, rid)
             return
-        elif rid is not None and not self._answer_other(key):
-            self.report.orphans += 1
+        elif rid is not None and not _take(other, rid):
+            report.orphans += 1
             self.warn(f"orphan response with JSON-RPC id {jsonio.dumps_str(rid)} on source line {line}: "
                       "no request waits for it (no line written)")
-        self.final_output = jsonio.dumps_str(raw.get("error") if is_error else result)
+        self.last_response = raw
 
-    def _answer_other(self, key: tuple[str, str]) -> bool:
-        n = self.other.get(key)
-        if not n:
-            return False
-        if n == 1:
-            del self.other[key]
-        else:
-            self.other[key] = n - 1
-        return True
-
-    def _tool_call_request(self, raw: dict[str, Any], d: str, rid: str | None, line: int) -> None:
+    def _tool_call(self, raw: dict[str, Any], d: str, rid: str | None, line: int) -> None:
         params = raw.get("params")
         name = params.get("name") if type(params) is dict else None
         args = params.get("arguments") if type(params) is dict else None
@@ -242,49 +398,45 @@ class _Pass:
         self.report.steps += 1
         idx = self.idx
         self.idx += 1
-        self._emit("step", (idx, name, None, {"jsonrpc_id": rid}, rid, args, True))
+        sink = self.sink
+        sink.call_step(self.last_ts, idx, name, rid, args)
         if rid is None:
-            self._emit("call", (idx, name, args, None, None, None, None))
+            sink.call_uncorrelated(self.last_ts, idx, name, args)
             return
-        key = (d, rid)
-        if self.check_duplicates:
-            # every call id ever seen must be remembered; 64-bit hashes keep that small. A hash seen
-            # before is a duplicate if the call is still pending, else possibly a hash collision:
-            # the sorted pass then decides exactly.
-            if key in self.calls:
-                raise InputError(f"duplicate tools/call request id {jsonio.dumps_str(rid)} at source line {line}",
-                                 path=self.name, line=line)
-            h = hash(key)
-            if h in self.seen_calls:
-                raise _Restart
-            self.seen_calls.add(h)
-        self.calls[key] = _Call(idx, name, args, rid)
-
-    def finish(self) -> None:
-        if self.buffer is not None:
-            self._resolve_start(0)
-        for call in self.calls.values():
-            self.report.unanswered += 1
-            self.sink.call(self.last_ts, call.idx, call.name, call.args, None, "timeout/no_response", call.id, None)
-        self.sink.end(self.last_ts, self.final_output)
+        calls = self.calls_in if d == "in" else self.calls_out
+        if d == "in" and self.streaming:
+            raw_id = raw.get("id")
+            if (type(raw_id) is int and raw_id <= self.max_int_id) or _may_repeat_int(rid, self.max_int_id):
+                if rid in calls:
+                    self._duplicate(rid, calls, line)
+                raise _Restart  # it may repeat an id below the watermark: decide exactly
+            if type(raw_id) is int:
+                self.max_int_id = raw_id
+        h = hash(rid) if d == "in" else hash(("out", rid))
+        if h in self.seen:
+            self._duplicate(rid, calls, line)
+        self.seen.add(h)
+        calls[rid] = (idx, name, args)
 
 
-def _records(session: Iterable[Message]) -> Iterable[Message]:
-    for msg in session:
-        if msg.kind == Kind.MESSAGE and not msg.dropped:
-            yield msg
+@contextmanager
+def _no_cyclic_gc():
+    """Parsed JSON has no reference cycles, but millions of fresh containers make the cyclic
+    collector scan every live block again and again (a third of an import's time): pause it."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
-def normalize(
-    session: Session,
-    sink: TraceSink,
-    *,
-    warn: Callable[[str], None] | None = None,
-) -> ImportReport:
+def normalize(session: Session, sink: TraceSink, *, warn: Callable[[str], None] | None = None) -> ImportReport:
     """Run the import contract over ``session`` into ``sink``; returns what it saw.
 
     Raises :class:`InputError` for what the contract refuses (ids of the wrong type, duplicate
-    ``tools/call`` ids). Warnings (orphans, missing fields) go to ``warn``.
+    ``tools/call`` ids). Warnings (orphans, missing fields) go to ``warn`` as they happen.
     """
     name = session.info.path or "<session>"
     warnings: list[str] = []
@@ -297,46 +449,49 @@ def normalize(
     discovery = dict(auth_discovery.DEFAULT)
     if session.info.transport in ("streamable-http", "sse"):
         discovery = auth_discovery.summarize(session)
+    with _no_cyclic_gc():
+        return _normalize(session, sink, name, warnings, _warn, discovery)
 
-    report = ImportReport(authorization_discovery=discovery)
+
+def _normalize(session: Session, sink: TraceSink, name: str, warnings: list[str], _warn: Callable[[str], None],
+               discovery: dict[str, Any]) -> ImportReport:
     try:
-        p = _Pass(sink, report, name, _warn, True, None, discovery)
-        for msg in _records(session):
-            p.feed(msg)
-        p.finish()
+        report = _Pass(sink, name, _warn, discovery, streaming=True, start_ts=None).run(session.wire_blocks())
     except _Restart:
-        # out of time order (or times after a long untimed prefix): sort everything, then one pass.
+        # Out of time order (or times after a long untimed prefix): sort everything, then one pass.
         # Duplicate ids are checked in source order first, so the error names the later line.
         sink.reset()
         warnings.clear()
-        report = ImportReport(authorization_discovery=discovery, sorted_in_memory=True)
-        records = list(_records(session))
-        _check_duplicates(records, name)
-        records.sort(key=lambda m: (m.t if m.t is not None else 0, m.source or 0))
-        start = min((m.t for m in records if m.t is not None), default=0)
-        p = _Pass(sink, report, name, _warn, False, start, discovery)
-        for msg in records:
-            p.feed(msg)
-        p.finish()
+        records = _sorted_records(session, name)
+        start = min((t for t, _, _, _ in records if t is not None), default=0)
+        block = WireBlock([r[2] for r in records], 0, [r[1] for r in records], [r[3] for r in records], [r[0] for r in records])
+        report = _Pass(sink, name, _warn, discovery, streaming=False, start_ts=start).run([block])
     report.warnings = warnings
     if report.tool_calls == 0:
         _warn("no tool calls found (the trace holds no tool_call events)")
     return report
 
 
-def _check_duplicates(records: list[Message], name: str) -> None:
+def _sorted_records(session: Session, name: str) -> list[tuple[int | None, int, Any, str | None]]:
+    records: list[tuple[int | None, int, Any, str | None]] = []
     seen: set[tuple[str, str]] = set()
-    for msg in records:
-        for raw in msg.members():
-            if raw.get("method") != "tools/call" or raw.get("id") is None:
-                continue
-            line = msg.source or 0
-            try:
-                rid = jsonrpc_id(raw.get("id"))
-            except IdError as exc:
-                raise InputError(f"JSON-RPC id on source line {line} {exc}", path=name, line=line) from None
-            key = (msg.dir or "in", rid)
-            if key in seen:
-                raise InputError(f"duplicate tools/call request id {jsonio.dumps_str(rid)} at source line {line}",
-                                 path=name, line=line)
-            seen.add(key)
+    for block in session.wire_blocks():
+        for i, raw in enumerate(block.raws):
+            line = block.sources[i] if block.sources is not None else block.first_source + i
+            t = block.times[i] if block.times is not None else None
+            d = block.dirs[i] if block.dirs is not None else None
+            records.append((t, line, raw, d))
+            for m in raw if type(raw) is list else (raw,):
+                if type(m) is not dict or m.get("method") != "tools/call" or m.get("id") is None:
+                    continue
+                try:
+                    rid = jsonrpc_id(m.get("id"))
+                except IdError as exc:
+                    raise InputError(f"JSON-RPC id on source line {line} {exc}", path=name, line=line) from None
+                key = (d or "in", rid)
+                if key in seen:
+                    raise InputError(f"duplicate tools/call request id {jsonio.dumps_str(rid)} at source line {line}",
+                                     path=name, line=line)
+                seen.add(key)
+    records.sort(key=lambda r: (r[0] if r[0] is not None else 0, r[1]))
+    return records

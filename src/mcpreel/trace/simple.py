@@ -16,6 +16,9 @@ class SimpleSink:
         self.out = out
         self._start_pos = out.tell() if out.seekable() else None
 
+    def _line(self, obj: dict[str, Any]) -> None:
+        self.out.write(jsonio.dumps(obj) + b"\n")
+
     def reset(self) -> None:
         if self._start_pos is None:
             raise RuntimeError("cannot restart a trace on an unseekable output")
@@ -25,23 +28,26 @@ class SimpleSink:
     def start(self, ts: int, discovery: dict[str, Any]) -> None:
         pass
 
-    def step(self, ts: int, idx: int, name: str, content: str | None, meta: dict[str, Any],
-             call_id: str | None, args: Any, is_call: bool) -> None:
-        if is_call:
-            self.out.write(jsonio.dumps({"type": "tool_call", "id": call_id, "tool": name, "arguments": args,
-                                         "timestamp": iso_from_ms(ts)}) + b"\n")
+    def call_step(self, ts: int, idx: int, name: str, rid: str | None, args: Any) -> None:
+        self._line({"type": "tool_call", "id": rid, "tool": name, "arguments": args, "timestamp": iso_from_ms(ts)})
 
-    def call(self, ts: int, idx: int, name: str, args: Any, result: Any, error: str | None,
-             call_id: str | None, response: dict[str, Any] | None) -> None:
-        if response is None:
-            return  # unanswered, or a call without an id: no result was said
-        line: dict[str, Any] = {"type": "tool_result", "id": call_id}
-        if error == "mcp_error":
-            line["error"] = response.get("error")
-        else:
-            line["result"] = result
-        line["timestamp"] = iso_from_ms(ts)
-        self.out.write(jsonio.dumps(line) + b"\n")
+    def list_step(self, ts: int, idx: int) -> None:
+        pass
+
+    def list_result_step(self, ts: int, idx: int, content: str) -> None:
+        pass
+
+    def call_result(self, ts: int, idx: int, name: str, args: Any, result: Any, rid: str) -> None:
+        self._line({"type": "tool_result", "id": rid, "result": result, "timestamp": iso_from_ms(ts)})
+
+    def call_error(self, ts: int, idx: int, name: str, args: Any, error: Any, rid: str) -> None:
+        self._line({"type": "tool_result", "id": rid, "error": error, "timestamp": iso_from_ms(ts)})
+
+    def call_unanswered(self, ts: int, idx: int, name: str, args: Any, rid: str) -> None:
+        pass  # nothing was said back
+
+    def call_uncorrelated(self, ts: int, idx: int, name: str, args: Any) -> None:
+        pass
 
     def end(self, ts: int, final_output: str | None) -> None:
         pass

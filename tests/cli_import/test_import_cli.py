@@ -1,0 +1,76 @@
+"""``mcpreel import`` and ``mcpreel trace import-mcp`` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from mcpreel.cli import cli
+
+
+def run(*args):
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_import_default_output_and_summary_line(fixtures_dir, tmp_path):
+    src = tmp_path / "session.json"
+    src.write_bytes((fixtures_dir / "assay-docs" / "edge_case.json").read_bytes())
+    r = run("import", str(src))
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "session.trace.jsonl"
+    assert out.exists() and stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert r.stdout.strip() == f"imported 7 messages: 3 tool calls, 1 unanswered, 1 orphans -> {out}"
+    assert 'orphan response with JSON-RPC id "3"' in r.stderr
+    assert "read as jsonrpc" in r.stderr  # a bare array: the choice is said
+    events = [json.loads(line) for line in out.read_text().splitlines()]
+    assert events[0]["episode_id"] == "session"
+
+
+def test_import_options(fixtures_dir, tmp_path):
+    out = tmp_path / "o.jsonl"
+    r = run("import", str(fixtures_dir / "assay-docs" / "import-formats@HEAD__05.json"), "--format", "sse-legacy",
+            "--out-trace", str(out), "--episode-id", "E", "--test-id", "T", "--prompt", "P")
+    assert r.exit_code == 0, r.output
+    start = json.loads(out.read_text().splitlines()[0])
+    assert (start["episode_id"], start["meta"]["test_id"], start["input"]["prompt"]) == ("E", "T", "P")
+
+
+def test_trace_import_mcp_is_the_same_engine(fixtures_dir, tmp_path):
+    src = fixtures_dir / "assay-docs" / "import-formats@HEAD__01.json"
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    assert run("import", str(src), "--out-trace", str(a), "--episode-id", "x").exit_code == 0
+    r = run("trace", "import-mcp", "--input", str(src), "--out-trace", str(b), "--episode-id", "x", "--format", "streamable-http")
+    assert r.exit_code == 0, r.output
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_bad_input_one_line_exit_2_nothing_left(tmp_path):
+    src = tmp_path / "bad.jsonl"
+    src.write_text('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{}}}\n{oops\n')
+    out = tmp_path / "bad.trace.jsonl"
+    r = run("import", str(src))
+    assert r.exit_code == 2
+    assert r.stderr.strip().splitlines() == [f"error: {src}: invalid JSON on line 2: Expecting property name enclosed in double quotes (column 2)"]
+    assert not out.exists() and list(tmp_path.iterdir()) == [src]
+
+
+def test_no_tool_calls_still_writes_and_warns(tmp_path):
+    src = tmp_path / "s.jsonl"
+    src.write_text('{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+    r = run("import", str(src))
+    assert r.exit_code == 0 and "no tool calls found" in r.stderr
+    assert (tmp_path / "s.trace.jsonl").exists()
+
+
+def test_console_script_no_traceback(tmp_path):
+    src = tmp_path / "x.json"
+    src.write_text('{"transport":"streamable-http","entries":[{"request":{"jsonrpc":"2.0","id":[1],"method":"tools/call"}}]}')
+    exe = os.path.join(os.path.dirname(sys.executable), "mcpreel")
+    p = subprocess.run([exe, "import", str(src)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr == f"error: {src}: JSON-RPC id on source line 1 must not be an array\n"

@@ -1,0 +1,65 @@
+"""The session model's JSON-RPC views, the id contract and times."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcpreel.model import IdError, Kind, Message, Session, SessionInfo, is_server_method, jsonrpc_id
+from mcpreel.timeutil import iso_from_ms, ms_from_any, ms_from_iso
+
+
+def test_message_views():
+    req = Message("in", {"jsonrpc": "2.0", "id": 1, "method": "tools/call"})
+    note = Message("in", {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    resp = Message("out", {"jsonrpc": "2.0", "id": 1, "result": {}})
+    batch = Message("in", [{"jsonrpc": "2.0", "id": 2, "method": "ping"}, 5])
+    assert (req.is_request, req.method, req.id) == (True, "tools/call", 1)
+    assert note.is_notification and not note.is_request
+    assert resp.is_response and resp.method is None
+    assert batch.is_batch and len(batch.members()) == 1
+    assert Message(None, None, kind=Kind.STDERR, text="x").members() == []
+
+
+def test_session_streams_again_on_each_pass():
+    calls = []
+
+    def factory():
+        calls.append(1)
+        yield Message("in", {"id": 1})
+
+    s = Session.streaming(SessionInfo(), factory)
+    assert len(list(s)) == 1 and len(list(s)) == 1 and len(calls) == 2
+    assert len(s.messages) == 1 and not s.is_streaming
+
+
+@pytest.mark.parametrize(("value", "expected"), [("x", "x"), (7, "7"), (None, None), (1.5, "1.5"), (2**80, str(2**80))])
+def test_jsonrpc_id(value, expected):
+    assert jsonrpc_id(value) == expected
+
+
+@pytest.mark.parametrize(("value", "kind"), [(True, "a boolean"), ({}, "an object"), ([], "an array")])
+def test_jsonrpc_id_refused(value, kind):
+    with pytest.raises(IdError, match=f"must not be {kind}"):
+        jsonrpc_id(value)
+
+
+def test_server_methods():
+    assert is_server_method("sampling/createMessage") and is_server_method("notifications/tools/list_changed")
+    assert not is_server_method("tools/call") and not is_server_method("notifications/initialized")
+
+
+@pytest.mark.parametrize(("text", "ms"), [
+    ("2026-05-12T23:00:00.123Z", 1778626800123),
+    ("2026-05-12T23:00:00.123456+00:00", 1778626800123),
+    ("2026-05-13T01:00:00.123+02:00", 1778626800123),
+    ("2026-05-12T23:00:00", 1778626800000),
+])
+def test_iso_times(text, ms):
+    assert ms_from_iso(text) == ms
+
+
+def test_iso_round_trip_and_any():
+    assert iso_from_ms(1778626800123) == "2026-05-12T23:00:00.123Z"
+    assert ms_from_iso(iso_from_ms(5)) == 5
+    assert ms_from_any(1.5) == 1500 and ms_from_any(1778626800123) == 1778626800123
+    assert ms_from_any("nope") is None and ms_from_any(True) is None
