@@ -87,37 +87,42 @@ def _from_array(source: Source, doc: list[Any]) -> list[Message]:
     return out
 
 
+_SUB_BLOCK = 1024  # lines: a block's parsed objects stay in the CPU cache until the normalizer is done
+
+
 def _wire(source: Source) -> Iterator[WireBlock]:
-    """The fast lane: parse each 1 MiB block of lines straight into a :class:`WireBlock`.
+    """The fast lane: each 1 MiB of lines parsed straight into :class:`WireBlock`\\ s of 1024 lines.
 
     No direction is given (the normalizer infers it as :class:`DirectionGuesser` does); times only
     when the block mentions ``"timestamp``. Blank lines, bad lines and long integers take the careful
     path, which also names the line of an error.
     """
-    for first, lines, chunk in iter_line_blocks(source):
+    for first, all_lines, chunk in iter_line_blocks(source):
         loads = fast_loads
         if source.strict or jsonio.might_lose_ints(chunk):
             loads = jsonio.loads_strict if source.strict else jsonio.loads
-        raws = None
-        if all(lines):
-            try:
-                raws = [loads(line) for line in lines]
-                sources = None
-            except (ValueError, UnicodeDecodeError):
-                raws = None
-        if raws is None:
-            raws, sources = [], []
-            n = first - 1
-            for line in lines:
-                n += 1
-                if not line or line.isspace():
-                    continue
-                raws.append(parse_line(source, line, n))
-                sources.append(n)
-        times = None
-        if b'"timestamp' in chunk:
-            times = [_own_time(raw) for raw in raws]
-        yield WireBlock(raws, first, sources, None, times)
+        timed = b'"timestamp' in chunk
+        for offset in range(0, len(all_lines), _SUB_BLOCK):
+            lines = all_lines[offset : offset + _SUB_BLOCK]
+            start = first + offset
+            raws = None
+            sources = None
+            if all(lines):
+                try:
+                    raws = [loads(line) for line in lines]
+                except (ValueError, UnicodeDecodeError):
+                    raws = None
+            if raws is None:
+                raws, sources = [], []
+                n = start - 1
+                for line in lines:
+                    n += 1
+                    if not line or line.isspace():
+                        continue
+                    raws.append(parse_line(source, line, n))
+                    sources.append(n)
+            times = [_own_time(raw) for raw in raws] if timed else None
+            yield WireBlock(raws, start, sources, None, times)
 
 
 def _stream(source: Source) -> Iterator[Message]:

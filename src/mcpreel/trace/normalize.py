@@ -209,30 +209,18 @@ class _Pass:
         return self.report
 
     def _block(self, block: WireBlock) -> None:
+        if block.dirs is None and block.times is None and block.sources is None:
+            self._plain_block(block.raws, block.first_source)
+            return
         raws = block.raws
         dirs = block.dirs
         times = block.times
         sources = block.sources
-        line = block.first_source - 1
         streaming = self.streaming
         if times is None and streaming and self.prev_t > 0:
             raise _Restart  # untimed messages (time 0) after timed ones: out of order
-        # locals for the hot path
-        calls_in = self.calls_in
-        seen = self.seen
-        seen_add = seen.add
-        other_out = self.other_out
-        sink = self.sink
-        call_step = sink.call_step
-        call_result = sink.call_result
-        n_messages = 0
-        n_calls = 0
-        n_answered = 0
         for i, raw in enumerate(raws):
-            if sources is None:
-                line += 1
-            else:
-                line = sources[i]
+            line = sources[i] if sources is not None else block.first_source + i
             if times is not None:
                 t = times[i]
                 if t is None:
@@ -245,78 +233,104 @@ class _Pass:
                         self.prev_t = t
                     if self.last_ts == _UNKNOWN:
                         self._resolve_start(t)
-                        sink = self.sink
-                        call_step, call_result = sink.call_step, sink.call_result
                     elif self.committed_zero and t != 0:
                         raise _Restart  # times after a long untimed prefix: redo knowing the start
                     if t > self.last_ts:
                         self.last_ts = t
-            d = dirs[i] if dirs is not None else None
+            self._record(raw, dirs[i] if dirs is not None else None, line)
+
+    def _record(self, raw: Any, d: str | None, line: int) -> None:
+        if type(raw) is dict:
+            self.report.messages += 1
+            self._general(raw, d, line)
+        elif type(raw) is list:
+            for member in raw:
+                self.report.messages += 1
+                if type(member) is dict:
+                    self._general(member, d, line)
+        else:
+            raise FormatError(f"source line {line} must be a JSON-RPC object or batch array, found {type(raw).__name__}",
+                              path=self.name, line=line)
+
+    def _plain_block(self, raws: list[Any], first: int) -> None:
+        """The hot loop: bare JSON-RPC with no direction and no time (a JSONL transcript).
+
+        A client's ``tools/call`` and its successful answer are handled inline, with the step counter
+        and the id watermark in locals; everything else goes down :meth:`_general`, which gives the
+        same outcome more slowly (the locals are handed over around each such call).
+        """
+        if self.streaming and self.prev_t > 0:
+            raise _Restart  # untimed messages (time 0) after timed ones: out of order
+        calls_in = self.calls_in
+        seen = self.seen
+        seen_add = seen.add
+        other_out = self.other_out
+        sink = self.sink
+        call_step = sink.call_step
+        call_result = sink.call_result
+        ts = self.last_ts  # no times in this block: constant
+        idx = self.idx
+        max_id = self.max_int_id
+        n_messages = n_calls = n_answered = 0
+        line = first - 1
+        last_response = None
+        for raw in raws:
+            line += 1
             if type(raw) is not dict:
-                if type(raw) is list:
-                    for member in raw:
-                        n_messages += 1
-                        if type(member) is dict:
-                            self._general(member, d, line)
-                    continue
-                raise FormatError(f"source line {line} must be a JSON-RPC object or batch array, found {type(raw).__name__}",
-                                  path=self.name, line=line)
+                self.idx, self.max_int_id = idx, max_id
+                self._record(raw, None, line)
+                idx, max_id = self.idx, self.max_int_id
+                continue
             n_messages += 1
             method = raw.get("method")
-            # the hot path: a client's tools/call request ...
-            if method == "tools/call" and d != "out":
-                rid = raw.get("id")
-                tr = type(rid)
+            if method == "tools/call":
                 params = raw.get("params")
-                if type(params) is not dict or type(params.get("name")) is not str or "arguments" not in params:
-                    self._general(raw, "in", line)
-                    continue
-                if tr is int and rid > self.max_int_id:
-                    # a counter's next id cannot repeat an earlier integer id; only a string id with
-                    # the same text could, and those are in `seen`
-                    self.max_int_id = rid
-                    rid = str(rid)
-                    if seen and hash(rid) in seen:
-                        self._duplicate(rid, calls_in, line)
-                elif tr is str and not _may_repeat_int(rid, self.max_int_id):
-                    h = hash(rid)
-                    if h in seen:
-                        self._duplicate(rid, calls_in, line)
-                    seen_add(h)
-                else:
-                    self._general(raw, "in", line)
-                    continue
-                name = params["name"]
-                args = params["arguments"]
-                idx = self.idx
-                self.idx = idx + 1
-                n_calls += 1
-                calls_in[rid] = (idx, name, args)
-                call_step(self.last_ts, idx, name, rid, args)
-                continue
-            # ... and the answer to one
-            if method is None and d != "in" and "result" in raw:
+                rid = raw.get("id")
+                if type(params) is dict and type(params.get("name")) is str and "arguments" in params:
+                    tr = type(rid)
+                    if tr is int and rid > max_id:
+                        # a counter's next id cannot repeat an earlier integer id; only a string id
+                        # with the same text could, and those are in `seen`
+                        max_id = rid
+                        rid = str(rid)
+                        if seen and hash(rid) in seen:
+                            self._duplicate(rid, calls_in, line)
+                    elif tr is str and not _may_repeat_int(rid, max_id):
+                        h = hash(rid)
+                        if h in seen:
+                            self._duplicate(rid, calls_in, line)
+                        seen_add(h)
+                    else:
+                        rid = None
+                    if rid is not None:
+                        name = params["name"]
+                        args = params["arguments"]
+                        calls_in[rid] = (idx, name, args)
+                        call_step(ts, idx, name, rid, args)
+                        idx += 1
+                        n_calls += 1
+                        continue
+            elif method is None and "result" in raw:
                 rid = raw.get("id")
                 tr = type(rid)
                 if tr is int:
                     rid = str(rid)
-                elif tr is not str:
-                    self._general(raw, d, line)
-                    continue
-                if d is None and other_out and rid in other_out:
-                    self._general(raw, d, line)  # answers a pending server request
-                    continue
-                call = calls_in.pop(rid, None)
-                if call is not None and raw.get("error") is None:
-                    n_answered += 1
-                    call_result(self.last_ts, call[0], call[1], call[2], raw["result"], rid)
-                    self.last_response = raw
-                    continue
-                if call is not None:
-                    calls_in[rid] = call  # put back: the general path decides
-                self._general(raw, d, line)
-                continue
-            self._general(raw, d, line)
+                if (tr is int or tr is str) and not (other_out and rid in other_out) and raw.get("error") is None:
+                    call = calls_in.pop(rid, None)
+                    if call is not None:
+                        n_answered += 1
+                        call_result(ts, call[0], call[1], call[2], raw["result"], rid)
+                        last_response = raw
+                        continue
+            if last_response is not None:
+                self.last_response = last_response
+                last_response = None
+            self.idx, self.max_int_id = idx, max_id
+            self._general(raw, None, line)
+            idx, max_id = self.idx, self.max_int_id
+        if last_response is not None:
+            self.last_response = last_response
+        self.idx, self.max_int_id = idx, max_id
         r = self.report
         r.messages += n_messages
         r.tool_calls += n_calls
