@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,15 @@ def write_jsonl(path: Path, messages: list[Any]) -> Path:
     return path
 
 
-def run_import(path: Path, fmt: str = "auto", trace_format: str = "assay-v2", **opts: Any):
+def run_import(path: Path, fmt: str = "auto", trace_format: str = "assay-v2", out_dir: Path | None = None, **opts: Any):
+    """Import ``path``; the trace goes beside it, or into ``out_dir`` (never beside a shared fixture)."""
     warnings: list[str] = []
-    out = path.with_name(path.name + ".trace.jsonl")
+    if out_dir is None:
+        if "fixtures" in path.parts:
+            out_dir = Path(tempfile.mkdtemp(prefix="mcpreel-test-"))
+        else:
+            out_dir = path.parent
+    out = out_dir / (path.name + ".trace.jsonl")
     options = ImportOptions(episode_id=opts.pop("episode_id", "ep"), **opts)
     report, detection, target = import_session(path, out, format=fmt, trace_format=trace_format,
                                                options=options, warn=warnings.append)
