@@ -1,0 +1,107 @@
+"""``mcpreel replay`` and ``mcpreel proxy replay`` (qai's spelling): verify a server against a recording."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from mcpreel.cli import output
+from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.errors import UsageError
+
+
+def parse_headers(values: tuple[str, ...]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for value in values:
+        name, sep, text = value.partition(":")
+        if not sep or not name.strip():
+            raise UsageError(f"--header {value!r}: write it as 'Name: value'")
+        headers[name.strip()] = text.strip()
+    return headers
+
+
+def console(stream: object = None):  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    file = stream or sys.stdout
+    width = None if getattr(file, "isatty", lambda: False)() else 120  # piped: wide, plain lines
+    return Console(file=file, highlight=False, soft_wrap=False, width=width)
+
+
+def run_replay(session: str, fmt: str, target_command: str | None, target_url: str | None, transport: str,
+               headers: tuple[str, ...], ignore_paths: tuple[str, ...], out_json: str | None, junit: str | None,
+               original: bool, timeout: float) -> int:
+    """Parse, run, render, write; returns the exit code (0 all same, 1 differences)."""
+    from mcpreel import jsonio
+    from mcpreel.fileio import atomic_output
+    from mcpreel.replay import IgnorePath, ReplayOptions, replay_file
+    from mcpreel.replay.junit import replay_cases, write_junit
+    from mcpreel.replay.render import replay_renderable
+
+    if (target_command is None) == (target_url is None):
+        raise UsageError("give the server to replay against: --target-command \"CMD\" or --target-url URL")
+    options = ReplayOptions(ignore_paths=[IgnorePath(p) for p in ignore_paths], original=original, timeout=timeout)
+    report = replay_file(session, command=target_command, url=target_url, transport=transport,
+                         headers=parse_headers(headers), format=fmt, options=options,
+                         on_event=lambda line: output.warning(line))
+    console().print(replay_renderable(report))
+    if out_json:
+        with atomic_output(out_json) as fh:
+            fh.write(jsonio.dumps(report.to_json()) + b"\n")
+    if junit:
+        with atomic_output(junit) as fh:
+            write_junit(fh, f"mcpreel replay {session}", replay_cases(report))
+    return report.exit_code
+
+
+_TRANSPORTS = click.Choice(["auto", "streamable-http", "sse"])
+
+
+@click.command("replay")
+@click.argument("session", type=click.Path(dir_okay=False))
+@click.option("--target-command", metavar="CMD", help="Run this server command and replay over its stdio.")
+@click.option("--target-url", metavar="URL", help="Replay against this Streamable HTTP or legacy SSE URL.")
+@click.option("--transport", type=_TRANSPORTS, default="auto", show_default=True,
+              help="For --target-url: auto means legacy SSE if the path ends in /sse, else Streamable HTTP.")
+@click.option("--header", "headers", multiple=True, metavar="'NAME: VALUE'", help="Extra HTTP header (repeatable).")
+@click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True, help="The session's format.")
+@click.option("--ignore-path", "ignore_paths", multiple=True, metavar="PATH",
+              help="Leave this path out of every comparison, e.g. '$.result.content[0].text.timestamp' (repeatable).")
+@click.option("--output", "out_json", type=click.Path(dir_okay=False), help="Write the results as JSON here.")
+@click.option("--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML report here.")
+@click.option("--original", is_flag=True, help="Replay the pre-edit payload of messages edited in intercept mode.")
+@click.option("--timeout", type=click.FloatRange(min=0.01), default=30.0, show_default=True,
+              help="Seconds to wait for each response.")
+@click.pass_context
+@output.run_command
+def replay_command(ctx: click.Context, session: str, target_command: str | None, target_url: str | None,
+                   transport: str, headers: tuple[str, ...], fmt: str, ignore_paths: tuple[str, ...],
+                   out_json: str | None, junit: str | None, original: bool, timeout: float) -> None:
+    """Replay a recorded session against a server and compare every response.
+
+    Exit 0 when every response matches the recording, 1 on any difference, 2 when the replay could not run.
+    """
+    ctx.exit(run_replay(session, fmt, target_command, target_url, transport, headers, ignore_paths, out_json,
+                        junit, original, timeout))
+
+
+@click.command("replay")
+@click.option("--session-file", "session", required=True, type=click.Path(dir_okay=False),
+              help="The recorded session (any readable format).")
+@click.option("--target-command", metavar="CMD", help="The server command to replay against (stdio).")
+@click.option("--target-url", metavar="URL", help="The server URL to replay against.")
+@click.option("--transport", type=_TRANSPORTS, default="auto", show_default=True)
+@click.option("--output", "out_json", type=click.Path(dir_okay=False), help="Write the results as JSON here.")
+@click.option("--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML report here.")
+@click.option("--ignore-path", "ignore_paths", multiple=True, metavar="PATH")
+@click.option("--original", is_flag=True, help="Replay pre-edit payloads.")
+@click.option("--timeout", type=click.FloatRange(min=0.01), default=30.0, show_default=True)
+@click.pass_context
+@output.run_command
+def proxy_replay_command(ctx: click.Context, session: str, target_command: str | None, target_url: str | None,
+                         transport: str, out_json: str | None, junit: str | None, ignore_paths: tuple[str, ...],
+                         original: bool, timeout: float) -> None:
+    """Replay a saved session against a server (qai's spelling of `mcpreel replay`)."""
+    ctx.exit(run_replay(session, "auto", target_command, target_url, transport, (), ignore_paths, out_json, junit,
+                        original, timeout))

@@ -1,0 +1,454 @@
+"""Replaying a recording's client side against a live server and judging what comes back.
+
+The client's requests and notifications are sent in recorded order, never its answers to server
+requests. Pacing follows the recording: before a message is sent, the responses that were recorded
+*before* it are awaited (so a request that depended on an earlier answer still follows it), while
+requests that were in flight together in the recording are sent together again (so a
+``notifications/cancelled`` still reaches a request that is running).
+
+- Handshake: a recorded ``initialize`` is replayed as recorded (the transport takes the protocol
+  version it negotiates); a recording without one gets ours first, and the report says so.
+- Ids: a recorded id is kept unless it is already in use in this run; then the request gets a fresh
+  one (and a ``notifications/cancelled`` naming it follows). The report shows both.
+- Server requests (sampling, roots, elicitation) are answered from the recording, matched like the
+  mock server matches; one the recording cannot answer gets a JSON-RPC error and is a difference.
+- Each response is compared with the recorded one after :func:`~mcpreel.replay.normalize.comparable`.
+  Status per request: ``same``, ``different``, ``error`` (no answer: timeout, transport failure) or
+  ``unrecorded`` (the recording holds no answer to compare with: shown, never a difference).
+
+A target that cannot be started or reached, or that does not complete the handshake, raises
+:class:`~mcpreel.errors.TransportError` (exit 2); a target that dies later fails the requests still
+open, which are differences (exit 1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcpreel._version import __version__
+from mcpreel.errors import InputError, TransportError
+from mcpreel.model import Kind, Message, Session
+from mcpreel.replay.cassette import Cassette, Exchange, build, id_key, subject
+from mcpreel.replay.jsondiff import Difference, diff
+from mcpreel.replay.matcher import METHOD_NOT_FOUND, Matcher, Miss, RecordingIndex
+from mcpreel.replay.normalize import IgnorePath, comparable
+from mcpreel.transports.base import Transport
+
+__all__ = ["LATEST_PROTOCOL", "ReplayOptions", "ReplayReport", "RequestResult", "ServerRequestResult", "replay"]
+
+#: the protocol version our own handshake asks for (a recording without ``initialize``)
+LATEST_PROTOCOL = "2025-11-25"
+STATUSES = ("same", "different", "error", "unrecorded")
+
+
+@dataclass
+class ReplayOptions:
+    ignore_paths: list[IgnorePath] = field(default_factory=list)
+    original: bool = False
+    timeout: float = 30.0  # seconds to wait for one response
+    unrecorded_grace: float = 1.0  # how long requests the recording never saw answered may take
+    match: str = "method-params"  # how server requests are matched against the recording
+
+
+@dataclass
+class RequestResult:
+    """One replayed request: what was recorded, what was sent, what came back, and the verdict."""
+
+    index: int
+    method: str
+    tool: str | None
+    status: str
+    original_request: dict[str, Any]
+    sent_message: dict[str, Any] | None = None
+    response: dict[str, Any] | None = None
+    recorded_response: dict[str, Any] | None = None
+    error: str | None = None
+    duration_ms: float | None = None
+    recorded_duration_ms: int | None = None
+    diff: list[Difference] = field(default_factory=list)
+    source: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "method": self.method,
+            "tool": self.tool,
+            "status": self.status,
+            "original_request": self.original_request,
+            "sent_message": self.sent_message,
+            "response": self.response,
+            "error": self.error,
+            "duration_ms": None if self.duration_ms is None else round(self.duration_ms, 3),
+            "recorded_response": self.recorded_response,
+            "recorded_duration_ms": self.recorded_duration_ms,
+            "diff": [d.to_json() for d in self.diff],
+            "source_line": self.source,
+        }
+
+
+@dataclass
+class ServerRequestResult:
+    """A request the server sent during the replay and how it was answered."""
+
+    method: str
+    request: dict[str, Any]
+    answered_from: str | None  # the recorded server request whose answer was used
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"method": self.method, "request": self.request, "answered_from": self.answered_from,
+                "error": self.error}
+
+
+@dataclass
+class ReplayReport:
+    session: str | None
+    target: str
+    transport: str
+    results: list[RequestResult] = field(default_factory=list)
+    server_requests: list[ServerRequestResult] = field(default_factory=list)
+    notifications_sent: int = 0
+    notifications_received: int = 0
+    skipped_dropped: int = 0
+    handshake: str | None = None
+    ended: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        return sum(1 for r in self.results if r.status == status)
+
+    @property
+    def unmatched_server_requests(self) -> list[ServerRequestResult]:
+        return [s for s in self.server_requests if s.answered_from is None]
+
+    @property
+    def ok(self) -> bool:
+        return not any(r.status in ("different", "error") for r in self.results) and not self.unmatched_server_requests
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.ok else 1
+
+    def summary(self) -> str:
+        parts = [f"{self.count(s)} {s}" for s in STATUSES if self.count(s) or s in ("same", "different")]
+        line = f"{len(self.results)} requests replayed: " + ", ".join(parts)
+        if self.server_requests:
+            line += f"; {len(self.server_requests)} server requests answered from the recording"
+            if self.unmatched_server_requests:
+                line += f" ({len(self.unmatched_server_requests)} not in the recording)"
+        if self.skipped_dropped:
+            line += f"; {self.skipped_dropped} dropped messages skipped"
+        return line
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session": self.session,
+            "target": self.target,
+            "transport": self.transport,
+            "ok": self.ok,
+            "summary": {s: self.count(s) for s in STATUSES} | {
+                "requests": len(self.results),
+                "notifications_sent": self.notifications_sent,
+                "server_requests": len(self.server_requests),
+                "server_requests_unmatched": len(self.unmatched_server_requests),
+                "dropped_skipped": self.skipped_dropped,
+            },
+            "handshake": self.handshake,
+            "ended": self.ended,
+            "notes": self.notes,
+            "results": [r.to_json() for r in self.results],
+            "server_requests": [s.to_json() for s in self.server_requests],
+        }
+
+
+class _Pending:
+    __slots__ = ("exchange", "sent", "t0", "future", "result")
+
+    def __init__(self, exchange: Exchange | None, sent: dict[str, Any], result: RequestResult | None):
+        self.exchange = exchange
+        self.sent = sent
+        self.t0 = time.perf_counter()
+        self.future: asyncio.Future[tuple[dict[str, Any] | None, str | None, float]] = (
+            asyncio.get_running_loop().create_future())
+        self.result = result
+
+
+class _Run:
+    def __init__(self, cassette: Cassette, transport: Transport, options: ReplayOptions, report: ReplayReport,
+                 on_event: Callable[[str], None]):
+        self.cas = cassette
+        self.transport = transport
+        self.options = options
+        self.report = report
+        self.on_event = on_event
+        self.pending: dict[tuple[str, Any], _Pending] = {}
+        self.used_ids: set[tuple[str, Any]] = set()
+        self.renamed: dict[tuple[str, Any], Any] = {}
+        self.max_int = max([ex.request["id"] for ex in cassette.exchanges if type(ex.request.get("id")) is int] + [0])
+        self.server_matcher = Matcher(RecordingIndex(cassette.server_exchanges, options.match), repeat=True)
+        self.stderr_tail: list[str] = []
+        self.ended: str | None = None
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    # -- receiving --------------------------------------------------------------------------------
+    async def read_loop(self) -> None:
+        while True:
+            msg = await self.transport.receive()
+            if msg is None:
+                break
+            self._on_record(msg)
+        self.ended = self.transport.ended or "the server closed the connection"
+        for p in list(self.pending.values()):
+            if not p.future.done():
+                p.future.set_result((None, self.ended, _ms(p.t0)))
+        self.pending.clear()
+
+    def _on_record(self, msg: Message) -> None:
+        if msg.kind == Kind.STDERR:
+            self.stderr_tail = (self.stderr_tail + [msg.text or ""])[-5:]
+            return
+        if msg.kind == Kind.TRANSPORT:
+            ctx = msg.ctx or {}
+            for rid in ctx.get("request_ids") or []:
+                p = self.pending.pop(id_key(rid), None)
+                if p is not None and not p.future.done():
+                    body = str(ctx.get("body") or ctx.get("error") or "").strip().splitlines()
+                    reason = f"HTTP {ctx.get('status')}" + (f": {body[0][:200]}" if body else "")
+                    p.future.set_result((None, reason, _ms(p.t0)))
+            return
+        if msg.kind != Kind.MESSAGE:
+            return
+        for member in msg.members():
+            if "method" in member:
+                if "id" in member:
+                    task = asyncio.ensure_future(self._answer_server_request(member))
+                    self.tasks.add(task)
+                    task.add_done_callback(self.tasks.discard)
+                else:
+                    self.report.notifications_received += 1
+                continue
+            p = self.pending.pop(id_key(member.get("id")), None)
+            if p is not None and not p.future.done():
+                p.future.set_result((member, None, _ms(p.t0)))
+
+    async def _answer_server_request(self, request: dict[str, Any]) -> None:
+        method = str(request.get("method"))
+        found = self.server_matcher.match(request)
+        if isinstance(found, Miss) or found.response is None:
+            reason = found.reason if isinstance(found, Miss) else f"{found.label()} has no recorded answer"
+            answer = {"jsonrpc": "2.0", "id": request["id"],
+                      "error": {"code": METHOD_NOT_FOUND, "message": f"mcpreel replay: {reason}"}}
+            self.report.server_requests.append(ServerRequestResult(method, request, None, reason))
+            self.on_event(f"the server asked {method}, which the recording cannot answer: {reason}")
+        else:
+            answer = {**found.response, "id": request["id"]}
+            self.report.server_requests.append(ServerRequestResult(method, request, found.label()))
+        try:
+            await self.transport.send(answer)
+        except TransportError:
+            pass
+
+    # -- sending ----------------------------------------------------------------------------------
+    def _fresh_id(self, recorded: Any) -> Any:
+        if isinstance(recorded, str):
+            n = 2
+            while id_key(f"{recorded}~{n}") in self.used_ids:
+                n += 1
+            return f"{recorded}~{n}"
+        self.max_int += 1
+        while id_key(self.max_int) in self.used_ids:
+            self.max_int += 1
+        return self.max_int
+
+    def prepare(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The message as it goes out: a colliding id renamed, a cancellation pointed at the rename."""
+        out = message
+        if "id" in message:
+            key = id_key(message["id"])
+            if key in self.used_ids:
+                new_id = self._fresh_id(message["id"])
+                out = {**message, "id": new_id}
+                self.renamed[key] = new_id
+                key = id_key(new_id)
+            else:
+                self.renamed.pop(key, None)
+            self.used_ids.add(key)
+            if type(out["id"]) is int:
+                self.max_int = max(self.max_int, out["id"])
+        elif message.get("method") == "notifications/cancelled":
+            params = message.get("params")
+            if isinstance(params, dict) and "requestId" in params:
+                renamed = self.renamed.get(id_key(params["requestId"]))
+                if renamed is not None:
+                    out = {**message, "params": {**params, "requestId": renamed}}
+        return out
+
+    async def send(self, message: dict[str, Any], exchange: Exchange | None, result: RequestResult | None) -> _Pending | None:
+        sent = self.prepare(message)
+        p = None
+        if "id" in sent:
+            p = _Pending(exchange, sent, result)
+            self.pending[id_key(sent["id"])] = p
+            if result is not None:
+                result.sent_message = sent
+        if self.ended is not None:
+            if p is not None:
+                self.pending.pop(id_key(sent["id"]), None)
+                p.future.set_result((None, self.ended, 0.0))
+            return p
+        try:
+            await self.transport.send(sent)
+        except TransportError as exc:
+            if p is None:
+                raise
+            self.pending.pop(id_key(sent["id"]), None)
+            if not p.future.done():
+                p.future.set_result((None, str(exc), _ms(p.t0)))
+        return p
+
+    async def wait(self, p: _Pending, timeout: float) -> tuple[dict[str, Any] | None, str | None, float]:
+        try:
+            return await asyncio.wait_for(asyncio.shield(p.future), timeout)
+        except asyncio.TimeoutError:
+            return (None, f"no response within {timeout:g} s", _ms(p.t0))
+
+
+def _ms(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1000.0
+
+
+def _client_capabilities(cas: Cassette) -> dict[str, Any]:
+    caps: dict[str, Any] = {}
+    for sx in cas.server_exchanges:
+        if sx.method == "sampling/createMessage":
+            caps["sampling"] = {}
+        elif sx.method == "roots/list":
+            caps["roots"] = {"listChanged": True}
+        elif sx.method == "elicitation/create":
+            caps["elicitation"] = {}
+    return caps
+
+
+def _judge(result: RequestResult, ex: Exchange, answer: dict[str, Any] | None, error: str | None,
+           options: ReplayOptions) -> None:
+    result.response = answer
+    if ex.response is None:
+        result.status = "unrecorded"
+        result.error = error if answer is None else None
+        return
+    if answer is None:
+        result.status = "error"
+        result.error = error or "no response"
+        return
+    result.diff = diff(comparable(ex.response, options.ignore_paths), comparable(answer, options.ignore_paths))
+    result.status = "different" if result.diff else "same"
+
+
+async def replay(session: Session, transport: Transport, options: ReplayOptions | None = None, *,
+                 target: str = "", on_event: Callable[[str], None] | None = None) -> ReplayReport:
+    """Replay ``session``'s client side over ``transport`` (started and closed here) and compare."""
+    options = options or ReplayOptions()
+    on_event = on_event or (lambda line: None)
+    cas = build(session, original=options.original)
+    path = session.info.path
+    if not cas.exchanges:
+        raise InputError("holds no client requests to replay", path=path)
+    report = ReplayReport(session=path, target=target, transport=transport.name, skipped_dropped=cas.skipped_dropped)
+    run = _Run(cas, transport, options, report, on_event)
+    # pacing: item j waits for the exchanges recorded as answered before it
+    waits: dict[int, list[Exchange]] = {}
+    for ex in cas.exchanges:
+        if ex.answered_before_item is not None:
+            waits.setdefault(ex.answered_before_item, []).append(ex)
+    await transport.start()
+    reader = asyncio.ensure_future(run.read_loop())
+    try:
+        if not cas.has_initialize:
+            await _handshake(run, cas)
+        results: dict[int, RequestResult] = {}
+        pendings: dict[int, _Pending] = {}
+        first_request = True
+        for j, item in enumerate(cas.items):
+            for ex in waits.get(j, ()):
+                await _settle(run, ex, pendings, results)
+            ex = item.exchange
+            if ex is None:
+                await run.send(item.message, None, None)
+                report.notifications_sent += 1
+                continue
+            result = RequestResult(len(report.results) + 1, ex.method, subject(ex.request), "error",
+                                   ex.recorded_request, recorded_response=ex.response,
+                                   recorded_duration_ms=ex.latency_ms, source=ex.source)
+            report.results.append(result)
+            results[ex.position] = result
+            p = await run.send(item.message, ex, result)
+            assert p is not None
+            pendings[ex.position] = p
+            if first_request and ex.method == "initialize":
+                first_request = False
+                await _settle(run, ex, pendings, results)
+                if result.response is None:
+                    raise TransportError(_dead(run, "initialize", result.error))
+            first_request = False
+        # the rest, together: recorded answers wait the full timeout, unrecorded ones a short grace
+        await asyncio.gather(*(_settle(run, ex, pendings, results) for ex in cas.exchanges
+                               if ex.position in pendings))
+        report.ended = run.ended
+        if report.ended and any(r.status == "error" for r in report.results):
+            report.notes.append(f"the server went away: {_dead(run, None, report.ended)}")
+    finally:
+        reader.cancel()
+        try:
+            await reader
+        except (asyncio.CancelledError, Exception):
+            pass
+        await transport.close()
+    return report
+
+
+async def _settle(run: _Run, ex: Exchange, pendings: dict[int, _Pending], results: dict[int, RequestResult]) -> None:
+    p = pendings.pop(ex.position, None)
+    if p is None:
+        return
+    recorded = ex.response is not None or ex.method == "initialize"  # a handshake always gets the full time
+    timeout = run.options.timeout if recorded else run.options.unrecorded_grace
+    answer, error, ms = await run.wait(p, timeout)
+    run.pending.pop(id_key(p.sent.get("id")), None)
+    result = results[ex.position]
+    result.duration_ms = ms if answer is not None else None
+    _judge(result, ex, answer, error, run.options)
+
+
+async def _handshake(run: _Run, cas: Cassette) -> None:
+    request = {"jsonrpc": "2.0", "id": "mcpreel-initialize", "method": "initialize",
+               "params": {"protocolVersion": LATEST_PROTOCOL, "capabilities": _client_capabilities(cas),
+                          "clientInfo": {"name": "mcpreel-replay", "version": __version__}}}
+    p = await run.send(request, None, None)
+    assert p is not None
+    answer, error, _ = await run.wait(p, run.options.timeout)
+    if answer is None or "result" not in answer:
+        why = error or f"initialize was answered with an error: {answer.get('error') if answer else None}"
+        raise TransportError(_dead(run, "our initialize", why))
+    result = answer["result"]
+    version = result.get("protocolVersion") if isinstance(result, dict) else None
+    run.report.handshake = (f"the recording has no initialize: mcpreel performed the handshake "
+                            f"(protocol {version or 'unknown'})")
+    await run.send({"jsonrpc": "2.0", "method": "notifications/initialized"}, None, None)
+
+
+def _dead(run: _Run, what: str | None, why: str | None) -> str:
+    reason = why or "no response"
+    stdio_tail = getattr(run.transport, "dead_reason", None)
+    if run.ended and callable(stdio_tail):
+        reason = stdio_tail()
+    elif run.stderr_tail and run.ended:
+        reason += f"; its last stderr line: {run.stderr_tail[-1].strip()[:200]}"
+    target = run.report.target or "the target"
+    if what:
+        return f"cannot replay against {target}: {what} got no answer: {reason}"
+    return reason
+

@@ -1,0 +1,94 @@
+"""The one transport shape: send a message, iterate what comes back, close.
+
+A client-side transport carries JSON-RPC between us and a live MCP server, whatever the wire: a
+stdio subprocess, Streamable HTTP or legacy HTTP+SSE. What it receives comes out as
+:class:`~mcpreel.model.Message` records (``dir="out"``, a receive time, the transport context), so a
+caller can compare them, answer them or write them to a reel as they are. Besides JSON-RPC a transport
+hands out what a faithful caller wants to see: server stderr lines (``Kind.STDERR``), frames that were
+not JSON (``Kind.INVALID``) and transport-only events (``Kind.TRANSPORT``: an HTTP error status with
+no JSON-RPC body, a lost stream).
+
+Failures to start or reach the peer raise :class:`~mcpreel.errors.TransportError`; a peer that goes
+away ends the iteration (``receive()`` returns None) and leaves :attr:`Transport.ended` saying why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from mcpreel.model import Kind, Message
+
+__all__ = ["Transport", "now_ms"]
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Transport:
+    """Base class: an inbox of received records, filled by the subclass's reader tasks."""
+
+    #: the session transport name the model uses ("stdio", "streamable-http", "sse", "memory")
+    name = "memory"
+    #: which direction received records get ("out" on the client side: server -> client)
+    receive_dir = "out"
+
+    def __init__(self) -> None:
+        self._inbox: asyncio.Queue[Message | None] = asyncio.Queue()
+        self._finished = False
+        self.ended: str | None = None  # why the stream of received records ended
+
+    # -- the shape --------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Connect or spawn. Raises :class:`TransportError` when the peer cannot be reached."""
+
+    async def send(self, message: Any) -> None:
+        """Send one JSON-RPC message (a dict) or batch (a list)."""
+        raise NotImplementedError
+
+    async def receive(self) -> Message | None:
+        """The next received record, or None once the peer is gone (and for every call after)."""
+        if self._finished and self._inbox.empty():
+            return None
+        msg = await self._inbox.get()
+        if msg is None:
+            self._inbox.put_nowait(None)  # stay ended for later callers
+        return msg
+
+    async def __aiter__(self) -> AsyncIterator[Message]:
+        while True:
+            msg = await self.receive()
+            if msg is None:
+                return
+            yield msg
+
+    async def close(self) -> None:
+        """Release everything; safe to call twice."""
+        self._finish("closed")
+
+    async def __aenter__(self) -> Transport:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- for subclasses ---------------------------------------------------------------------------
+    def _deliver_json(self, raw: Any, ctx: dict[str, Any] | None = None) -> None:
+        self._inbox.put_nowait(Message(self.receive_dir, raw, now_ms(), ctx=ctx))
+
+    def _deliver_text(self, kind: str, text: str, ctx: dict[str, Any] | None = None) -> None:
+        direction = None if kind == Kind.STDERR else self.receive_dir
+        self._inbox.put_nowait(Message(direction, None, now_ms(), kind=kind, text=text, ctx=ctx))
+
+    def _deliver_transport(self, ctx: dict[str, Any]) -> None:
+        self._inbox.put_nowait(Message(self.receive_dir, None, now_ms(), kind=Kind.TRANSPORT, ctx=ctx))
+
+    def _finish(self, reason: str) -> None:
+        if not self._finished:
+            self._finished = True
+            self.ended = self.ended or reason
+            self._inbox.put_nowait(None)
