@@ -1,8 +1,9 @@
 """Every session format, in one table: name -> reader and/or writer.
 
 Each format is one module (``formats/<name>.py``) exposing ``NAME``, ``EXTENSIONS``, ``LOSSES`` (what a
-write drops, for the one warning line a lossy conversion prints) and ``read(source) -> Session`` and/or
-``write(session, out)``. Readers and writers speak only to :mod:`mcpreel.model`, so N formats need N
+write drops, for the one warning line a lossy conversion prints), ``KEEPS`` (the session features a write
+keeps, from which :mod:`mcpreel.convert` names what one session loses) and ``read(source) -> Session``
+and/or ``write(session, out)``. Readers and writers speak only to :mod:`mcpreel.model`, so N formats need N
 modules, not N^2 converters. Content sniffing is its own step (:mod:`mcpreel.formats.sniff`), done
 before a reader is chosen.
 """
@@ -63,6 +64,17 @@ FORMATS: dict[str, FormatSpec] = {
                    description="HTTP transcript envelope, Streamable HTTP"),
         FormatSpec("http-sse", "mcpreel.formats.http_envelope", True, True, {"label": "http-sse"},
                    aliases=("sse-legacy",), description="HTTP transcript envelope, legacy HTTP+SSE"),
+        FormatSpec("qai", "mcpreel.formats.qai", True, True, extensions=(".json",),
+                   description="qai proxy session file"),
+        FormatSpec("langchain", "mcpreel.formats.langchain", True, False, aliases=("langsmith",),
+                   description="LangChain / LangSmith tool runs"),
+        FormatSpec("mcp-recorder", "mcpreel.formats.mcp_recorder", True, False, aliases=("cassette",),
+                   description="mcp-recorder cassette"),
+        FormatSpec("har", "mcpreel.formats.har", False, True, extensions=(".har",), description="HAR 1.2"),
+        FormatSpec("assay-v2", "mcpreel.formats.trace_writers", False, True, {"trace_format": "assay-v2"},
+                   extensions=(".trace.jsonl",), description="Assay V2 normalized tool-call trace"),
+        FormatSpec("simple", "mcpreel.formats.trace_writers", False, True, {"trace_format": "simple"},
+                   description="the simple tool_call/tool_result trace"),
     ]
 }
 

@@ -26,7 +26,8 @@ NAME = "streamable-http"
 NAMES = ("streamable-http", "http-sse")
 ALIASES = {"sse-legacy": "http-sse"}
 EXTENSIONS = (".json",)
-LOSSES = "stderr and invalid frames"
+LOSSES = "stderr, invalid frames, intercept edits, dropped messages and the session header"
+KEEPS = frozenset({"time", "direction", "ctx", "transport"})
 
 _SLOTS = ("request", "response", "sse")
 _ENTRY_KEYS = frozenset(("timestamp_ms", "transport_context", *_SLOTS))

@@ -22,6 +22,7 @@ NAME = "inspector"
 ALIASES = ("mcp-inspector",)
 EXTENSIONS = (".json",)
 LOSSES = "stderr, transport context, invalid frames and intercept edits"
+KEEPS = frozenset({"time", "direction"})
 
 _V2_KEYS = ("message", "origin", "direction")
 

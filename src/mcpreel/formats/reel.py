@@ -22,7 +22,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, BinaryIO
 
 from mcpreel import jsonio
@@ -36,10 +36,13 @@ NAME = "reel"
 ALIASES = ("mcp-replay", "mcp-tape")
 EXTENSIONS = (".jsonl",)
 LOSSES = ""
+#: what a reel keeps of a session: everything (see :mod:`mcpreel.convert`)
+KEEPS = frozenset({"time", "direction", "ctx", "edits", "drops", "stderr", "invalid", "transport", "event", "header"})
 
 PRODUCER = {"name": "mcpreel", "version": __version__}
 _META_KEYS = frozenset(("v", "type", "startedAt", "label", "command", "producer", "transport", "url", "session", "metadata"))
 _MSG_KEYS = frozenset(("t", "dir", "raw", "seq", "ctx", "modified", "original", "dropped"))
+_OWN_LINE_KEYS = frozenset(("t", "dir", "type", "text", "ctx", "seq"))
 
 
 def _ms(value: Any, source: Source, line: int) -> int | None:
@@ -138,15 +141,18 @@ def _record(obj: Any, lineno: int, source: Source) -> Message | None:
     if typ == "meta" or typ == "end":
         return None
     t = _ms(obj.get("t"), source, lineno) if obj.get("t") is not None else None
+    # members of our own line types that we do not know (a merged file's "file") are kept in extra
+    more = ({k: v for k, v in obj.items() if k not in _OWN_LINE_KEYS} or None) if len(obj) > 4 else None
     if typ == "stderr":
-        return Message(None, None, t, kind=Kind.STDERR, text=str(obj.get("text", "")), seq=obj.get("seq"), source=lineno)
+        return Message(None, None, t, kind=Kind.STDERR, text=str(obj.get("text", "")), seq=obj.get("seq"), source=lineno,
+                       extra=more)
     if typ == "invalid":
         return Message(d if d in ("in", "out") else None, None, t, kind=Kind.INVALID, text=str(obj.get("text", "")),
-                       seq=obj.get("seq"), source=lineno)
+                       seq=obj.get("seq"), source=lineno, extra=more)
     if typ == "transport":
         ctx = obj.get("ctx")
         return Message(d if d in ("in", "out") else None, None, t, kind=Kind.TRANSPORT,
-                       ctx=ctx if isinstance(ctx, dict) else {}, seq=obj.get("seq"), source=lineno)
+                       ctx=ctx if isinstance(ctx, dict) else {}, seq=obj.get("seq"), source=lineno, extra=more)
     # another producer's line: kept whole
     return Message(d if isinstance(d, str) else None, obj, t, kind=Kind.EVENT, source=lineno)
 
@@ -245,6 +251,10 @@ def record_line(msg: Message, t: int, seq: int | None) -> dict[str, Any]:
         line["ctx"] = msg.ctx or {}
     if seq is not None:
         line["seq"] = seq
+    if msg.extra:
+        for k, v in msg.extra.items():
+            if k not in line:
+                line[k] = v
     return line
 
 
@@ -277,6 +287,24 @@ def write(session: Session, out: BinaryIO) -> None:
         ended = info.ended if info.ended is not None else last
         duration = info.duration_ms if info.duration_ms is not None else max(0, ended - (started or ended))
         out.write(dumps(end_line(ended, info.exit_code, duration, info.end_reason)) + b"\n")
+
+
+_iso_second: tuple[int, bytes] = (-1, b"")
+
+
+def _iso_cached(ms: int) -> bytes:
+    """:func:`iso_from_ms` as bytes, formatting the date only once a second (the recorder's hot path)."""
+    global _iso_second
+    sec, rem = divmod(ms, 1000)
+    cached = _iso_second
+    if cached[0] != sec:
+        cached = (sec, iso_from_ms(sec * 1000)[:-5].encode("ascii"))
+        _iso_second = cached
+    return cached[1] + b".%03dZ" % rem
+
+
+def _invalid_line(head: bytes, text: str, seq: int) -> bytes:
+    return head + b',"type":"invalid","text":' + jsonio.dumps(text) + b',"seq":%d}\n' % seq
 
 
 class ReelWriter:
@@ -320,6 +348,33 @@ class ReelWriter:
                 msg.t = self.now()
             self._write_obj(record_line(msg, msg.t, seq))
             return seq
+
+    def write_frames(self, direction: str, frames: Sequence[bytes | str], t: int | None = None) -> int:
+        """Append the frames one read off a wire brought in, with one ``write``; returns the first ``seq``.
+
+        A ``bytes`` frame is JSON text exactly as it crossed the wire; the caller vouches that it parses
+        and holds no newline. It is spliced into the line as ``raw`` without being parsed or
+        re-serialized, so the record keeps the peer's bytes and a recording proxy pays almost nothing
+        per message; only a carriage return (whitespace, in valid JSON) becomes a space, since readers
+        that split on universal newlines would cut the line there. A ``str`` frame was not JSON and
+        becomes an ``invalid`` line holding that text.
+        """
+        if t is None:
+            t = self.now()
+        head = b'{"t":"' + _iso_cached(t) + b'","dir":"' + direction.encode("ascii") + b'"'
+        raw_head = head + b',"raw":'
+        with self._lock:
+            if self._closed:
+                raise ValueError("reel is closed")
+            first = self._seq
+            self._seq = first + len(frames)
+            data = b"".join([
+                raw_head + (frame if b"\r" not in frame else frame.replace(b"\r", b" ")) + b',"seq":%d}\n' % seq
+                if type(frame) is not str else _invalid_line(head, frame, seq)
+                for seq, frame in enumerate(frames, first)
+            ])
+            self._fh.write(data)
+            return first
 
     def close(self, exit_code: int | None = None, reason: str | None = None) -> None:
         """Write the ``end`` line (once) and close the file."""

@@ -1,0 +1,44 @@
+"""``mcpreel convert IN OUT``: a session file in one format -> another format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from mcpreel.cli import output
+from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.convert import convert
+
+
+@click.command("convert")
+@click.argument("input_path", metavar="IN", type=click.Path(dir_okay=False))
+@click.argument("output_path", metavar="OUT", type=click.Path(dir_okay=False))
+@click.option("--from", "from_", type=FORMAT_AUTO, default="auto", show_default=True,
+              help="Input format; auto sniffs the content.")
+@click.option("--to", type=FORMAT_AUTO, default="auto", show_default=True,
+              help="Output format (reel, qai, streamable-http, http-sse, jsonrpc, inspector, har, assay-v2, simple); "
+                   "auto: from OUT's name (.jsonl reel, .json qai, .har har, .trace.jsonl assay-v2).")
+@click.option("--strict", is_flag=True, help="Also refuse duplicate JSON members in the input.")
+@output.run_command
+def convert_command(input_path: str, output_path: str, from_: str, to: str, strict: bool) -> None:
+    """Convert a session file to another format.
+
+    A lossy target (jsonrpc drops times and directions, a trace keeps only tool semantics, ...) gets
+    one warning line naming what this session lost.
+    """
+    size = Path(input_path).stat().st_size if Path(input_path).is_file() else 0
+    with output.byte_progress(size, f"converting {Path(input_path).name}") as progress:
+        result = convert(input_path, output_path, from_, to, strict=strict,
+                         warn=lambda w: output.warning(f"{input_path}: {w}"), on_progress=progress)
+    if result.detection is not None and not result.detection.obvious:
+        output.info(f"{input_path}: read as {result.detection.format}: {result.detection.reason}")
+    for note in result.notes:
+        output.info(f"{input_path}: {note}")
+    if not result.output_choice.obvious:
+        output.info(f"{output_path}: written as {result.to}: {result.output_choice.reason}")
+    line = result.lost_line()
+    if line:
+        output.warning(line)
+    source = result.detection.format if result.detection is not None else "?"
+    click.echo(f"converted {input_path} ({source}) -> {output_path} ({result.to}): {result.features.records} records")

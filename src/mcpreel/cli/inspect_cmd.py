@@ -1,0 +1,49 @@
+"""``mcpreel inspect FILE``: a session's header, one row per message, and a summary."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from mcpreel.cli import output
+from mcpreel.cli.params import FORMAT_AUTO
+
+
+@click.command("inspect")
+@click.argument("path", metavar="FILE", type=click.Path(dir_okay=False))
+@click.option("-v", "--verbose", is_flag=True, help="Show each message's time and payload (and the original of an edit).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document: session, rows, summary.")
+@click.option("--summary", "summary_only", is_flag=True, help="The header and the summary only, no rows.")
+@click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True,
+              help="Input format; auto sniffs the content.")
+@output.run_command
+def inspect_command(path: str, verbose: bool, as_json: bool, summary_only: bool, fmt: str) -> None:
+    """Show what a session file holds: who said what, errors, unanswered calls, latencies."""
+    from mcpreel import jsonio
+    from mcpreel.formats import open_session
+    from mcpreel.inspect import analyze
+
+    session, detection = open_session(path, fmt)
+    report = analyze(session, payloads=verbose)
+    if not detection.obvious:
+        output.info(f"{path}: read as {detection.format}: {detection.reason}")
+    if as_json:
+        sys.stdout.buffer.write(jsonio.dumps_indented(report.to_dict(payloads=verbose, rows=not summary_only)) + b"\n")
+        sys.stdout.flush()
+        return
+    from rich.console import Console
+
+    console = Console(soft_wrap=True)
+    if console.is_terminal:
+        from mcpreel.render.inspect import renderables
+
+        for item in renderables(report, verbose=verbose, rows=not summary_only):
+            console.print(item)
+        return
+    from mcpreel.render.inspect import plain_lines
+
+    write = sys.stdout.write
+    for line in plain_lines(report, verbose=verbose, rows=not summary_only):
+        write(line + "\n")
+    sys.stdout.flush()

@@ -1,0 +1,28 @@
+"""``mcpreel merge A B ... -o OUT``: several servers' sessions, one file, interleaved by time."""
+
+from __future__ import annotations
+
+import click
+
+from mcpreel.cli import output
+from mcpreel.cli.params import FORMAT_AUTO
+
+
+@click.command("merge")
+@click.argument("inputs", metavar="FILE...", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="The merged file.")
+@click.option("--to", type=FORMAT_AUTO, default="auto", show_default=True, help="Output format; auto: from OUT's name.")
+@click.option("--from", "from_", type=FORMAT_AUTO, default="auto", show_default=True, help="Input format of every file.")
+@output.run_command
+def merge_command(inputs: tuple[str, ...], out: str, to: str, from_: str) -> None:
+    """Merge session files (one per server) into one, interleaved by time.
+
+    Each record keeps the file it came from (its "file" member).
+    """
+    from mcpreel.merge import merge
+
+    result = merge(list(inputs), out, to=to, from_=from_, warn=lambda w: output.warning(w))
+    if result.lost:
+        output.warning(f"writing {result.format} drops {', '.join(result.lost)}")
+    names = ", ".join(f"{i.name} ({i.format})" for i in result.inputs)
+    click.echo(f"merged {len(result.inputs)} files ({names}) -> {out} ({result.format}): {result.records} records")

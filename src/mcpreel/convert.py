@@ -1,0 +1,270 @@
+"""Converting a session between formats (``mcpreel convert``), and saying what the target drops.
+
+Every format reads into and writes from the one session model, so a conversion is: open (sniffing the
+input format unless given), choose the output format (from ``--to``, else from the output file's name),
+write atomically (mode 0600, no half-written file on error). :func:`write_session` is the second half
+alone, for callers that already hold a session (the proxy's ``export``, ``merge``, ``redact``).
+
+What a lossy target drops is computed from the session, not just declared: each format module says
+which features it ``KEEPS`` (times, directions, transport context, edits, drops, stderr, invalid frames,
+transport-only events, other producers' lines, the session header), the records are counted as they
+are written, and :class:`ConvertResult.lost` names what this session had that the target cannot hold
+(``"3 stderr lines"``). Converting a session without stderr to qai therefore warns about nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcpreel.errors import UsageError
+from mcpreel.fileio import atomic_output
+from mcpreel.formats import FORMATS, canonical_name, get_writer, open_session, writer_names
+from mcpreel.formats.sniff import Detection
+from mcpreel.model import Kind, Message, Session
+
+__all__ = ["ConvertResult", "Features", "OutputChoice", "choose_output_format", "convert", "write_session"]
+
+_TRACES = ("assay-v2", "simple")
+
+
+@dataclass
+class Features:
+    """What a session holds that some formats cannot keep (counted while it is written)."""
+
+    records: int = 0
+    messages: int = 0
+    time: int = 0
+    direction: int = 0
+    ctx: int = 0
+    edits: int = 0
+    drops: int = 0
+    stderr: int = 0
+    invalid: int = 0
+    transport: int = 0
+    event: int = 0
+    header: bool = False
+
+    def count(self, msg: Message) -> None:
+        self.records += 1
+        kind = msg.kind
+        if kind == Kind.MESSAGE:
+            self.messages += 1
+            if msg.t is not None:
+                self.time += 1
+            if msg.dir is not None:
+                self.direction += 1
+            if msg.ctx:
+                self.ctx += 1
+            if msg.modified:
+                self.edits += 1
+            if msg.dropped:
+                self.drops += 1
+        elif kind == Kind.STDERR:
+            self.stderr += 1
+        elif kind == Kind.INVALID:
+            self.invalid += 1
+        elif kind == Kind.TRANSPORT:
+            self.transport += 1
+        else:
+            self.event += 1
+
+    def lost(self, keeps: frozenset[str]) -> list[str]:
+        """What of this session a format that keeps ``keeps`` drops, in words (empty: nothing)."""
+        out = []
+
+        def n(count: int, one: str, many: str | None = None) -> str:
+            return f"{count} {one if count == 1 else (many or one + 's')}"
+
+        if self.header and "header" not in keeps:
+            out.append("the session header (id, command or URL, start and end)")
+        if self.time and "time" not in keeps:
+            out.append(f"message times ({n(self.time, 'message')})")
+        if self.direction and "direction" not in keeps:
+            out.append("directions (guessed again from the methods when read)")
+        if self.ctx and "ctx" not in keeps:
+            out.append(f"transport context ({n(self.ctx, 'message')})")
+        if self.edits and "edits" not in keeps:
+            out.append(f"the originals of {n(self.edits, 'edited message')}")
+        if self.drops and "drops" not in keeps:
+            out.append(n(self.drops, "dropped message"))
+        if self.stderr and "stderr" not in keeps:
+            out.append(n(self.stderr, "stderr line"))
+        if self.invalid and "invalid" not in keeps:
+            out.append(n(self.invalid, "invalid frame"))
+        if self.transport and "transport" not in keeps:
+            out.append(n(self.transport, "transport-only event"))
+        if self.event and "event" not in keeps:
+            out.append(n(self.event, "line of another producer", "lines of another producer"))
+        return out
+
+
+@dataclass(frozen=True)
+class OutputChoice:
+    format: str
+    reason: str
+    obvious: bool = True
+
+
+@dataclass
+class ConvertResult:
+    """What a conversion did. ``lost`` is empty when the target kept everything the session had."""
+
+    input: str
+    output: str
+    detection: Detection | None
+    output_choice: OutputChoice
+    features: Features = field(default_factory=Features)
+    lost: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    report: Any = None  # the trace writers' ImportReport
+    notes: list[str] = field(default_factory=list)  # what the reader noticed ("holds no MCP messages", ...)
+
+    @property
+    def to(self) -> str:
+        return self.output_choice.format
+
+    def lost_line(self) -> str | None:
+        """The one warning line naming what a lossy target dropped (None when nothing was)."""
+        if not self.lost:
+            return None
+        return f"writing {self.to} drops {', '.join(self.lost)}"
+
+
+#: compound suffixes that name a format whatever the last extension
+_NAME_HINTS = (
+    (".trace.jsonl", "assay-v2"),
+    (".simple.jsonl", "simple"),
+    (".qai.json", "qai"),
+    (".inspector.json", "inspector"),
+    (".jsonrpc.jsonl", "jsonrpc"),
+    (".jsonrpc.json", "jsonrpc"),
+    (".reel.jsonl", "reel"),
+    (".mcp.jsonl", "reel"),
+    (".streamable-http.json", "streamable-http"),
+    (".http-sse.json", "http-sse"),
+)
+
+
+def choose_output_format(path: str | Path, session: Session | None = None, to: str | None = None) -> OutputChoice:
+    """The output format: ``to`` when given, else from the file's name (and the session's transport)."""
+    if to not in (None, "", "auto"):
+        name = canonical_name(to)  # type: ignore[arg-type]
+        if not FORMATS[name].writes:
+            raise UsageError(f"format {name!r} can be read but not written (writable: {', '.join(writer_names())})")
+        return OutputChoice(name, "given")
+    low = Path(path).name.lower()
+    for suffix, name in _NAME_HINTS:
+        if low.endswith(suffix):
+            return OutputChoice(name, f"the file name ends in {suffix}")
+    suffix = Path(low).suffix
+    transport = session.info.transport if session is not None else None
+    if suffix == ".har":
+        return OutputChoice("har", "the extension .har")
+    if suffix == ".ndjson":
+        return OutputChoice("jsonrpc", "the extension .ndjson")
+    if suffix == ".jsonl":
+        return OutputChoice("reel", "the extension .jsonl (mcpreel's own reel)")
+    if suffix in (".envelope", ".http") or low.endswith((".envelope.json", ".http.json")):
+        label = "http-sse" if transport == "sse" else "streamable-http"
+        return OutputChoice(label, "an HTTP transcript envelope, named by the file")
+    if suffix == ".json":
+        return OutputChoice("qai", "the extension .json: qai, the JSON format that keeps a whole session "
+                            "(--to inspector, streamable-http or http-sse for the others)", obvious=False)
+    raise UsageError(f"cannot tell the output format from the name {str(path)!r}; pass --to "
+                     f"(writable: {', '.join(writer_names())})")
+
+
+def _counting(session: Session, features: Features) -> Session:
+    """The same session, counting its records the first time they are read (writers may read twice)."""
+    if not session.is_streaming:
+        for msg in session.messages:
+            features.count(msg)
+        return session
+    state = {"done": False}
+
+    def factory() -> Iterator[Message]:
+        count = None if state["done"] else features.count
+        for msg in session:
+            if count is not None:
+                count(msg)
+            yield msg
+        state["done"] = True
+
+    return Session.streaming(session.info, factory)
+
+
+def _has_header(session: Session) -> bool:
+    info = session.info
+    return bool(info.id or info.command or info.url or info.started is not None)
+
+
+def write_session(
+    session: Session,
+    out_path: str | Path,
+    to: str,
+    *,
+    warn: Callable[[str], None] | None = None,
+    writer_options: dict[str, Any] | None = None,
+) -> tuple[Features, list[str], Any]:
+    """Write ``session`` to ``out_path`` as ``to`` (atomically, mode 0600).
+
+    Returns what the session held, what the format dropped of it (in words), and the writer's own
+    return value (the trace writers give their import report).
+    """
+    name = canonical_name(to)
+    writer = get_writer(name)
+    module = FORMATS[name].load()
+    features = Features(header=_has_header(session))
+    kwargs = dict(writer_options or {})
+    if name in _TRACES:
+        # a trace keeps tool semantics only, whatever the session held; the normalizer reads the
+        # session through its own fast lane, so it is not counted record by record
+        if warn is not None:
+            kwargs["warn"] = warn
+        with atomic_output(out_path) as fh:
+            value = writer(session, fh, **kwargs)
+        return features, [module.LOSSES], value
+    counted = _counting(session, features)
+    with atomic_output(out_path) as fh:
+        value = writer(counted, fh, **kwargs)
+    keeps = getattr(module, "KEEPS", None)
+    if keeps is None:
+        losses = getattr(module, "LOSSES", "")
+        lost = [losses] if losses else []
+    else:
+        lost = features.lost(keeps)
+    return features, lost, value
+
+
+def convert(
+    in_path: str | Path,
+    out_path: str | Path,
+    from_: str = "auto",
+    to: str | None = None,
+    *,
+    strict: bool = False,
+    warn: Callable[[str], None] | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    writer_options: dict[str, Any] | None = None,
+) -> ConvertResult:
+    """Read ``in_path`` (``from_`` or sniffed), write ``out_path`` as ``to`` (or chosen from its name).
+
+    Raises :class:`~mcpreel.errors.InputError` for input that breaks its format's rules and
+    :class:`~mcpreel.errors.UsageError` for an impossible target (a stdio session as an HTTP envelope, a
+    read-only format); in both cases no output file is left behind.
+    """
+    session, detection = open_session(in_path, from_ or "auto", strict=strict, on_progress=on_progress)
+    choice = choose_output_format(out_path, session, to)
+    warnings: list[str] = []
+
+    def _warn(text: str) -> None:
+        warnings.append(text)
+        if warn is not None:
+            warn(text)
+
+    features, lost, value = write_session(session, out_path, choice.format, warn=_warn, writer_options=writer_options)
+    return ConvertResult(str(in_path), str(out_path), detection, choice, features, lost, warnings, value,
+                         list(session.info.notes))

@@ -1,0 +1,406 @@
+"""HAR 1.2 (write), for tools that already open HAR: browsers' devtools, mitmproxy, Charles.
+
+HTTP sessions: one entry per HTTP exchange. Records that carry ``ctx["exchange"]`` (the recorder's
+exchange id) are grouped by it; otherwise a client message opens an exchange, its response (matched by
+(direction of the request, id)) and the SSE events that arrive while it is open join it, and server
+messages with nothing open go to one ``GET`` stream entry. An SSE answer is written as the
+``text/event-stream`` body it was, one event per message.
+
+stdio sessions: one entry per request/response pair (a notification: one entry, status 204) against the
+synthetic URL ``stdio://<command>``; a server's request (sampling, roots, elicitation) is an entry too,
+its ``_mcp.direction`` saying which way it went.
+
+MCP facts ride in fields starting with ``_`` (HAR's rule for custom fields): per entry ``_mcp``
+(direction, method, id, tool, error, isError, the records' ``seq``, ``modified`` with the ``original``,
+``dropped``), per log ``_mcp`` (session id, transport, command, URL, stderr lines, invalid frames).
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any, BinaryIO
+from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
+
+from mcpreel import jsonio
+from mcpreel._version import __version__
+from mcpreel.correlation import Correlator
+from mcpreel.model import Kind, Message, Session
+from mcpreel.sse import encode_event
+from mcpreel.timeutil import iso_from_ms
+
+NAME = "har"
+EXTENSIONS = (".har",)
+LOSSES = "other producers' lines"
+KEEPS = frozenset({"time", "direction", "ctx", "edits", "drops", "stderr", "invalid", "transport", "header"})
+
+_REASONS = {0: "", 200: "OK", 202: "Accepted", 204: "No Content", 400: "Bad Request", 401: "Unauthorized",
+            403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 406: "Not Acceptable", 409: "Conflict",
+            415: "Unsupported Media Type", 500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable"}
+_SYNTHETIC_BASE = "http://mcp.invalid/mcp"
+
+
+class _Exchange:
+    __slots__ = ("requests", "responses", "transport", "stream", "answer")
+
+    def __init__(self, stream: bool = False):
+        self.requests: list[Message] = []
+        self.responses: list[Message] = []
+        self.transport: list[Message] = []
+        self.stream = stream
+        self.answer: Message | None = None  # the record holding the response to this exchange's request
+
+    def _all(self) -> tuple[Message, ...]:
+        return (*self.requests, *self.responses, *self.transport)
+
+    def first_t(self) -> int | None:
+        times = [m.t for m in self._all() if m.t is not None]
+        return min(times) if times else None
+
+    def last_t(self) -> int | None:
+        times = [m.t for m in self._all() if m.t is not None]
+        return max(times) if times else None
+
+
+def _headers(value: Any) -> list[dict[str, str]]:
+    if not isinstance(value, dict):
+        return []
+    out = []
+    for k, v in value.items():
+        if isinstance(v, list):
+            out.extend({"name": str(k), "value": str(x)} for x in v)
+        else:
+            out.append({"name": str(k), "value": v if isinstance(v, str) else jsonio.dumps_str(v)})
+    return out
+
+
+def _status(msgs: list[Message]) -> int | None:
+    for m in msgs:
+        if m.ctx and type(m.ctx.get("status")) is int:
+            return m.ctx["status"]
+    return None
+
+
+def _register(correlator: Correlator[_Exchange], ex: _Exchange, msg: Message) -> bool:
+    d = msg.dir if msg.dir in ("in", "out") else "in"
+    registered = False
+    for member in msg.members():
+        if "method" in member and "id" in member and correlator.request(d, member["id"], ex):
+            registered = True
+    return registered
+
+
+def _answers(correlator: Correlator[_Exchange], msg: Message) -> _Exchange | None:
+    d = msg.dir if msg.dir in ("in", "out") else "out"
+    found = None
+    for member in msg.members():
+        if "method" not in member and ("result" in member or "error" in member):
+            ex = correlator.response(d, member.get("id"))
+            if ex is not None:
+                if ex.answer is None:
+                    ex.answer = msg
+                found = found or ex
+    return found
+
+
+def _group_http(records: list[Message], legacy: bool) -> list[_Exchange]:
+    """HTTP exchanges: by the recorder's exchange id where there is one, else rebuilt (see the module)."""
+    exchanges: list[_Exchange] = []
+    by_key: dict[Any, _Exchange] = {}
+    correlator: Correlator[_Exchange] = Correlator()
+    open_list: list[_Exchange] = []
+    stream: _Exchange | None = None
+
+    def get_stream() -> _Exchange:
+        nonlocal stream
+        if stream is None:
+            stream = _Exchange(stream=True)
+            exchanges.append(stream)
+        return stream
+
+    for msg in records:
+        key = msg.ctx.get("exchange") if msg.ctx else None
+        if key is not None and not isinstance(key, (dict, list)):
+            ex = by_key.get(key)
+            if ex is None:
+                ex = by_key[key] = _Exchange()
+                exchanges.append(ex)
+            if msg.kind == Kind.MESSAGE and msg.dir == "in":
+                ex.requests.append(msg)
+                _register(correlator, ex, msg)
+            elif msg.kind == Kind.MESSAGE:
+                ex.responses.append(msg)
+                _answers(correlator, msg)
+            else:
+                ex.transport.append(msg)
+            continue
+        if msg.kind == Kind.MESSAGE and msg.dir == "in":
+            ex = _Exchange()
+            ex.requests.append(msg)
+            exchanges.append(ex)
+            if _register(correlator, ex, msg):
+                open_list.append(ex)
+            continue
+        if msg.kind == Kind.MESSAGE:
+            answered = _answers(correlator, msg)
+            if answered is not None and answered in open_list:
+                open_list.remove(answered)
+            if legacy:
+                target = get_stream()  # legacy HTTP+SSE: every server message rides the GET stream
+            elif answered is not None:
+                target = answered
+            elif _is_sse_msg(msg) and open_list:
+                target = open_list[-1]  # a notification or server request on an open POST's SSE stream
+            else:
+                target = get_stream()
+            target.responses.append(msg)
+            continue
+        # transport-only: a client-side event (DELETE, GET) is an exchange of its own; a server-side one
+        # (202, 401, an SSE endpoint event) joins the exchange it answers, else the stream
+        if msg.dir == "in":
+            ex = _Exchange()
+            ex.transport.append(msg)
+            exchanges.append(ex)
+        elif msg.ctx and "sse" in msg.ctx:
+            (open_list[-1] if open_list and not legacy else get_stream()).transport.append(msg)
+        else:
+            last = next((e for e in reversed(exchanges) if not e.stream and e.requests and not e.responses
+                         and not e.transport), None)
+            (last or get_stream()).transport.append(msg)
+    return exchanges
+
+
+def _is_sse_msg(msg: Message) -> bool:
+    return bool(msg.ctx and ("sse" in msg.ctx or msg.ctx.get("slot") == "sse"))
+
+
+def _group_stdio(records: list[Message]) -> list[_Exchange]:
+    exchanges: list[_Exchange] = []
+    correlator: Correlator[_Exchange] = Correlator()
+    for msg in records:
+        if msg.kind != Kind.MESSAGE:
+            continue
+        answered = _answers(correlator, msg)
+        if answered is not None:
+            answered.responses.append(msg)
+            continue
+        ex = _Exchange()
+        ex.requests.append(msg)
+        exchanges.append(ex)
+        _register(correlator, ex, msg)
+    return exchanges
+
+
+def _body(msgs: list[Message]) -> Any:
+    bodies = [m.raw for m in msgs]
+    return bodies[0] if len(bodies) == 1 else bodies
+
+
+def _sse_text(msgs: list[Message], transport: list[Message]) -> str:
+    events = []
+    for m in sorted([*msgs, *[t for t in transport if t.ctx and "sse" in t.ctx]], key=lambda x: (x.t or 0)):
+        sse = (m.ctx or {}).get("sse") or {}
+        if m.kind == Kind.MESSAGE:
+            data = jsonio.dumps_str(m.raw)
+        else:
+            raw = (m.ctx or {}).get("data")
+            data = raw if isinstance(raw, str) else jsonio.dumps_str(raw)
+        sid = sse.get("id")
+        events.append(encode_event(data, event=sse.get("event", "message"), id=str(sid) if sid is not None else None)
+                      .decode("utf-8", "surrogatepass"))
+    return "".join(events)
+
+
+def _facts(ex: _Exchange) -> dict[str, Any]:
+    if ex.stream:
+        methods = [m.get("method") for r in ex.responses for m in r.members() if "method" in m]
+        answers = sum(1 for r in ex.responses for m in r.members() if "method" not in m)
+        facts_s: dict[str, Any] = {"direction": "server_to_client", "stream": True, "messages": len(methods) + answers}
+        if methods:
+            facts_s["methods"] = sorted({str(m) for m in methods})
+        if answers:
+            facts_s["responses"] = answers
+        events = [t.ctx["sse"].get("event") for t in ex.transport if t.ctx and isinstance(t.ctx.get("sse"), dict)]
+        if events:
+            facts_s["transport_events"] = events
+        seqs = sorted(m.seq for m in ex._all() if m.seq is not None)
+        if seqs:
+            facts_s["seq"] = seqs
+        return facts_s
+    first = ex.requests[0] if ex.requests else (ex.responses[0] if ex.responses else None)
+    facts: dict[str, Any] = {}
+    if first is not None:
+        facts["direction"] = "client_to_server" if first.dir == "in" else "server_to_client"
+        raw = first.raw
+        if isinstance(raw, dict):
+            if isinstance(raw.get("method"), str):
+                facts["method"] = raw["method"]
+            if "id" in raw:
+                facts["id"] = raw["id"]
+            params = raw.get("params")
+            if raw.get("method") == "tools/call" and isinstance(params, dict) and isinstance(params.get("name"), str):
+                facts["tool"] = params["name"]
+            if "method" not in raw and ("result" in raw or "error" in raw):
+                facts["response"] = True  # a peer's answer riding its own request (the client answering sampling)
+        elif isinstance(raw, list):
+            facts["batch"] = len(raw)
+    answer = [m for m in ex.answer.members() if "method" not in m] if ex.answer is not None else []
+    if answer:
+        error = answer[0].get("error")
+        result = answer[0].get("result")
+        facts["error"] = error
+        facts["isError"] = isinstance(result, dict) and result.get("isError") is True
+        if ex.answer not in ex.responses:
+            facts["answered_on"] = "stream"
+    elif any("id" in m and "method" in m for r in ex.requests for m in r.members()):
+        facts["unanswered"] = True
+    notes = [m for r in ex.responses for m in r.members() if "method" in m]
+    if notes:
+        facts["server_messages"] = len(notes)
+    seqs = sorted(m.seq for m in (*ex.requests, *ex.responses, *ex.transport) if m.seq is not None)
+    if seqs:
+        facts["seq"] = seqs
+    edited = [m for m in (*ex.requests, *ex.responses) if m.modified]
+    if edited:
+        facts["modified"] = True
+        facts["original"] = edited[0].original
+    if any(m.dropped for m in (*ex.requests, *ex.responses)):
+        facts["dropped"] = True
+    for t in ex.transport:
+        if t.ctx and t.ctx.get("event") is not None:
+            facts["event"] = t.ctx["event"]
+    return facts
+
+
+def _url(base: str, path: Any) -> str:
+    if not isinstance(path, str) or not path:
+        return base
+    parts = urlsplit(base)
+    p, _, q = path.partition("?")
+    return urlunsplit((parts.scheme, parts.netloc, p, q, ""))
+
+
+def _query(url: str) -> list[dict[str, str]]:
+    return [{"name": k, "value": v} for k, v in parse_qsl(urlsplit(url).query, keep_blank_values=True)]
+
+
+def _entry(ex: _Exchange, *, http: bool, base: str, session_t: int | None, endpoint: str | None = None) -> dict[str, Any]:
+    asks = [m for m in (*ex.requests, *ex.transport) if m.ctx and m.dir == "in"]
+    req_ctx = next((m.ctx for m in asks if m.ctx.get("headers")), None) or (asks[0].ctx if asks else {})
+    resp_msgs = ex.responses
+    answers = [m for m in (*resp_msgs, *ex.transport) if m.ctx and m.dir != "in"]
+    resp_ctx = next((m.ctx for m in answers if m.ctx.get("headers")), None) or (answers[0].ctx if answers else {})
+    t0 = ex.first_t()
+    t1 = ex.last_t()
+    if t0 is None:
+        t0 = session_t or 0
+    elapsed = max(0, (t1 - t0)) if t1 is not None else 0
+    method = req_ctx.get("method") if isinstance(req_ctx.get("method"), str) else ("GET" if ex.stream or not ex.requests else "POST")
+    path = req_ctx.get("path")
+    if path is None and endpoint is not None and method == "POST":
+        path = endpoint  # legacy HTTP+SSE: the client posts to the URI the endpoint event named
+    url = _url(base, path) if http else base
+    request: dict[str, Any] = {
+        "method": method, "url": url, "httpVersion": "HTTP/1.1", "cookies": [],
+        "headers": _headers(req_ctx.get("headers")), "queryString": _query(url) if http else [],
+        "headersSize": -1, "bodySize": 0,
+    }
+    if ex.requests:
+        text = jsonio.dumps_str(_body(ex.requests))
+        request["postData"] = {"mimeType": "application/json", "text": text}
+        request["bodySize"] = len(text.encode("utf-8", "surrogatepass"))
+    status = _status([*resp_msgs, *[t for t in ex.transport if t.dir != "in"]])
+    sse = any(_is_sse_msg(m) for m in resp_msgs) or ex.stream
+    if resp_msgs or any(t.ctx and "sse" in t.ctx for t in ex.transport):
+        if sse:
+            text = _sse_text(resp_msgs, ex.transport)
+            mime = "text/event-stream"
+        else:
+            text = jsonio.dumps_str(_body(resp_msgs))
+            mime = "application/json"
+        status = status if status is not None else 200
+    else:
+        body = next(((t.ctx or {}).get("data") for t in ex.transport if isinstance((t.ctx or {}).get("data"), dict)), None)
+        text = jsonio.dumps_str(body) if body is not None else ""
+        mime = "application/json" if body is not None else ""
+        if status is None:
+            lifecycle = next((t for t in ex.transport if t.dir == "in" and t.ctx), None)
+            if lifecycle is not None and type(lifecycle.ctx.get("status")) is int:
+                status = lifecycle.ctx["status"]
+            elif ex.requests and (ex.answer is not None or not any("id" in m for r in ex.requests for m in r.members())):
+                # a notification (nothing comes back), or a legacy POST answered on the stream
+                status = 202 if http else 204
+            else:
+                status = 0  # never answered
+    size = len(text.encode("utf-8", "surrogatepass"))
+    response = {
+        "status": status, "statusText": _REASONS.get(status, ""), "httpVersion": "HTTP/1.1", "cookies": [],
+        "headers": _headers(resp_ctx.get("headers")),
+        "content": {"size": size, "mimeType": mime, **({"text": text} if text else {})},
+        "redirectURL": "", "headersSize": -1, "bodySize": size if status else -1,
+    }
+    return {
+        "startedDateTime": iso_from_ms(t0),
+        "time": elapsed,
+        "request": request,
+        "response": response,
+        "cache": {},
+        "timings": {"send": 0, "wait": elapsed, "receive": 0},
+        "_mcp": _facts(ex),
+    }
+
+
+def stdio_url(command: list[str]) -> str:
+    """``stdio://<command>``: the synthetic URL of a stdio session's entries."""
+    return "stdio://" + quote(shlex.join(command) if command else "server", safe="/:@-._~")
+
+
+def write(session: Session, out: BinaryIO) -> None:
+    info = session.info
+    records: list[Message] = []
+    stderr: list[dict[str, Any]] = []
+    invalid: list[dict[str, Any]] = []
+    for msg in session:
+        if msg.kind == Kind.STDERR:
+            stderr.append({"t": iso_from_ms(msg.t) if msg.t is not None else None, "text": msg.text})
+        elif msg.kind == Kind.INVALID:
+            invalid.append({"t": iso_from_ms(msg.t) if msg.t is not None else None,
+                            "direction": "client_to_server" if msg.dir == "in" else "server_to_client", "text": msg.text})
+        elif msg.kind in (Kind.MESSAGE, Kind.TRANSPORT):
+            records.append(msg)
+    http = info.transport in ("streamable-http", "sse") or (info.transport is None and (
+        info.url is not None or any(m.ctx for m in records)))
+    if http:
+        base = info.url or _SYNTHETIC_BASE
+        exchanges = _group_http(records, legacy=info.transport == "sse")
+    else:
+        base = stdio_url(info.command)
+        exchanges = _group_stdio(records)
+    endpoint = next((m.ctx["data"] for m in records if m.kind == Kind.TRANSPORT and m.ctx
+                     and isinstance(m.ctx.get("sse"), dict) and m.ctx["sse"].get("event") == "endpoint"
+                     and isinstance(m.ctx.get("data"), str)), None)
+    entries = [_entry(ex, http=http, base=base, session_t=info.started, endpoint=endpoint) for ex in exchanges]
+    entries.sort(key=lambda e: e["startedDateTime"])  # HAR viewers expect start order; the sort is stable
+    log_facts: dict[str, Any] = {"session": info.id, "transport": info.transport or ("streamable-http" if http else "stdio")}
+    if info.command:
+        log_facts["command"] = info.command
+    if info.url:
+        log_facts["url"] = info.url
+    if info.started is not None:
+        log_facts["started"] = iso_from_ms(info.started)
+    if info.ended is not None:
+        log_facts["ended"] = iso_from_ms(info.ended)
+    if info.exit_code is not None:
+        log_facts["exit_code"] = info.exit_code
+    if stderr:
+        log_facts["stderr"] = stderr
+    if invalid:
+        log_facts["invalid"] = invalid
+    doc = {"log": {
+        "version": "1.2",
+        "creator": {"name": "mcpreel", "version": __version__},
+        "pages": [],
+        "entries": entries,
+        "_mcp": log_facts,
+    }}
+    out.write(jsonio.dumps_indented(doc))
+    out.write(b"\n")

@@ -1,0 +1,332 @@
+"""qai proxy session files (seed 003): one JSON document, read and written.
+
+``{id, started_at, ended_at, transport, server_command, server_url, messages[], metadata}``; each message
+``{proxy_id, sequence, timestamp, direction, transport, jsonrpc_id, method, correlated_id, modified,
+payload, original_payload?}``.
+
+What real files do, and what we do about it:
+
+- ``correlated_id`` ignores direction, so a server request and a client request with the same id
+  collide (``fixtures/qai/qai_session_id_collision.json``). It is never read: correlation is computed
+  by (direction of the request, id). When writing, it is computed the same way: the ``proxy_id`` of
+  the request a response answers.
+- ``jsonrpc_id`` and ``method`` repeat what the payload says; they are derived from the payload.
+- Timestamps carry microseconds; the model keeps milliseconds. The reader keeps each original string
+  (with ``proxy_id``) in ``Message.extra["qai"]``, and the writer writes it back whenever it still names
+  the message's millisecond, so qai -> qai and qai -> reel -> qai keep every timestamp byte for byte.
+  Times the model made (or changed) are written with microseconds ``000``.
+- ``server_command`` is one string; the model keeps argv (split like a shell would) and the string.
+
+Additive members, ignored by qai (its models drop unknown fields) and read back by us so that a reel
+survives reel -> qai -> reel: per message ``ctx`` (transport context) and ``dropped`` (an intercept
+drop, which qai itself does not mark: ``qai_session_dropped.json``); per session ``transport_context``,
+``exit_code`` and ``end_reason``. Stderr lines, invalid frames and transport-only events have no place
+in a qai file and are dropped (the one warning line of ``mcpreel convert`` says so).
+"""
+
+from __future__ import annotations
+
+import shlex
+import uuid
+from datetime import datetime, timezone
+from typing import Any, BinaryIO
+
+from mcpreel import jsonio
+from mcpreel.correlation import Correlator
+from mcpreel.formats._source import Source
+from mcpreel.model import Kind, Message, Session, SessionInfo
+from mcpreel.timeutil import ms_from_any, ms_from_iso
+
+NAME = "qai"
+EXTENSIONS = (".json",)
+LOSSES = "stderr lines, invalid frames, transport-only events and other producers' lines"
+#: what a qai file keeps of a session (see :mod:`mcpreel.convert`)
+KEEPS = frozenset({"time", "direction", "ctx", "edits", "drops", "header"})
+
+DIRECTIONS = {"client_to_server": "in", "server_to_client": "out"}
+QAI_DIRECTION = {"in": "client_to_server", "out": "server_to_client"}
+#: namespace of the proxy_ids and session ids we derive (deterministic: same input, same file)
+_NS = uuid.UUID("6f1c1a52-3f0e-4f57-9c55-6d4b1e0c2a71")
+_KNOWN_MESSAGE_KEYS = frozenset((
+    "proxy_id", "sequence", "timestamp", "direction", "transport", "jsonrpc_id", "method", "correlated_id",
+    "modified", "payload", "original_payload", "ctx", "dropped",
+))
+
+
+# -- reading ----------------------------------------------------------------------------------------
+
+
+def _time(value: Any, source: Source, where: str, line: int | None = None) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            return ms_from_iso(value)
+        except ValueError:
+            pass
+    elif not isinstance(value, bool) and isinstance(value, (int, float)):
+        return ms_from_any(value)
+    raise source.fail(f"{where} is not an ISO-8601 time: {jsonio.dumps_str(value)}", line=line)
+
+
+def _command(value: Any) -> list[str]:
+    if isinstance(value, str):
+        try:
+            return shlex.split(value)
+        except ValueError:
+            return [value]  # unbalanced quotes: keep the string whole
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return []
+
+
+def _info(doc: dict[str, Any], source: Source) -> SessionInfo:
+    info = SessionInfo(source_format=NAME, path=source.name)
+    sid = doc.get("id")
+    info.id = sid if isinstance(sid, str) else (str(sid) if sid is not None else None)
+    stash: dict[str, Any] = {}
+    for key, attr in (("started_at", "started"), ("ended_at", "ended")):
+        value = doc.get(key)
+        setattr(info, attr, _time(value, source, f"qai {key}"))
+        if isinstance(value, str):
+            stash[key] = value
+    tr = doc.get("transport")
+    info.transport = tr if isinstance(tr, str) else None
+    cmd = doc.get("server_command")
+    info.command = _command(cmd)
+    if isinstance(cmd, str) and shlex.join(info.command) != cmd:
+        stash["server_command"] = cmd
+    url = doc.get("server_url")
+    info.url = url if isinstance(url, str) else None
+    meta = doc.get("metadata")
+    if meta is not None and not isinstance(meta, dict):
+        raise source.fail(f"qai metadata must be an object, found {type(meta).__name__}")
+    info.metadata = dict(meta) if meta else {}
+    tctx = doc.get("transport_context")
+    if isinstance(tctx, dict):
+        info.extra["transport_context"] = tctx
+        if isinstance(tctx.get("headers"), dict):
+            info.headers = tctx["headers"]
+    code = doc.get("exit_code")
+    info.exit_code = code if type(code) is int else None
+    reason = doc.get("end_reason")
+    info.end_reason = reason if isinstance(reason, str) else None
+    if stash:
+        info.extra["qai"] = stash
+    return info
+
+
+def _message(item: Any, n: int, session_transport: str | None, source: Source) -> Message:
+    if not isinstance(item, dict):
+        raise source.fail(f"qai message {n} must be a JSON object, found {type(item).__name__}", line=n)
+    direction = item.get("direction")
+    d = DIRECTIONS.get(direction) if isinstance(direction, str) else None
+    if d is None:
+        raise source.fail(
+            f'qai message {n}: direction must be "client_to_server" or "server_to_client", '
+            f"found {jsonio.dumps_str(direction) if 'direction' in item else 'none'}",
+            line=n,
+        )
+    if "payload" not in item:
+        raise source.fail(f"qai message {n} has no payload", line=n)
+    payload = item["payload"]
+    if not isinstance(payload, (dict, list)):
+        raise source.fail(f"qai message {n}: payload must be a JSON-RPC object, found {type(payload).__name__}", line=n)
+    ts = item.get("timestamp")
+    t = _time(ts, source, f"qai message {n}: timestamp", line=n)
+    seq = item.get("sequence")
+    modified = item.get("modified") is True
+    ctx = item.get("ctx")
+    stash: dict[str, Any] = {}
+    if "proxy_id" in item and item["proxy_id"] is not None:
+        stash["proxy_id"] = item["proxy_id"]
+    if isinstance(ts, str):
+        stash["timestamp"] = ts
+    tr = item.get("transport")
+    if isinstance(tr, str) and tr != session_transport:
+        stash["transport"] = tr
+    more = {k: v for k, v in item.items() if k not in _KNOWN_MESSAGE_KEYS}
+    if more:
+        stash["more"] = more
+    return Message(
+        d,
+        payload,
+        t,
+        seq=seq if type(seq) is int else None,
+        ctx=ctx if isinstance(ctx, dict) else None,
+        modified=modified,
+        original=item.get("original_payload") if modified else None,
+        dropped=item.get("dropped") is True,
+        source=n,
+        extra={"qai": stash} if stash else None,
+    )
+
+
+def read(source: Source) -> Session:
+    doc = source.document()
+    if not isinstance(doc, dict):
+        raise source.fail(f"a qai session is a JSON object with a messages array, found a JSON {type(doc).__name__}")
+    messages = doc.get("messages")
+    if not isinstance(messages, list):
+        raise source.fail('a qai session must have a "messages" array')
+    info = _info(doc, source)
+    out = [_message(item, i + 1, info.transport, source) for i, item in enumerate(messages)]
+    return Session(info, out)
+
+
+# -- writing ----------------------------------------------------------------------------------------
+
+
+def iso_micro(ms: int) -> str:
+    """Epoch ms -> qai's own form, ``2026-11-20T21:46:46.725000+00:00``."""
+    secs, rem = divmod(int(ms), 1000)
+    return datetime.fromtimestamp(secs, tz=timezone.utc).replace(microsecond=rem * 1000).isoformat()
+
+
+def _stamp(ms: int | None, original: Any) -> str | None:
+    """The original string when it still names ``ms``; else ``ms`` written anew."""
+    if ms is None:
+        return None
+    if isinstance(original, str):
+        try:
+            if ms_from_iso(original) == ms:
+                return original
+        except ValueError:
+            pass
+    return iso_micro(ms)
+
+
+def _stash(msg: Message) -> dict[str, Any]:
+    extra = msg.extra
+    if extra:
+        stash = extra.get("qai")
+        if isinstance(stash, dict):
+            return stash
+    return {}
+
+
+def _plain_id(value: Any) -> Any:
+    return value if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
+
+
+def session_document_id(info: SessionInfo) -> str:
+    """The session's id, or one derived from what is known of it (so a conversion is deterministic)."""
+    if info.id:
+        return info.id
+    return str(uuid.uuid5(_NS, f"{info.path}|{info.started}|{info.label}|{info.url}|{' '.join(info.command)}"))
+
+
+def _header(session: Session) -> tuple[dict[str, Any], int | None]:
+    info = session.info
+    stash = info.extra.get("qai") if isinstance(info.extra.get("qai"), dict) else {}
+    started = info.started
+    if started is None and not session.is_streaming:
+        started = next((m.t for m in session.messages if m.t is not None), None)
+    command = None
+    if info.command:
+        command = shlex.join(info.command)
+        original = stash.get("server_command")
+        if isinstance(original, str) and _command(original) == info.command:
+            command = original
+    return {
+        "id": session_document_id(info),
+        "started_at": _stamp(started, stash.get("started_at")),
+        "ended_at": _stamp(info.ended, stash.get("ended_at")),
+        "transport": info.transport or ("streamable-http" if info.url else "stdio"),
+        "server_command": command,
+        "server_url": info.url,
+    }, started
+
+
+def message_entry(msg: Message, *, index: int, sequence: int, session_id: str, transport: str,
+                  t: int | None, correlator: Correlator[str]) -> dict[str, Any]:
+    """One qai message for a record (``t`` is the time to write: the record's, or the last known)."""
+    stash = _stash(msg)
+    proxy_id = stash.get("proxy_id")
+    if proxy_id is None:
+        proxy_id = str(uuid.uuid5(_NS, f"{session_id}/{index}"))
+    d = msg.dir if msg.dir in ("in", "out") else "in"
+    raw = msg.raw
+    jid: Any = None
+    method: Any = None
+    correlated = None
+    for member in msg.members():
+        if "method" in member:
+            if "id" in member:
+                correlator.request(d, member["id"], proxy_id)
+        elif "result" in member or "error" in member:
+            found = correlator.response(d, member.get("id"))
+            correlated = correlated or found
+    if isinstance(raw, dict):
+        jid = _plain_id(raw.get("id"))
+        m = raw.get("method")
+        method = m if isinstance(m, str) else None
+    entry: dict[str, Any] = {
+        "proxy_id": proxy_id,
+        "sequence": sequence,
+        "timestamp": _stamp(t, stash.get("timestamp") if t == msg.t else None),
+        "direction": QAI_DIRECTION[d],
+        "transport": stash.get("transport") if isinstance(stash.get("transport"), str) else transport,
+        "jsonrpc_id": jid,
+        "method": method,
+        "correlated_id": correlated,
+        "modified": bool(msg.modified),
+        "payload": raw,
+    }
+    if msg.modified:
+        entry["original_payload"] = msg.original
+    more = stash.get("more")
+    if isinstance(more, dict):
+        for k, v in more.items():
+            entry.setdefault(k, v)
+    if msg.ctx:
+        entry["ctx"] = msg.ctx
+    if msg.dropped:
+        entry["dropped"] = True
+    return entry
+
+
+def _indent(block: bytes, prefix: bytes) -> bytes:
+    # JSON text never holds a raw newline inside a string, so every newline is structure
+    return block.replace(b"\n", b"\n" + prefix)
+
+
+def write(session: Session, out: BinaryIO) -> None:
+    """Write ``session`` as a qai session file, streaming its messages (memory stays flat)."""
+    info = session.info
+    header, started = _header(session)
+    sid = header["id"]
+    transport = header["transport"]
+    out.write(b"{\n")
+    for key, value in header.items():
+        out.write(b'  "' + key.encode() + b'": ' + jsonio.dumps(value) + b",\n")
+    out.write(b'  "messages": [')
+    correlator: Correlator[str] = Correlator()
+    last = started
+    sequence = -1
+    index = 0
+    for msg in session:
+        if msg.kind != Kind.MESSAGE:
+            continue
+        if msg.t is not None:
+            last = msg.t
+        sequence = msg.seq if msg.seq is not None and msg.seq > sequence else sequence + 1
+        entry = message_entry(msg, index=index, sequence=sequence, session_id=sid, transport=transport,
+                              t=msg.t if msg.t is not None else last, correlator=correlator)
+        out.write((b"\n    " if index == 0 else b",\n    ") + _indent(jsonio.dumps_indented(entry), b"    "))
+        index += 1
+    out.write(b"\n  ],\n" if index else b"],\n")
+    tail: dict[str, Any] = {"metadata": info.metadata or {}}
+    tctx = info.extra.get("transport_context")
+    if tctx is None and info.headers:
+        tctx = {"headers": info.headers}
+    if tctx:
+        tail["transport_context"] = tctx
+    if info.exit_code:
+        tail["exit_code"] = info.exit_code  # 0 is what a v1 reel's end line says when nothing else is known
+    if info.end_reason is not None:
+        tail["end_reason"] = info.end_reason
+    for i, (key, value) in enumerate(tail.items()):
+        sep = b",\n" if i < len(tail) - 1 else b"\n"
+        out.write(b'  "' + key.encode() + b'": ' + _indent(jsonio.dumps_indented(value), b"  ") + sep)
+    out.write(b"}\n")

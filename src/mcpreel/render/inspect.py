@@ -1,0 +1,317 @@
+"""Drawing an :class:`~mcpreel.inspect.Report`: the header, one line per record, the summary.
+
+Two faces of the same content. :func:`plain_lines` yields greppable text lines (no colour, no box
+drawing) for pipes and files; :func:`renderables` yields rich renderables (styled rows, tables) for a
+terminal. Both are built from :func:`row_parts`, so what a row says is decided once.
+
+A row reads like qai's inspect: ``#000 > initialize id=1``, ``#001 < (response) id=1 corr=#000 12ms``,
+plus flags in brackets: ``[MODIFIED]``, ``[DROPPED]``, ``[ERROR -32602 …]``, ``[isError]``,
+``[UNANSWERED]``, ``[ORPHAN]``. ``>`` is client -> server, ``<`` server -> client, ``!`` server stderr,
+``·`` a line that is not MCP traffic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from mcpreel import jsonio
+from mcpreel.inspect import Report, Row
+from mcpreel.timeutil import iso_from_ms
+
+__all__ = ["plain_lines", "renderables", "row_parts", "row_text"]
+
+_ARROWS = {"in": ">", "out": "<"}
+_TEXT_LIMIT = 200
+
+
+def _short(text: str, limit: int = _TEXT_LIMIT) -> str:
+    text = text.replace("\r", "\\r").replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _id(value: Any) -> str:
+    return jsonio.dumps_str(value) if isinstance(value, str) and not value.isprintable() else str(value)
+
+
+def row_parts(row: Row) -> list[tuple[str, str]]:
+    """A row as (text, style) pieces; joined with spaces they are the plain line."""
+    parts: list[tuple[str, str]] = [(f"#{row.index:03d}", "dim")]
+    if row.kind == "stderr":
+        parts.append(("!", "yellow"))
+    elif row.kind == "event":
+        parts.append(("·", "dim"))
+    else:
+        parts.append((_ARROWS.get(row.dir or "", "·"), "cyan" if row.dir == "in" else "magenta"))
+    if row.origin:
+        parts.append((f"[{row.origin}]", "blue"))
+    if row.kind == "stderr":
+        parts.append((f"stderr: {_short(row.text or '')}", "yellow"))
+        return parts
+    if row.kind == "invalid":
+        parts.append(("[INVALID]", "bold red"))
+        parts.append((_short(row.text or ""), "red"))
+        return parts
+    if row.kind == "transport":
+        parts.append(("(transport)", "dim"))
+        parts.append((_short(row.text or ""), "dim"))
+        return parts
+    if row.kind == "event":
+        parts.append((f"event {row.label}", "dim"))
+        if row.text:
+            parts.append((row.text, "dim"))
+        return parts
+    if row.batch is not None:
+        parts.append((f"(batch of {row.batch})", "bold"))
+    else:
+        parts.append((row.label, "bold" if not row.is_response else ""))
+    if row.id is not None:
+        parts.append((f"id={_id(row.id)}", ""))
+    if row.tool is not None and not row.is_response:
+        parts.append((row.tool, "green"))
+    if row.corr is not None:
+        parts.append((f"corr=#{row.corr:03d}", "dim"))
+    if row.latency_ms is not None:
+        parts.append((f"{row.latency_ms}ms", "dim"))
+    if row.modified:
+        parts.append(("[MODIFIED]", "bold yellow"))
+    if row.dropped:
+        parts.append(("[DROPPED]", "bold yellow"))
+    if row.error is not None:
+        code = row.error.get("code")
+        message = row.error.get("message")
+        words = " ".join(str(x) for x in (code, message) if x is not None)
+        parts.append((f"[ERROR {_short(words, 120)}]" if words else "[ERROR]", "bold red"))
+    if row.is_error:
+        parts.append(("[isError]", "red"))
+    if row.unanswered:
+        parts.append(("[UNANSWERED]", "bold red"))
+    if row.orphan:
+        parts.append(("[ORPHAN]", "red"))
+    return parts
+
+
+def row_text(row: Row) -> str:
+    return " ".join(text for text, _ in row_parts(row))
+
+
+def _ms(value: int | None) -> str:
+    return "-" if value is None else f"{value}ms"
+
+
+def _header_pairs(report: Report) -> list[tuple[str, str]]:
+    h = report.header
+    s = report.summary
+    pairs = [("Session", h.id or "-")]
+    if h.label:
+        pairs.append(("Label", h.label))
+    pairs.append(("Transport", h.transport or "unknown"))
+    if h.command:
+        pairs.append(("Server command", " ".join(h.command)))
+    if h.url:
+        pairs.append(("Server URL", h.url))
+    pairs.append(("Started", iso_from_ms(h.started) if h.started is not None else "-"))
+    if h.ended is not None:
+        ended = iso_from_ms(h.ended)
+        extra = []
+        if h.exit_code is not None:
+            extra.append(f"exit code {h.exit_code}")
+        if h.end_reason:
+            extra.append(h.end_reason)
+        pairs.append(("Ended", ended + (f" ({', '.join(extra)})" if extra else "")))
+    else:
+        pairs.append(("Ended", "- (no end recorded)"))
+    count = f"{h.messages}"
+    others = []
+    for n, word in ((s.stderr, "stderr line"), (s.invalid, "invalid frame"), (s.transport, "transport event"),
+                    (s.events, "other line")):
+        if n:
+            others.append(f"{n} {word}{'s' if n != 1 else ''}")
+    if others:
+        count += f" (and {', '.join(others)})"
+    pairs.append(("Messages", count))
+    if h.format:
+        pairs.append(("Format", h.format))
+    for note in h.notes:
+        pairs.append(("Note", note))
+    return pairs
+
+
+def _tool_rows(report: Report) -> list[list[str]]:
+    return [
+        [name, str(t.calls), str(t.errors), str(t.is_errors), str(t.unanswered), _ms(t.p50_ms), _ms(t.p95_ms)]
+        for name, t in report.summary.tools.items()
+    ]
+
+
+_TOOL_HEAD = ["tool", "calls", "errors", "isError", "unanswered", "p50", "p95"]
+_LAT_HEAD = ["method", "n", "p50", "p95", "max"]
+
+
+def _latency_rows(report: Report) -> list[list[str]]:
+    return [[m, str(v.count), _ms(v.p50_ms), _ms(v.p95_ms), _ms(v.max_ms)] for m, v in report.summary.latency.items()]
+
+
+def _error_lines(report: Report) -> list[str]:
+    out = []
+    for e in report.summary.errors:
+        what = e.method or "(orphan response)"
+        if e.tool:
+            what += f" {e.tool}"
+        if e.kind == "jsonrpc":
+            detail = " ".join(str(x) for x in (e.code, e.message) if x is not None)
+            out.append(f"#{e.row:03d} {what} id={_id(e.id)}: JSON-RPC error {detail}".rstrip())
+        else:
+            out.append(f"#{e.row:03d} {what} id={_id(e.id)}: isError" + (f": {_short(e.message, 120)}" if e.message else ""))
+    return out
+
+
+def _ref_lines(report: Report, indexes: list[int]) -> list[str]:
+    return [row_text(report.rows[i]) for i in indexes]
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _counts_line(report: Report) -> str:
+    s = report.summary
+    parts = [f"{_n(s.messages, 'message')} ({s.client_to_server} >, {s.server_to_client} <)", _n(s.requests, "request"),
+             _n(s.responses, "response"), _n(s.notifications, "notification")]
+    if s.batches:
+        parts.append(_n(s.batches, "batch").replace("batchs", "batches"))
+    if s.modified:
+        parts.append(f"{s.modified} modified")
+    if s.dropped:
+        parts.append(f"{s.dropped} dropped")
+    parts.append(_n(len(s.errors), "error"))
+    parts.append(f"{len(s.unanswered)} unanswered")
+    parts.append(_n(len(s.orphans), "orphan"))
+    return ", ".join(parts)
+
+
+def _payload_text(value: Any) -> str:
+    return jsonio.dumps_indented(value).decode("utf-8", "surrogatepass")
+
+
+def _table_lines(head: list[str], rows: list[list[str]], indent: str = "  ") -> list[str]:
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    fmt = lambda r: indent + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
+    return [fmt(head), *(fmt(r) for r in rows)]
+
+
+# -- plain ------------------------------------------------------------------------------------------
+
+
+def plain_lines(report: Report, *, verbose: bool = False, rows: bool = True) -> Iterator[str]:
+    """The report as plain text lines (no trailing newlines); ``rows=False``: header and summary only."""
+    pairs = _header_pairs(report)
+    width = max(len(k) for k, _ in pairs) + 1
+    for key, value in pairs:
+        yield f"{(key + ':').ljust(width)} {value}"
+    yield ""
+    if rows:
+        for row in report.rows:
+            yield "  " + row_text(row)
+            if verbose:
+                yield from _verbose_lines(row)
+        yield ""
+    yield "Summary: " + _counts_line(report)
+    if report.summary.tools:
+        yield ""
+        yield "Tools:"
+        yield from _table_lines(_TOOL_HEAD, _tool_rows(report))
+    if report.summary.errors:
+        yield ""
+        yield "Errors:"
+        for line in _error_lines(report):
+            yield "  " + line
+    if report.summary.unanswered:
+        yield ""
+        yield "Unanswered:"
+        for line in _ref_lines(report, report.summary.unanswered):
+            yield "  " + line
+    if report.summary.orphans:
+        yield ""
+        yield "Orphans:"
+        for line in _ref_lines(report, report.summary.orphans):
+            yield "  " + line
+    if report.summary.latency:
+        yield ""
+        yield "Latency per method:"
+        yield from _table_lines(_LAT_HEAD, _latency_rows(report))
+
+
+def _verbose_lines(row: Row) -> Iterator[str]:
+    pad = "      "
+    if row.t is not None:
+        yield pad + f"t: {iso_from_ms(row.t)}" + (f"  seq: {row.seq}" if row.seq is not None else "")
+    if row.kind in ("message", "event") and row.payload is not None:
+        for line in _payload_text(row.payload).splitlines():
+            yield pad + line
+    if row.modified:
+        yield pad + "original (before the edit):"
+        for line in _payload_text(row.original).splitlines():
+            yield pad + "  " + line
+
+
+# -- rich -------------------------------------------------------------------------------------------
+
+
+def renderables(report: Report, *, verbose: bool = False, rows: bool = True) -> Iterator[Any]:
+    """The report as rich renderables, for a terminal; ``rows=False``: header and summary only."""
+    from rich import box
+    from rich.json import JSON
+    from rich.padding import Padding
+    from rich.table import Table
+    from rich.text import Text
+
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    for key, value in _header_pairs(report):
+        grid.add_row(key, Text(value))
+    yield grid
+    yield Text("")
+    for row in report.rows if rows else ():
+        text = Text("  ")
+        for i, (piece, style) in enumerate(row_parts(row)):
+            if i:
+                text.append(" ")
+            text.append(piece, style=style or None)
+        yield text
+        if verbose:
+            if row.t is not None:
+                yield Padding(Text(f"t: {iso_from_ms(row.t)}" + (f"  seq: {row.seq}" if row.seq is not None else ""),
+                                   style="dim"), (0, 0, 0, 6))
+            if row.kind in ("message", "event") and row.payload is not None:
+                yield Padding(JSON(jsonio.dumps_str(row.payload)), (0, 0, 0, 6))
+            if row.modified:
+                yield Padding(Text("original (before the edit):", style="yellow"), (0, 0, 0, 6))
+                yield Padding(JSON(jsonio.dumps_str(row.original)), (0, 0, 0, 8))
+    if rows:
+        yield Text("")
+    yield Text.assemble(("Summary: ", "bold"), _counts_line(report))
+    s = report.summary
+    if s.tools:
+        table = Table(*_TOOL_HEAD, title="Tools", title_justify="left", box=box.SIMPLE_HEAD)
+        for r in _tool_rows(report):
+            table.add_row(*r)
+        yield table
+    if s.errors:
+        yield Text("Errors:", style="bold red")
+        for line in _error_lines(report):
+            yield Text("  " + line, style="red")
+    if s.unanswered:
+        yield Text("Unanswered:", style="bold red")
+        for line in _ref_lines(report, s.unanswered):
+            yield Text("  " + line)
+    if s.orphans:
+        yield Text("Orphans:", style="bold red")
+        for line in _ref_lines(report, s.orphans):
+            yield Text("  " + line)
+    if s.latency:
+        table = Table(*_LAT_HEAD, title="Latency per method", title_justify="left", box=box.SIMPLE_HEAD)
+        for r in _latency_rows(report):
+            table.add_row(*r)
+        yield table
