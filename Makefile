@@ -33,8 +33,9 @@ $(EVERYTHING):
 
 peers: $(EVERYTHING)
 
+# the main job on the built-in demo server: record (stdio and Streamable HTTP), convert, check -> demo-output/
 demo: install
-	$(VENV)/bin/mcpreel import src/mcpreel/examples/session.http.json --out-trace demo-output/session.trace.jsonl
+	$(VENV)/bin/mcpreel demo --out demo-output
 
 test: install-dev peers
 	$(PY) -m pytest -n 2

@@ -1,0 +1,100 @@
+"""``mcpreel check URL`` / ``mcpreel check --command "CMD"``: run spec 05's checks against a live server."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from mcpreel import jsonio
+from mcpreel.cli import output
+
+_PROFILES = click.Choice(["sse", "mcp"])
+_FORMATS = click.Choice(["text", "json", "junit"])
+
+
+class CallsParam(click.ParamType):
+    """``--call '{"tool": {...args}}'`` (or ``@file.json``): a JSON object of tool name -> arguments."""
+
+    name = "json"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> dict[str, Any]:
+        if isinstance(value, dict):
+            return value
+        text = str(value)
+        if text.startswith("@"):
+            try:
+                text = Path(text[1:]).read_text(encoding="utf-8")
+            except OSError as exc:
+                self.fail(f"cannot read {text[1:]}: {exc.strerror}", param, ctx)
+        try:
+            doc = jsonio.loads(text)
+        except (ValueError, UnicodeDecodeError) as exc:
+            self.fail(f"not JSON: {jsonio.error_reason(exc)}", param, ctx)
+        if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
+            self.fail('expected a JSON object of tool name -> arguments object, e.g. {"echo": {"text": "hi"}}',
+                      param, ctx)
+        return doc
+
+
+class HeaderParam(click.ParamType):
+    name = "header"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> tuple[str, str]:
+        if isinstance(value, tuple):
+            return value
+        name, sep, val = str(value).partition(":")
+        if not sep or not name.strip():
+            self.fail(f"expected 'Name: value', got {value!r}", param, ctx)
+        return name.strip(), val.strip()
+
+
+@click.command("check")
+@click.argument("url", required=False)
+@click.option("--command", "command", metavar="CMD",
+              help="Check a stdio server started by CMD (HTTP-only checks are skipped).")
+@click.option("--profile", type=_PROFILES, default="sse", show_default=True,
+              help="sse: seed 002's strict format (SSE responses, JSON in text); mcp: what the MCP spec allows.")
+@click.option("--call", "calls", type=CallsParam(), multiple=True,
+              help='Arguments for tools: \'{"tool": {...}}\' or @file.json (repeatable).')
+@click.option("--no-call", is_flag=True, help="Call no tool (except those given with --call).")
+@click.option("--format", "fmt", type=_FORMATS, default="text", show_default=True)
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+              help="Seconds to wait for each answer.")
+@click.option("-H", "--header", "headers", type=HeaderParam(), multiple=True,
+              help="An HTTP header sent on every request, e.g. 'Authorization: Bearer …' (repeatable).")
+@click.option("--strict", is_flag=True, help="Count warnings as failures (exit 1).")
+@click.option("--out", "out", type=click.Path(dir_okay=False), help="Also write the report to this file.")
+@output.run_command
+def check_command(url: str | None, command: str | None, profile: str, calls: tuple[dict[str, Any], ...],
+                  no_call: bool, fmt: str, timeout: float, headers: tuple[tuple[str, str], ...], strict: bool,
+                  out: str | None) -> None:
+    """Check a live MCP server against seed 002's format and MCP's rules.
+
+    Exit 0 when nothing failed, 1 when a check failed, 2 when the server could not be reached.
+    """
+    from mcpreel.check import CheckOptions, run_check
+    from mcpreel.check.render import render, text_lines
+    from mcpreel.errors import UsageError
+
+    if (url is None) == (command is None):
+        raise UsageError("give a server URL or --command \"CMD\" (one of them)")
+    merged: dict[str, Any] = {}
+    for c in calls:
+        merged.update(c)
+    options = CheckOptions(profile=profile, calls=merged, no_call=no_call, timeout=timeout,
+                           headers=dict(headers), strict=strict)
+    report = run_check(url, command=command, options=options)
+    doc = render(report, fmt)
+    if doc is not None:
+        click.echo(doc, nl=False)
+    if out:
+        from mcpreel.fileio import atomic_output
+
+        text = doc if doc is not None else "\n".join(text_lines(report)) + "\n"
+        with atomic_output(out) as fh:
+            fh.write(text.encode("utf-8"))
+        output.info(f"report written to {out}")
+    sys.exit(report.exit_code)

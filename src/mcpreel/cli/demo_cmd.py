@@ -1,0 +1,80 @@
+"""``mcpreel demo-server`` (our small MCP server) and ``mcpreel demo`` (the main job, end to end)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from mcpreel.cli import output
+
+_TRANSPORTS = click.Choice(["stdio", "streamable-http", "sse"])
+
+
+@click.command("demo-server")
+@click.option("--transport", type=_TRANSPORTS, default="stdio", show_default=True,
+              help="stdio, Streamable HTTP (POST /mcp, SSE responses) or legacy HTTP+SSE (GET /sse).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP transports: the address to bind.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="HTTP transports: the port (0 picks a free one).")
+@output.run_command
+def demo_server_command(transport: str, host: str, port: int) -> None:
+    """Run mcpreel's demo MCP server (echo, add, divide, lookup_customer, countdown, ask_llm)."""
+    from mcpreel.demo.server import serve
+    from mcpreel.errors import TransportError
+
+    if transport == "stdio" and sys.stdin.isatty():
+        output.info("mcpreel demo server speaking MCP on stdin/stdout (for a client to start it); "
+                    "--transport streamable-http serves HTTP instead. Ctrl-D ends it.")
+    try:
+        serve(transport, host, port, ready=lambda url: output.info(f"mcpreel demo server ({transport}) on {url}"))
+    except OSError as exc:
+        raise TransportError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    except KeyboardInterrupt:
+        pass
+
+
+@click.command("demo")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="demo-output", show_default=True,
+              help="Where the demo leaves its files.")
+@output.run_command
+def demo_command(out_dir: str) -> None:
+    """The main job on the built-in demo server: record, convert, record over HTTP, check.
+
+    Leaves in --out the reel, the qai session file, the Assay V2 trace, the HTTP transcript envelope
+    of a Streamable HTTP run and the check report; prints the inspect summary and where each file is.
+    """
+    from rich.console import Console
+
+    from mcpreel.demo.run import DEMO_FILES, run_demo
+
+    console = Console(highlight=False, soft_wrap=True)
+    result = run_demo(out_dir, on_step=lambda text: console.print(("  " if text[:1] not in "1234" else "") + text,
+                                                                  markup=False))
+    if result.inspect_report is not None:
+        console.print()
+        console.print("What the reel holds (mcpreel inspect --summary):", style="bold")
+        from mcpreel.render.inspect import plain_lines, renderables
+
+        if console.is_terminal:
+            for item in renderables(result.inspect_report, rows=False):
+                console.print(item)
+        else:
+            for line in plain_lines(result.inspect_report, rows=False):
+                console.print(line, markup=False)
+    console.print()
+    console.print(f"Files in {result.out_dir}/:", style="bold")
+    for key, (name, what) in DEMO_FILES.items():
+        path = result.files.get(key)
+        mark = "" if path is not None else "  (not written)"
+        console.print(f"  {name:<26} {what}{mark}", markup=False)
+    console.print()
+    if result.check_report is not None:
+        from mcpreel.check.render import verdict
+
+        console.print(f"check: {verdict(result.check_report)}", markup=False)
+    for problem in result.problems:
+        output.warning(problem)
+    console.print(f"demo finished in {result.seconds:.1f} s" + ("" if result.ok else " with problems"))
+    if not result.ok:
+        sys.exit(1)
