@@ -10,6 +10,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = (ROOT.parent / "shared" / "fixtures").resolve()
+#: node preload that keeps server-everything (which has no HOST option) on 127.0.0.1
+LISTEN127 = ROOT / "tests" / "peers" / "listen127.cjs"
 EVERYTHING_JS = ROOT / ".peers" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 
 

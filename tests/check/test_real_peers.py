@@ -19,7 +19,7 @@ import pytest
 from mcpreel.check import FAIL, PASS, SKIP, WARN, CheckOptions, run_check
 from tests.check.peers.sdk_server import build
 from tests.check.servers import serve_app
-from tests.conftest import free_port
+from tests.conftest import LISTEN127, free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -87,7 +87,7 @@ def test_sdk_stdio():
 @pytest.fixture(scope="module")
 def everything_url(everything_js):
     port = free_port()
-    proc = subprocess.Popen(["node", "--require", str(PEERS / "listen127.cjs"), str(everything_js), "streamableHttp"],
+    proc = subprocess.Popen(["node", "--require", str(LISTEN127), str(everything_js), "streamableHttp"],
                             env={**os.environ, "PORT": str(port)}, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/mcp"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import free_port
+from tests.conftest import LISTEN127, free_port
 
 from .e2e_helpers import MCPREEL, PEERS, Background, mcpreel, record, run_client
 
@@ -31,7 +31,7 @@ def test_replay_against_server_everything_over_stdio_and_streamable_http(everyth
     sampling = report["server_requests"][0]
     assert sampling["method"] == "sampling/createMessage" and sampling["answered_from"]
     port = free_port()
-    server = Background(["node", "--require", str(PEERS / "listen127.cjs"), str(js), "streamableHttp"],
+    server = Background(["node", "--require", str(LISTEN127), str(js), "streamableHttp"],
                         port=port, env={"PORT": str(port)})
     try:
         proc = mcpreel("replay", str(path), "--target-url", f"http://127.0.0.1:{port}/mcp")
