@@ -368,11 +368,16 @@ class ReelWriter:
                 raise ValueError("reel is closed")
             first = self._seq
             self._seq = first + len(frames)
-            data = b"".join([
-                raw_head + (frame if b"\r" not in frame else frame.replace(b"\r", b" ")) + b',"seq":%d}\n' % seq
-                if type(frame) is not str else _invalid_line(head, frame, seq)
-                for seq, frame in enumerate(frames, first)
-            ])
+            if str not in set(map(type, frames)):
+                data = b"".join([raw_head + frame + b',"seq":%d}\n' % seq for seq, frame in enumerate(frames, first)])
+            else:
+                data = b"".join([
+                    raw_head + frame + b',"seq":%d}\n' % seq if type(frame) is not str
+                    else _invalid_line(head, frame, seq)  # type: ignore[arg-type]
+                    for seq, frame in enumerate(frames, first)
+                ])
+            if b"\r" in data:  # only a frame can hold one (invalid texts are escaped), and only as whitespace
+                data = data.replace(b"\r", b" ")
             self._fh.write(data)
             return first
 

@@ -1,0 +1,163 @@
+"""``mcpreel record``: put the recorder where a client expects its server.
+
+``mcpreel record [--out F] -- CMD ARGS...`` runs a stdio server behind the recording proxy; with
+``--transport streamable-http|sse --target URL`` the HTTP recorder (``cli/record_http.py``) takes over.
+``mcpreel proxy start`` (seed 003's spelling) calls the same :func:`run_record`.
+
+stdout belongs to the MCP client: everything this command says goes to stderr.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from mcpreel.cli import output
+from mcpreel.errors import UsageError
+
+__all__ = ["record_command", "record_options", "run_record"]
+
+TRANSPORTS = ("stdio", "streamable-http", "sse")
+DEFAULT_LISTEN = "127.0.0.1:8765"
+_HTTP_ONLY = ("listen", "keep_secrets", "envelope", "allow_origins")
+_HTTP_FLAGS = {"listen": "--listen", "keep_secrets": "--keep-secrets", "envelope": "--envelope",
+               "allow_origins": "--allow-origin"}
+
+
+def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The options ``record`` and ``proxy start`` share (both transports)."""
+    decorators = [
+        click.option("--transport", type=click.Choice(TRANSPORTS), default="stdio", show_default=True,
+                     help="How the client and the server talk."),
+        click.option("--out", type=click.Path(dir_okay=False),
+                     help="The reel to write (replaced if it exists) [default: ./mcpreel-sessions/<label>-<UTC time>.jsonl]."),
+        click.option("--label", help="A short name for the session [default: from the server command or URL]."),
+        click.option("--session-file", type=click.Path(dir_okay=False),
+                     help="Also keep a qai session file (JSON), saved at exit and every --save-every seconds."),
+        click.option("--save-every", type=click.FloatRange(min=0), default=10.0, show_default=True,
+                     metavar="SECONDS", help="How often the session file is saved while recording (0: only at exit)."),
+        click.option("--redact", is_flag=True,
+                     help="Redact secrets in what is recorded; what is forwarded never changes."),
+        click.option("--listen", default=DEFAULT_LISTEN, show_default=True, metavar="HOST:PORT",
+                     help="HTTP transports: where the proxy listens."),
+        click.option("--keep-secrets", is_flag=True,
+                     help="HTTP transports: keep Authorization, cookies and API keys in the recorded headers."),
+        click.option("--envelope", type=click.Path(dir_okay=False),
+                     help="HTTP transports: also write the HTTP transcript envelope (JSON)."),
+        click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
+                     help="HTTP transports: an Origin the proxy's listener accepts (repeatable)."),
+        click.option("-q", "--quiet", is_flag=True, help="Say nothing of the recorder's own on stderr (warnings still)."),
+    ]
+    for decorate in reversed(decorators):
+        fn = decorate(fn)
+    return fn
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    source = ctx.get_parameter_source(name)
+    return source is not None and source not in (click.core.ParameterSource.DEFAULT,
+                                                 click.core.ParameterSource.DEFAULT_MAP)
+
+
+def run_record(
+    ctx: click.Context,
+    *,
+    transport: str,
+    command: Sequence[str],
+    target: str | None,
+    out: str | None,
+    label: str | None,
+    session_file: str | None,
+    save_every: float,
+    redact: bool,
+    listen: str,
+    keep_secrets: bool,
+    envelope: str | None,
+    allow_origins: Sequence[str],
+    quiet: bool,
+    command_flag: str = "-- CMD",
+    target_flag: str = "--target",
+) -> None:
+    """Check the words of the call, pick the defaults, run the recorder of ``transport``, exit with its code."""
+    from mcpreel.proxy import ServerStartError, default_label, default_out_path, record_stdio
+
+    say = (lambda text: None) if quiet else (lambda text: output.info(f"mcpreel: {text}"))
+    if transport == "stdio":
+        if target:
+            raise UsageError(f"{target_flag} is for --transport streamable-http|sse; stdio runs a command ({command_flag})")
+        for name in _HTTP_ONLY:
+            if _given(ctx, name):
+                raise UsageError(f"{_HTTP_FLAGS[name]} applies to HTTP transports only (--transport streamable-http|sse)")
+        if not command:
+            raise UsageError(f"no server command: give it after {command_flag}")
+        label = label or default_label(command)
+    else:
+        if command:
+            raise UsageError(f"--transport {transport} records a server at a URL ({target_flag}), not a command")
+        if not target:
+            raise UsageError(f"--transport {transport} needs {target_flag} URL")
+        label = label or default_label(url=target)
+    redactor = None
+    if redact:
+        from mcpreel.redact import Redactor
+
+        redactor = Redactor()
+    out_path = Path(out) if out else default_out_path(label)
+
+    if transport != "stdio":
+        from mcpreel.cli.record_http import run_http_record
+
+        sys.exit(run_http_record(
+            transport=transport, target=target, listen=listen, out=out_path, label=label,
+            session_file=session_file, save_every=save_every, redact=redact, keep_secrets=keep_secrets,
+            envelope=envelope, allow_origins=list(allow_origins),
+        ))
+
+    shown = list(command)
+    if redact:
+        from mcpreel.redact import redact_command
+
+        shown = redact_command(shown)
+    say(f"recording {shlex.join(shown)} -> {out_path}")
+    try:
+        result = record_stdio(
+            command, out_path, label=label, session_file=session_file, save_every=save_every,
+            redactor=redactor, warn=output.warning,
+        )
+    except ServerStartError:
+        say(f"session recorded in {out_path}" + (f" and {session_file}" if session_file else ""))
+        raise
+    files = f"{result.out}" + (f" and {result.session_file}" if result.session_file else "")
+    notes = [f"{result.invalid} invalid lines"] if result.invalid else []
+    if result.redacted is not None:
+        notes.append(f"{result.redacted} secrets redacted")
+    extra = f" ({', '.join(notes)})" if notes else ""
+    say(f"recorded {result.messages} messages{extra} -> {files}; {result.reason}")
+    sys.exit(result.exit_code)
+
+
+@click.command(
+    "record",
+    context_settings={"allow_interspersed_args": False},
+)
+@record_options
+@click.option("--target", metavar="URL", help="HTTP transports: the server's URL.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- CMD [ARGS]...]")
+@click.pass_context
+@output.run_command
+def record_command(ctx: click.Context, command: tuple[str, ...], target: str | None, **options: Any) -> None:
+    """Record an MCP session: put this where the client expects the server.
+
+    \b
+      mcpreel record --out session.jsonl -- python my_server.py
+      mcpreel record --transport streamable-http --target http://127.0.0.1:8000/mcp
+
+    Every byte is forwarded unchanged; every line is recorded both ways with its time. The command
+    exits with the server's exit code (128+N for signal N, 127 if it cannot start).
+    """
+    run_record(ctx, command=command, target=target, **options)
