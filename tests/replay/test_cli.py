@@ -8,7 +8,6 @@ import pytest
 from click.testing import CliRunner
 
 from mcpreel.cli import cli
-from mcpreel.cli.replay_cmd import proxy_replay_command
 
 from .e2e_helpers import SDK_SERVER
 
@@ -120,8 +119,8 @@ def test_proxy_replay_is_the_qai_spelling(tmp_path):
                                                "structuredContent": {"result": "hi"}}},
     ]))
     out = tmp_path / "v2_results.json"
-    r = CliRunner().invoke(proxy_replay_command, ["--session-file", str(session), "--target-command",
-                                                  f"{SDK_SERVER} stdio", "--output", str(out)])
+    r = CliRunner().invoke(cli, ["proxy", "replay", "--session-file", str(session), "--target-command",
+                                 f"{SDK_SERVER} stdio", "--output", str(out)])
     assert r.exit_code == 0, r.output
     results = json.loads(out.read_text())["results"]
     # the recording's initialize had no answer (JSON-RPC files lose nothing but this one is bare): unrecorded

@@ -79,3 +79,13 @@ def export(ctx: click.Context, session_file: str, output: str, output_format: st
     from mcpreel.cli.convert_cmd import convert_command
 
     ctx.invoke(convert_command, input_path=session_file, output_path=output, to=output_format)
+
+
+def _add_replay() -> None:
+    """`proxy replay` is `mcpreel replay` with qai's words; it lives beside `replay` (cli/replay_cmd.py)."""
+    from mcpreel.cli.replay_cmd import proxy_replay_command
+
+    proxy_group.add_command(proxy_replay_command, "replay")
+
+
+_add_replay()
