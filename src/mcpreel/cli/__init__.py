@@ -19,6 +19,18 @@ from mcpreel._version import __version__
 COMMANDS: dict[str, str] = {
     "import": "mcpreel.cli.import_cmd:import_command",
     "trace": "mcpreel.cli.import_cmd:trace_group",
+    "convert": "mcpreel.cli.convert_cmd:convert_command",
+    "inspect": "mcpreel.cli.inspect_cmd:inspect_command",
+    "merge": "mcpreel.cli.merge_cmd:merge_command",
+    "redact": "mcpreel.cli.redact_cmd:redact_command",
+    "replay": "mcpreel.cli.replay_cmd:replay_command",
+    "serve": "mcpreel.cli.serve_cmd:serve_command",
+    "diff": "mcpreel.cli.diff_cmd:diff_command",
+    "record": "mcpreel.cli.record_cmd:record_command",
+    "proxy": "mcpreel.cli.proxy_cmd:proxy_group",
+    "check": "mcpreel.cli.check_cmd:check_command",
+    "demo-server": "mcpreel.cli.demo_cmd:demo_server_command",
+    "demo": "mcpreel.cli.demo_cmd:demo_command",
 }
 
 

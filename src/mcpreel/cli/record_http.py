@@ -1,0 +1,84 @@
+"""The HTTP side of ``mcpreel record`` / ``mcpreel proxy start`` (``--transport streamable-http|sse``).
+
+The ``record`` command (``cli/record_cmd.py``) checks the words of the call and hands the HTTP transports
+to :func:`run_http_record`, which builds the proxy's configuration, calls the library
+(:func:`mcpreel.proxy.http_session.record_http`) and says on stderr where to point the client and what
+was recorded. stdout is left alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from mcpreel.cli import output
+from mcpreel.errors import UsageError
+from mcpreel.proxy.http import ProxyConfig, parse_listen
+from mcpreel.proxy.http_session import HttpRecordResult, record_http
+
+__all__ = ["run_http_record", "summary"]
+
+_NAMES = {"streamable-http": "Streamable HTTP", "sse": "legacy HTTP+SSE"}
+
+
+def _redactor() -> Callable[[Any], Any]:
+    from mcpreel import redact
+
+    fn = getattr(redact, "redact_message", None)
+    if fn is None:
+        raise UsageError("--redact is not available in this build (no per-message redactor in mcpreel.redact)")
+    return fn
+
+
+def summary(result: HttpRecordResult) -> str:
+    """The closing line: what was recorded, where."""
+    s = result.stats
+    unanswered = f", {result.unanswered} unanswered" if result.unanswered else ""
+    invalid = f", {s.invalid} invalid" if s.invalid else ""
+    files = str(result.out)
+    if result.session_file is not None:
+        files += f" and {result.session_file}"
+    text = (f"{s.messages} messages in {s.exchanges} HTTP exchanges ({s.requests} requests{unanswered}{invalid}) "
+            f"recorded -> {files}; {result.reason}")
+    if result.envelope is not None:
+        text += f"; envelope -> {result.envelope}"
+    return text
+
+
+def run_http_record(
+    *,
+    transport: str,
+    target: str,
+    listen: str = "127.0.0.1:8765",
+    out: Path | None = None,
+    label: str | None = None,
+    session_file: str | Path | None = None,
+    save_every: float | None = None,
+    redact: bool = False,
+    keep_secrets: bool = False,
+    envelope: str | Path | None = None,
+    allow_origins: Sequence[str] = (),
+) -> int:
+    """Record an HTTP MCP session until SIGINT/SIGTERM; returns the exit code (0 after a clean stop)."""
+    from mcpreel.proxy.naming import default_label, default_out_path
+
+    config = ProxyConfig(transport, target, allow_origins=tuple(allow_origins), keep_secrets=keep_secrets)
+    host, port = parse_listen(listen)
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        output.warning(f"listening on {host}: other machines can reach this proxy and, through it, the target "
+                       "(foreign Origins are still refused)")
+    label = label or default_label(url=target)
+    out_path = Path(out) if out is not None else default_out_path(label)
+    redactor = _redactor() if redact else None
+
+    def ready(url: str) -> None:
+        output.info(f"mcpreel: recording {_NAMES[transport]} {target} -> {out_path}")
+        output.info(f"mcpreel: point your MCP client at {url}  (Ctrl+C to stop)")
+
+    result = record_http(
+        config, out_path, host=host, port=port, label=label, session_file=session_file,
+        save_every=save_every, redactor=redactor, envelope=envelope, ready=ready, warn=output.warning,
+    )
+    output.info(f"mcpreel: {summary(result)}")
+    return result.exit_code
