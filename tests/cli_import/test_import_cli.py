@@ -74,3 +74,40 @@ def test_console_script_no_traceback(tmp_path):
     p = subprocess.run([exe, "import", str(src)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr == f"error: {src}: JSON-RPC id on source line 1 must not be an array\n"
+
+
+def _big_transcript(path, mb: int = 9):
+    line = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "tools/call", "params": {"name": "t", "arguments": {"pad": "x" * 200}}})
+    with open(path, "w") as fh:
+        i = 0
+        while fh.tell() < mb << 20:
+            fh.write(line.replace('"id": 0', f'"id": {i}') + "\n")
+            fh.write(json.dumps({"jsonrpc": "2.0", "id": i, "result": {}}) + "\n")
+            i += 1
+
+
+def test_progress_bar_on_a_terminal_only(tmp_path):
+    import pty
+
+    src = tmp_path / "big.jsonl"
+    _big_transcript(src)
+    exe = os.path.join(os.path.dirname(sys.executable), "mcpreel")
+    # stderr on a pseudo-terminal: rich draws the bar there
+    leader, follower = pty.openpty()
+    p = subprocess.run([exe, "import", str(src)], stdout=subprocess.PIPE, stderr=follower, timeout=120)
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    assert p.returncode == 0 and b"imported" in p.stdout
+    assert b"importing big.jsonl" in seen
+    # piped: no bar, nothing on stderr at all
+    p = subprocess.run([exe, "import", str(src)], capture_output=True, timeout=120)
+    assert p.returncode == 0 and p.stderr == b""
