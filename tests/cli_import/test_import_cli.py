@@ -111,3 +111,11 @@ def test_progress_bar_on_a_terminal_only(tmp_path):
     # piped: no bar, nothing on stderr at all
     p = subprocess.run([exe, "import", str(src)], capture_output=True, timeout=120)
     assert p.returncode == 0 and p.stderr == b""
+
+
+def test_agent_files_are_said_to_hold_no_mcp_traffic(fixtures_dir, tmp_path):
+    src = fixtures_dir / "mcp-replay-v1" / "knowledge-mcp-global-api-aws-2026-08-19T21-18-31-987Z.agent.jsonl"
+    r = run("import", str(src), "--out-trace", str(tmp_path / "a.jsonl"))
+    assert r.exit_code == 0
+    assert "holds no MCP messages" in r.stderr and "no tool calls found" in r.stderr
+    assert r.stdout.startswith("imported 0 messages")

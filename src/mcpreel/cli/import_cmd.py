@@ -29,6 +29,8 @@ def _run(path: str, out_trace: str | None, fmt: str, trace_format: str, episode_
         )
     if not detection.obvious:
         output.info(f"{path}: read as {detection.format}: {detection.reason}")
+    for note in report.notes:
+        output.info(f"{path}: {note}")
     click.echo(
         f"imported {report.messages} messages: {report.tool_calls} tool calls, {report.unanswered} unanswered, "
         f"{report.orphans} orphans -> {target}"

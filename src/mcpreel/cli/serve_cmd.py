@@ -1,12 +1,34 @@
-"""``mcpreel serve``: a recording becomes an MCP server (stdio, Streamable HTTP or legacy SSE)."""
+"""``mcpreel serve``: a recording becomes an MCP server (stdio, Streamable HTTP or legacy SSE).
+
+With ``--record-mode`` the recording is a cassette (:mod:`mcpreel.cassette.run`): replayed, recorded
+from the real server, or both, as the mode says.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
+from mcpreel.cassette.mode import RecordMode
 from mcpreel.cli import output
 from mcpreel.cli.params import FORMAT_AUTO
-from mcpreel.errors import DifferenceFound
+from mcpreel.errors import DifferenceFound, TransportError, UsageError
+
+
+class RecordModeParam(click.ParamType):
+    """A record mode, validated by :meth:`RecordMode.parse` (whose error lists the valid values)."""
+
+    name = "record-mode"
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "[" + "|".join(RecordMode.values()) + "]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> RecordMode:
+        try:
+            return RecordMode.parse(value)
+        except UsageError as exc:
+            self.fail(str(exc), param, ctx)
 
 
 @click.command("serve")
@@ -25,18 +47,44 @@ from mcpreel.errors import DifferenceFound
 @click.option("--on-miss", type=click.Choice(["error", "fail", "forward"]), default="error", show_default=True,
               help="error: answer with a JSON-RPC error; fail: the same, and exit 1 at the end; "
                    "forward: ask the live --target-… server and add its answer to the recording.")
-@click.option("--target-command", metavar="CMD", help="With --on-miss forward: the live server command.")
-@click.option("--target-url", metavar="URL", help="With --on-miss forward: the live server URL.")
+@click.option("--target-command", metavar="CMD", help="With --on-miss forward or --record-mode: the live server command.")
+@click.option("--target-url", metavar="URL", help="With --on-miss forward or --record-mode: the live server URL.")
 @click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
               help="Accept requests from this non-loopback Origin (HTTP; repeatable).")
 @click.option("--answer-timeout", type=click.FloatRange(min=0.01), default=10.0, show_default=True,
               help="Seconds a recorded server request waits for the client's answer.")
+@click.option("--record-mode", type=RecordModeParam(), default=None,
+              help="Treat SESSION as a cassette: once (record it if missing, else replay; misses fail), "
+                   "new_episodes (replay; misses go to the real server and join it), none (replay only; "
+                   "misses fail), all (record it again). The real server: --target-command (stdio) or "
+                   "--target-url (HTTP).")
+@click.option("--report", type=click.Path(dir_okay=False), metavar="FILE",
+              help="With --record-mode: append what happens (ready, misses, saved) to FILE as JSON lines.")
+@click.pass_context
 @output.run_command
-def serve_command(session: str, transport: str, host: str, port: int, fmt: str, match: str, no_repeat: bool,
-                  on_miss: str, target_command: str | None, target_url: str | None,
-                  allow_origins: tuple[str, ...], answer_timeout: float) -> None:
-    """Serve a recorded session as an MCP server (a mock for testing clients)."""
+def serve_command(ctx: click.Context, session: str, transport: str, host: str, port: int, fmt: str, match: str,
+                  no_repeat: bool, on_miss: str, target_command: str | None, target_url: str | None,
+                  allow_origins: tuple[str, ...], answer_timeout: float, record_mode: RecordMode | None,
+                  report: str | None) -> None:
+    """Serve a recorded session as an MCP server (a mock for testing clients).
+
+    \b
+      mcpreel serve session.jsonl
+      mcpreel serve cassette.jsonl --record-mode once --target-command "python server.py"
+    """
     from mcpreel.replay import Mock, MockOptions, serve_file
+
+    if record_mode is not None:
+        for name, flag in (("on_miss", "--on-miss"), ("fmt", "--format")):
+            source = ctx.get_parameter_source(name)
+            if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP"):
+                raise UsageError(f"--record-mode decides what a miss does and reads the cassette itself: drop {flag}")
+        _serve_cassette(session, record_mode, transport=transport, host=host, port=port, match=match,
+                        repeat=not no_repeat, target_command=target_command, target_url=target_url,
+                        allow_origins=allow_origins, answer_timeout=answer_timeout, report=report)
+        return
+    if report is not None:
+        raise UsageError("--report goes with --record-mode")
 
     if transport != "stdio" and host not in ("127.0.0.1", "localhost", "::1"):
         output.warning(f"listening on {host}: the recording is served to anyone who can reach it")
@@ -54,3 +102,32 @@ def serve_command(session: str, transport: str, host: str, port: int, fmt: str, 
                 f"{len(stats.misses)} missed, {stats.forwarded} forwarded")
     if mock.failed:
         raise DifferenceFound(f"{len(stats.misses)} requests were not in the recording (--on-miss fail)")
+
+
+def _serve_cassette(cassette: str, mode: RecordMode, *, target_command: str | None, target_url: str | None,
+                    transport: str, host: str, **options: Any) -> None:
+    from mcpreel.cassette.run import Plan, serve_cassette
+
+    if transport != "stdio" and host not in ("127.0.0.1", "localhost", "::1"):
+        output.warning(f"listening on {host}: the cassette is served to anyone who can reach it")
+
+    def ready(plan: Plan, where: str) -> None:
+        output.info(f"mcpreel: {plan.describe()}")
+        if where != "stdio":
+            output.info(f"mcpreel: point your MCP client at {where}  (Ctrl+C to stop)")
+
+    run = serve_cassette(cassette, mode, command=target_command, url=target_url, transport=transport, host=host,
+                         on_event=lambda line: output.info(f"serve: {line}"), on_ready=ready,
+                         warn=output.warning, **options)
+    if run.recording is not None:
+        rec = run.recording
+        if not rec.saved and not rec.clean:
+            raise TransportError(rec.describe())
+        output.info(f"mcpreel: {rec.describe()}")
+        return
+    stats = run.stats
+    output.info(f"served {stats.requests} requests: {stats.answered} answered from the cassette, "
+                f"{len(stats.misses)} missed, {stats.forwarded} forwarded")
+    if run.failed:
+        raise DifferenceFound(f"{len(stats.misses)} requests could not be answered from {cassette} "
+                              f"(record mode {mode})")

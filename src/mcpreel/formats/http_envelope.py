@@ -128,8 +128,9 @@ def read(source: Source, *, label: str | None = None) -> Session:
 def write(session: Session, out: BinaryIO, *, label: str | None = None) -> None:
     transport = session.info.transport
     if transport == "stdio" or (transport is None and label is None):
+        where = f"{session.info.path}: " if session.info.path else ""
         raise UsageError(
-            "a stdio session has no HTTP exchanges to write as an HTTP transcript envelope; "
+            f"{where}a stdio session has no HTTP exchanges to write as an HTTP transcript envelope; "
             "write it as reel, qai, jsonrpc or inspector instead"
         )
     label = label or LABEL_OF_TRANSPORT.get(transport or "", "streamable-http")

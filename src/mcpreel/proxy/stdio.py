@@ -54,6 +54,9 @@ class RecordResult:
     stderr_lines: int = 0
     redacted: int | None = None  # values the redactor replaced (None: no --redact)
     warnings: list[str] = field(default_factory=list)
+    #: the client ended the session (closed its stdin, stopped reading, or signalled the proxy) rather
+    #: than the server leaving on its own: what a cassette recorder calls a clean end
+    client_ended: bool = False
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -84,6 +87,7 @@ class StdioProxy:
         self.client_eof = threading.Event()
         self.client_gone = threading.Event()
         self.signals: list[int] = []
+        self.client_ended = False
 
     # -- the pumps ---------------------------------------------------------------------------------
     def _pump(self, src: int, dst: int, direction: str) -> None:
@@ -176,6 +180,8 @@ class StdioProxy:
             for thread in threads.values():
                 thread.start()
             returncode = self.process.wait()
+        # judged the moment the server is gone, before anyone can react to its going
+        self.client_ended = self.client_eof.is_set() or self.client_gone.is_set() or bool(self.signals)
         # what the server wrote before it exited is still in the pipes: read it to the end
         threads["out"].join(_DRAIN_SECONDS)
         threads["err"].join(_DRAIN_SECONDS)
@@ -257,10 +263,9 @@ def record_stdio(
     if keeper is not None:
         keeper.start()
     code, reason = 1, "proxy error"
+    proxy = StdioProxy(recorder, process, stdin_fd=stdin_fd, stdout_fd=stdout_fd, stderr_fd=stderr_fd)
     try:
-        code, reason = StdioProxy(
-            recorder, process, stdin_fd=stdin_fd, stdout_fd=stdout_fd, stderr_fd=stderr_fd
-        ).run()
+        code, reason = proxy.run()
     except BaseException as exc:
         reason = f"proxy error: {exc!r}"
         if process.poll() is None:
@@ -280,4 +285,5 @@ def record_stdio(
         stderr_lines=recorder.stderr_lines,
         redacted=getattr(redactor, "total", None) if redactor is not None else None,
         warnings=warnings,
+        client_ended=proxy.client_ended,
     )

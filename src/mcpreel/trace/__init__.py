@@ -64,4 +64,5 @@ def import_session(
     session, detection = open_session(path, format, strict=options.strict, on_progress=on_progress)
     target = Path(out_path) if out_path is not None else default_trace_path(path)
     report = write_trace(session, target, trace_format=trace_format, options=options, warn=warn)
+    report.notes = list(session.info.notes)
     return report, detection, target

@@ -56,6 +56,7 @@ class ImportReport:
     orphans: int = 0
     steps: int = 0
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the reader said about the file
     authorization_discovery: dict[str, Any] = field(default_factory=lambda: dict(auth_discovery.DEFAULT))
     sorted_in_memory: bool = False
 

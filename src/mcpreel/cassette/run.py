@@ -1,0 +1,320 @@
+"""One cassette run: decide from the record mode what to do, then replay the cassette or record it.
+
+:func:`plan` reads the cassette on disk first, whatever the mode, so a corrupt cassette is an error
+naming the file and is never overwritten (vcrpy's trap: a corrupt cassette taken as empty, then
+replaced). Then:
+
+    mode           cassette exists                          cassette missing
+    once           replay; a miss fails                     record
+    new_episodes   replay; a miss goes to the real server,  record
+                   its answer joins the cassette
+    none           replay; a miss fails                     error
+    all            record                                   record
+
+Replaying is the mock (:func:`mcpreel.replay.serve_file`, ``--on-miss fail|forward``); recording is
+the recording proxy of the transport (:func:`mcpreel.proxy.record_stdio`,
+:func:`mcpreel.proxy.http_session.record_http`) writing a temporary reel beside the cassette. That reel
+replaces the cassette (a rename: atomic) only when the recording ended cleanly — the client ended the
+session, the real server was reachable — and holds at least one client message; otherwise it is
+deleted and the cassette left as it was.
+
+The real server is reached the way the client reaches the cassette: a command over stdio, a URL over
+HTTP. Everything that happens can go to a :class:`~mcpreel.cassette.report.RunReport` as it happens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from mcpreel.cassette.mode import RecordMode
+from mcpreel.cassette.report import RunReport
+from mcpreel.errors import InputError, McpreelError, UsageError
+from mcpreel.model import Kind
+
+__all__ = ["CassetteRun", "Plan", "Recording", "check_target", "http_transport_for", "plan", "serve_cassette"]
+
+TRANSPORTS = ("stdio", "streamable-http", "sse")
+Command = str | Sequence[str]
+
+
+def http_transport_for(url: str) -> str:
+    """The HTTP transport a URL names when nobody says: legacy SSE for a path ending in ``/sse``."""
+    return "sse" if urlsplit(url).path.rstrip("/").endswith("/sse") else "streamable-http"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run does: record the real server, or replay the cassette (and what a miss does)."""
+
+    cassette: Path
+    mode: RecordMode
+    exists: bool
+    record: bool
+    on_miss: str  # replay: "fail" or "forward"
+    format: str | None = None  # the existing cassette's format
+
+    @property
+    def action(self) -> str:
+        return "record" if self.record else "replay"
+
+    def describe(self) -> str:
+        if self.record:
+            why = "missing" if not self.exists else "to be replaced"
+            return f"record mode {self.mode}: {self.cassette} is {why}: recording the real server"
+        misses = ("go to the real server and join the cassette" if self.on_miss == "forward"
+                  else "fail")
+        return f"record mode {self.mode}: replaying {self.cassette}; requests it lacks {misses}"
+
+
+@dataclass
+class Recording:
+    """How a recording ended, and whether it became the cassette."""
+
+    cassette: Path
+    saved: bool
+    clean: bool
+    messages: int
+    reason: str
+
+    def describe(self) -> str:
+        if self.saved:
+            return f"recorded {self.messages} messages -> {self.cassette} ({self.reason})"
+        return f"recording not saved ({self.reason}): {self.cassette} was left as it was"
+
+
+@dataclass
+class CassetteRun:
+    """What one run did: the plan, and the replay's stats or the recording's end."""
+
+    plan: Plan
+    stats: Any = None  # MockStats of a replay
+    recording: Recording | None = None
+
+    @property
+    def misses(self) -> list[Any]:
+        return list(self.stats.misses) if self.stats is not None else []
+
+    @property
+    def failed(self) -> bool:
+        """A request the cassette could not answer (or the real server behind it failed)."""
+        return bool(self.misses)
+
+
+def plan(cassette: str | os.PathLike[str], mode: RecordMode | str) -> Plan:
+    """Decide what a run of ``mode`` on ``cassette`` does; a corrupt cassette raises here, untouched."""
+    from mcpreel.formats import FORMATS, open_session
+
+    mode = RecordMode.parse(mode)
+    path = Path(cassette)
+    if path.is_dir():
+        raise UsageError(f"{path}: is a folder, not a cassette file")
+    exists = path.exists()
+    fmt = None
+    if exists:
+        session, detection = open_session(path)  # an InputError names the file, the line and the rule
+        for _ in session:  # line formats read lazily: read it all, so a bad line anywhere is found now
+            pass
+        fmt = detection.format
+        if mode is RecordMode.ALL and fmt != "reel":
+            raise UsageError(f"{path}: a {fmt} file, and record mode all would replace it with a reel: "
+                             "convert it to a reel (mcpreel convert) or delete it first")
+        if mode is RecordMode.NEW_EPISODES and not FORMATS[fmt].writes:
+            raise UsageError(f"{path}: record mode new_episodes adds answers to the cassette, and {fmt} files "
+                             "cannot be written: convert it to a reel first")
+    elif mode is RecordMode.NONE:
+        raise InputError("no such cassette (record mode none replays only: record it with once or all)",
+                         path=str(path))
+    record = mode is RecordMode.ALL or not exists
+    on_miss = "forward" if mode is RecordMode.NEW_EPISODES else "fail"
+    return Plan(path, mode, exists, record, on_miss, fmt)
+
+
+def _argv(command: Command) -> list[str]:
+    argv = shlex.split(command) if isinstance(command, str) else [str(a) for a in command]
+    if not argv:
+        raise UsageError("the real server's command is empty")
+    return argv
+
+
+def check_target(p: Plan, transport: str, command: Command | None, url: str | None) -> None:
+    """Is the real server named the way the client reaches the cassette, and named when the plan needs it?"""
+    if transport not in TRANSPORTS:
+        raise UsageError(f"unknown transport {transport!r} (known: {', '.join(TRANSPORTS)})")
+    if command is not None and url is not None:
+        raise UsageError("give the real server as a command or as a URL, not both")
+    if transport == "stdio" and url is not None:
+        raise UsageError("a cassette served over stdio reaches its real server over stdio too: give its command "
+                         "(--target-command), or serve over HTTP (--transport streamable-http|sse)")
+    if transport != "stdio" and command is not None:
+        raise UsageError(f"a cassette served over {transport} reaches its real server over HTTP too: give its URL "
+                         "(--target-url), or serve over stdio")
+    if command is None and url is None and (p.record or p.on_miss == "forward"):
+        need = "its command (--target-command)" if transport == "stdio" else "its URL (--target-url)"
+        why = "is missing" if not p.exists else "is to be recorded again"
+        if not p.record:
+            why = "may lack a request"
+        raise UsageError(f"{p.cassette} {why}, and record mode {p.mode} then asks the real server: give {need}")
+
+
+def serve_cassette(
+    cassette: str | os.PathLike[str],
+    mode: RecordMode | str,
+    *,
+    command: Command | None = None,
+    url: str | None = None,
+    transport: str = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    match: str = "method-params",
+    repeat: bool = True,
+    allow_origins: tuple[str, ...] = (),
+    answer_timeout: float = 10.0,
+    report: str | os.PathLike[str] | None = None,
+    on_event: Callable[[str], None] | None = None,
+    on_ready: Callable[[Plan, str], None] | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> CassetteRun:
+    """Serve ``cassette`` in record mode ``mode`` until the client leaves (stdio) or a signal (HTTP).
+
+    ``command``/``url`` is the real server, needed when the plan records or forwards.
+    ``on_ready(plan, where)`` is called once the client can connect (``where`` is ``"stdio"`` or a URL).
+    """
+    out = RunReport(report)
+    try:
+        p = plan(cassette, mode)
+        check_target(p, transport, command, url)
+        out.write("plan", mode=p.mode.value, action=p.action, cassette=str(p.cassette))
+        run = CassetteRun(p)
+
+        def ready(where: str) -> None:
+            out.write("ready", transport=transport, url=None if where == "stdio" else where)
+            if on_ready is not None:
+                on_ready(p, where)
+
+        if p.record:
+            run.recording = _record(p, command=command, url=url, transport=transport, host=host, port=port,
+                                    allow_origins=allow_origins, ready=ready, warn=warn)
+            rec = run.recording
+            if rec.saved:
+                out.write("saved", cassette=str(rec.cassette), messages=rec.messages)
+            else:
+                out.write("not-saved", reason=rec.reason, clean=rec.clean)
+        else:
+            run.stats = _replay(p, command=command, url=url, transport=transport, host=host, port=port,
+                                match=match, repeat=repeat, allow_origins=allow_origins,
+                                answer_timeout=answer_timeout, ready=ready, out=out, on_event=on_event)
+            s = run.stats
+            out.write("done", requests=s.requests, answered=s.answered, missed=len(s.misses), forwarded=s.forwarded)
+        return run
+    except McpreelError as exc:
+        out.write("error", message=str(exc))
+        raise
+    finally:
+        out.close()
+
+
+def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str, host: str, port: int,
+            match: str, repeat: bool, allow_origins: tuple[str, ...], answer_timeout: float,
+            ready: Callable[[str], None],
+            out: RunReport, on_event: Callable[[str], None] | None) -> Any:
+    from mcpreel.replay import MockOptions, serve_file
+
+    forwarding = p.on_miss == "forward"
+    served: list[Any] = []
+    reported = [0]
+
+    def report_misses() -> None:
+        if served:
+            misses = served[0].stats.misses
+            while reported[0] < len(misses):
+                miss = misses[reported[0]]
+                reported[0] += 1
+                out.write("miss", method=miss.method, code=miss.code, message=miss.reason)
+
+    def event(line: str) -> None:
+        # the mock tells its events as text, right after counting a miss: the report gets it as data
+        report_misses()
+        if on_event is not None:
+            on_event(line)
+
+    def started(mock: Any, where: str) -> None:
+        served.append(mock)
+        ready(where)
+
+    options = MockOptions(match=match, repeat=repeat, on_miss=p.on_miss, answer_timeout=answer_timeout)
+    mock = serve_file(
+        p.cassette, transport=transport, host=host, port=port, options=options,
+        forward_command=shlex.join(_argv(command)) if forwarding and command is not None else None,
+        forward_url=url if forwarding else None, allow_origins=allow_origins, on_event=event, on_ready=started,
+    )
+    report_misses()
+    return mock.stats
+
+
+def _record(p: Plan, *, command: Command | None, url: str | None, transport: str, host: str, port: int,
+            allow_origins: tuple[str, ...], ready: Callable[[str], None],
+            warn: Callable[[str], None] | None) -> Recording:
+    cassette = p.cassette
+    cassette.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{cassette.name}.", suffix=".recording", dir=cassette.parent)  # 0600
+    os.close(fd)
+    tmp = Path(name)
+    saved = False
+    try:
+        if transport == "stdio":
+            from mcpreel.proxy import record_stdio
+
+            assert command is not None
+            ready("stdio")
+            result = record_stdio(_argv(command), tmp, label=cassette.stem, save_every=None, warn=warn)
+            clean, reason = result.client_ended, result.reason
+            if not clean:
+                reason += " before the client ended the session"
+        else:
+            from mcpreel.proxy.http import ProxyConfig
+            from mcpreel.proxy.http_session import record_http
+
+            assert url is not None
+            config = ProxyConfig(transport, url, allow_origins=tuple(allow_origins))
+            hresult = record_http(config, tmp, host=host, port=port, label=cassette.stem, ready=ready, warn=warn)
+            clean, reason = True, hresult.reason
+        recording = _judge(tmp, cassette, clean, reason)
+        if recording.saved:
+            os.replace(tmp, cassette)
+            saved = True
+        return recording
+    finally:
+        if not saved:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+
+
+def _judge(tmp: Path, cassette: Path, clean: bool, reason: str) -> Recording:
+    """Is the new recording worth replacing the cassette with? Read it back and look."""
+    from mcpreel.formats import open_session
+
+    try:
+        session, _ = open_session(tmp, "reel")
+        records = list(session)
+    except McpreelError as exc:
+        return Recording(cassette, False, False, 0, f"the recording cannot be read back: {exc}")
+    messages = sum(1 for r in records if r.kind == Kind.MESSAGE)
+    client = sum(1 for r in records if r.kind == Kind.MESSAGE and r.dir == "in")
+    unreachable = next((r for r in records if r.kind == Kind.TRANSPORT and (r.ctx or {}).get("proxy") == "unreachable"),
+                       None)
+    if unreachable is not None:
+        error = (unreachable.ctx or {}).get("error") or "unreachable"
+        return Recording(cassette, False, False, messages, f"the real server could not be reached: {error}")
+    if not clean:
+        return Recording(cassette, False, False, messages, reason)
+    if client == 0:
+        return Recording(cassette, False, True, messages, f"the client sent nothing; {reason}")
+    return Recording(cassette, True, True, messages, reason)

@@ -1,0 +1,259 @@
+"""The test's side of a cassette: how a test reaches a cassette-backed MCP server, and what went wrong.
+
+:func:`cassette_server` plans the run at once, so a corrupt cassette fails before the test starts
+(and stays byte-identical), then:
+
+- stdio: it gives the argv of ``python -m mcpreel serve CASSETTE --record-mode MODE --report R
+  [--target-command CMD]`` — the test's client launches it (its own child, as MCP clients want), as
+  many times as it likes;
+- HTTP: it starts that process on 127.0.0.1 with a port the system picks, waits (bounded) for the
+  ``ready`` event in the report, and gives the URL; :meth:`CassetteServer.close` stops it (SIGTERM,
+  SIGKILL past a bound; on Linux it also dies with the test process).
+
+Afterwards :meth:`CassetteServer.problems` reads the report: every request the cassette could not
+answer (with the closest recorded request and how it differs), a recording that broke off, an error.
+The serving process does the work (:mod:`mcpreel.cassette.run`); this side only launches and listens.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mcpreel.cassette.mode import RecordMode
+from mcpreel.cassette.report import read_report
+from mcpreel.errors import TransportError, UsageError
+
+__all__ = ["CassetteServer", "cassette_server"]
+
+#: the serving process: this interpreter running mcpreel's command line
+MCPREEL = [sys.executable, "-m", "mcpreel"]
+
+
+class CassetteServer:
+    """A cassette-backed MCP server for one test.
+
+    stdio: launch :attr:`argv` (or :meth:`stdio_parameters` for the SDK's ``stdio_client``) with
+    :attr:`env` and :attr:`cwd`. HTTP: connect to :attr:`url`. Then :meth:`close` and :meth:`problems`.
+    """
+
+    def __init__(self, *, cassette: Path, mode: RecordMode, plan: Any, transport: str, argv: list[str],
+                 env: dict[str, str], cwd: str | None, workdir: Path, report: Path):
+        self.cassette = cassette
+        self.mode = mode
+        self.plan = plan
+        self.transport = transport
+        self.argv = argv
+        self.env = env
+        self.cwd = cwd
+        self.url: str | None = None
+        self._workdir = workdir
+        self._report = report
+        self._log = workdir / "server.log"
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._died: int | None = None  # exit code of an HTTP server that ended before it was stopped
+        self._final: list[dict[str, Any]] | None = None
+        self._log_tail = ""
+
+    # -- what a client needs --------------------------------------------------------------------
+    @property
+    def command(self) -> str:
+        return self.argv[0]
+
+    @property
+    def args(self) -> list[str]:
+        return self.argv[1:]
+
+    @property
+    def exit_code(self) -> int | None:
+        """How the HTTP serving process ended (1: requests missed, as ``--on-miss fail``); None for stdio."""
+        return self._proc.returncode if self._proc is not None else None
+
+    @property
+    def action(self) -> str:
+        """``record`` or ``replay``: what the plan said when the server was made."""
+        return str(self.plan.action)
+
+    def stdio_parameters(self, **kwargs: Any) -> Any:
+        """The official SDK's ``StdioServerParameters`` for :attr:`argv` (stdio only)."""
+        if self.transport != "stdio":
+            raise UsageError(f"this cassette is served over {self.transport}: connect to {self.url}")
+        from mcp import StdioServerParameters
+
+        return StdioServerParameters(command=self.command, args=self.args, env=dict(self.env), cwd=self.cwd,
+                                     **kwargs)
+
+    # -- HTTP lifecycle -------------------------------------------------------------------------
+    def _start_http(self, env: dict[str, str], timeout: float) -> None:
+        from mcpreel.proxy.lifecycle import _parent_death_signal
+
+        with open(self._log, "wb") as log:
+            try:
+                self._proc = subprocess.Popen(
+                    self.argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, cwd=self.cwd,
+                    preexec_fn=_parent_death_signal(),
+                )
+            except OSError as exc:
+                self.close()
+                raise TransportError(f"{self.cassette}: cannot start the cassette server: "
+                                     f"{exc.strerror or exc}") from exc
+        deadline = time.monotonic() + timeout
+        while True:
+            for event in read_report(self._report):
+                if event.get("event") == "ready" and event.get("url"):
+                    self.url = str(event["url"])
+                    return
+                if event.get("event") == "error":
+                    self.close()
+                    raise TransportError(f"{self.cassette}: the cassette server could not start: {event.get('message')}")
+            code = self._proc.poll()
+            if code is not None:
+                self.close()
+                raise TransportError(f"{self.cassette}: the cassette server exited with code {code} before it "
+                                     f"listened{self._tail()}")
+            if time.monotonic() > deadline:
+                self.close()
+                raise TransportError(f"{self.cassette}: the cassette server did not listen within {timeout:g} s"
+                                     f"{self._tail()}")
+            time.sleep(0.02)
+
+    def _tail(self) -> str:
+        text = self._log_tail
+        if not text:
+            try:
+                text = self._log.read_text(errors="replace")
+            except OSError:
+                text = ""
+        lines = [line for line in text.strip().splitlines() if line.strip()]
+        return f"; it said: {' | '.join(lines[-3:])}" if lines else ""
+
+    def close(self, timeout: float = 15.0) -> None:
+        """Stop the HTTP server (a stdio server is its client's to stop) and keep the report's last word."""
+        if self._final is not None:
+            return
+        proc = self._proc
+        if proc is not None:
+            if proc.poll() is not None:
+                self._died = proc.returncode
+            else:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+        try:
+            self._log_tail = self._log.read_text(errors="replace") if self._log.exists() else ""
+        except OSError:
+            self._log_tail = ""
+        self._final = read_report(self._report)
+        shutil.rmtree(self._workdir, ignore_errors=True)
+
+    def __enter__(self) -> CassetteServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- what happened --------------------------------------------------------------------------
+    def events(self) -> list[dict[str, Any]]:
+        """The serving process's report so far (all of it after :meth:`close`)."""
+        return list(self._final) if self._final is not None else read_report(self._report)
+
+    def misses(self) -> list[dict[str, Any]]:
+        return [e for e in self.events() if e.get("event") == "miss"]
+
+    def problems(self) -> list[str]:
+        """What should fail the test: misses, a recording that broke off, an error, a server that died."""
+        where = f"{self.cassette} (record mode {self.mode})"
+        found: list[str] = []
+        events = self.events()
+        for e in events:
+            kind = e.get("event")
+            if kind == "miss":
+                found.append(f"{where}: {e.get('method') or 'a request'} was not answered from the cassette: "
+                             f"{e.get('message')}")
+            elif kind == "error":
+                found.append(f"{where}: the cassette server failed: {e.get('message')}")
+            elif kind == "not-saved" and not e.get("clean", False):
+                found.append(f"{where}: recording not saved ({e.get('reason')}); the cassette was left as it was")
+        if self._proc is not None and not any(e.get("event") == "error" for e in events):
+            finished = any(e.get("event") in ("done", "saved", "not-saved") for e in events)
+            if self._died is not None:
+                found.append(f"{where}: the cassette server exited with code {self._died} during the test"
+                             f"{self._tail()}")
+            elif not finished and self._final is not None:
+                found.append(f"{where}: the cassette server stopped without finishing{self._tail()}")
+        return found
+
+
+def _stdio_env(extra: Mapping[str, str] | None) -> dict[str, str]:
+    # MCP clients start servers with a pared-down environment (the SDK passes HOME, PATH, ... only):
+    # pass PYTHONPATH on, so the serving process imports the same mcpreel as this one
+    env: dict[str, str] = {}
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    env.update(extra or {})
+    return env
+
+
+def cassette_server(
+    cassette: str | os.PathLike[str],
+    mode: RecordMode | str = RecordMode.ONCE,
+    *,
+    command: str | Sequence[str] | None = None,
+    url: str | None = None,
+    transport: str | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    match: str = "method-params",
+    start_timeout: float = 30.0,
+) -> CassetteServer:
+    """A server for a test, backed by ``cassette`` in record mode ``mode``.
+
+    ``command`` (stdio) or ``url`` (HTTP) is the real server, needed when the mode records or forwards.
+    ``transport`` defaults to stdio for a command, and for a URL to what it names (``/sse``: legacy
+    SSE, else Streamable HTTP); with neither, stdio. ``env``/``cwd`` are for the serving process (and
+    so the real server it starts). Raises a :class:`~mcpreel.errors.McpreelError` when the cassette is
+    corrupt, the mode unknown, the words do not fit, or an HTTP server does not come up in time.
+    """
+    from mcpreel.cassette.run import TRANSPORTS, check_target, http_transport_for, plan
+
+    if transport is None:
+        transport = http_transport_for(url) if url is not None else "stdio"
+    if transport not in TRANSPORTS:
+        raise UsageError(f"unknown transport {transport!r} (known: {', '.join(TRANSPORTS)})")
+    from mcpreel.replay.matcher import MATCH_MODES
+
+    match = match.replace("_", "-")  # mcp-recorder spells it method_params
+    if match not in MATCH_MODES:
+        raise UsageError(f"unknown match mode {match!r} (known: {', '.join(MATCH_MODES)})")
+    path = Path(cassette).absolute()
+    p = plan(path, mode)
+    check_target(p, transport, command, url)
+    workdir = Path(tempfile.mkdtemp(prefix="mcpreel-cassette-"))  # 0700
+    report = workdir / "report.jsonl"
+    argv = [*MCPREEL, "serve", str(path), "--record-mode", p.mode.value, "--report", str(report),
+            "--match", match]
+    shown_cwd = os.fspath(cwd) if cwd is not None else None
+    if transport == "stdio":
+        if command is not None:
+            argv += ["--target-command", command if isinstance(command, str) else shlex.join(map(str, command))]
+        return CassetteServer(cassette=path, mode=p.mode, plan=p, transport=transport, argv=argv,
+                              env=_stdio_env(env), cwd=shown_cwd, workdir=workdir, report=report)
+    argv += ["--transport", transport, "--host", "127.0.0.1", "--port", "0"]
+    if url is not None:
+        argv += ["--target-url", url]
+    server = CassetteServer(cassette=path, mode=p.mode, plan=p, transport=transport, argv=argv,
+                            env={**os.environ, **(env or {})}, cwd=shown_cwd, workdir=workdir, report=report)
+    server._start_http(server.env, start_timeout)
+    return server

@@ -1,0 +1,68 @@
+"""Driving a cassette-backed server with the official SDK client, in the test's own process."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from mcpreel.cassette.server import CassetteServer
+
+PEERS = Path(__file__).resolve().parent.parent / "replay" / "peers"
+SDK_SERVER = [sys.executable, str(PEERS / "sdk_server.py")]
+#: a server command that would fail: a replay that needed it would show
+DEAD = [sys.executable, "-c", "import sys; sys.exit(3)"]
+
+
+async def _sampling(ctx: Any, params: Any) -> Any:
+    from mcp.types import CreateMessageResult, TextContent
+
+    return CreateMessageResult(role="assistant", model="fake", content=TextContent(type="text", text="42"))
+
+
+async def _calls(session: Any, calls: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    from mcp import MCPError
+
+    init = await session.initialize()
+    got: dict[str, Any] = {"server": init.server_info.name,
+                           "tools": sorted(t.name for t in (await session.list_tools()).tools), "calls": []}
+    for name, arguments in calls:
+        try:
+            r = await session.call_tool(name, arguments)
+            got["calls"].append(r.content[0].text if r.content else None)
+        except MCPError as exc:
+            got["calls"].append(f"error {exc.error.code}: {exc.error.message}")
+    return got
+
+
+def drive(server: CassetteServer, calls: list[tuple[str, dict[str, Any]]], errlog: Path) -> dict[str, Any]:
+    """Initialize, list the tools, make ``calls``; what the client got (an MCP error as ``error CODE: message``)."""
+    from mcp import ClientSession, stdio_client
+
+    async def main() -> dict[str, Any]:
+        if server.transport == "stdio":
+            with open(errlog, "a") as err:
+                async with stdio_client(server.stdio_parameters(), errlog=err) as (r, w):
+                    async with ClientSession(r, w, sampling_callback=_sampling) as s:
+                        return await _calls(s, calls)
+        import httpx2
+        from mcp.client.sse import sse_client
+        from mcp.client.streamable_http import streamable_http_client
+
+        if server.transport == "sse":
+            async with sse_client(server.url) as (r, w):
+                async with ClientSession(r, w, sampling_callback=_sampling) as s:
+                    return await _calls(s, calls)
+
+        async with httpx2.AsyncClient() as http:
+            async with streamable_http_client(server.url, http_client=http) as (r, w):
+                async with ClientSession(r, w, sampling_callback=_sampling) as s:
+                    return await _calls(s, calls)
+
+    return asyncio.run(asyncio.wait_for(main(), 60))
+
+
+ECHO = ("echo", {"text": "hello"})
+ADD = ("add", {"a": 2, "b": 3})
+ASK = ("ask", {"question": "meaning?"})

@@ -1,0 +1,168 @@
+"""The pytest plugin as a user meets it: a test file with the marker and the fixture, run by pytest (pytester)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from mcpreel.cassette.mode import RecordMode
+from mcpreel.pytest_plugin import cassette_path
+from tests.conftest import free_port
+from tests.replay.e2e_helpers import Background
+
+from .helpers import DEAD, SDK_SERVER
+
+pytest_plugins = ["pytester"]
+pytestmark = pytest.mark.e2e
+
+#: mcp-recorder's plugin (a benchmark extra) also claims --mcp-record-mode: keep the inner runs to ours
+ISOLATE = ("-p", "no:mcp_recorder", "-p", "no:xdist", "-p", "no:cacheprovider")
+
+STDIO_TESTS = '''
+import asyncio
+import pytest
+from mcp import ClientSession, stdio_client
+
+async def echo(params, text):
+    with open("server-stderr.log", "a") as err:
+        async with stdio_client(params, errlog=err) as (r, w):
+            async with ClientSession(r, w) as s:
+                await s.initialize()
+                await s.list_tools()
+                return (await s.call_tool("echo", {{"text": text}})).content[0].text
+
+@pytest.mark.mcp_cassette(command={command!r}{extra})
+def test_echo(mcp_server):
+    assert mcp_server.transport == "stdio" and mcp_server.argv[1:3] == ["-m", "mcpreel"]
+    try:
+        got = asyncio.run(echo(mcp_server.stdio_parameters(), {text!r}))
+    except Exception as exc:
+        got = f"error: {{exc}}"
+    print("GOT", got)
+'''
+
+HTTP_TESTS = '''
+import asyncio
+import httpx2
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+async def echo(url):
+    async with httpx2.AsyncClient() as http:
+        async with streamable_http_client(url, http_client=http) as (r, w):
+            async with ClientSession(r, w) as s:
+                await s.initialize()
+                await s.list_tools()
+                return (await s.call_tool("echo", {{"text": "over http"}})).content[0].text
+
+@pytest.mark.mcp_cassette("recorded/echo.jsonl", url={url!r})
+def test_http_echo(mcp_server):
+    assert mcp_server.url.startswith("http://127.0.0.1:")
+    assert asyncio.run(echo(mcp_server.url)) == "over http"
+'''
+
+
+def _stdio_file(pytester, command, text="hello", extra=""):
+    pytester.makepyfile(test_inner=STDIO_TESTS.format(command=command, text=text, extra=extra))
+
+
+def test_marker_and_fixture_record_replay_and_obey_the_record_mode_option(pytester):
+    _stdio_file(pytester, [*SDK_SERVER, "stdio"])
+    result = pytester.runpytest(*ISOLATE, "-s")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*GOT hello*"])
+    cassette = pytester.path / "cassettes" / "test_inner" / "test_echo.jsonl"  # the default place
+    assert cassette.is_file() and (cassette.stat().st_mode & 0o777) == 0o600
+    recorded = cassette.read_bytes()
+
+    _stdio_file(pytester, DEAD)  # replayed: the real server is never started
+    result = pytester.runpytest(*ISOLATE, "-s")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*GOT hello*"])
+
+    # the marker says all, --mcp-record-mode none overrides it: a miss fails the test at teardown,
+    # even though the test swallowed the client's error
+    _stdio_file(pytester, DEAD, text="bye", extra=', record_mode="all"')
+    result = pytester.runpytest(*ISOLATE, "-s", "--mcp-record-mode", "none")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines([
+        "*ERROR at teardown of test_echo*",
+        f"*{cassette} (record mode none): tools/call was not answered from the cassette: no recorded tools/call "
+        'matches these params; closest is request #3 (line 7) tools/call echo, which differs at '
+        '$.params.arguments.text: "hello" -> "bye" (recorded -> received)',
+    ])
+    assert cassette.read_bytes() == recorded
+
+    # without the option the marker's all applies: the dead server breaks the recording off, and the
+    # cassette stays as it was
+    result = pytester.runpytest(*ISOLATE, "-s")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*(record mode all): recording not saved (server exited with code 3*"])
+    assert cassette.read_bytes() == recorded
+
+
+def test_http_marker_with_a_path_and_the_long_option(pytester):
+    port = free_port()
+    server = Background([*SDK_SERVER, "streamable-http", str(port)], port=port)
+    try:
+        pytester.makepyfile(test_http=HTTP_TESTS.format(url=f"http://127.0.0.1:{port}/mcp"))
+        pytester.runpytest(*ISOLATE).assert_outcomes(passed=1)
+    finally:
+        server.stop()
+    cassette = pytester.path / "recorded" / "echo.jsonl"  # relative to the test file's folder
+    assert cassette.is_file()
+    pytester.runpytest(*ISOLATE, "--mcpreel-record-mode", "none").assert_outcomes(passed=1)  # the server is gone
+
+
+def test_a_corrupt_cassette_a_bad_marker_and_a_bad_mode_are_told_plainly(pytester):
+    pytester.makepyfile(test_bad='''
+import pytest
+
+@pytest.mark.mcp_cassette("corrupt.jsonl", command=["true"])
+def test_corrupt(mcp_server):
+    pass
+
+@pytest.mark.mcp_cassette(command=["true"], record="all")
+def test_unknown_argument(mcp_server):
+    pass
+
+def test_no_marker_and_no_cassette(mcp_server):
+    pass
+''')
+    (pytester.path / "corrupt.jsonl").write_bytes(b'{"v":1,"type":"meta"}\n{"oops"\n')
+    result = pytester.runpytest(*ISOLATE, "--mcp-record-mode", "once")
+    result.assert_outcomes(errors=3)
+    result.stdout.fnmatch_lines([
+        f"*mcp_cassette: {pytester.path / 'corrupt.jsonl'}: invalid JSON on line 2*",
+        "*mcp_cassette: @pytest.mark.mcp_cassette: unknown argument(s) record (known: command, cwd, env, match, path, record_mode, transport, url)*",
+        "*test_no_marker_and_no_cassette.jsonl is missing, and record mode once then asks the real server*",
+    ])
+    assert (pytester.path / "corrupt.jsonl").read_bytes() == b'{"v":1,"type":"meta"}\n{"oops"\n'
+    assert not (pytester.path / "cassettes").exists()
+
+    result = pytester.runpytest(*ISOLATE, "--mcp-record-mode", "sometimes")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--mcp-record-mode: invalid choice: 'sometimes' (choose from 'once', 'new_episodes', 'none', 'all')*"])
+
+
+def test_default_cassette_paths(pytester):
+    items = pytester.getitems('''
+import pytest
+class TestGroup:
+    def test_method(self): pass
+@pytest.mark.parametrize("x", ["a/b", "c d"])
+def test_param(x): pass
+''')
+    folder = pytester.path / "cassettes"
+    module = items[0].path.stem
+    assert [cassette_path(i) for i in items] == [
+        folder / module / "TestGroup.test_method.jsonl",
+        folder / module / "test_param-a-b.jsonl",
+        folder / module / "test_param-c-d.jsonl",
+    ]
+    assert cassette_path(items[0], "x/y.jsonl") == pytester.path / "x" / "y.jsonl"
+    assert cassette_path(items[0], "/abs/c.jsonl").as_posix() == "/abs/c.jsonl"
+    assert RecordMode.values() == ("once", "new_episodes", "none", "all")
+    assert sys.executable  # the serving process runs on this interpreter
