@@ -164,3 +164,24 @@ def test_taken_port_leaves_no_default_file(tmp_path: Path) -> None:
         _one_line_error(["record", "--transport", "sse", "--target", "http://127.0.0.1:9/sse",
                          "--listen", f"127.0.0.1:{busy.getsockname()[1]}"], tmp_path)
     assert list((tmp_path / "mcpreel-sessions").glob("*")) == []
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--target", "http://127.0.0.1:99999/mcp"], "Port out of range"),
+    (["--target", "ftp://x/mcp"], "target must be an http:// or https:// URL"),
+    (["--target", "http://127.0.0.1:9/mcp", "--listen", "nowhere"], "--listen must be HOST:PORT"),
+])
+def test_bad_words_leave_no_default_file(tmp_path: Path, args: list[str], says: str) -> None:
+    """Without --out the recorder picks a file under ./mcpreel-sessions: not before the words are checked."""
+    line = _one_line_error(["record", "--transport", "streamable-http", *args], tmp_path)
+    assert says in line
+    assert not (tmp_path / "mcpreel-sessions").exists()
+
+
+@pytest.mark.parametrize("option", ["--envelope", "--session-file"])
+def test_an_output_that_cannot_be_written_fails_before_listening(tmp_path: Path, option: str) -> None:
+    (tmp_path / "afile").write_text("")
+    line = _one_line_error(["record", "--transport", "streamable-http", "--target", "http://127.0.0.1:9/mcp",
+                            "--listen", "127.0.0.1:0", "--out", "r.jsonl", option, "afile/x.json"], tmp_path)
+    assert "afile/x.json: cannot write the" in line
+    assert not (tmp_path / "r.jsonl").exists()

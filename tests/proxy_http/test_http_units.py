@@ -84,3 +84,30 @@ def test_taken_port_is_a_transport_error() -> None:
         assert first.url == f"http://127.0.0.1:{first.port}/mcp"
     finally:
         first.close()
+
+
+def test_the_closing_line_counts_in_words() -> None:
+    from pathlib import Path
+
+    from mcpreel.cli.record_http import summary
+    from mcpreel.proxy.http_recorder import RecorderStats
+    from mcpreel.proxy.http_session import HttpRecordResult
+
+    one = HttpRecordResult(Path("s.jsonl"), RecorderStats(exchanges=1, messages_in=1, requests=1, invalid=1), 1,
+                           "signal SIGINT")
+    assert summary(one) == ("1 message in 1 HTTP exchange (1 request, 1 unanswered, 1 invalid) recorded -> s.jsonl; "
+                            "signal SIGINT")
+    many = HttpRecordResult(Path("s.jsonl"), RecorderStats(exchanges=3, messages_in=2, messages_out=2, requests=2), 0,
+                            "stopped")
+    assert summary(many) == "4 messages in 3 HTTP exchanges (2 requests) recorded -> s.jsonl; stopped"
+
+
+def test_every_proxy_header_is_hop_by_hop() -> None:
+    """Spec 03: ``Proxy-*`` are hop-by-hop (RFC 9110's Proxy-Authenticate/-Authorization, RFC 9209's
+    Proxy-Status, and the non-standard Proxy-Connection): none goes on, either way."""
+    request = [(b"proxy-status", b"x"), (b"proxy-connection", b"keep-alive"), (b"proxy-authorization", b"Basic a"),
+               (b"mcp-method", b"tools/call")]
+    assert _filter(request, _REQUEST_DROP) == [(b"mcp-method", b"tools/call")]
+    answer = [(b"Proxy-Status", b"edge; error=timeout"), (b"Proxy-Authentication-Info", b"x"),
+              (b"Mcp-Session-Id", b"s")]
+    assert _filter(answer, _RESPONSE_DROP) == [(b"Mcp-Session-Id", b"s")]

@@ -317,3 +317,66 @@ async def test_redact_changes_the_record_never_the_wire(tmp_path: Path) -> None:
     assert "hunter2" not in text and "sk-live-123456" not in text and "abc123" not in text
     sent = messages(run.records(), "in")[0]
     assert sent["params"]["arguments"] == {"user": "bob", "password": MARKER, "api_key": MARKER}
+
+
+async def test_a_request_target_that_is_not_a_path_is_refused_and_goes_nowhere(tmp_path: Path) -> None:
+    """``OPTIONS *`` (or any target not starting with ``/``) cannot name a path on the target: the proxy
+    answers 400 itself, and never builds a URL of it (``origin + target`` could name another host)."""
+    target = ScriptedTarget()
+    with ThreadServer(target) as srv:
+        with proxy("streamable-http", srv.url("/mcp"), tmp_path) as run:
+            port = int(run.url.split(":")[2].split("/")[0])
+
+            def ask(request_target: bytes) -> bytes:
+                import socket
+
+                with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+                    s.sendall(b"OPTIONS " + request_target + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    data = b""
+                    while chunk := s.recv(65536):
+                        data += chunk
+                return data
+
+            answer = await anyio.to_thread.run_sync(ask, b"*")
+            fine = await anyio.to_thread.run_sync(ask, b"/status/204")
+    assert answer.startswith(b"HTTP/1.1 400 "), answer
+    assert b"is not a path" in answer and b'"jsonrpc":"2.0"' in answer
+    assert fine.startswith(b"HTTP/1.1 204 ")
+    assert [s["path"] for s in target.seen] == ["/status/204"]
+    refused = [c for c in transports(run.records()) if c.get("status") == 400]
+    assert len(refused) == 1 and refused[0]["path"] == "*" and "not a path" in refused[0]["proxy"]
+
+
+async def test_session_file_is_saved_while_recording(tmp_path: Path) -> None:
+    """qai's --session-file with --save-every: the file holds what was said before the proxy stops."""
+    qai = tmp_path / "q.json"
+    body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    with ThreadServer(ScriptedTarget()) as srv:
+        with proxy("streamable-http", srv.url("/mcp"), tmp_path, session_file=qai, save_every=0.05) as run:
+            async with httpx2.AsyncClient() as http:
+                await http.post(run.url.replace("/mcp", "/echo-headers"), content=body)
+            deadline = time.monotonic() + 10
+            while not (qai.exists() and len(jsonio.loads(qai.read_bytes())["messages"]) == 2):
+                assert time.monotonic() < deadline, "session file not saved while recording"
+                await anyio.sleep(0.02)
+            during = jsonio.loads(qai.read_bytes())
+    assert during["ended_at"] is None and during["transport"] == "streamable-http"
+    assert [m["direction"] for m in during["messages"]] == ["client_to_server", "server_to_client"]
+    assert (qai.stat().st_mode & 0o777) == 0o600
+    assert jsonio.loads(qai.read_bytes())["ended_at"] is not None  # saved once more at the end
+
+
+async def test_an_envelope_that_cannot_be_written_at_the_end_is_one_error_and_the_reel_is_complete(
+        tmp_path: Path) -> None:
+    from mcpreel.errors import UsageError
+
+    with ThreadServer(ScriptedTarget()) as srv:
+        with pytest.raises(UsageError, match=r"s\.envelope\.json: cannot write: .*; the recording is "
+                                             r"complete in .*s\.jsonl \(mcpreel convert "):
+            with proxy("streamable-http", srv.url("/mcp"), tmp_path) as run:
+                async with httpx2.AsyncClient() as http:
+                    await http.post(run.url.replace("/mcp", "/echo-headers"), content=b'{"jsonrpc":"2.0","id":1,"method":"ping"}')
+                (tmp_path / "s.envelope.json").mkdir()  # the envelope's place is taken while recording
+    assert (tmp_path / "s.jsonl").read_text().rstrip().splitlines()[-1].startswith('{"t":')
+    assert '"type":"end"' in (tmp_path / "s.jsonl").read_text().rstrip().splitlines()[-1]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.envelope.json", "s.jsonl"]  # no temp file left

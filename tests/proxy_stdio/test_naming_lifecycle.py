@@ -76,3 +76,7 @@ def test_the_server_runs_in_its_own_process_group():
     out, _ = proc.communicate(timeout=20)
     pgrp, pid = out.split()
     assert pgrp == pid
+
+
+def test_default_label_of_a_url_with_a_bad_port_is_still_its_host():
+    assert default_label(url="http://example.com:99999/mcp") == "example.com"

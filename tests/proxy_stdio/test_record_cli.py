@@ -204,3 +204,22 @@ def test_proxy_start_is_the_same_engine(tmp_path):
     missing = subprocess.run([PY, "-m", "mcpreel", "proxy", "start", "--transport", "stdio"], capture_output=True,
                              timeout=30)
     assert missing.returncode == 2 and b"give it after --target-command" in missing.stderr
+
+
+def test_a_signal_while_the_pipes_drain_still_ends_the_file(tmp_path):
+    """The server exited but a child of it holds its pipes: the proxy drains them (up to 2 s). A SIGTERM
+    then (a client's shutdown) goes on to what is left of the server's group, and the file still ends."""
+    out = tmp_path / "s.jsonl"
+    proc = subprocess.Popen(record_argv(out) + [PY, RAW, "orphan"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdin.write(PING)
+    proc.stdin.flush()
+    assert proc.stdout.readline() == PING
+    assert proc.stderr.readline() == b"leaving\n"
+    time.sleep(0.3)  # the server is gone; its child still holds the pipes
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(10) == 0  # the server's own exit code
+    lines = reel_lines(out)
+    assert lines[-1]["type"] == "end" and lines[-1]["exitCode"] == 0
+    assert lines[-1]["reason"] == "server exited with code 0"  # the signal came after: not why it ended
+    assert messages(lines) == [json.loads(PING)] * 2

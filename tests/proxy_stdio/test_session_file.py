@@ -114,3 +114,33 @@ def test_the_qai_surface_start_inspect_export(tmp_path):
     bad = subprocess.run([PY, "-m", "mcpreel", "proxy", "export", "--session-file", str(qai), "--output",
                           str(tmp_path / "x"), "--output-format", "nope"], capture_output=True, timeout=30)
     assert bad.returncode == 2 and b"unknown format 'nope'" in bad.stderr
+
+
+def test_a_session_file_that_cannot_be_written_is_a_usage_error_before_the_server_starts(tmp_path):
+    (tmp_path / "afile").write_text("")
+    out = tmp_path / "s.jsonl"
+    proc = run_record(out, [PY, RAW, "exit", "5"], b"", "--session-file", str(tmp_path / "afile" / "s.json"))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count(b"\n") == 1 and proc.stderr.startswith(b"error: ")
+    assert b"cannot write the session file" in proc.stderr and b"Traceback" not in proc.stderr
+    assert not out.exists()  # nothing recorded, nothing started
+
+
+def test_a_session_file_lost_during_the_run_is_warned_and_not_claimed(tmp_path):
+    """The folder was fine at the start; at the end the file cannot be put there: a warning, the reel
+    stays complete, the closing line does not name a file it did not write, the exit code stays the server's."""
+    out, qai = tmp_path / "s.jsonl", tmp_path / "s.json"
+    proc = subprocess.Popen([PY, "-m", "mcpreel", "record", "--out", str(out), "--session-file", str(qai),
+                             "--save-every", "0", "--", PY, RAW, "echo"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdin.write(PING)
+    proc.stdin.flush()
+    assert proc.stdout.readline() == PING
+    qai.mkdir()  # now nothing can be renamed onto it
+    proc.stdin.close()
+    assert proc.wait(20) == 0
+    err = proc.stderr.read().decode()
+    assert f"warning: {qai}: session file not saved" in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"mcpreel: recorded 2 messages -> {out}; server exited with code 0"), err
+    assert reel_lines(out)[-1]["type"] == "end"

@@ -101,23 +101,31 @@ def run_record(
             raise UsageError(f"--transport {transport} records a server at a URL ({target_flag}), not a command")
         if not target:
             raise UsageError(f"--transport {transport} needs {target_flag} URL")
+        from mcpreel.proxy.http import parse_target
+
+        parse_target(target)  # a bad URL is refused before a label or a file is made of it
         label = label or default_label(url=target)
+    from mcpreel.proxy.naming import check_writable
+
+    for path, what in ((session_file, "session file"), (envelope, "envelope")):
+        if path:
+            check_writable(path, what)  # before a default file is claimed or anything starts
     redactor = None
     if redact:
         from mcpreel.redact import Redactor
 
         redactor = Redactor()
-    out_path = Path(out) if out else default_out_path(label)
-
     if transport != "stdio":
         from mcpreel.cli.record_http import run_http_record
 
+        # the default file is claimed there, once --listen and the target are known to be good
         sys.exit(run_http_record(
-            transport=transport, target=target, listen=listen, out=out_path, label=label,
+            transport=transport, target=target, listen=listen, out=Path(out) if out else None, label=label,
             session_file=session_file, save_every=save_every, redact=redact, keep_secrets=keep_secrets,
             envelope=envelope, allow_origins=list(allow_origins),
         ))
 
+    out_path = Path(out) if out else default_out_path(label)
     shown = list(command)
     if redact:
         from mcpreel.redact import redact_command

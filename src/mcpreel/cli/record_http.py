@@ -31,6 +31,10 @@ def _redactor() -> Callable[[Any], Any]:
     return fn
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def summary(result: HttpRecordResult) -> str:
     """The closing line: what was recorded, where."""
     s = result.stats
@@ -39,8 +43,8 @@ def summary(result: HttpRecordResult) -> str:
     files = str(result.out)
     if result.session_file is not None:
         files += f" and {result.session_file}"
-    text = (f"{s.messages} messages in {s.exchanges} HTTP exchanges ({s.requests} requests{unanswered}{invalid}) "
-            f"recorded -> {files}; {result.reason}")
+    text = (f"{_count(s.messages, 'message')} in {_count(s.exchanges, 'HTTP exchange')} "
+            f"({_count(s.requests, 'request')}{unanswered}{invalid}) recorded -> {files}; {result.reason}")
     if result.envelope is not None:
         text += f"; envelope -> {result.envelope}"
     return text
@@ -69,8 +73,8 @@ def run_http_record(
         output.warning(f"listening on {host}: other machines can reach this proxy and, through it, the target "
                        "(foreign Origins are still refused)")
     label = label or default_label(url=target)
-    out_path = Path(out) if out is not None else default_out_path(label)
     redactor = _redactor() if redact else None
+    out_path = Path(out) if out is not None else default_out_path(label)  # last: every word was checked
 
     def ready(url: str) -> None:
         output.info(f"mcpreel: recording {_NAMES[transport]} {target} -> {out_path}")

@@ -14,7 +14,8 @@ What a transparent proxy must respect (spec 03), and where it is done here:
   for the record. The one rewrite is the legacy transport's ``endpoint`` event, when its URI is absolute:
   it is pointed at the proxy (a relative URI already resolves against the proxy, since paths map 1:1);
 - statuses: every status the target gives is passed on; the proxy answers by itself only 403 (a foreign
-  ``Origin`` on its own listener) and 502 (target unreachable, with a JSON-RPC error body);
+  ``Origin`` on its own listener), 400 (a request target that is not a path, ``OPTIONS *``) and 502 (target
+  unreachable), each with a JSON-RPC error body;
 - headers: end-to-end ones are kept (``Mcp-Session-Id``, ``MCP-Protocol-Version``, ``Mcp-Method``,
   ``Mcp-Name``, ``Mcp-Param-*``, ``Last-Event-ID``, ``Authorization``, ``WWW-Authenticate``, cookies, ...);
   hop-by-hop ones (and those a ``Connection`` header names) are dropped; ``Host`` is the target's. The
@@ -159,12 +160,12 @@ def _upstream(config: ProxyConfig) -> httpx2.AsyncBaseTransport:
 
 
 def _filter(headers: Sequence[tuple[bytes, bytes]], drop: frozenset[bytes]) -> list[tuple[bytes, bytes]]:
-    """End-to-end headers only: ``drop`` and whatever a ``Connection`` header names go."""
+    """End-to-end headers only: ``drop``, every ``Proxy-*`` and whatever a ``Connection`` header names go."""
     out = []
     named: set[bytes] | None = None
     for k, v in headers:
         low = k.lower()
-        if low in drop:
+        if low in drop or low.startswith(b"proxy-"):
             if low == b"connection":
                 named = (named or set()) | {t.strip().lower() for t in v.split(b",") if t.strip()}
             continue
@@ -296,6 +297,13 @@ class RecordingProxy:
         if origin is not None and not origin_allowed(origin.decode("latin-1"), self.config.allow_origins):
             await self._reject_origin(method, path, headers, origin.decode("latin-1"), send)
             return
+        if raw_path[:1] != b"/":
+            # `OPTIONS *` and the like name no path: glued to the target's origin they would make no URL,
+            # or one on another host (`@host/...`). The proxy forwards to the target only, so it answers.
+            await self._refuse(method, path, headers, send, 400, f"request target {path} is not a path",
+                               f"Bad Request: the request target {path!r} is not a path (the mcpreel proxy "
+                               "forwards paths to its target only)")
+            return
 
         body = await self._read_body(receive)
         if body is None:
@@ -325,10 +333,15 @@ class RecordingProxy:
 
     async def _reject_origin(self, method: str, path: str, headers: list[tuple[bytes, bytes]], origin: str,
                              send: Any) -> None:
-        self.recorder.rejected(method, path, headers, 403, f"origin {origin} not allowed")
-        body = _error_body(None, f"Forbidden: Origin {origin} is not allowed by the mcpreel proxy "
-                                 "(allow it with --allow-origin)")
-        await send({"type": "http.response.start", "status": 403,
+        await self._refuse(method, path, headers, send, 403, f"origin {origin} not allowed",
+                           f"Forbidden: Origin {origin} is not allowed by the mcpreel proxy (allow it with --allow-origin)")
+
+    async def _refuse(self, method: str, path: str, headers: list[tuple[bytes, bytes]], send: Any, status: int,
+                      reason: str, message: str) -> None:
+        """Answer ``status`` with a JSON-RPC error, recorded as a request that never reached the target."""
+        self.recorder.rejected(method, path, headers, status, reason)
+        body = _error_body(None, message)
+        await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
 

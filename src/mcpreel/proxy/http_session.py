@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcpreel.errors import TransportError, UsageError
+from mcpreel.errors import McpreelError, TransportError, UsageError
 from mcpreel.fileio import atomic_output
 from mcpreel.formats import get_writer, open_session
 from mcpreel.formats.http_envelope import LABEL_OF_TRANSPORT
@@ -24,7 +24,7 @@ from mcpreel.formats.reel import ReelWriter
 from mcpreel.model import Kind, Message, SessionInfo
 from mcpreel.proxy.http import ProxyConfig, ProxyServer, RecordingProxy
 from mcpreel.proxy.http_recorder import HttpRecorder, RecorderStats
-from mcpreel.proxy.naming import claim
+from mcpreel.proxy.naming import check_writable, claim
 from mcpreel.proxy.session_file import SessionFileKeeper
 
 __all__ = ["HttpRecordResult", "record_http", "write_envelope"]
@@ -126,6 +126,9 @@ def record_http(
     """
     if session_file is not None:
         get_writer("qai")  # a build without the qai writer fails here, before anything is bound or created
+        check_writable(session_file, "session file")
+    if envelope is not None:
+        check_writable(envelope, "envelope")  # said now, not after the session
     sink = _Sink(redactor, warn)
     recorder = HttpRecorder(sink, keep_secrets=config.keep_secrets)
     try:
@@ -160,10 +163,15 @@ def record_http(
         raise
     finally:
         sink.writer.close(0, reason)
-        if keeper is not None:
-            keeper.close()
+        session_saved = keeper.close() if keeper is not None else False  # a failure was warned
     result = HttpRecordResult(out_path, recorder.stats, recorder.unanswered, reason,
-                              session_file=Path(session_file) if session_file is not None else None)
+                              session_file=Path(session_file) if session_saved else None)
     if envelope is not None:
-        result.envelope = write_envelope(out_path, envelope, session_headers=recorder.session_headers)
+        try:
+            result.envelope = write_envelope(out_path, envelope, session_headers=recorder.session_headers)
+        except (OSError, McpreelError) as exc:  # its place was taken while recording, a full disk
+            why = str(exc) if isinstance(exc, McpreelError) else f"{envelope}: cannot write: {exc.strerror or exc}"
+            to = LABEL_OF_TRANSPORT.get(config.transport, "streamable-http")
+            raise UsageError(f"{why}; the recording is complete in {out_path} "
+                             f"(mcpreel convert {out_path} {envelope} --to {to} writes it)") from exc
     return result

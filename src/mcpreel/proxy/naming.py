@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from mcpreel.errors import UsageError
 from mcpreel.fileio import PRIVATE_MODE
 
-__all__ = ["DEFAULT_DIR", "claim", "default_label", "default_out_path"]
+__all__ = ["DEFAULT_DIR", "check_writable", "claim", "default_label", "default_out_path"]
 
 DEFAULT_DIR = "mcpreel-sessions"
 
@@ -41,7 +42,11 @@ def default_label(command: Sequence[str] = (), url: str | None = None) -> str:
     if url:
         parts = urlsplit(url)
         host = parts.hostname or "http"
-        return _clean(f"{host}-{parts.port}" if parts.port else host)
+        try:
+            port = parts.port
+        except ValueError:  # a port out of range: the label is only a name, the URL is checked elsewhere
+            port = None
+        return _clean(f"{host}-{port}" if port else host)
     if not command:
         return "session"
     first = os.path.basename(command[0])
@@ -106,3 +111,25 @@ def claim(path: str | os.PathLike[str]) -> Path:
         if not _create_exclusive(target):
             raise FileExistsError(17, "appeared while being replaced", str(target))
     return target
+
+
+def check_writable(path: str | os.PathLike[str], what: str) -> None:
+    """A :class:`UsageError` now when a file could not be put at ``path`` later; touches nothing.
+
+    A session file or an envelope is written when the recording ends, perhaps hours later: a place that
+    is a folder, or under a file, is a mistake in the command, to be said before anything starts.
+    ``what`` names the file in the message (``session file``, ``envelope``).
+    """
+    target = Path(path)
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:  # missing folders are made when it is written
+        folder = folder.parent
+    if target.is_dir():
+        why = "it is a directory"
+    elif not folder.is_dir():
+        why = f"{folder} is not a directory"
+    elif not os.access(folder, os.W_OK | os.X_OK):
+        why = f"permission denied in {folder}"
+    else:
+        return
+    raise UsageError(f"{os.fspath(path)}: cannot write the {what}: {why}")

@@ -80,6 +80,8 @@ class WireRecorder:
         self._closed = False
         self._counts = {"in": [0, 0], "out": [0, 0]}  # direction -> [messages, invalid lines]
         self.stderr_lines = 0
+        #: the session file's last save at :meth:`close` succeeded (False: there is none, or it failed)
+        self.session_saved = False
 
     @property
     def messages(self) -> int:
@@ -176,4 +178,4 @@ class WireRecorder:
         except Exception as exc:
             self._fail(exc)
         if self.keeper is not None:
-            self.keeper.close()
+            self.session_saved = self.keeper.close()

@@ -28,7 +28,7 @@ from mcpreel.formats.reel import ReelWriter
 from mcpreel.model import SessionInfo
 from mcpreel.proxy.framing import LineCutter
 from mcpreel.proxy.lifecycle import ServerStartError, exit_status, forward_signals, signal_name, spawn_server
-from mcpreel.proxy.naming import claim
+from mcpreel.proxy.naming import check_writable, claim
 from mcpreel.proxy.recorder import RecordRedactor, WireRecorder, now_ms
 from mcpreel.proxy.session_file import SessionFileKeeper
 
@@ -48,7 +48,7 @@ class RecordResult:
     exit_code: int
     reason: str
     out: Path
-    session_file: Path | None = None
+    session_file: Path | None = None  # None also when it was asked for but could not be saved (warned)
     messages: int = 0
     invalid: int = 0
     stderr_lines: int = 0
@@ -180,11 +180,15 @@ class StdioProxy:
             for thread in threads.values():
                 thread.start()
             returncode = self.process.wait()
-        # judged the moment the server is gone, before anyone can react to its going
-        self.client_ended = self.client_eof.is_set() or self.client_gone.is_set() or bool(self.signals)
-        # what the server wrote before it exited is still in the pipes: read it to the end
-        threads["out"].join(_DRAIN_SECONDS)
-        threads["err"].join(_DRAIN_SECONDS)
+            # judged the moment the server is gone, before anyone can react to its going
+            signals = len(self.signals)
+            self.client_ended = self.client_eof.is_set() or self.client_gone.is_set() or bool(signals)
+            # what the server wrote before it exited is still in the pipes: read it to the end. Signals are
+            # still forwarded meanwhile (to a child of the server that holds the pipes), never fatal here:
+            # the file must get its end line
+            threads["out"].join(_DRAIN_SECONDS)
+            threads["err"].join(_DRAIN_SECONDS)
+        del self.signals[signals:]  # a signal that came after the server was gone is not why it ended
         return exit_status(returncode), self._reason(returncode)
 
     def _reason(self, returncode: int) -> str:
@@ -245,6 +249,7 @@ def record_stdio(
     )
     keeper = None
     if session_file is not None:
+        check_writable(session_file, "session file")  # said now, not when the session ends
         keeper = SessionFileKeeper(session_file, info, save_every=save_every, warn=_warn, start=False)
     try:
         out_path = claim(out)
@@ -279,7 +284,7 @@ def record_stdio(
         exit_code=code,
         reason=reason,
         out=out_path,
-        session_file=Path(session_file) if session_file is not None else None,
+        session_file=Path(session_file) if session_file is not None and recorder.session_saved else None,
         messages=recorder.messages,
         invalid=recorder.invalid,
         stderr_lines=recorder.stderr_lines,

@@ -8,6 +8,7 @@ crash       read one line, then exit 3 without answering (a request in flight)
 signal N    kill itself with signal N after the first line
 sigterm     echo; on SIGTERM write "got SIGTERM" on stderr and exit 42
 pid FILE    write its pid to FILE, then echo
+orphan      answer one line, leave a child holding stdout/stderr open for 10 s, say "leaving" and exit 0
 """
 
 from __future__ import annotations
@@ -69,5 +70,14 @@ elif mode == "pid":
     with open(sys.argv[2], "w") as fh:
         fh.write(str(os.getpid()))
     echo()
+elif mode == "orphan":
+    import subprocess
+
+    out.write(sys.stdin.buffer.readline())
+    out.flush()
+    subprocess.Popen(["sleep", "10"])  # inherits the pipes: the proxy's drain waits for it
+    err.write("leaving\n")
+    err.flush()
+    sys.exit(0)
 else:
     sys.exit(f"unknown mode {mode}")
