@@ -8,32 +8,57 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from mcpreel.errors import UsageError
+
 __all__ = ["PRIVATE_MODE", "atomic_output", "open_private_append"]
 
 PRIVATE_MODE = 0o600
 
 
+#: errors of writing itself (as opposed to reading an input inside the ``with`` body)
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
+
+
+def _cannot_write(path: str | os.PathLike[str], exc: OSError) -> UsageError:
+    return UsageError(f"{os.fspath(path)}: cannot write: {exc.strerror or exc}")
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike[str], *, buffering: int = 1 << 20) -> Iterator[BinaryIO]:
-    """Yield a binary file; on success it replaces ``path`` (mode 0600), on any error it vanishes."""
+    """Yield a binary file; on success it replaces ``path`` (mode 0600), on any error it vanishes.
+
+    An output that cannot be written (a missing or read-only folder, a path through a file, a full
+    disk) raises :class:`~mcpreel.errors.UsageError` naming the path: one line, not a traceback.
+    """
     target = Path(path)
     parent = target.parent if str(target.parent) else Path(".")
-    parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=parent)
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as exc:  # a file stands where a folder of the path should be
+        raise UsageError(f"{os.fspath(path)}: cannot write: {exc.filename or parent} is not a folder") from exc
+    except OSError as exc:
+        raise _cannot_write(path, exc) from exc
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=parent)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from exc
     try:
         os.fchmod(fd, PRIVATE_MODE)
         with os.fdopen(fd, "wb", buffering=buffering) as fh:
             yield fh
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and (exc.errno in _WRITE_ERRNOS or exc.filename in (tmp, os.fspath(target))):
+            raise _cannot_write(path, exc) from exc
         raise
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "loads",
     "loads_strict",
     "might_lose_ints",
+    "type_name",
 ]
 
 JSONDecodeError = json.JSONDecodeError
@@ -161,6 +162,23 @@ def dumps_indented(obj: Any) -> bytes:
 def dumps_str(obj: Any) -> str:
     """:func:`dumps` as ``str``."""
     return dumps(obj).decode("utf-8", "surrogatepass")
+
+
+def type_name(value: Any) -> str:
+    """What a parsed JSON value is, in JSON's words, for error messages: ``found an array``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return f"a {type(value).__name__}"
 
 
 def error_reason(exc: BaseException) -> str:

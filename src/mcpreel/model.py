@@ -23,6 +23,7 @@ __all__ = [
     "Message",
     "Session",
     "SessionInfo",
+    "SCOPE_KEY",
     "WireBlock",
     "jsonrpc_id",
     "is_server_method",
@@ -149,14 +150,20 @@ class SessionInfo:
     notes: list[str] = field(default_factory=list)  # what the reader noticed (e.g. "holds no MCP messages")
 
 
+#: The member of ``Message.extra`` that names the file a record of a merged session came from
+#: (:mod:`mcpreel.merge`): each server numbers its own JSON-RPC ids, so ids correlate within it only.
+SCOPE_KEY = "file"
+
+
 @dataclass(slots=True)
 class WireBlock:
     """A run of JSON-RPC payloads: the normalizer's fast lane through a gigabyte transcript.
 
     ``raws[i]`` is a message (or batch) that crossed the wire; ``dirs``/``times``/``sources`` are
     parallel lists, or None: no direction known (bare JSON-RPC), no time anywhere in the block, and
-    consecutive sources starting at ``first_source``. Intercept-dropped and non-message records are
-    never in a block.
+    consecutive sources starting at ``first_source``. ``scopes`` (None unless some record has one) names
+    the server each record belongs to in a merged session (see :data:`SCOPE_KEY`). Intercept-dropped
+    and non-message records are never in a block.
     """
 
     raws: list[Any]
@@ -164,6 +171,7 @@ class WireBlock:
     sources: list[int] | None = None
     dirs: list[str | None] | None = None
     times: list[int | None] | None = None
+    scopes: list[Any] | None = None
 
 
 _BLOCK_SIZE = 4096
@@ -174,6 +182,8 @@ def _blocks_from_messages(messages: Iterable[Message]) -> Iterator[WireBlock]:
     dirs: list[str | None] = []
     times: list[int | None] = []
     sources: list[int] = []
+    scopes: list[Any] = []
+    scoped = False
     for m in messages:
         if m.kind != Kind.MESSAGE or m.dropped:
             continue
@@ -181,11 +191,17 @@ def _blocks_from_messages(messages: Iterable[Message]) -> Iterator[WireBlock]:
         dirs.append(m.dir)
         times.append(m.t)
         sources.append(m.source or 0)
+        scope = m.extra.get(SCOPE_KEY) if m.extra else None
+        if type(scope) is not str:
+            scope = None
+        scopes.append(scope)
+        if scope is not None:
+            scoped = True
         if len(raws) >= _BLOCK_SIZE:
-            yield WireBlock(raws, 0, sources, dirs, times)
-            raws, dirs, times, sources = [], [], [], []
+            yield WireBlock(raws, 0, sources, dirs, times, scopes if scoped else None)
+            raws, dirs, times, sources, scopes, scoped = [], [], [], [], [], False
     if raws:
-        yield WireBlock(raws, 0, sources, dirs, times)
+        yield WireBlock(raws, 0, sources, dirs, times, scopes if scoped else None)
 
 
 class Session:

@@ -6,24 +6,43 @@ its times to the millisecond.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+import math
+from datetime import datetime, timedelta, timezone
 
-__all__ = ["iso_from_ms", "ms_from_iso", "ms_from_any"]
+__all__ = ["MAX_MS", "MIN_MS", "in_range", "iso_from_ms", "ms_from_iso", "ms_from_any"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
+#: The times an ISO-8601 string can name (years 1 to 9999 UTC). Readers refuse or ignore times outside
+#: this range, so every time in the model can be written back in every format.
+MIN_MS = -62_135_596_800_000  # 0001-01-01T00:00:00.000Z
+MAX_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
+
+
+def in_range(ms: int) -> bool:
+    """True when ``ms`` names a time ISO-8601 can write (see :data:`MIN_MS`, :data:`MAX_MS`)."""
+    return MIN_MS <= ms <= MAX_MS
+
 
 def iso_from_ms(ms: int) -> str:
-    """``1747090800123`` -> ``"2025-05-12T23:00:00.123Z"`` (the reel's and seed 004's form)."""
+    """``1747090800123`` -> ``"2025-05-12T23:00:00.123Z"`` (the reel's and seed 004's form).
+
+    The year always has four digits (``strftime`` drops the zeros of years before 1000, which no
+    ISO-8601 reader takes back). Raises ``ValueError`` outside years 1 to 9999.
+    """
     secs, rem = divmod(int(ms), 1000)
-    dt = datetime.fromtimestamp(secs, tz=timezone.utc)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S") + f".{rem:03d}Z"
+    try:
+        dt = _EPOCH + timedelta(seconds=secs)
+    except OverflowError:
+        raise ValueError(f"time {ms} ms is outside years 1 to 9999") from None
+    return dt.replace(tzinfo=None).isoformat() + f".{rem:03d}Z"
 
 
 def ms_from_iso(text: str) -> int:
     """Parse an ISO-8601 time (``Z`` or an offset, any fraction) into epoch milliseconds.
 
-    A time without an offset is taken as UTC. Raises ``ValueError`` for anything else.
+    A time without an offset is taken as UTC. Raises ``ValueError`` for anything else, and for a time
+    whose UTC instant falls outside years 1 to 9999 (``0001-01-01T00:00:00+01:00``).
     """
     s = text.strip()
     if s.endswith(("Z", "z")):
@@ -32,18 +51,28 @@ def ms_from_iso(text: str) -> int:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     delta = dt - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+    ms = (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+    if not MIN_MS <= ms <= MAX_MS:
+        raise ValueError(f"{text!r} is outside years 1 to 9999 in UTC")
+    return ms
 
 
 def ms_from_any(value: object) -> int | None:
-    """A timestamp in any form a session file uses: integer ms, float seconds or ms, ISO string."""
+    """A timestamp in any form a session file uses: integer ms, float seconds or ms, ISO string.
+
+    None for anything that is not a time, NaN and infinities included, and for a time outside years
+    1 to 9999 (which no format could write back).
+    """
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
-        return value
+        return value if MIN_MS <= value <= MAX_MS else None
     if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
         # below 1e11 it can only be seconds (year 5138 in ms)
-        return int(round(value * 1000)) if value < 1e11 else int(round(value))
+        ms = value * 1000 if value < 1e11 else value
+        return int(round(ms)) if MIN_MS <= ms <= MAX_MS else None  # (a huge one turned into an infinity)
     if isinstance(value, str):
         try:
             return ms_from_iso(value)

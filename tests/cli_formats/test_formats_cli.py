@@ -137,3 +137,19 @@ def test_the_installed_command_runs_and_pipes(tmp_path):
     p = subprocess.run([exe, "convert", str(tmp_path / "none.json"), str(tmp_path / "o.jsonl")],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and p.stderr.startswith("error: ") and "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize(("text", "rule"), [
+    ('{"messages": [{"direction": "client_to_server", "payload": null}], "started_at": null}',
+     "qai message 1: payload must be a JSON-RPC object, found null"),
+    ('{"interactions": [7]}', "interaction 1 must be a JSON object, found a number"),
+    ('{"runs": [{"name": "t", "inputs": ["x"]}]}', "run 1: inputs must be an object, found an array"),
+    ('{"v":1,"type":"meta","startedAt":"2026-01-01T00:00:00Z","label":"x","command":[]}\n'
+     '{"t":"2026-01-01T00:00:01Z","dir":"in","raw":true}\n', "source line 2 must be a JSON-RPC object or batch array, found a boolean"),
+])
+def test_errors_name_json_types_in_json_words(tmp_path, text, rule):
+    bad = tmp_path / "bad.json"
+    bad.write_text(text)
+    r = run("import", str(bad), "--out-trace", str(tmp_path / "t.jsonl"))
+    assert r.exit_code == 2 and r.stderr == f"error: {bad}: {rule}\n"
+    assert not (tmp_path / "t.jsonl").exists()

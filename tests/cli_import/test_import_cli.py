@@ -119,3 +119,19 @@ def test_agent_files_are_said_to_hold_no_mcp_traffic(fixtures_dir, tmp_path):
     assert r.exit_code == 0
     assert "holds no MCP messages" in r.stderr and "no tool calls found" in r.stderr
     assert r.stdout.startswith("imported 0 messages")
+
+
+def test_an_output_that_cannot_be_written_is_one_line_exit_2(fixtures_dir, tmp_path):
+    src = fixtures_dir / "assay-docs" / "import-formats@HEAD__06.jsonl"
+    (tmp_path / "afile").write_text("")
+    for out, says in ((tmp_path / "afile" / "t.jsonl", "is not a folder"),
+                      (tmp_path / "afile" / "deeper" / "t.jsonl", "Not a directory")):
+        r = run("import", str(src), "--out-trace", str(out))
+        assert r.exit_code == 2 and "Traceback" not in r.output
+        assert r.stderr.strip().splitlines() == [r.stderr.strip()]  # one line
+        assert r.stderr.startswith(f"error: {out}: cannot write: ") and says in r.stderr
+    if os.geteuid() != 0:  # root writes anywhere: only a user can meet a read-only folder
+        ro = tmp_path / "ro"
+        ro.mkdir(mode=0o500)
+        r = run("import", str(src), "--out-trace", str(ro / "t.jsonl"))
+        assert r.exit_code == 2 and "Permission denied" in r.stderr

@@ -144,3 +144,32 @@ def test_merge_keeps_other_producers_lines(tmp_path):
 def test_origin_names_fall_back_to_paths():
     assert origin_names(["x/a.jsonl", "y/b.jsonl"]) == ["a.jsonl", "b.jsonl"]
     assert origin_names(["x/a.jsonl", "y/a.jsonl"]) == ["x/a.jsonl", "y/a.jsonl"]
+
+
+@pytest.mark.parametrize("middle", ["x.jsonl", "x.qai.json"])
+def test_envelope_session_headers_survive_a_reel_or_qai(tmp_path, middle):
+    # the envelope's top-level transport_context (MCP-Protocol-Version, Mcp-Session-Id) is session state
+    src = fixture("assay-docs/import-formats@HEAD__01.json")
+    convert(src, tmp_path / middle)
+    convert(tmp_path / middle, tmp_path / "back.json", to="streamable-http")
+    assert json.loads((tmp_path / "back.json").read_text()) == json.loads(src.read_text())
+
+
+def test_converting_twice_gives_the_same_bytes(tmp_path):
+    src = fixture("assay-docs/import-formats@HEAD__05.json")
+    convert(src, tmp_path / "a.jsonl")
+    convert(src, tmp_path / "b.jsonl")
+    convert(src, tmp_path / "c.qai.json")
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    meta = json.loads((tmp_path / "a.jsonl").read_text().splitlines()[0])
+    assert meta["session"] == json.loads((tmp_path / "c.qai.json").read_text())["id"]  # one derived id
+
+
+def test_the_envelope_names_the_bodiless_answers_it_drops(tmp_path):
+    # a cassette's 202 to a notification, its GET stream and its DELETE have no place in an envelope entry
+    src = fixture("mcp-recorder/mcp-recorder_mock_session.json")
+    bare = [m for m in read(src) if m.kind == Kind.TRANSPORT and not isinstance((m.ctx or {}).get("data"), dict)]
+    result = convert(src, tmp_path / "e.json", to="streamable-http")
+    assert len(bare) == 3
+    assert "3 HTTP answers with no body (a 202 Accepted, a GET or DELETE with no JSON-RPC in it)" in result.lost
+    assert len(json.loads((tmp_path / "e.json").read_text())["entries"]) == result.features.records - 3

@@ -149,3 +149,18 @@ def test_fixture_unanswered_calls_of_a_real_session():
     report = analyze(read(fixture("mcp-replay-v1/knowledge-mcp-global-api-aws-2026-08-19T21-18-31-987Z.mcp.jsonl")))
     unanswered = [report.rows[i] for i in report.summary.unanswered]
     assert sum(1 for r in unanswered if r.label == "tools/call") == 37
+
+
+def test_names_in_the_tables_are_shown_as_they_are_never_as_markup():
+    # tool and method names come from the peers: "[/]" once crashed rich, "[bold red]x" lost its brackets
+    session = session_of(req("in", 1, "tools/call", 100, name="[/]", arguments={}), resp("out", 1, t=105),
+                         req("in", 2, "tools/call", 110, name="[bold red]x", arguments={}), resp("out", 2, t=112),
+                         req("in", 3, "[italic]odd/method", 120), resp("out", 3, t=121))
+    console = Console(file=io.StringIO(), width=120, force_terminal=True)
+    for item in renderables(analyze(session)):
+        console.print(item)
+    plain = Console(file=io.StringIO(), width=120)
+    for item in renderables(analyze(session)):
+        plain.print(item)
+    text = plain.file.getvalue()
+    assert "[/]" in text and "[bold red]x" in text and "[italic]odd/method" in text

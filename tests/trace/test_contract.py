@@ -289,3 +289,81 @@ def test_long_untimed_prefix_then_times_redoes_with_the_start(tmp_path):
     p = write_jsonl(tmp_path / "s.jsonl", msgs)
     events, report, *_ = run_import(p)
     assert events[0]["timestamp"] == 777 and events[1]["timestamp"] == 777 and events[-1]["timestamp"] == 778
+
+
+def test_a_time_of_minus_one_ms_is_a_time_not_unknown(tmp_path):
+    # 1969-12-31T23:59:59.999Z is -1 ms: it must not be taken for "episode start not known yet"
+    p = tmp_path / "s.jsonl"
+    t = "1969-12-31T23:59:59.999Z"
+    p.write_text("".join(json.dumps(line) + "\n" for line in [
+        {"v": 1, "type": "meta", "startedAt": t, "label": "x", "command": []},
+        {"t": t, "dir": "in", "raw": call(1)}, {"t": t, "dir": "out", "raw": ok(1)},
+        {"t": "1970-01-01T00:00:00.004Z", "dir": "in", "raw": call(2)}]))
+    events, report, *_ = run_import(p)
+    assert [e["timestamp"] for e in events] == [-1, -1, -1, 4, 4, 4]
+    assert report.answered == 1 and report.unanswered == 1
+
+
+def test_a_restarted_pass_says_each_warning_once(tmp_path):
+    # line 3 is out of time order: the streaming pass is thrown away and the sorted pass runs
+    p = write_jsonl(tmp_path / "s.jsonl", [{**ok(9), "timestamp_ms": 100},
+                                           {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "a"}, "timestamp_ms": 200},
+                                           {"jsonrpc": "2.0", "id": 2, "method": "ping", "timestamp_ms": 50}])
+    _, report, warnings, _ = run_import(p)
+    assert report.sorted_in_memory
+    assert warnings == report.warnings and len(warnings) == 2
+    assert 'orphan response with JSON-RPC id "9" on source line 1' in warnings[0]
+    assert "line 2: missing required field params.arguments" in warnings[1]
+
+
+def test_no_false_orphan_warning_when_a_request_comes_later_in_the_file(tmp_path):
+    # the answer is written first but happened later: once sorted, it answers the call
+    p = write_jsonl(tmp_path / "s.jsonl", [{**ok(1), "timestamp_ms": 200}, {**call(1), "timestamp_ms": 100}])
+    events, report, warnings, _ = run_import(p)
+    assert warnings == [] and report.orphans == 0 and report.answered == 1
+    assert events[2]["result"] == ok(1)["result"]
+
+
+def test_fractional_ids_correlate_alike_in_every_encoding(tmp_path):
+    # a server request with id 1.0 and the client's answer to it, then a client call with id 1.0
+    msgs = [{"jsonrpc": "2.0", "id": 1.0, "method": "sampling/createMessage"}, {"jsonrpc": "2.0", "id": 1.0, "result": {}},
+            call(1.0), ok(1.0)]
+    jsonl, *_ = run_import(write_jsonl(tmp_path / "a.jsonl", msgs))
+    (tmp_path / "b.json").write_text(json.dumps(msgs))
+    array, _, warnings, _ = run_import(tmp_path / "b.json", fmt="inspector")
+    assert jsonl == array and warnings == []
+    assert jsonl[2]["result"] == ok(1.0)["result"] and jsonl[1]["meta"] == {"jsonrpc_id": "1.0"}
+
+
+def test_a_merged_file_correlates_each_server_apart(tmp_path):
+    # two servers' sessions, each numbering its own ids from 1: merged, the ids repeat across files
+    from mcpreel.merge import merge
+
+    def reel(name, tool, t0, answered):
+        lines = [{"v": 1, "type": "meta", "startedAt": "2026-01-01T00:00:00.000Z", "label": name, "command": [name]},
+                 {"t": f"2026-01-01T00:00:0{t0}.000Z", "dir": "in", "raw": call(1, tool, {"s": name})}]
+        if answered:
+            lines.append({"t": f"2026-01-01T00:00:0{t0 + 2}.000Z", "dir": "out", "raw": ok(1, {"from": name})})
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+        return tmp_path / f"{name}.jsonl"
+
+    merged = tmp_path / "m.jsonl"
+    merge([reel("a", "fs_read", 1, True), reel("b", "web_get", 2, False)], merged)
+    events, report, warnings, _ = run_import(merged)
+    calls = {e["tool_name"]: (e["result"], e["error"]) for e in events if e["type"] == "tool_call"}
+    assert calls == {"fs_read": ({"from": "a"}, None), "web_get": (None, "timeout/no_response")}
+    assert [e["meta"]["jsonrpc_id"] for e in events if e["type"] == "step"] == ["1", "1"]
+    assert report.orphans == 0 and warnings == []
+    # a simple trace names the JSON-RPC id, not the key the importer used to keep the servers apart
+    simple, *_ = run_import(merged, trace_format="simple")
+    assert [e["id"] for e in simple] == ["1", "1", "1"]
+
+
+def test_a_merged_file_still_refuses_a_duplicate_within_one_server(tmp_path):
+    meta = {"v": 1, "type": "meta", "startedAt": "2026-01-01T00:00:00.000Z", "label": "x", "command": []}
+    lines = [meta] + [{"t": f"2026-01-01T00:00:0{i}.000Z", "dir": "in", "raw": call(1), "file": f}
+                      for i, f in ((1, "a.jsonl"), (2, "b.jsonl"), (3, "a.jsonl"))]
+    p = tmp_path / "m.jsonl"
+    p.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    with pytest.raises(InputError, match='duplicate tools/call request id "1" at source line 4'):
+        run_import(p)

@@ -121,3 +121,26 @@ def test_k2a_not_for_non_http_formats(tmp_path):
     p.write_text(json.dumps(call(1)) + "\n")
     events, *_ = run_import(p)
     assert events[0]["meta"]["mcp"]["authorization_discovery"]["visible"] is False
+
+
+def test_an_entry_without_timestamp_takes_the_message_own_time(tmp_path):
+    # the contract's order of times: the entry's timestamp_ms, else the message's own, else the format's
+    entries = [{"request": {**call(1), "timestamp_ms": 5000}},
+               {"sse": {"data": {**ok(1), "timestamp_ms": 6000}}},
+               {"timestamp_ms": 7000, "request": {**call(2), "timestamp_ms": 1}}]
+    events, *_ = run_import(envelope(tmp_path, entries))
+    assert [e["timestamp"] for e in events] == [5000, 5000, 6000, 7000, 7000, 7000]
+
+
+def test_a_null_sse_event_is_the_default_message_event(tmp_path):
+    entries = [{"request": call(1)}, {"sse": {"event": None, "id": "e1", "data": ok(1, {"n": 1})}}]
+    events, report, *_ = run_import(envelope(tmp_path, entries))
+    assert events[2]["result"] == {"n": 1} and report.unanswered == 0
+
+
+def test_k2a_status_order_is_context_then_headers_then_nested_response(tmp_path):
+    challenge = {"WWW-Authenticate": 'Bearer scope="a"'}
+    _, summary = _k2a(tmp_path, {"headers": {"status": "401", **challenge}, "response": {"status": 200}})
+    assert summary["visible"] and summary["scope_challenge_visible"]
+    _, summary = _k2a(tmp_path, {"status": 200, "headers": challenge, "response": {"status": 401}}, name="k2.json")
+    assert summary["visible"] is False

@@ -83,3 +83,52 @@ def _valid_inputs() -> list[tuple[bytes, str]]:
 def test_truncated_valid_inputs(which, cut, fmt_auto):
     data, fmt = _valid_inputs()[which]
     _import_bytes(data[: int(len(data) * cut)], "auto" if fmt_auto else fmt)
+
+
+# -- the fast lane and the general path agree --------------------------------------------------------
+
+rpc_ids = st.one_of(st.none(), st.sampled_from([0, 1, 2, -1, 1.0, "1", "2", "a", "01"]))
+
+
+@st.composite
+def rpc_messages(draw):
+    kind = draw(st.sampled_from(["call", "call", "request", "result", "result", "error", "note"]))
+    if kind == "note":
+        return {"jsonrpc": "2.0", "method": draw(st.sampled_from(["notifications/initialized", "notifications/progress"]))}
+    if kind in ("call", "request"):
+        msg = {"jsonrpc": "2.0", "method": "tools/call" if kind == "call" else draw(st.sampled_from(
+            ["tools/list", "ping", "initialize", "sampling/createMessage", "roots/list"]))}
+        if draw(st.booleans()) or kind == "call":
+            msg["id"] = draw(rpc_ids)
+        if kind == "call":
+            msg["params"] = {"name": draw(st.sampled_from(["a", "b"])), "arguments": {"x": draw(st.integers(0, 3))}}
+        return msg
+    msg = {"jsonrpc": "2.0", "id": draw(rpc_ids)}
+    if kind == "result":
+        msg["result"] = draw(st.sampled_from([{"ok": 1}, {"tools": [{"name": "a"}]}, None, {}]))
+    else:
+        msg["error"] = {"code": -1, "message": "x"}
+    return msg
+
+
+def _trace(path: Path, fmt: str) -> tuple[str, list[str]]:
+    warnings: list[str] = []
+    try:
+        session, _ = open_session(path, fmt)
+        write_trace(session, path.with_suffix(".out"), options=ImportOptions(), warn=warnings.append)
+    except McpreelError as exc:
+        return "refused: " + str(exc).split(": ", 1)[1], []
+    return path.with_suffix(".out").read_text(), warnings
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(msgs=st.lists(rpc_messages(), max_size=10))
+def test_jsonl_fast_lane_and_array_general_path_agree(msgs):
+    """JSONL runs the plain-block hot loop; the same messages as an inspector array run the general path
+    with directions the reader guessed: the same trace, the same warnings, the same refusals."""
+    with tempfile.TemporaryDirectory() as d:
+        jsonl = Path(d) / "s.jsonl"
+        jsonl.write_text("".join(json.dumps(m) + "\n" for m in msgs))
+        array = Path(d) / "s.json"
+        array.write_text(json.dumps(msgs, indent=1))
+        assert _trace(jsonl, "jsonrpc") == _trace(array, "inspector")

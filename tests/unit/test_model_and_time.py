@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mcpreel.model import IdError, Kind, Message, Session, SessionInfo, is_server_method, jsonrpc_id
-from mcpreel.timeutil import iso_from_ms, ms_from_any, ms_from_iso
+from mcpreel.timeutil import MAX_MS, MIN_MS, iso_from_ms, ms_from_any, ms_from_iso
 
 
 def test_message_views():
@@ -63,3 +63,22 @@ def test_iso_round_trip_and_any():
     assert ms_from_iso(iso_from_ms(5)) == 5
     assert ms_from_any(1.5) == 1500 and ms_from_any(1778626800123) == 1778626800123
     assert ms_from_any("nope") is None and ms_from_any(True) is None
+
+
+def test_iso_years_have_four_digits_and_read_back():
+    # strftime("%Y") writes year 999 as "999", which no ISO-8601 reader takes back
+    for ms in (MIN_MS, -30_610_224_000_000, -1, 0, MAX_MS):
+        text = iso_from_ms(ms)
+        assert len(text) == 24 and ms_from_iso(text) == ms
+    assert iso_from_ms(MIN_MS) == "0001-01-01T00:00:00.000Z" and iso_from_ms(MAX_MS) == "9999-12-31T23:59:59.999Z"
+
+
+def test_times_no_iso_string_can_name_are_refused_or_none():
+    for ms in (MIN_MS - 1, MAX_MS + 1, 2**70):
+        with pytest.raises(ValueError, match="outside years 1 to 9999"):
+            iso_from_ms(ms)
+    with pytest.raises(ValueError):
+        ms_from_iso("0001-01-01T00:00:00+01:00")  # year 0 in UTC
+    for value in (float("nan"), float("inf"), -float("inf"), 1e300, -1.8e305, 2**70, "inf", "nan", "1e999", MAX_MS + 1):
+        assert ms_from_any(value) is None, value
+    assert ms_from_any(MAX_MS) == MAX_MS and ms_from_any("1969-12-31T23:59:59.999Z") == -1

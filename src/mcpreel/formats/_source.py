@@ -38,6 +38,8 @@ class Source:
         self.on_progress = on_progress
         self._doc: Any = _UNSET
         self._head: bytes | None = None
+        self._head_raw = 0  # bytes of the file the head holds (with its BOM)
+        self._first: tuple[bytes, bool] | None = None
 
     def size(self) -> int:
         try:
@@ -66,9 +68,50 @@ class Source:
                 raise InputError("is a directory, not a session file", path=self.name) from exc
             except OSError as exc:
                 raise InputError(f"cannot read: {exc.strerror or exc}", path=self.name) from exc
+            self._head_raw = len(self._head)
             if self._head.startswith(b"\xef\xbb\xbf"):
                 self._head = self._head[3:]
         return self._head
+
+    def first_line(self) -> tuple[bytes, bool]:
+        """The first non-blank line (no newline) and whether anything but whitespace follows it.
+
+        Usually both are in :meth:`head`; a first line longer than the head (a JSONL transcript that
+        opens with a large message) is read on to its end, so a sniffer never mistakes a cut line for
+        a whole document.
+        """
+        if self._first is None:
+            head = self.head()
+            line, nl, rest = head.lstrip().partition(b"\n")
+            if (nl and rest.strip()) or self._head_raw < 65536:
+                self._first = (line, bool(rest.strip()))
+            else:
+                self._first = self._read_first_line(line, nl, rest)
+        return self._first
+
+    def _read_first_line(self, line: bytes, nl: bytes, rest: bytes) -> tuple[bytes, bool]:
+        try:
+            fh = open(self.path, "rb")
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", path=self.name) from exc
+        with fh:
+            fh.seek(self._head_raw)
+            parts = [line]
+            while not nl:
+                chunk = fh.read(_BLOCK)
+                if not chunk:
+                    return b"".join(parts), False  # the whole file is one line
+                cut = chunk.find(b"\n")
+                if cut < 0:
+                    parts.append(chunk)
+                    continue
+                parts.append(chunk[:cut])
+                nl, rest = b"\n", chunk[cut + 1 :]
+            while not rest.strip():
+                rest = fh.read(_BLOCK)
+                if not rest:
+                    return b"".join(parts), False
+            return b"".join(parts), True
 
     def document(self) -> Any:
         """The whole file parsed as one JSON document (cached)."""

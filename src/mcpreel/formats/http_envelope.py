@@ -4,9 +4,10 @@
 
 Reading: every entry must hold exactly one of ``request`` (client -> server), ``response`` (server ->
 client, in an HTTP body) or ``sse`` (``{event?, id?, data}``, server -> client). Only ``message``
-events carry MCP; ``data`` given as a string is parsed as JSON (repeatedly, so double-encoded data
+events carry MCP (an absent or null ``event`` is ``message``); ``data`` given as a string is parsed as JSON (repeatedly, so double-encoded data
 works); an ``endpoint`` event, a keep-alive or data that is not JSON becomes a transport-only record.
-Transport context never changes tool semantics; it is kept in ``Message.ctx``:
+An entry without ``timestamp_ms`` takes the message's own integer ``timestamp_ms``/``timestamp``, if
+any (the import contract's order of times). Transport context never changes tool semantics; it is kept in ``Message.ctx``:
 the entry's ``transport_context`` members as they are, plus ``slot`` (which of the three it was) and
 ``sse`` (``{"event", "id"}``) for SSE entries.
 
@@ -20,7 +21,9 @@ from typing import Any, BinaryIO
 from mcpreel import jsonio
 from mcpreel.errors import UsageError
 from mcpreel.formats._source import Source
+from mcpreel.formats.jsonrpc import own_time
 from mcpreel.model import Kind, Message, Session, SessionInfo
+from mcpreel.timeutil import MAX_MS
 
 NAME = "streamable-http"
 NAMES = ("streamable-http", "http-sse")
@@ -57,7 +60,7 @@ def _looks_jsonrpc(value: Any) -> bool:
 def read(source: Source, *, label: str | None = None) -> Session:
     doc = source.document()
     if not isinstance(doc, dict):
-        raise source.fail(f"expected a JSON object with transport and entries, found {type(doc).__name__}")
+        raise source.fail(f"expected a JSON object with transport and entries, found {jsonio.type_name(doc)}")
     found = doc.get("transport")
     if label is None:
         label = found if found in TRANSPORT_OF_LABEL else "streamable-http"
@@ -82,8 +85,9 @@ def read(source: Source, *, label: str | None = None) -> Session:
         if unknown:
             raise source.fail(f"{label} entry {n} has unknown member {unknown[0]!r}", line=n)
         ts = entry.get("timestamp_ms")
-        if ts is not None and (type(ts) is not int or ts < 0):
-            raise source.fail(f"{label} entry {n}: timestamp_ms must be a non-negative integer", line=n)
+        if ts is not None and (type(ts) is not int or not 0 <= ts <= MAX_MS):
+            raise source.fail(f"{label} entry {n}: timestamp_ms must be a non-negative integer of epoch "
+                              f"milliseconds (at most {MAX_MS}, the end of year 9999)", line=n)
         tctx = entry.get("transport_context")
         if tctx is not None and not isinstance(tctx, dict):
             raise source.fail(f"{label} entry {n}: transport_context must be an object", line=n)
@@ -94,13 +98,16 @@ def read(source: Source, *, label: str | None = None) -> Session:
         if slot in ("request", "response"):
             if not isinstance(payload, (dict, list)):
                 raise source.fail(f"{label} entry {n}: {slot} must be a JSON-RPC object", line=n)
-            out.append(Message("in" if slot == "request" else "out", payload, ts, ctx=ctx, source=n))
+            out.append(Message("in" if slot == "request" else "out", payload, ts if ts is not None else own_time(payload),
+                               ctx=ctx, source=n))
             continue
         if not isinstance(payload, dict):
             raise source.fail(f"{label} entry {n}: sse must be an object with data", line=n)
         if "data" not in payload:
             raise source.fail(f"{label} entry {n}: sse must have data", line=n)
-        event = payload.get("event", "message")
+        event = payload.get("event")
+        if event is None:
+            event = "message"  # absent or null: SSE's default event type
         sse = {"event": event}
         for k, v in payload.items():
             if k not in ("event", "data"):
@@ -110,7 +117,7 @@ def read(source: Source, *, label: str | None = None) -> Session:
         if event == "message" and _looks_jsonrpc(data):
             if isinstance(payload["data"], str):
                 sse["encoded"] = True
-            out.append(Message("out", data, ts, ctx=ctx, source=n))
+            out.append(Message("out", data, ts if ts is not None else own_time(data), ctx=ctx, source=n))
         else:
             ctx["data"] = payload["data"]
             out.append(Message("out", None, ts, kind=Kind.TRANSPORT, ctx=ctx, source=n))
@@ -125,7 +132,8 @@ def read(source: Source, *, label: str | None = None) -> Session:
     return Session(info, out)
 
 
-def write(session: Session, out: BinaryIO, *, label: str | None = None) -> None:
+def write(session: Session, out: BinaryIO, *, label: str | None = None) -> list[str]:
+    """Write the envelope; returns what it had to drop beyond what :data:`KEEPS` says (in words)."""
     transport = session.info.transport
     if transport == "stdio" or (transport is None and label is None):
         where = f"{session.info.path}: " if session.info.path else ""
@@ -141,6 +149,7 @@ def write(session: Session, out: BinaryIO, *, label: str | None = None) -> None:
     if top:
         doc["transport_context"] = top
     entries: list[dict[str, Any]] = []
+    bodiless = 0
     for msg in session:
         if msg.dropped or msg.kind not in (Kind.MESSAGE, Kind.TRANSPORT):
             continue
@@ -157,6 +166,7 @@ def write(session: Session, out: BinaryIO, *, label: str | None = None) -> None:
                 # One whose body was a JSON object (a 401's OAuth error) goes in a response slot, so the
                 # status and WWW-Authenticate challenge reach K2-A; a bodiless 202 has no slot.
                 if not isinstance(data, dict):
+                    bodiless += 1  # an entry holds a request, a response or an SSE event: none of these
                     continue
                 ctx.pop("body", None)
                 entry["transport_context"] = ctx
@@ -184,3 +194,7 @@ def write(session: Session, out: BinaryIO, *, label: str | None = None) -> None:
     doc["entries"] = entries
     out.write(jsonio.dumps(doc))
     out.write(b"\n")
+    if bodiless:
+        return [f"{bodiless} HTTP answer{'s' if bodiless != 1 else ''} with no body (a 202 Accepted, a GET or DELETE "
+                "with no JSON-RPC in it)"]
+    return []

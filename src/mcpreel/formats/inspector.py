@@ -14,9 +14,9 @@ from typing import Any, BinaryIO
 
 from mcpreel import jsonio
 from mcpreel.formats._source import Source
-from mcpreel.formats.jsonrpc import DirectionGuesser
+from mcpreel.formats.jsonrpc import DirectionGuesser, own_time
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel.timeutil import iso_from_ms, ms_from_any
+from mcpreel.timeutil import MAX_MS, iso_from_ms, ms_from_any
 
 NAME = "inspector"
 ALIASES = ("mcp-inspector",)
@@ -41,7 +41,7 @@ def _items(source: Source, doc: Any) -> list[Any]:
             if isinstance(doc.get(key), list):
                 return doc[key]
         raise source.fail('expected {"messages":[...]}, {"events":[...]} or an array of messages')
-    raise source.fail(f"expected a JSON object or array, found {type(doc).__name__}")
+    raise source.fail(f"expected a JSON object or array, found {jsonio.type_name(doc)}")
 
 
 def _entry_direction(item: dict[str, Any], guess: DirectionGuesser) -> str:
@@ -53,6 +53,13 @@ def _entry_direction(item: dict[str, Any], guess: DirectionGuesser) -> str:
         guess.direction(item["message"])
         return "out"
     return guess.direction(item["message"])
+
+
+def _response_time(t: int | None, duration: Any) -> int | None:
+    """A folded response's time: its request's plus ``duration`` (ms) when that is a usable number."""
+    if t is None or isinstance(duration, bool) or not isinstance(duration, (int, float)) or not 0 <= duration <= MAX_MS:
+        return t  # no duration, or NaN, an infinity, a negative or absurd one: the request's time
+    return min(t + int(duration), MAX_MS)
 
 
 def read(source: Source) -> Session:
@@ -69,18 +76,12 @@ def read(source: Source) -> Session:
             out.append(Message(d, item["message"], t, source=line, extra=extra or None))
             resp = item.get("response")
             if isinstance(resp, (dict, list)):
-                dur = item.get("duration")
-                rt = t + int(dur) if t is not None and isinstance(dur, (int, float)) and not isinstance(dur, bool) else t
+                rt = _response_time(t, item.get("duration"))
                 out.append(Message(guess.direction(resp), resp, rt, source=line))
             continue
         if not isinstance(item, (dict, list)):
             raise source.fail(f"MCP event at source line {line} must be a JSON object", line=line)
-        t = None
-        if isinstance(item, dict):
-            own = item.get("timestamp_ms", item.get("timestamp"))
-            if type(own) is int and own >= 0:
-                t = own
-        out.append(Message(guess.direction(item), item, t, source=line))
+        out.append(Message(guess.direction(item), item, own_time(item), source=line))
     info = SessionInfo(source_format=NAME, path=source.name)
     if isinstance(doc, dict):
         info.extra = {k: v for k, v in doc.items() if k not in ("messages", "events")}

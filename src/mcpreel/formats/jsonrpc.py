@@ -16,6 +16,7 @@ from orjson import loads as fast_loads
 
 from mcpreel.formats._source import Source, iter_json_lines, iter_line_blocks, parse_line
 from mcpreel.model import Kind, Message, Session, SessionInfo, WireBlock, is_server_method
+from mcpreel.timeutil import MAX_MS
 
 NAME = "jsonrpc"
 EXTENSIONS = (".jsonl", ".ndjson", ".json")
@@ -50,13 +51,13 @@ class DirectionGuesser:
         if method is not None:
             d = "out" if isinstance(method, str) and is_server_method(method) else "in"
             rid = raw.get("id")
-            if d == "out" and isinstance(rid, (str, int)) and not isinstance(rid, bool):
+            if d == "out" and isinstance(rid, (str, int, float)) and not isinstance(rid, bool):
                 key = str(rid)
                 self._pending[key] = self._pending.get(key, 0) + 1
             return d
         rid = raw.get("id")
-        if isinstance(rid, (str, int)) and not isinstance(rid, bool):
-            key = str(rid)
+        if isinstance(rid, (str, int, float)) and not isinstance(rid, bool):
+            key = str(rid)  # the normalizer's key (model.jsonrpc_id): "7" for 7, "1.5" for 1.5
             n = self._pending.get(key)
             if n:
                 if n == 1:
@@ -67,12 +68,13 @@ class DirectionGuesser:
         return "out"
 
 
-def _own_time(raw: Any) -> int | None:
+def own_time(raw: Any) -> int | None:
+    """A message's own integer ``timestamp_ms`` (else ``timestamp``) in epoch ms, if it has a usable one."""
     if isinstance(raw, dict):
         t = raw.get("timestamp_ms")
         if t is None:
             t = raw.get("timestamp")
-        if type(t) is int and t >= 0:
+        if type(t) is int and 0 <= t <= MAX_MS:
             return t
     return None
 
@@ -82,8 +84,8 @@ def _from_array(source: Source, doc: list[Any]) -> list[Message]:
     out = []
     for i, raw in enumerate(doc):
         if not isinstance(raw, (dict, list)):
-            raise source.fail(f"message at index {i + 1} must be a JSON object, found {type(raw).__name__}", line=i + 1)
-        out.append(Message(guess.direction(raw), raw, _own_time(raw), source=i + 1))
+            raise source.fail(f"message at index {i + 1} must be a JSON object, found {jsonio.type_name(raw)}", line=i + 1)
+        out.append(Message(guess.direction(raw), raw, own_time(raw), source=i + 1))
     return out
 
 
@@ -121,7 +123,7 @@ def _wire(source: Source) -> Iterator[WireBlock]:
                         continue
                     raws.append(parse_line(source, line, n))
                     sources.append(n)
-            times = [_own_time(raw) for raw in raws] if timed else None
+            times = [own_time(raw) for raw in raws] if timed else None
             yield WireBlock(raws, start, sources, None, times)
 
 
@@ -133,11 +135,11 @@ def _stream(source: Source) -> Iterator[Message]:
             t = raw.get("timestamp_ms")
             if t is None:
                 t = raw.get("timestamp")
-            yield Message(direction(raw), raw, t if type(t) is int and t >= 0 else None, source=lineno)
+            yield Message(direction(raw), raw, t if type(t) is int and 0 <= t <= MAX_MS else None, source=lineno)
         elif type(raw) is list:
             yield Message(direction(raw), raw, None, source=lineno)
         else:
-            raise source.fail(f"line {lineno} must be a JSON-RPC object or batch array, found {type(raw).__name__}", line=lineno)
+            raise source.fail(f"line {lineno} must be a JSON-RPC object or batch array, found {jsonio.type_name(raw)}", line=lineno)
 
 
 def is_array_document(source: Source) -> bool:
@@ -145,9 +147,8 @@ def is_array_document(source: Source) -> bool:
     head = source.head().lstrip()
     if not head.startswith(b"["):
         return False
-    first_line = head.split(b"\n", 1)[0]
-    rest = head[len(first_line) :].strip()
-    if not rest:
+    first_line, more = source.first_line()
+    if not more:
         return True  # a single line: an array of messages
     try:
         jsonio.loads(first_line)

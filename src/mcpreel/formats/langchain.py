@@ -40,7 +40,7 @@ def _runs(source: Source, doc: Any) -> list[Any]:
         return runs
     if isinstance(doc, list):
         return doc
-    raise source.fail(f"expected LangChain runs, found a JSON {type(doc).__name__}")
+    raise source.fail(f"expected LangChain runs, found {jsonio.type_name(doc)}")
 
 
 def _flatten(runs: list[Any], source: Source, path: str = "run") -> list[tuple[str, dict[str, Any]]]:
@@ -48,7 +48,7 @@ def _flatten(runs: list[Any], source: Source, path: str = "run") -> list[tuple[s
     for i, run in enumerate(runs):
         where = f"{path} {i + 1}"
         if not isinstance(run, dict):
-            raise source.fail(f"{where} must be a JSON object, found {type(run).__name__}", line=i + 1 if path == "run" else None)
+            raise source.fail(f"{where} must be a JSON object, found {jsonio.type_name(run)}", line=i + 1 if path == "run" else None)
         out.append((where, run))
         children = run.get("child_runs")
         if isinstance(children, list) and children:
@@ -99,7 +99,7 @@ def read(source: Source) -> Session:
         if inputs is None:
             inputs = {}
         if not isinstance(inputs, dict):
-            raise source.fail(f"{where}: inputs must be an object, found {type(inputs).__name__}", line=n)
+            raise source.fail(f"{where}: inputs must be an object, found {jsonio.type_name(inputs)}", line=n)
         name = inputs.get("tool") if isinstance(inputs.get("tool"), str) else run.get("name")
         if not isinstance(name, str):
             raise source.fail(f"{where}: a tool run needs a name (inputs.tool or name)", line=n)

@@ -24,9 +24,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+from mcpreel import jsonio
 from mcpreel.formats._source import Source
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel.timeutil import ms_from_any
+from mcpreel.timeutil import MAX_MS, ms_from_any
 
 NAME = "mcp-recorder"
 ALIASES = ("cassette",)
@@ -37,7 +38,8 @@ _TRANSPORTS = {"streamable-http": "streamable-http", "streamable_http": "streama
 
 
 def _latency(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+    """A latency in ms; 0 for anything else (a negative, NaN or infinite number, a bool, a string)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_MS:
         return 0
     return int(round(value))
 
@@ -45,7 +47,7 @@ def _latency(value: Any) -> int:
 def read(source: Source) -> Session:
     doc = source.document()
     if not isinstance(doc, dict):
-        raise source.fail(f"an mcp-recorder cassette is a JSON object, found a JSON {type(doc).__name__}")
+        raise source.fail(f"an mcp-recorder cassette is a JSON object, found {jsonio.type_name(doc)}")
     interactions = doc.get("interactions")
     if not isinstance(interactions, list):
         raise source.fail('an mcp-recorder cassette must have an "interactions" array')
@@ -53,7 +55,7 @@ def read(source: Source) -> Session:
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
-        raise source.fail(f"cassette metadata must be an object, found {type(meta).__name__}")
+        raise source.fail(f"cassette metadata must be an object, found {jsonio.type_name(meta)}")
     info = SessionInfo(source_format=NAME, path=source.name, label="mcp-recorder")
     info.metadata = dict(meta)
     version = doc.get("version")
@@ -73,7 +75,7 @@ def read(source: Source) -> Session:
     for i, item in enumerate(interactions):
         n = i + 1
         if not isinstance(item, dict):
-            raise source.fail(f"interaction {n} must be a JSON object, found {type(item).__name__}", line=n)
+            raise source.fail(f"interaction {n} must be a JSON object, found {jsonio.type_name(item)}", line=n)
         request = item.get("request")
         response = item.get("response")
         for name, value in (("request", request), ("response", response)):
@@ -96,7 +98,7 @@ def read(source: Source) -> Session:
             resp_ctx["sse"] = {"event": "message"}
         resp_ctx["exchange"] = n
         t0 = cursor
-        t1 = cursor + latency if cursor is not None else None
+        t1 = min(cursor + latency, MAX_MS) if cursor is not None else None
         if request is not None:
             out.append(Message("in", request, t0, ctx=req_ctx, source=n))
             if response is not None:

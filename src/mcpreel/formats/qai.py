@@ -65,7 +65,9 @@ def _time(value: Any, source: Source, where: str, line: int | None = None) -> in
         except ValueError:
             pass
     elif not isinstance(value, bool) and isinstance(value, (int, float)):
-        return ms_from_any(value)
+        ms = ms_from_any(value)  # None for NaN, infinities and times past year 9999
+        if ms is not None:
+            return ms
     raise source.fail(f"{where} is not an ISO-8601 time: {jsonio.dumps_str(value)}", line=line)
 
 
@@ -100,7 +102,7 @@ def _info(doc: dict[str, Any], source: Source) -> SessionInfo:
     info.url = url if isinstance(url, str) else None
     meta = doc.get("metadata")
     if meta is not None and not isinstance(meta, dict):
-        raise source.fail(f"qai metadata must be an object, found {type(meta).__name__}")
+        raise source.fail(f"qai metadata must be an object, found {jsonio.type_name(meta)}")
     info.metadata = dict(meta) if meta else {}
     tctx = doc.get("transport_context")
     if isinstance(tctx, dict):
@@ -118,7 +120,7 @@ def _info(doc: dict[str, Any], source: Source) -> SessionInfo:
 
 def _message(item: Any, n: int, session_transport: str | None, source: Source) -> Message:
     if not isinstance(item, dict):
-        raise source.fail(f"qai message {n} must be a JSON object, found {type(item).__name__}", line=n)
+        raise source.fail(f"qai message {n} must be a JSON object, found {jsonio.type_name(item)}", line=n)
     direction = item.get("direction")
     d = DIRECTIONS.get(direction) if isinstance(direction, str) else None
     if d is None:
@@ -131,7 +133,7 @@ def _message(item: Any, n: int, session_transport: str | None, source: Source) -
         raise source.fail(f"qai message {n} has no payload", line=n)
     payload = item["payload"]
     if not isinstance(payload, (dict, list)):
-        raise source.fail(f"qai message {n}: payload must be a JSON-RPC object, found {type(payload).__name__}", line=n)
+        raise source.fail(f"qai message {n}: payload must be a JSON-RPC object, found {jsonio.type_name(payload)}", line=n)
     ts = item.get("timestamp")
     t = _time(ts, source, f"qai message {n}: timestamp", line=n)
     seq = item.get("sequence")
@@ -165,7 +167,7 @@ def _message(item: Any, n: int, session_transport: str | None, source: Source) -
 def read(source: Source) -> Session:
     doc = source.document()
     if not isinstance(doc, dict):
-        raise source.fail(f"a qai session is a JSON object with a messages array, found a JSON {type(doc).__name__}")
+        raise source.fail(f"a qai session is a JSON object with a messages array, found {jsonio.type_name(doc)}")
     messages = doc.get("messages")
     if not isinstance(messages, list):
         raise source.fail('a qai session must have a "messages" array')

@@ -3,7 +3,7 @@
 A reel is a valid v1 trace (any v1 consumer opens it); we only add optional members and line types.
 
 - ``meta`` (first line): ``v``, ``type``, ``startedAt``, ``label``, ``command`` + ours: ``producer``,
-  ``transport``, ``url``, ``session``, ``metadata``.
+  ``transport``, ``url``, ``session``, ``metadata``, ``transport_context`` (session-level headers).
 - message lines: ``t``, ``dir``, ``raw`` + ours: ``seq``, ``ctx``, ``modified``/``original``, ``dropped``.
 - ours: ``{"t","type":"stderr","text"}``, ``{"t","dir","type":"invalid","text"}``,
   ``{"t","dir","type":"transport","ctx"}``.
@@ -28,6 +28,7 @@ from typing import Any, BinaryIO
 from mcpreel import jsonio
 from mcpreel._version import __version__
 from mcpreel.fileio import open_private_append
+from mcpreel.errors import FormatError
 from mcpreel.formats._source import Source, iter_json_lines
 from mcpreel.model import Kind, Message, Session, SessionInfo
 from mcpreel.timeutil import iso_from_ms, ms_from_iso
@@ -78,6 +79,9 @@ def _info_from_meta(meta: dict[str, Any], source: Source) -> SessionInfo:
     info.id = meta.get("session") if isinstance(meta.get("session"), str) else None
     info.metadata = dict(meta["metadata"]) if isinstance(meta.get("metadata"), dict) else {}
     info.extra = {k: v for k, v in meta.items() if k not in _META_KEYS}
+    tctx = meta.get("transport_context")
+    if isinstance(tctx, dict) and isinstance(tctx.get("headers"), dict):
+        info.headers = tctx["headers"]
     if meta.get("kind") not in (None, "mcp"):
         info.notes.append(f"kind {meta.get('kind')!r}: this file holds no MCP messages (its lines are not MCP traffic)")
     if info.url is None and info.transport is None and info.command[:1] == ["fitness-report"] and len(info.command) > 1:
@@ -138,7 +142,10 @@ def _record(obj: Any, lineno: int, source: Source) -> Message | None:
             source=lineno,
             extra=extra,
         )
-    if typ == "meta" or typ == "end":
+    if typ == "meta":
+        return None
+    if typ == "end":
+        _ms(obj.get("t"), source, lineno)  # read() skipped a bad time here: say it where it stands
         return None
     t = _ms(obj.get("t"), source, lineno) if obj.get("t") is not None else None
     # members of our own line types that we do not know (a merged file's "file") are kept in extra
@@ -175,11 +182,17 @@ def read(source: Source) -> Session:
         break
     if first is None:
         raise source.fail("empty file: a reel starts with a meta line")
-    if not looks_like_reel(first):
+    if looks_like_reel(first):
+        if first.get("v") != 1:
+            raise source.fail(f"line 1: unsupported trace version v={jsonio.dumps_str(first.get('v'))} (this reads v1)", line=1)
+        info = _info_from_meta(first, source)
+    elif isinstance(first, dict) and "dir" in first and "t" in first:
+        # message lines whose meta line was cut off: read them, with the header unknown
+        info = SessionInfo(source_format=NAME, path=source.name)
+        info.started = _ms(first.get("t"), source, 1)
+        info.notes.append("no meta line: the session's label and command are unknown")
+    else:
         raise source.fail('line 1 must be the meta line ({"v":1,"type":"meta",...})', line=1)
-    if first.get("v") != 1:
-        raise source.fail(f"line 1: unsupported trace version v={jsonio.dumps_str(first.get('v'))} (this reads v1)", line=1)
-    info = _info_from_meta(first, source)
     last = _tail_line(source)
     if last is not None:
         try:
@@ -187,7 +200,10 @@ def read(source: Source) -> Session:
         except (ValueError, UnicodeDecodeError):
             end = None  # a torn last line (a crash mid-write): the stream reports it where it stands
         if isinstance(end, dict) and end.get("type") == "end":
-            _apply_end(info, end, source, 0)
+            try:
+                _apply_end(info, end, source, 0)
+            except FormatError:
+                pass  # a bad end time: the stream names its line when it gets there
     return Session.streaming(info, lambda: _stream(source))
 
 
@@ -211,8 +227,15 @@ def meta_line(info: SessionInfo, started: int | None = None) -> dict[str, Any]:
     meta["session"] = info.id or str(uuid.uuid4())
     if info.metadata:
         meta["metadata"] = info.metadata
+    # the session-level transport context (an envelope's top-level transport_context: the
+    # MCP-Protocol-Version and Mcp-Session-Id headers), so reel -> envelope gives it back
+    tctx = info.extra.get("transport_context")
+    if not isinstance(tctx, dict):
+        tctx = {"headers": info.headers} if info.headers else None
+    if tctx:
+        meta["transport_context"] = tctx
     for k, v in info.extra.items():
-        if k not in meta and k not in ("transport_context",):
+        if k not in meta and k != "transport_context":
             meta[k] = v
     return meta
 
@@ -274,7 +297,13 @@ def write(session: Session, out: BinaryIO) -> None:
     started = info.started
     if started is None and not session.is_streaming:
         started = next((m.t for m in session.messages if m.t is not None), None)
-    out.write(dumps(meta_line(info, started)) + b"\n")
+    meta = meta_line(info, started)
+    if info.id is None:
+        # a conversion is deterministic: the same input gives the same reel (and the same id as qai's)
+        from mcpreel.formats.qai import session_document_id
+
+        meta["session"] = session_document_id(info)
+    out.write(dumps(meta) + b"\n")
     last = started if started is not None else 0
     seq = 0
     for msg in records:

@@ -56,6 +56,8 @@ def detect_document(doc: Any, name: str) -> Detection:
             raise FormatError("a HAR file: mcpreel writes HAR but does not read it", path=name)
         if doc.get("type") == "meta" and "v" in doc:
             return Detection("reel", "a reel (mcp-replay v1 meta line)")
+        if "dir" in doc and "t" in doc:
+            return Detection("reel", "an mcp-replay v1 message line (no meta line)", obvious=False)
         if _is_jsonrpc(doc):
             return Detection("jsonrpc", "one JSON-RPC message", obvious=False)
         keys = ", ".join(sorted(doc)[:6])
@@ -75,7 +77,7 @@ def detect_document(doc: Any, name: str) -> Detection:
         return Detection(
             "jsonrpc", "a bare JSON array of JSON-RPC messages (read as jsonrpc; inspector reads it the same)", obvious=False
         )
-    raise FormatError(f"not a session: the file is a JSON {type(doc).__name__}", path=name)
+    raise FormatError(f"not a session: the file is {jsonio.type_name(doc)}", path=name)
 
 
 def detect(source: Source) -> Detection:
@@ -85,8 +87,8 @@ def detect(source: Source) -> Detection:
         raise FormatError("empty file: no session in it", path=source.name)
     if stripped[:1] not in (b"{", b"["):
         raise FormatError("not JSON or JSONL: a session file starts with '{' or '['", path=source.name)
-    first_line, _, rest = stripped.partition(b"\n")
-    if rest.strip():
+    first_line, more = source.first_line()
+    if more:
         try:
             first = jsonio.loads(first_line)
         except (ValueError, UnicodeDecodeError):

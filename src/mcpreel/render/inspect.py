@@ -296,7 +296,7 @@ def renderables(report: Report, *, verbose: bool = False, rows: bool = True) -> 
     if s.tools:
         table = Table(*_TOOL_HEAD, title="Tools", title_justify="left", box=box.SIMPLE_HEAD)
         for r in _tool_rows(report):
-            table.add_row(*r)
+            table.add_row(*(Text(cell) for cell in r))  # names are data, never rich markup
         yield table
     if s.errors:
         yield Text("Errors:", style="bold red")
@@ -313,5 +313,5 @@ def renderables(report: Report, *, verbose: bool = False, rows: bool = True) -> 
     if s.latency:
         table = Table(*_LAT_HEAD, title="Latency per method", title_justify="left", box=box.SIMPLE_HEAD)
         for r in _latency_rows(report):
-            table.add_row(*r)
+            table.add_row(*(Text(cell) for cell in r))  # names are data, never rich markup
         yield table

@@ -30,8 +30,8 @@ _RESOURCE = re.compile(r"(?:^|[ ,\t])resource_metadata=")
 _SCOPE = re.compile(r"(?:^|[ ,\t])scope=")
 
 
-def _status(obj: Any, depth: int = 0) -> int | None:
-    if not isinstance(obj, dict) or depth > 4:
+def _own_status(obj: Any) -> int | None:
+    if not isinstance(obj, dict):
         return None
     for key in _STATUS_KEYS:
         v = obj.get(key)
@@ -41,7 +41,19 @@ def _status(obj: Any, depth: int = 0) -> int | None:
             return v
         if isinstance(v, str) and v.strip().isdigit():
             return int(v.strip())
-    return _status(obj.get("response"), depth + 1)
+    return None
+
+
+def _status(obj: Any, depth: int = 0) -> int | None:
+    """The contract's order: the object's own keys, then its ``headers``, else a nested ``response``."""
+    if not isinstance(obj, dict) or depth > 4:
+        return None
+    status = _own_status(obj)
+    if status is None:
+        status = _own_status(obj.get("headers"))
+    if status is None:
+        status = _status(obj.get("response"), depth + 1)
+    return status
 
 
 def _header(obj: Any, name: str, depth: int = 0) -> str | None:
@@ -66,10 +78,7 @@ def challenge_flags(challenge: str) -> tuple[bool, bool]:
 
 
 def _from_context(ctx: dict[str, Any]) -> tuple[bool, bool] | None:
-    status = _status(ctx)
-    if status is None:
-        status = _status(ctx.get("headers"))
-    if status != 401:
+    if _status(ctx) != 401:
         return None
     challenge = _header(ctx, "www-authenticate")
     if challenge is None:

@@ -34,7 +34,9 @@ from mcpreel.trace import auth_discovery
 __all__ = ["ImportOptions", "ImportReport", "TraceSink", "normalize"]
 
 _BUFFER_LIMIT = 10_000
-_UNKNOWN = -1  # the timestamp of an event whose episode start is not known yet
+# the timestamp of an event whose episode start is not known yet: below every time a session can hold
+# (a real time of -1 ms, 1969-12-31T23:59:59.999Z, must not read as "unknown")
+_UNKNOWN = float("-inf")
 
 
 @dataclass
@@ -199,9 +201,9 @@ class _Pass:
         pending = list(self.calls_in.items())
         if self.calls_out:
             pending = sorted(pending + list(self.calls_out.items()), key=lambda item: item[1][0])
-        for rid, (idx, name, args) in pending:  # in request order
+        for key, (idx, name, args) in pending:  # in request order
             self.report.unanswered += 1
-            sink.call_unanswered(self.last_ts, idx, name, args, rid)
+            sink.call_unanswered(self.last_ts, idx, name, args, key if type(key) is str else key[1])
         final = None
         last = self.last_response
         if last is not None:
@@ -210,13 +212,14 @@ class _Pass:
         return self.report
 
     def _block(self, block: WireBlock) -> None:
-        if block.dirs is None and block.times is None and block.sources is None:
+        if block.dirs is None and block.times is None and block.sources is None and block.scopes is None:
             self._plain_block(block.raws, block.first_source)
             return
         raws = block.raws
         dirs = block.dirs
         times = block.times
         sources = block.sources
+        scopes = block.scopes
         streaming = self.streaming
         if times is None and streaming and self.prev_t > 0:
             raise _Restart  # untimed messages (time 0) after timed ones: out of order
@@ -238,19 +241,19 @@ class _Pass:
                         raise _Restart  # times after a long untimed prefix: redo knowing the start
                     if t > self.last_ts:
                         self.last_ts = t
-            self._record(raw, dirs[i] if dirs is not None else None, line)
+            self._record(raw, dirs[i] if dirs is not None else None, line, scopes[i] if scopes is not None else None)
 
-    def _record(self, raw: Any, d: str | None, line: int) -> None:
+    def _record(self, raw: Any, d: str | None, line: int, scope: str | None = None) -> None:
         if type(raw) is dict:
             self.report.messages += 1
-            self._general(raw, d, line)
+            self._general(raw, d, line, scope)
         elif type(raw) is list:
             for member in raw:
                 self.report.messages += 1
                 if type(member) is dict:
-                    self._general(member, d, line)
+                    self._general(member, d, line, scope)
         else:
-            raise FormatError(f"source line {line} must be a JSON-RPC object or batch array, found {type(raw).__name__}",
+            raise FormatError(f"source line {line} must be a JSON-RPC object or batch array, found {jsonio.type_name(raw)}",
                               path=self.name, line=line)
 
     def _plain_block(self, raws: list[Any], first: int) -> None:
@@ -348,37 +351,41 @@ class _Pass:
         # sorted pass: duplicates were refused exactly beforehand, so this is a hash collision
 
     # -- everything else --------------------------------------------------------------------------------
-    def _general(self, raw: dict[str, Any], d: str | None, line: int) -> None:
+    def _general(self, raw: dict[str, Any], d: str | None, line: int, scope: str | None = None) -> None:
+        """Any message. ``scope`` (a merged file's source) keeps each server's ids apart: the key of a
+        pending request is then ``(scope, id)``."""
         sink = self.sink
         report = self.report
         method = raw.get("method")
         if method is not None:
             rid = self._bad_id(raw, line) if "id" in raw else None
+            key = rid if scope is None or rid is None else (scope, rid)
             if d is None:
                 d = "out" if isinstance(method, str) and is_server_method(method) else "in"
             if method == "tools/call":
-                self._tool_call(raw, d, rid, line)
+                self._tool_call(raw, d, rid, line, scope)
             elif method == "tools/list":
                 idx = self.idx
                 self.idx += 1
                 report.steps += 1
                 sink.list_step(self.last_ts, idx)
-                if rid is not None:
+                if key is not None:
                     pending = self.other_in if d == "in" else self.other_out
-                    pending[rid] = pending.get(rid, 0) + 1
-            elif rid is not None:
+                    pending[key] = pending.get(key, 0) + 1
+            elif key is not None:
                 pending = self.other_in if d == "in" else self.other_out
-                pending[rid] = pending.get(rid, 0) + 1
+                pending[key] = pending.get(key, 0) + 1
             return
         if "result" not in raw and "error" not in raw:
             return
         rid = self._bad_id(raw, line)
+        key = rid if scope is None or rid is None else (scope, rid)
         if d is None:
-            d = "in" if rid is not None and self.other_out.get(rid) else "out"
+            d = "in" if key is not None and self.other_out.get(key) else "out"
         calls, other = (self.calls_in, self.other_in) if d == "out" else (self.calls_out, self.other_out)
         is_error = raw.get("error") is not None or "result" not in raw
         result = raw.get("result")
-        call = calls.pop(rid, None) if rid is not None else None
+        call = calls.pop(key, None) if key is not None else None
         if call is not None:
             report.answered += 1
             idx, name, args = call
@@ -391,16 +398,16 @@ class _Pass:
             self.idx += 1
             report.steps += 1
             sink.list_result_step(self.last_ts, idx, _tools_summary(result["tools"]))
-            if rid is not None:
-                _take(other, rid)
+            if key is not None:
+                _take(other, key)
             return
-        elif rid is not None and not _take(other, rid):
+        elif key is not None and not _take(other, key):
             report.orphans += 1
             self.warn(f"orphan response with JSON-RPC id {jsonio.dumps_str(rid)} on source line {line}: "
                       "no request waits for it (no line written)")
         self.last_response = raw
 
-    def _tool_call(self, raw: dict[str, Any], d: str, rid: str | None, line: int) -> None:
+    def _tool_call(self, raw: dict[str, Any], d: str, rid: str | None, line: int, scope: str | None = None) -> None:
         params = raw.get("params")
         name = params.get("name") if type(params) is dict else None
         args = params.get("arguments") if type(params) is dict else None
@@ -419,6 +426,13 @@ class _Pass:
             sink.call_uncorrelated(self.last_ts, idx, name, args)
             return
         calls = self.calls_in if d == "in" else self.calls_out
+        if scope is not None:
+            # a merged file: each server counts its own ids, so no watermark holds across them. The
+            # sorted pass refused duplicates per server beforehand; here only the key is kept apart.
+            if self.streaming:
+                raise _Restart
+            calls[(scope, rid)] = (idx, name, args)
+            return
         if d == "in" and self.streaming:
             raw_id = raw.get("id")
             if (type(raw_id) is int and raw_id <= self.max_int_id) or _may_repeat_int(rid, self.max_int_id):
@@ -451,10 +465,16 @@ def normalize(session: Session, sink: TraceSink, *, warn: Callable[[str], None] 
     """Run the import contract over ``session`` into ``sink``; returns what it saw.
 
     Raises :class:`InputError` for what the contract refuses (ids of the wrong type, duplicate
-    ``tools/call`` ids). Warnings (orphans, missing fields) go to ``warn`` as they happen.
+    ``tools/call`` ids). Warnings (orphans, missing fields) go to ``warn``: as they happen on a sorted
+    pass, and at the end of a streaming pass, since a streaming pass that meets a record out of time
+    order is thrown away with what it said (its warnings would come twice, and an "orphan" there may
+    find its request once the records are sorted).
     """
     name = session.info.path or "<session>"
     warnings: list[str] = []
+
+    def _held(text: str) -> None:
+        warnings.append(text)
 
     def _warn(text: str) -> None:
         warnings.append(text)
@@ -465,37 +485,44 @@ def normalize(session: Session, sink: TraceSink, *, warn: Callable[[str], None] 
     if session.info.transport in ("streamable-http", "sse"):
         discovery = auth_discovery.summarize(session)
     with _no_cyclic_gc():
-        return _normalize(session, sink, name, warnings, _warn, discovery)
+        return _normalize(session, sink, name, warnings, _held, _warn, warn, discovery)
 
 
-def _normalize(session: Session, sink: TraceSink, name: str, warnings: list[str], _warn: Callable[[str], None],
-               discovery: dict[str, Any]) -> ImportReport:
+def _normalize(session: Session, sink: TraceSink, name: str, warnings: list[str], _held: Callable[[str], None],
+               _warn: Callable[[str], None], warn: Callable[[str], None] | None, discovery: dict[str, Any]) -> ImportReport:
     try:
-        report = _Pass(sink, name, _warn, discovery, streaming=True, start_ts=None).run(session.wire_blocks())
+        report = _Pass(sink, name, _held, discovery, streaming=True, start_ts=None).run(session.wire_blocks())
     except _Restart:
         # Out of time order (or times after a long untimed prefix): sort everything, then one pass.
         # Duplicate ids are checked in source order first, so the error names the later line.
         sink.reset()
         warnings.clear()
         records = _sorted_records(session, name)
-        start = min((t for t, _, _, _ in records if t is not None), default=0)
-        block = WireBlock([r[2] for r in records], 0, [r[1] for r in records], [r[3] for r in records], [r[0] for r in records])
+        start = min((r[0] for r in records if r[0] is not None), default=0)
+        scopes = [r[4] for r in records]
+        block = WireBlock([r[2] for r in records], 0, [r[1] for r in records], [r[3] for r in records], [r[0] for r in records],
+                          scopes if any(s is not None for s in scopes) else None)
         report = _Pass(sink, name, _warn, discovery, streaming=False, start_ts=start).run([block])
+    else:
+        if warn is not None:
+            for text in warnings:  # the streaming pass stood: what it noticed is final
+                warn(text)
     report.warnings = warnings
     if report.tool_calls == 0:
         _warn("no tool calls found (the trace holds no tool_call events)")
     return report
 
 
-def _sorted_records(session: Session, name: str) -> list[tuple[int | None, int, Any, str | None]]:
-    records: list[tuple[int | None, int, Any, str | None]] = []
-    seen: set[tuple[str, str]] = set()
+def _sorted_records(session: Session, name: str) -> list[tuple[int | None, int, Any, str | None, str | None]]:
+    records: list[tuple[int | None, int, Any, str | None, str | None]] = []
+    seen: set[tuple[str | None, str, str]] = set()
     for block in session.wire_blocks():
         for i, raw in enumerate(block.raws):
             line = block.sources[i] if block.sources is not None else block.first_source + i
             t = block.times[i] if block.times is not None else None
             d = block.dirs[i] if block.dirs is not None else None
-            records.append((t, line, raw, d))
+            scope = block.scopes[i] if block.scopes is not None else None
+            records.append((t, line, raw, d, scope))
             for m in raw if type(raw) is list else (raw,):
                 if type(m) is not dict or m.get("method") != "tools/call" or m.get("id") is None:
                     continue
@@ -503,7 +530,7 @@ def _sorted_records(session: Session, name: str) -> list[tuple[int | None, int, 
                     rid = jsonrpc_id(m.get("id"))
                 except IdError as exc:
                     raise InputError(f"JSON-RPC id on source line {line} {exc}", path=name, line=line) from None
-                key = (d or "in", rid)
+                key = (scope, d or "in", rid)
                 if key in seen:
                     raise InputError(f"duplicate tools/call request id {jsonio.dumps_str(rid)} at source line {line}",
                                      path=name, line=line)
