@@ -135,3 +135,12 @@ def test_an_output_that_cannot_be_written_is_one_line_exit_2(fixtures_dir, tmp_p
         ro.mkdir(mode=0o500)
         r = run("import", str(src), "--out-trace", str(ro / "t.jsonl"))
         assert r.exit_code == 2 and "Permission denied" in r.stderr
+
+
+def test_the_trace_never_overwrites_its_own_session(tmp_path):
+    src = tmp_path / "s.jsonl"
+    body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{}}}\n'
+    src.write_text(body)
+    r = run("import", str(src), "--out-trace", str(src))
+    assert r.exit_code == 2 and "would overwrite the session" in r.stderr
+    assert src.read_text() == body

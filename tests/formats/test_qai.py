@@ -138,12 +138,21 @@ def test_a_changed_time_is_written_anew(tmp_path):
     assert doc["messages"][1]["timestamp"] == "2026-11-20T21:46:47.124677+00:00"
 
 
-def test_sequence_stays_monotonic(tmp_path):
+def test_sequence_is_0_based_over_the_messages(tmp_path):
+    """A recorder's seq counts stderr and transport lines too; qai's sequence counts messages from 0."""
     s = session_of(req("in", 1, "ping", 1), resp("out", 1, t=2), req("in", 2, "ping", 3))
     s.messages[0].seq = 5
-    s.messages[1].seq = 2  # out of order: renumbered after the last
+    s.messages[1].seq = 2
+    s.messages[2].seq = 9
     doc = json.loads(write(s, tmp_path / "s.json", "qai").read_text())
-    assert [m["sequence"] for m in doc["messages"]] == [5, 6, 7]
+    assert [m["sequence"] for m in doc["messages"]] == [0, 1, 2]
+
+
+def test_a_qai_files_own_sequence_stays_monotonic(tmp_path):
+    s = read(fixture("qai/qai_session_no_initialize.json"))
+    s.messages[1].seq = 1  # out of order: renumbered after the last
+    doc = json.loads(write(s, tmp_path / "s.json", "qai").read_text())
+    assert [m["sequence"] for m in doc["messages"]] == [3, 4]
 
 
 def test_no_initialize_file_keeps_its_sequence_numbers():

@@ -132,6 +132,14 @@ def read(source: Source, *, label: str | None = None) -> Session:
     return Session(info, out)
 
 
+def _is_challenge(ctx: dict[str, Any]) -> bool:
+    """A recorded 401 that carries a ``WWW-Authenticate`` header."""
+    if ctx.get("status") not in (401, "401"):
+        return False
+    headers = ctx.get("headers")
+    return isinstance(headers, dict) and any(isinstance(k, str) and k.lower() == "www-authenticate" for k in headers)
+
+
 def write(session: Session, out: BinaryIO, *, label: str | None = None) -> list[str]:
     """Write the envelope; returns what it had to drop beyond what :data:`KEEPS` says (in words)."""
     transport = session.info.transport
@@ -166,6 +174,14 @@ def write(session: Session, out: BinaryIO, *, label: str | None = None) -> list[
                 # One whose body was a JSON object (a 401's OAuth error) goes in a response slot, so the
                 # status and WWW-Authenticate challenge reach K2-A; a bodiless 202 has no slot.
                 if not isinstance(data, dict):
+                    if _is_challenge(ctx):
+                        # a 401 whose body was empty or text: its challenge must still reach K2-A, so it
+                        # takes a response slot with an empty object (no JSON-RPC meaning on import)
+                        ctx.pop("body", None)
+                        entry["transport_context"] = ctx
+                        entry["response"] = {}
+                        entries.append(entry)
+                        continue
                     bodiless += 1  # an entry holds a request, a response or an SSE event: none of these
                     continue
                 ctx.pop("body", None)

@@ -306,13 +306,20 @@ def write(session: Session, out: BinaryIO) -> None:
     correlator: Correlator[str] = Correlator()
     last = started
     sequence = -1
+    keep_sequence = info.source_format == "qai"
     index = 0
     for msg in session:
         if msg.kind != Kind.MESSAGE:
             continue
         if msg.t is not None:
             last = msg.t
-        sequence = msg.seq if msg.seq is not None and msg.seq > sequence else sequence + 1
+        # seed 003: a 0-based monotonic number over the messages. A qai file's own numbers are kept
+        # (they may have gaps where qai lost a line), also through a reel; others are numbered 0, 1, 2, ...
+        from_qai = keep_sequence or bool(msg.extra and "qai" in msg.extra)
+        if from_qai and msg.seq is not None and msg.seq > sequence:
+            sequence = msg.seq
+        else:
+            sequence += 1
         entry = message_entry(msg, index=index, sequence=sequence, session_id=sid, transport=transport,
                               t=msg.t if msg.t is not None else last, correlator=correlator)
         out.write((b"\n    " if index == 0 else b",\n    ") + _indent(jsonio.dumps_indented(entry), b"    "))

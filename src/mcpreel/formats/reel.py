@@ -154,8 +154,9 @@ def _record(obj: Any, lineno: int, source: Source) -> Message | None:
         return Message(None, None, t, kind=Kind.STDERR, text=str(obj.get("text", "")), seq=obj.get("seq"), source=lineno,
                        extra=more)
     if typ == "invalid":
+        ctx = obj.get("ctx")
         return Message(d if d in ("in", "out") else None, None, t, kind=Kind.INVALID, text=str(obj.get("text", "")),
-                       seq=obj.get("seq"), source=lineno, extra=more)
+                       ctx=ctx if isinstance(ctx, dict) else None, seq=obj.get("seq"), source=lineno, extra=more)
     if typ == "transport":
         ctx = obj.get("ctx")
         return Message(d if d in ("in", "out") else None, None, t, kind=Kind.TRANSPORT,
@@ -268,6 +269,8 @@ def record_line(msg: Message, t: int, seq: int | None) -> dict[str, Any]:
         line["dir"] = msg.dir or "out"
         line["type"] = "invalid"
         line["text"] = msg.text or ""
+        if msg.ctx:
+            line["ctx"] = msg.ctx  # an HTTP body that was not JSON keeps its method, path and headers
     else:
         line["dir"] = msg.dir or "out"
         line["type"] = "transport"

@@ -63,6 +63,8 @@ def import_session(
     options = options or ImportOptions(episode_id=Path(path).stem)
     session, detection = open_session(path, format, strict=options.strict, on_progress=on_progress)
     target = Path(out_path) if out_path is not None else default_trace_path(path)
+    if target.exists() and Path(path).exists() and target.resolve() == Path(path).resolve():
+        raise UsageError(f"{path}: the trace would overwrite the session it is made from; give another --out-trace")
     report = write_trace(session, target, trace_format=trace_format, options=options, warn=warn)
     report.notes = list(session.info.notes)
     return report, detection, target
