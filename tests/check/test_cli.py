@@ -52,6 +52,15 @@ def test_junit_to_a_file(base, tmp_path):
     assert f"report written to {out}" in p.stderr
 
 
+def test_a_report_that_cannot_be_written_is_one_line_and_exit_2(base, tmp_path):
+    (tmp_path / "a-file").write_text("")
+    out = tmp_path / "a-file" / "report.json"
+    p = mcpreel("check", f"{base}/ok/mcp", "--no-call", "--format", "json", "--out", str(out))
+    assert p.returncode == 2
+    assert p.stderr.startswith(f"error: {out}: cannot write: ") and len(p.stderr.splitlines()) == 1
+    assert "Traceback" not in p.stderr
+
+
 def test_exit_2_when_unreachable():
     port = free_port()
     p = mcpreel("check", f"http://127.0.0.1:{port}/mcp")

@@ -83,6 +83,29 @@ def test_server_exits_before_answering(script):
     assert said in str(info.value)
 
 
+class _BrokenStdin:
+    """A stdin pipe whose reader is gone: what a write meets when the server died first."""
+
+    def write(self, data: bytes) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_pipe_broken_by_a_dying_server_still_says_how_it_ended():
+    from mcpreel.check.probe import StdioProbe
+
+    code = "import sys, time; print('fatal: no config', file=sys.stderr, flush=True); time.sleep(0.2); sys.exit(3)"
+    with StdioProbe([sys.executable, "-c", code], timeout=5) as probe:
+        probe.proc.stdin = _BrokenStdin()  # the write fails while the server is still on its way out
+        ex = probe.request("initialize", {})
+    assert ex.error == "the server exited with code 3: fatal: no config"
+
+
 def test_server_that_says_nothing(script):
     with pytest.raises(Unreachable, match="no answer to initialize within 0.5 s"):
         check(script, "mute", timeout=0.5)

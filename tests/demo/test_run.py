@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from mcpreel.demo import run as demo_run
-from mcpreel.errors import TransportError
+import pytest
+
+from mcpreel.errors import TransportError, UsageError
 
 
 def test_a_failed_step_is_a_problem_and_the_rest_goes_on(tmp_path, monkeypatch):
@@ -21,3 +23,9 @@ def test_a_failed_step_is_a_problem_and_the_rest_goes_on(tmp_path, monkeypatch):
     assert result.check_report is not None and not result.check_report.failed
     assert any(s.startswith("tools/call countdown -> 3 progress notifications") for s in steps)
     assert steps[0].startswith("1. stdio:")
+
+
+def test_a_folder_that_cannot_be_made_is_a_usage_error(tmp_path):
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(UsageError, match="cannot make the demo folder"):
+        demo_run.run_demo(tmp_path / "a-file" / "out")

@@ -110,6 +110,32 @@ def test_a_miss_names_the_closest_recorded_request_and_the_difference():
     assert unknown.code == METHOD_NOT_FOUND and "tools/call" in unknown.reason
 
 
+def test_a_miss_looks_for_the_closest_among_calls_of_the_same_tool_first():
+    index = _index((call(1, "divide", {"a": 1, "b": 0}), text("x")), (call(2, "add", {"a": 10, "b": 20, "c": 1}), text("y")),
+                   (call(3, "echo", {"text": "hi"}), text("z")))
+    # "divide" differs from this call in fewer places than the recorded "add" does, but it is another tool
+    miss = Matcher(index).match(call(9, "add", {"a": 1, "b": 1}))
+    assert isinstance(miss, Miss) and miss.closest.subject == "add"
+    assert miss.reason.startswith("no recorded tools/call matches these params; closest is request #2")
+    # a tool the recording never called is said as such, with the tools it did call
+    miss = Matcher(index).match(call(9, "countdown", {}))
+    assert miss.code == INVALID_PARAMS
+    assert miss.reason.startswith("no recorded tools/call of 'countdown' (the recording has tools/call of: "
+                                  "divide, add, echo); closest is request #")
+
+
+def test_a_miss_points_into_the_file_in_the_file_s_own_units(fixtures_dir):
+    from mcpreel.formats import open_session
+
+    qai, _ = open_session(fixtures_dir / "qai" / "qai_session_fastmcp.json")
+    slow = next(ex for ex in build(qai).exchanges if ex.subject == "slow_progress")
+    assert slow.label() == "request #5 (message 12) tools/call slow_progress"  # messages[11]: a JSON file has no lines
+    envelope, _ = open_session(fixtures_dir / "assay-docs" / "import-formats@HEAD__03.json")
+    assert "(entry " in build(envelope).exchanges[0].label()
+    reel = session(("in", call(1, "echo", {})), ("out", res(1, text("x"))))
+    assert build(reel).exchanges[0].label() == "request #1 (line 2) tools/call echo"
+
+
 def test_sequential_mode_follows_recorded_order_whatever_the_params():
     index = _index((call(1, "a", {"x": 1}), text("first")), (req(2, "tools/list"), {"tools": []}),
                    (call(3, "b", {}), text("third")), mode="sequential")

@@ -67,6 +67,16 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, fixtures_dir):
     assert r.exit_code == 2 and "no client requests to replay" in r.output
 
 
+def test_an_output_that_cannot_be_written_is_one_line_and_exit_2(tmp_path, fixtures_dir):
+    (tmp_path / "a-file").write_text("")
+    blocked = tmp_path / "a-file" / "report.xml"
+    path = str(fixtures_dir / "qai" / "qai_session_minimal.json")
+    r = CliRunner().invoke(cli, ["diff", path, path, "--junit", str(blocked)])
+    assert r.exit_code == 2, r.output
+    assert r.output.splitlines()[-1].startswith(f"error: {blocked}: cannot write: ")
+    assert "Traceback" not in r.output
+
+
 @pytest.mark.parametrize("args,message", [
     (["replay", "{s}"], "give the server to replay against"),
     (["replay", "{s}", "--target-command", "x", "--target-url", "http://h/"], "give the server to replay against"),
@@ -103,9 +113,57 @@ def test_serve_over_stdio_in_process(fixtures_dir):
                           capture_output=True, text=True, timeout=60, env=os.environ)
     out = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [m.get("id", m.get("method")) for m in out] == [10, "notifications/progress", "notifications/message", 11, 12]
+    assert out[1]["params"]["progressToken"] == "mine"  # recorded as "p1": progress follows this client's token
     assert out[3]["result"]["content"][0]["text"] == "done"
     assert out[4]["error"]["code"] == -32602  # the recorded error, under the incoming id
     assert proc.returncode == 0 and "served 3 requests: 3 answered" in proc.stderr
+
+
+def test_a_client_that_closed_stdin_is_not_waited_for(fixtures_dir):
+    """`ask_llm` was recorded with a sampling request before its answer: a client piping requests in and
+    closing stdin can never answer it, so the answer goes out at once instead of after --answer-timeout."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    path = str(fixtures_dir / "qai" / "qai_session_fastmcp.json")
+    ask = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "ask_llm", "arguments": {"question": "meaning?"}}}
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "mcpreel", "serve", path, "--answer-timeout", "8"],
+                          input=json.dumps(ask) + "\n", capture_output=True, text=True, timeout=60, env=os.environ)
+    seconds = time.monotonic() - t0
+    out = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [m.get("method") or m["id"] for m in out] == ["sampling/createMessage", 7]
+    assert proc.returncode == 0 and seconds < 6, (seconds, proc.stderr)
+
+
+def test_what_a_reader_noticed_is_said(fixtures_dir):
+    agent = str(next((fixtures_dir / "mcp-replay-v1").glob("*.agent.jsonl")))
+    r = CliRunner().invoke(cli, ["diff", agent, agent])
+    assert r.exit_code == 0
+    assert "A: kind 'llm': this file holds no MCP messages" in r.output
+    assert "(A and B have no tools/list answer)" in r.output
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "mcpreel", "serve", agent], input="", capture_output=True, text=True,
+                          timeout=60, env=os.environ)
+    assert proc.returncode == 0 and f"serve: {agent}: kind 'llm': this file holds no MCP messages" in proc.stderr
+
+
+def test_serve_on_a_taken_port_is_one_line_and_exit_2(fixtures_dir):
+    import socket
+
+    s = str(fixtures_dir / "qai" / "qai_session_minimal.json")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        r = CliRunner().invoke(cli, ["serve", s, "--transport", "streamable-http", "--port", str(port)])
+    assert r.exit_code == 2, r.output
+    assert r.output == f"error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
 
 
 def test_proxy_replay_is_the_qai_spelling(tmp_path):

@@ -86,7 +86,7 @@ def test_replay_a_stdio_recording_against_the_http_server(recorded, transport, p
     finally:
         server.stop()
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "6 same" in proc.stdout and "1 server requests answered" in proc.stdout
+    assert "6 same" in proc.stdout and "1 server request answered" in proc.stdout
 
 
 def test_serve_over_stdio_gives_the_sdk_client_the_recorded_results(recorded):

@@ -78,6 +78,37 @@ def test_post_answers_in_seed_002_format_with_a_session_id(mock_url):
         assert http.post(f"{url}/mcp", content=jsonio.dumps(call(7, "echo", {"t": "x"})), headers=h).status_code == 404
 
 
+def test_a_json_only_client_gets_a_recorded_server_request_on_its_get_stream_at_once(mock_url):
+    url, _ = mock_url
+
+    async def main():
+        async with httpx2.AsyncClient(timeout=8) as http:
+            r = await http.post(f"{url}/mcp", content=jsonio.dumps(INIT), headers=ACCEPT)
+            h = {"accept": "application/json", "content-type": "application/json",
+                 "mcp-session-id": r.headers["mcp-session-id"]}
+            await http.post(f"{url}/mcp", content=jsonio.dumps(note("notifications/initialized")), headers=h)
+            async with http.stream("GET", f"{url}/mcp", headers={**h, "accept": "text/event-stream"}) as stream:
+                t0 = time.monotonic()
+                call_task = asyncio.ensure_future(http.post(f"{url}/mcp", content=jsonio.dumps(call(9, "ask", {"q": 1})),
+                                                            headers=h))
+                parser, asked = SSEParser(), None
+                async for chunk in stream.aiter_bytes():
+                    for ev in parser.feed(chunk):
+                        m = jsonio.loads(ev.data)
+                        if m.get("method") == "roots/list":
+                            asked = m
+                    if asked is not None:
+                        break
+                await http.post(f"{url}/mcp", content=jsonio.dumps(res(asked["id"], {"roots": []})), headers=h)
+                answer = await call_task
+                return answer, time.monotonic() - t0
+
+    answer, seconds = asyncio.run(main())
+    assert answer.headers["content-type"].startswith("application/json")
+    assert answer.json() == res(9, text('{"answer": 42}'))
+    assert seconds < 3  # not the 10 s the mock waits for an answer that could never come
+
+
 def test_a_client_without_session_id_is_served_too(mock_url):
     url, _ = mock_url
     r = httpx2.post(f"{url}/mcp", content=jsonio.dumps(call(1, "echo", {"t": "x"})), headers=ACCEPT)
@@ -163,3 +194,37 @@ def test_stdio_transport_hands_out_stderr_and_invalid_lines():
     assert kinds == [("invalid", "not json"), ("stderr", "starting")]
     assert [m.raw for m in got if m.kind == "message"] == [res(1, {})]
     assert t.returncode == 0 and "exit code 0" in (t.ended or "")
+
+
+class _BrokenStdin:
+    """A stdin pipe whose reader is gone: what a write meets when the server died first."""
+
+    def write(self, data: bytes) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    async def drain(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_server_that_died_is_named_with_its_exit_code_and_last_stderr_line():
+    # the pipe breaks at once, while the server is still dying: the reason must wait for its end
+    script = "import sys, time; print('cannot start: no database', file=sys.stderr, flush=True); time.sleep(0.2); sys.exit(3)"
+
+    async def main():
+        import sys
+
+        t = StdioTransport([sys.executable, "-c", script])
+        await t.start()
+        t.proc.stdin = _BrokenStdin()
+        try:
+            with pytest.raises(TransportError) as info:
+                await t.send(req(1, "initialize"))
+        finally:
+            await t.close()
+        return str(info.value)
+
+    assert asyncio.run(main()) == "the server exited (exit code 3); its last stderr line: cannot start: no database"
+

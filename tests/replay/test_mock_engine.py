@@ -61,6 +61,27 @@ def test_notifications_and_server_requests_go_out_in_their_recorded_position():
     assert out[3]["id"] != 0  # our own id space, never a recorded id that could collide
 
 
+def test_recorded_progress_follows_the_incoming_progress_token():
+    # the SDK client uses its request id as progressToken: a served recording must report progress on the
+    # token this client chose, or the client drops it; a client that asked for no progress gets none
+    s = session(*handshake(),
+                ("in", call(6, "countdown", {"steps": 2}, progressToken=6)),
+                ("out", note("notifications/progress", {"progressToken": 6, "progress": 1, "total": 2})),
+                ("out", note("notifications/message", {"level": "info", "data": "half"})),
+                ("out", note("notifications/progress", {"progressToken": 6, "progress": 2, "total": 2})),
+                ("out", res(6, text("done"))))
+    mock = Mock(build(s))
+    out = run(mock, INIT, call(2, "countdown", {"steps": 2}, progressToken=2))
+    progress = [m["params"] for m in out if m.get("method") == "notifications/progress"]
+    assert progress == [{"progressToken": 2, "progress": 1, "total": 2}, {"progressToken": 2, "progress": 2, "total": 2}]
+    assert [m.get("method") or m["id"] for m in out[1:]] == [
+        "notifications/progress", "notifications/message", "notifications/progress", 2]
+    out = run(mock, INIT, call(3, "countdown", {"steps": 2}))
+    assert [m.get("method") or m["id"] for m in out[1:]] == ["notifications/message", 3]
+    # the recording itself is left as it was
+    assert mock.cassette.exchanges[1].before[0]["params"]["progressToken"] == 6
+
+
 def test_a_recorded_server_request_waits_for_the_client_then_gives_up():
     s = session(*handshake(), ("in", call(2, "ask", {})), ("out", req(0, "roots/list")),
                 ("in", res(0, {"roots": []})), ("out", res(2, text("done"))))

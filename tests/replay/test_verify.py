@@ -46,6 +46,20 @@ def test_a_changed_server_gives_path_level_differences_and_exit_1():
     assert [d.path for d in report.results[1].diff] == ["$.result.content[0].text.count"]
 
 
+def test_an_error_where_a_result_was_recorded_differs_whatever_is_ignored():
+    recorded = session(*handshake(), ("in", call(2, "boom", {})), ("out", res(2, text("fine"))))
+    served = session(*handshake(), ("in", call(2, "boom", {})), ("out", err(2, -32603, "internal")))
+    for paths in (["$.*"], ["$.result", "$.error"]):
+        options = ReplayOptions(timeout=2, unrecorded_grace=0.05, ignore_paths=[IgnorePath(p) for p in paths])
+        report, _ = asyncio.run(replay_against_mock(recorded, served, options=options))
+        assert report.results[0].status == "same"  # initialize: everything ignored
+        boom = report.results[1]
+        assert boom.status == "different" and report.exit_code == 1, paths
+        assert [d.describe() for d in boom.diff] == ['$: "a JSON-RPC result" -> "a JSON-RPC error"']
+        back, _ = asyncio.run(replay_against_mock(served, recorded, options=options))
+        assert back.results[1].diff[0].new == "a JSON-RPC result"
+
+
 def test_a_recording_without_initialize_gets_our_handshake():
     s = session(("in", call(5, "echo", {})), ("out", res(5, text("x"))))
     report, _ = asyncio.run(replay_against_mock(s))
@@ -85,6 +99,16 @@ async def _echo_server(server, sent):
             server.send_nowait({**INIT_OK, "id": m["id"]})
         elif m.get("method") == "tools/call":
             server.send_nowait(res(m["id"], text(m["params"]["name"])))
+
+
+def test_a_server_ping_the_recording_lacks_is_answered_and_no_difference():
+    recorded = session(*handshake(), ("in", call(2, "echo", {})), ("out", res(2, text("x"))))
+    served = session(*handshake(), ("in", call(2, "echo", {})), ("out", req("keepalive", "ping")),
+                     ("in", res("keepalive", {})), ("out", res(2, text("x"))))
+    report, mock = asyncio.run(replay_against_mock(recorded, served))
+    assert [r.status for r in report.results] == ["same", "same"]
+    assert [(s.method, s.answered_from) for s in report.server_requests] == [("ping", "ping: answered {}")]
+    assert report.exit_code == 0 and not report.unmatched_server_requests
 
 
 def test_server_requests_are_answered_from_the_recording_or_refused():

@@ -455,7 +455,7 @@ class StdioProbe(_Base):
             self.proc.stdin.write(body + b"\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
-            ex.error = self.exited_reason()
+            ex.error = self._wait_reason()  # the server is dying: let it end and its last stderr be read
             return ex
         deadline = start + (limit if request_id is not None else settle)
         while True:

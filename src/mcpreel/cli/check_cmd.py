@@ -91,10 +91,9 @@ def check_command(url: str | None, command: str | None, profile: str, calls: tup
     if doc is not None:
         click.echo(doc, nl=False)
     if out:
-        from mcpreel.fileio import atomic_output
+        from mcpreel.cli.replay_cmd import save
 
         text = doc if doc is not None else "\n".join(text_lines(report)) + "\n"
-        with atomic_output(out) as fh:
-            fh.write(text.encode("utf-8"))
+        save(out, lambda fh: fh.write(text.encode("utf-8")))
         output.info(f"report written to {out}")
     sys.exit(report.exit_code)

@@ -31,7 +31,7 @@ def diff_command(ctx: click.Context, a: str, b: str, fmt: str, as_json: bool, ju
     Exit 0 when they agree, 1 on differences, 2 when a file cannot be read.
     """
     from mcpreel import jsonio
-    from mcpreel.fileio import atomic_output
+    from mcpreel.cli.replay_cmd import console, save
     from mcpreel.replay import DiffOptions, IgnorePath, diff_files
     from mcpreel.replay.junit import diff_cases, write_junit
     from mcpreel.replay.render import diff_renderable
@@ -41,10 +41,7 @@ def diff_command(ctx: click.Context, a: str, b: str, fmt: str, as_json: bool, ju
     if as_json:
         click.echo(jsonio.dumps_str(result.to_json()))
     else:
-        from mcpreel.cli.replay_cmd import console
-
         console().print(diff_renderable(result))
     if junit:
-        with atomic_output(junit) as fh:
-            write_junit(fh, f"mcpreel diff {a} {b}", diff_cases(result))
+        save(junit, lambda fh: write_junit(fh, f"mcpreel diff {a} {b}", diff_cases(result)))
     ctx.exit(result.exit_code)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import BinaryIO
 
 import click
 
@@ -21,6 +23,17 @@ def parse_headers(values: tuple[str, ...]) -> dict[str, str]:
     return headers
 
 
+def save(path: str, write: Callable[[BinaryIO], object]) -> None:
+    """Write an output file atomically (mode 0600); a path that cannot be written is one clear error."""
+    from mcpreel.fileio import atomic_output
+
+    try:
+        with atomic_output(path) as fh:
+            write(fh)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from exc
+
+
 def console(stream: object = None):  # type: ignore[no-untyped-def]
     from rich.console import Console
 
@@ -34,7 +47,6 @@ def run_replay(session: str, fmt: str, target_command: str | None, target_url: s
                original: bool, timeout: float) -> int:
     """Parse, run, render, write; returns the exit code (0 all same, 1 differences)."""
     from mcpreel import jsonio
-    from mcpreel.fileio import atomic_output
     from mcpreel.replay import IgnorePath, ReplayOptions, replay_file
     from mcpreel.replay.junit import replay_cases, write_junit
     from mcpreel.replay.render import replay_renderable
@@ -47,11 +59,9 @@ def run_replay(session: str, fmt: str, target_command: str | None, target_url: s
                          on_event=lambda line: output.warning(line))
     console().print(replay_renderable(report))
     if out_json:
-        with atomic_output(out_json) as fh:
-            fh.write(jsonio.dumps(report.to_json()) + b"\n")
+        save(out_json, lambda fh: fh.write(jsonio.dumps(report.to_json()) + b"\n"))
     if junit:
-        with atomic_output(junit) as fh:
-            write_junit(fh, f"mcpreel replay {session}", replay_cases(report))
+        save(junit, lambda fh: write_junit(fh, f"mcpreel replay {session}", replay_cases(report)))
     return report.exit_code
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcpreel.errors import McpreelError, TransportError
+from mcpreel.errors import McpreelError, TransportError, UsageError
 
 __all__ = ["DEMO_FILES", "DemoResult", "run_demo"]
 
@@ -252,7 +252,10 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-output", *,
     """Run the whole demo into ``out_dir``; ``on_step`` hears each step as it happens."""
     start = time.monotonic()
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{out}: cannot make the demo folder: {exc.strerror or exc}") from exc
     result = DemoResult(out)
     paths = {key: out / name for key, (name, _) in DEMO_FILES.items()}
 

@@ -94,6 +94,8 @@ def serve_file(
     options = options or MockOptions()
     session, detection = open_session(path, format)
     session.materialize()
+    for note in session.info.notes:  # "holds no MCP messages", say: a mock that answers nothing
+        (on_event or (lambda line: None))(f"{path}: {note}")
     cassette = build(session)
     forwarder = None
     if options.on_miss == "forward":
@@ -136,4 +138,6 @@ def diff_files(a: str | Path, b: str | Path, *, format: str = "auto", options: D
     """Compare the recordings in ``a`` and ``b`` (any readable formats)."""
     sa, _ = open_session(a, format)
     sb, _ = open_session(b, format)
-    return diff_sessions(sa.materialize(), sb.materialize(), options)
+    result = diff_sessions(sa.materialize(), sb.materialize(), options)
+    result.notes = [f"{side}: {note}" for side, s in (("A", sa), ("B", sb)) for note in s.info.notes]
+    return result

@@ -22,7 +22,7 @@ from typing import Any
 
 from mcpreel.model import Kind, Session
 
-__all__ = ["Cassette", "ClientItem", "Exchange", "build", "id_key", "subject"]
+__all__ = ["Cassette", "ClientItem", "Exchange", "build", "id_key", "progress_token", "subject"]
 
 
 def id_key(value: Any) -> tuple[str, Any]:
@@ -57,6 +57,7 @@ class Exchange:
     after: list[dict[str, Any]] = field(default_factory=list)  # server messages after it, none waiting
     answered_before_item: int | None = None  # the client item the response came before (replay pacing)
     ctx: dict[str, Any] | None = None
+    unit: str = "line"  # what ``source`` counts in its file: a line, a qai message, an entry
 
     @property
     def method(self) -> str:
@@ -74,7 +75,7 @@ class Exchange:
         return max(0, self.t_response - self.t_request)
 
     def label(self) -> str:
-        where = f" (line {self.source})" if self.source is not None else ""
+        where = f" ({self.unit} {self.source})" if self.source is not None else ""
         name = f" {self.subject}" if self.subject else ""
         return f"request #{self.position + 1}{where} {self.method}{name}"
 
@@ -116,15 +117,21 @@ class Cassette:
         return list(seen)
 
 
-def _progress_token(message: dict[str, Any]) -> Any:
+def progress_token(message: dict[str, Any]) -> Any:
+    """The ``params._meta.progressToken`` of a request, or None."""
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     return meta.get("progressToken") if isinstance(meta, dict) else None
 
 
+#: what a record's ``source`` counts, per format (line-based formats count lines)
+_SOURCE_UNITS = {"reel": "line", "jsonrpc": "line", "qai": "message"}
+
+
 def build(session: Session, *, original: bool = False) -> Cassette:
     """Pair a session's messages into a :class:`Cassette` (one pass, recorded order)."""
     cas = Cassette()
+    unit = _SOURCE_UNITS.get(session.info.source_format or "reel", "entry")
     pending_client: dict[tuple[str, Any], Exchange] = {}  # insertion order = request order
     pending_server: dict[tuple[str, Any], Exchange] = {}
     last_item: ClientItem | None = None
@@ -146,7 +153,8 @@ def build(session: Session, *, original: bool = False) -> Cassette:
                 if is_request or is_note:
                     ex = None
                     if is_request:
-                        ex = Exchange(payload, member, len(cas.exchanges), rec.source, rec.t, ctx=rec.ctx)
+                        ex = Exchange(payload, member, len(cas.exchanges), rec.source, rec.t, ctx=rec.ctx,
+                                      unit=unit)
                         cas.exchanges.append(ex)
                         pending_client[id_key(payload["id"])] = ex
                     last_item = ClientItem(payload, ex, source=rec.source)
@@ -165,7 +173,8 @@ def build(session: Session, *, original: bool = False) -> Cassette:
                 if not (is_request or is_note):
                     continue
                 if is_request:
-                    sx = Exchange(payload, member, len(cas.server_exchanges), rec.source, rec.t, ctx=rec.ctx)
+                    sx = Exchange(payload, member, len(cas.server_exchanges), rec.source, rec.t, ctx=rec.ctx,
+                                  unit=unit)
                     cas.server_exchanges.append(sx)
                     pending_server[id_key(payload["id"])] = sx
                 owner = _owner(payload, rec.ctx, pending_client)
@@ -188,7 +197,7 @@ def _owner(message: dict[str, Any], ctx: dict[str, Any] | None,
         token = params.get("progressToken") if isinstance(params, dict) else None
         if token is not None:
             for ex in reversed(pending.values()):
-                if _progress_token(ex.request) == token:
+                if progress_token(ex.request) == token:
                     return ex
     if ctx:
         exchange_id = ctx.get("exchange")

@@ -94,6 +94,7 @@ class SessionDiff:
     tools: list[ToolChange] = field(default_factory=list)
     calls: list[CallChange] = field(default_factory=list)
     tools_listed: tuple[bool, bool] = (False, False)
+    notes: list[str] = field(default_factory=list)  # what the readers noticed ("A: holds no MCP messages")
 
     @property
     def changed_calls(self) -> list[CallChange]:
@@ -133,6 +134,7 @@ class SessionDiff:
             "tools": [t.to_json() for t in self.tools],
             "calls": [c.to_json() for c in self.calls],
             "latency_shifts": [c.label for c in self.latency_shifts],
+            "notes": self.notes,
         }
 
 

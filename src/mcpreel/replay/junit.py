@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import BinaryIO
 
 __all__ = ["Case", "write_junit"]
+
+#: characters XML 1.0 cannot hold, even escaped (a server's text may carry ANSI colours or NULs)
+_XML_BAD = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _x(text: str) -> str:
+    """``text`` with what XML cannot carry shown as ``\\xNN``, so the report stays a valid document."""
+    return _XML_BAD.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 @dataclass
@@ -26,19 +35,20 @@ def write_junit(out: BinaryIO, suite: str, cases: list[Case]) -> None:
     skipped = sum(1 for c in cases if c.skipped is not None)
     total = sum(c.time_s for c in cases)
     suites = ET.Element("testsuites", tests=str(len(cases)), failures=str(failures), errors=str(errors),
-                        time=f"{total:.3f}")
-    node = ET.SubElement(suites, "testsuite", name=suite, tests=str(len(cases)), failures=str(failures),
+                        skipped=str(skipped), time=f"{total:.3f}")
+    node = ET.SubElement(suites, "testsuite", name=_x(suite), tests=str(len(cases)), failures=str(failures),
                          errors=str(errors), skipped=str(skipped), time=f"{total:.3f}")
     for case in cases:
-        tc = ET.SubElement(node, "testcase", name=case.name, classname=case.classname, time=f"{case.time_s:.3f}")
+        tc = ET.SubElement(node, "testcase", name=_x(case.name), classname=_x(case.classname),
+                           time=f"{case.time_s:.3f}")
         if case.failure is not None:
-            f = ET.SubElement(tc, "failure", message=case.failure, type="difference")
-            f.text = case.details or case.failure
+            f = ET.SubElement(tc, "failure", message=_x(case.failure), type="difference")
+            f.text = _x(case.details or case.failure)
         elif case.error is not None:
-            e = ET.SubElement(tc, "error", message=case.error, type="no-answer")
-            e.text = case.details or case.error
+            e = ET.SubElement(tc, "error", message=_x(case.error), type="no-answer")
+            e.text = _x(case.details or case.error)
         elif case.skipped is not None:
-            ET.SubElement(tc, "skipped", message=case.skipped)
+            ET.SubElement(tc, "skipped", message=_x(case.skipped))
     ET.indent(suites)
     out.write(b'<?xml version="1.0" encoding="UTF-8"?>\n')
     out.write(ET.tostring(suites, encoding="utf-8"))

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpreel.replay.cassette import Exchange
+from mcpreel.replay.cassette import Exchange, subject
 from mcpreel.replay.jsondiff import Difference, diff
 from mcpreel.replay.normalize import canonical_params, strip_volatile_meta
 
@@ -129,17 +129,24 @@ class Matcher:
         strict = self.index.mode == "strict"
         mine = request.get("params") or {}
         mine = mine if strict else strip_volatile_meta(mine)
-        best: tuple[int, Exchange, list[Difference]] | None = None
+        named = subject(request)
+        # closest: a request naming the same tool (prompt, resource) first, then the fewest differences
+        best: tuple[tuple[bool, int], Exchange, list[Difference]] | None = None
         for ex in candidates[:_CLOSEST_SCAN]:
             theirs = ex.request.get("params") or {}
             theirs = theirs if strict else strip_volatile_meta(theirs)
             found = diff(theirs, mine, "$.params", limit=50)
-            if best is None or len(found) < best[0]:
-                best = (len(found), ex, found)
+            rank = (ex.subject != named, len(found))
+            if best is None or rank < best[0]:
+                best = (rank, ex, found)
         assert best is not None
-        _, ex, found = best
+        (other_subject, _), ex, found = best
         shown = "; ".join(d.describe(40) for d in found[:3])
         more = f" (+{len(found) - 3} more)" if len(found) > 3 else ""
-        return Miss(method, INVALID_PARAMS,
-                    f"no recorded {method} matches these params; closest is {ex.label()}, which differs at "
-                    f"{shown}{more} (recorded -> received)", ex, found)
+        head = f"no recorded {method} matches these params"
+        if other_subject and named is not None:
+            known = list(dict.fromkeys(c.subject for c in candidates if c.subject is not None))
+            listed = ", ".join(known[:12]) + (", …" if len(known) > 12 else "")
+            head = f"no recorded {method} of {named!r} (the recording has {method} of: {listed or 'nothing named'})"
+        reason = f"{head}; closest is {ex.label()}, which differs at {shown}{more} (recorded -> received)"
+        return Miss(method, INVALID_PARAMS, reason, ex, found)

@@ -4,11 +4,12 @@
 :meth:`Mock.connection` gives one client connection its own cursors (a stdio process has one, an HTTP
 server one per ``Mcp-Session-Id``). :meth:`MockConnection.receive` takes a client message and an
 ``emit`` callback: it matches the request, emits the recorded server notifications and server
-requests in their recorded position, then the recorded answer carrying the *incoming* id. When the
-recording has the server asking the client something (sampling, roots, elicitation) before it
-answered, the rest must wait for the client's reply: ``receive`` then returns a coroutine for the I/O
-layer to run; everything else is emitted before ``receive`` returns, which keeps a pipelined stdio
-client fed at tens of thousands of answers a second.
+requests in their recorded position (progress re-addressed to the incoming ``progressToken``), then
+the recorded answer carrying the *incoming* id. When the recording has the server asking the client
+something (sampling, roots, elicitation) before it answered, the rest must wait for the client's
+reply: ``receive`` then returns a coroutine for the I/O layer to run; everything else is emitted
+before ``receive`` returns, which keeps a pipelined stdio client fed at tens of thousands of answers
+a second.
 
 Misses follow ``on_miss``: ``error`` answers with a JSON-RPC error naming the closest recorded request
 and how it differs, ``fail`` does the same and marks the run failed, ``forward`` passes the request to a
@@ -24,7 +25,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from mcpreel.replay.cassette import Cassette, ClientItem, Exchange, id_key
+from mcpreel.replay.cassette import Cassette, ClientItem, Exchange, id_key, progress_token
 from mcpreel.replay.matcher import Matcher, Miss, RecordingIndex
 
 __all__ = ["ON_MISS", "Emit", "Mock", "MockConnection", "MockOptions", "MockStats"]
@@ -128,6 +129,7 @@ class MockConnection:
         self._ids = itertools.count(1)
         self.client_initialize: dict[str, Any] | None = None  # what the client sent (forwarding replays it)
         self.initialized = False
+        self.gone = False  # the client can answer nothing more (its stdin ended)
 
     # -- the entry point --------------------------------------------------------------------------
     def receive(self, message: Any, emit: Emit) -> Coroutine[Any, Any, None] | None:
@@ -161,9 +163,21 @@ class MockConnection:
         """Emit a server request under a fresh id; the future gets the client's answer."""
         sid = f"mcpreel-{next(self._ids)}"
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._waiting[id_key(sid)] = fut
+        if self.gone:
+            fut.set_result(None)
+        else:
+            self._waiting[id_key(sid)] = fut
         emit({**message, "id": sid})
         return fut
+
+    def client_gone(self) -> None:
+        """The client can send nothing more (stdin ended): recorded server requests stop waiting for
+        answers that cannot come, and the answers they held back go out at once."""
+        self.gone = True
+        waiting, self._waiting = self._waiting, {}
+        for fut in waiting.values():
+            if not fut.done():
+                fut.set_result(None)
 
     def relay_request(self, message: dict[str, Any], emit: Emit, answer: Callable[[dict[str, Any]], None]) -> None:
         """Emit a request that came from elsewhere (a forwarded live server); ``answer`` gets the reply."""
@@ -216,10 +230,13 @@ class MockConnection:
             mock.on_event(f"miss: {found.method or '(no method)'} id={message.get('id')!r}: {found.reason}")
             emit(found.error(message["id"]))
             return None
-        if any("id" in step for step in found.before):
-            return self._answer_slowly(found, message["id"], emit)
-        for step in found.before:
-            emit(step)
+        before = found.before
+        if before:
+            before = _readdress_progress(before, found.request, message)
+            if any("id" in step for step in before):
+                return self._answer_slowly(found, before, message["id"], emit)
+            for step in before:
+                emit(step)
         self._answer(found, message["id"], emit)
         return None
 
@@ -234,9 +251,9 @@ class MockConnection:
         for step in ex.after:
             self._emit_step(step, emit)
 
-    async def _answer_slowly(self, ex: Exchange, request_id: Any, emit: Emit) -> None:
+    async def _answer_slowly(self, ex: Exchange, before: list[dict[str, Any]], request_id: Any, emit: Emit) -> None:
         timeout = self.mock.options.answer_timeout
-        for step in ex.before:
+        for step in before:
             if "id" not in step:
                 emit(step)
                 continue
@@ -279,3 +296,25 @@ class MockConnection:
             emit(answers)  # type: ignore[arg-type]
         elif not batch:
             emit({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request: empty batch"}})
+
+
+def _readdress_progress(steps: list[dict[str, Any]], recorded: dict[str, Any],
+                        incoming: dict[str, Any]) -> list[dict[str, Any]]:
+    """The recorded steps with the request's progress notifications carrying the *incoming* request's
+    ``progressToken`` (a client routes progress by the token it chose; the SDKs use their request id,
+    which differs from run to run). A client that sent no token gets no progress: a server reports
+    progress only on a token it was given."""
+    theirs = progress_token(recorded)
+    if theirs is None:
+        return steps
+    mine = progress_token(incoming)
+    out: list[dict[str, Any]] = []
+    for step in steps:
+        if step.get("method") == "notifications/progress":
+            params = step.get("params")
+            if isinstance(params, dict) and params.get("progressToken") == theirs:
+                if mine is None:
+                    continue
+                step = {**step, "params": {**params, "progressToken": mine}}
+        out.append(step)
+    return out

@@ -59,6 +59,8 @@ def replay_renderable(report: ReplayReport) -> RenderableType:
 
 def diff_renderable(d: SessionDiff) -> RenderableType:
     parts: list[RenderableType] = [Text(f"A: {d.a}\nB: {d.b}", style="dim")]
+    for note in d.notes:
+        parts.append(Text(note, style="yellow"))
     if d.server or d.server_info:
         t = Text("server\n", style="bold")
         for x in d.server:
@@ -67,8 +69,9 @@ def diff_renderable(d: SessionDiff) -> RenderableType:
             t.append(f"    {x.describe(100)} (not counted)\n", style="dim")
         parts.append(t)
     if not all(d.tools_listed):
-        missing = " and ".join(n for n, listed in zip("AB", d.tools_listed, strict=True) if not listed)
-        parts.append(Text(f"tools: not compared ({missing} has no tools/list answer)", style="dim"))
+        missing = [n for n, listed in zip("AB", d.tools_listed, strict=True) if not listed]
+        verb = "have" if len(missing) > 1 else "has"
+        parts.append(Text(f"tools: not compared ({' and '.join(missing)} {verb} no tools/list answer)", style="dim"))
     elif d.tools:
         t = Text("tools\n", style="bold")
         for tool in d.tools:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import socket
 import sys
 import threading
 import uuid
@@ -46,7 +47,8 @@ _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
 
 async def serve_stdio(mock: Mock, *, stdin_fd: int | None = None, stdout_fd: int | None = None) -> None:
-    """Serve one client on stdin/stdout until stdin ends (then let started answers finish)."""
+    """Serve one client on stdin/stdout until stdin ends (then finish started answers, waiting no more
+    for a client's reply to a recorded server request)."""
     loop = asyncio.get_running_loop()
     in_fd = sys.stdin.fileno() if stdin_fd is None else stdin_fd
     out_fd = sys.stdout.fileno() if stdout_fd is None else stdout_fd
@@ -103,6 +105,7 @@ async def serve_stdio(mock: Mock, *, stdin_fd: int | None = None, stdout_fd: int
         answer_block(lines)
     if tail.strip():
         answer_block([tail])
+    conn.client_gone()
     if tasks:
         await asyncio.wait(tasks, timeout=mock.options.answer_timeout + 5)
 
@@ -241,17 +244,23 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
         accept = request.headers.get("accept", "")
         json_only = "text/event-stream" not in accept and "application/json" in accept
         queue: list[Any] = []
-        pending = session.conn.receive(message, queue.append)
         if json_only:
+            # one JSON body holds only answers: what the server says meanwhile goes on the GET stream at
+            # once (a recorded sampling request must reach the client before the answer it waits for)
+            def emit(m: Any) -> None:
+                if isinstance(m, dict) and "method" in m:
+                    session.push(m)
+                else:
+                    queue.append(m)
+
+            pending = session.conn.receive(message, emit)
             if pending is not None:
                 await pending
-            answers = [m for m in queue if isinstance(m, list) or "method" not in m]
-            for m in queue:
-                if not isinstance(m, list) and "method" in m:
-                    session.push(m)
+            answers = queue
             body_out = jsonio.dumps(answers[-1] if len(answers) == 1 else answers) if answers else b""
             return Response(body_out, status_code=200 if answers else 202, media_type="application/json",
                             headers=headers)
+        pending = session.conn.receive(message, queue.append)
         if pending is None:
             return Response(_sse_bytes(queue), media_type="text/event-stream",
                             headers={**headers, "cache-control": "no-cache"})
@@ -372,6 +381,16 @@ async def serve_http(app: Starlette, host: str = "127.0.0.1", port: int = 0, *,
                 self.force_exit = True
             self.should_exit = True
 
+    from mcpreel.errors import TransportError
+
+    # bind here, not in uvicorn: a taken port is then one clear error, where uvicorn would log it and
+    # end the process with its own exit code
+    try:
+        sock = socket.create_server((host.strip("[]"), port), family=socket.AF_INET6 if ":" in host else socket.AF_INET,
+                                    backlog=2048)
+    except OSError as exc:
+        why = (exc.strerror or str(exc)).split(" (while attempting")[0]
+        raise TransportError(f"cannot listen on {host}:{port}: {why}") from exc
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off",
                             timeout_graceful_shutdown=1)
     server = _Server(config)
@@ -381,21 +400,17 @@ async def serve_http(app: Starlette, host: str = "127.0.0.1", port: int = 0, *,
             if server.should_exit:
                 return
             await asyncio.sleep(0.01)
-        sock_port = port
-        with contextlib.suppress(Exception):
-            sock_port = server.servers[0].sockets[0].getsockname()[1]
         if on_ready is not None:
-            on_ready(host, sock_port)
+            on_ready(host, sock.getsockname()[1])
 
     watcher = asyncio.ensure_future(announce())
     try:
-        await server.serve()
+        await server.serve(sockets=[sock])
     finally:
         watcher.cancel()
+        sock.close()
     if not server.started:
-        from mcpreel.errors import TransportError
-
-        raise TransportError(f"cannot listen on {host}:{port} (is the port in use?)")
+        raise TransportError(f"cannot serve on {host}:{port}")
 
 
 async def serve_transport(mock: Mock, transport: Any) -> None:

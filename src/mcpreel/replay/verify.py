@@ -11,7 +11,8 @@ requests that were in flight together in the recording are sent together again (
 - Ids: a recorded id is kept unless it is already in use in this run; then the request gets a fresh
   one (and a ``notifications/cancelled`` naming it follows). The report shows both.
 - Server requests (sampling, roots, elicitation) are answered from the recording, matched like the
-  mock server matches; one the recording cannot answer gets a JSON-RPC error and is a difference.
+  mock server matches; one the recording cannot answer gets a JSON-RPC error and is a difference
+  (a ``ping`` it lacks is answered ``{}``, as the mock answers one: it is plumbing, not behaviour).
 - Each response is compared with the recorded one after :func:`~mcpreel.replay.normalize.comparable`.
   Status per request: ``same``, ``different``, ``error`` (no answer: timeout, transport failure) or
   ``unrecorded`` (the recording holds no answer to compare with: shown, never a difference).
@@ -135,11 +136,14 @@ class ReplayReport:
 
     def summary(self) -> str:
         parts = [f"{self.count(s)} {s}" for s in STATUSES if self.count(s) or s in ("same", "different")]
-        line = f"{len(self.results)} requests replayed: " + ", ".join(parts)
+        n = len(self.results)
+        line = f"{n} request{'s' if n != 1 else ''} replayed: " + ", ".join(parts)
         if self.server_requests:
-            line += f"; {len(self.server_requests)} server requests answered from the recording"
-            if self.unmatched_server_requests:
-                line += f" ({len(self.unmatched_server_requests)} not in the recording)"
+            refused = len(self.unmatched_server_requests)
+            answered = len(self.server_requests) - refused
+            line += f"; {answered} server request{'s' if answered != 1 else ''} answered"
+            if refused:
+                line += f", {refused} not in the recording (refused)"
         if self.skipped_dropped:
             line += f"; {self.skipped_dropped} dropped messages skipped"
         return line
@@ -238,7 +242,11 @@ class _Run:
     async def _answer_server_request(self, request: dict[str, Any]) -> None:
         method = str(request.get("method"))
         found = self.server_matcher.match(request)
-        if isinstance(found, Miss) or found.response is None:
+        if method == "ping" and (isinstance(found, Miss) or found.response is None):
+            # a keep-alive the recording lacks: protocol plumbing, answered as any client would
+            answer = {"jsonrpc": "2.0", "id": request["id"], "result": {}}
+            self.report.server_requests.append(ServerRequestResult(method, request, "ping: answered {}"))
+        elif isinstance(found, Miss) or found.response is None:
             reason = found.reason if isinstance(found, Miss) else f"{found.label()} has no recorded answer"
             answer = {"jsonrpc": "2.0", "id": request["id"],
                       "error": {"code": METHOD_NOT_FOUND, "message": f"mcpreel replay: {reason}"}}
@@ -345,6 +353,10 @@ def _judge(result: RequestResult, ex: Exchange, answer: dict[str, Any] | None, e
         result.error = error or "no response"
         return
     result.diff = diff(comparable(ex.response, options.ignore_paths), comparable(answer, options.ignore_paths))
+    if not result.diff and ("error" in ex.response) != ("error" in answer):
+        # an error where a result was recorded (or the reverse) is a difference whatever is ignored
+        was, now = ("error", "result") if "error" in ex.response else ("result", "error")
+        result.diff = [Difference("$", "changed", recorded=f"a JSON-RPC {was}", new=f"a JSON-RPC {now}")]
     result.status = "different" if result.diff else "same"
 
 
@@ -357,7 +369,8 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
     path = session.info.path
     if not cas.exchanges:
         raise InputError("holds no client requests to replay", path=path)
-    report = ReplayReport(session=path, target=target, transport=transport.name, skipped_dropped=cas.skipped_dropped)
+    report = ReplayReport(session=path, target=target, transport=transport.name, skipped_dropped=cas.skipped_dropped,
+                          notes=list(session.info.notes))  # what the reader noticed (times rebuilt, say)
     run = _Run(cas, transport, options, report, on_event)
     # pacing: item j waits for the exchanges recorded as answered before it
     waits: dict[int, list[Exchange]] = {}

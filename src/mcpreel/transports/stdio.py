@@ -122,6 +122,11 @@ class StdioTransport(Transport):
                 proc.stdin.write(data)
                 await proc.stdin.drain()
             except (BrokenPipeError, ConnectionResetError) as exc:
+                # the pipe breaks as the server dies, before it is reaped and its last stderr line
+                # read: wait for both, so the error says how it ended
+                await self._wait_exit(1.0)
+                if len(self._tasks) > 1:
+                    await asyncio.wait(self._tasks[1:], timeout=0.5)
                 raise TransportError(self.dead_reason()) from exc
 
     def dead_reason(self) -> str:
