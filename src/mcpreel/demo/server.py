@@ -32,6 +32,7 @@ from mcp.types import CallToolResult, SamplingMessage, TextContent
 
 from mcpreel import jsonio
 from mcpreel._version import __version__
+from mcpreel.listen import listening_socket
 
 __all__ = ["CUSTOMERS", "TRANSPORTS", "OriginGuard", "build_server", "http_app", "serve", "serving"]
 
@@ -188,11 +189,7 @@ def http_app(transport: str = "streamable-http", host: str = "127.0.0.1", server
 
 
 def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(128)
+    sock = listening_socket(host, port, backlog=128)
     sock.set_inheritable(True)
     return sock
 

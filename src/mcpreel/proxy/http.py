@@ -52,6 +52,7 @@ import uvicorn
 
 from mcpreel import jsonio
 from mcpreel.errors import TransportError, UsageError
+from mcpreel.listen import listening_socket
 from mcpreel.proxy.http_recorder import Exchange, HttpRecorder, body_decoder
 from mcpreel.proxy.http_wire import listener_protocol, loop_factory, upstream_transport
 from mcpreel.sse import SSEParser
@@ -630,15 +631,9 @@ class ProxyServer:
     def __init__(self, proxy: RecordingProxy, host: str = "127.0.0.1", port: int = 0):
         self.proxy = proxy
         self.host = host
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say so (else Nagle stalls 40 ms)
-        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind((host, port))
-            sock.listen(128)
+            sock = listening_socket(host, port, backlog=128)
         except OSError as exc:
-            sock.close()
             raise TransportError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
         sock.setblocking(False)
         self._socket = sock

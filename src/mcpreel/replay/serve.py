@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import socket
 import sys
 import threading
 import uuid
@@ -382,12 +381,12 @@ async def serve_http(app: Starlette, host: str = "127.0.0.1", port: int = 0, *,
             self.should_exit = True
 
     from mcpreel.errors import TransportError
+    from mcpreel.listen import listening_socket
 
     # bind here, not in uvicorn: a taken port is then one clear error, where uvicorn would log it and
     # end the process with its own exit code
     try:
-        sock = socket.create_server((host.strip("[]"), port), family=socket.AF_INET6 if ":" in host else socket.AF_INET,
-                                    backlog=2048)
+        sock = listening_socket(host, port)
     except OSError as exc:
         why = (exc.strerror or str(exc)).split(" (while attempting")[0]
         raise TransportError(f"cannot listen on {host}:{port}: {why}") from exc
