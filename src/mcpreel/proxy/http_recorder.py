@@ -113,6 +113,16 @@ class Exchange:
     done: bool = False
 
 
+
+def _decoded(body: bytes, decode: Callable[[bytes], bytes] | None) -> tuple[bytes, str | None]:
+    """The body with its content-encoding undone, or as it came and why it could not be."""
+    if decode is None:
+        return body, None
+    try:
+        return decode(body), None
+    except zlib.error as exc:
+        return body, f"content-encoding not decodable: {exc}"
+
 @dataclass(slots=True)
 class RecorderStats:
     exchanges: int = 0
@@ -267,11 +277,9 @@ class HttpRecorder:
         if not body:
             self._out(Message("in", None, t, kind=Kind.TRANSPORT, ctx=ctx))
             return
-        if decode is not None:
-            try:
-                body = decode(body)
-            except zlib.error as exc:
-                ctx["undecoded"] = f"content-encoding not decodable: {exc}"
+        body, why = _decoded(body, decode)
+        if why:
+            ctx["undecoded"] = why
         for msg in self._body_records("in", body, ctx, t):
             for m in msg.members():
                 if m.get("id") is not None and "method" in m and not isinstance(m.get("id"), (bool, dict, list)):
@@ -313,14 +321,12 @@ class HttpRecorder:
             ctx["body_bytes"] = len(body)
             self._out(Message("out", None, t, kind=Kind.TRANSPORT, ctx=ctx))
             return
-        if decode is not None:
-            try:
-                body = decode(body)
-            except zlib.error as exc:
-                ctx["undecoded"] = f"content-encoding not decodable: {exc}"
-                ctx["body_bytes"] = len(body)
-                self._out(Message("out", None, t, kind=Kind.TRANSPORT, ctx=ctx))
-                return
+        body, why = _decoded(body, decode)
+        if why:
+            ctx["undecoded"] = why
+            ctx["body_bytes"] = len(body)
+            self._out(Message("out", None, t, kind=Kind.TRANSPORT, ctx=ctx))
+            return
         if not body.strip():
             self._out(Message("out", None, t, kind=Kind.TRANSPORT, ctx=ctx))
             return
