@@ -3,6 +3,11 @@
 The floor is the least any importer must do: read each line, parse it with orjson, write one compact
 line back. The figure is ``import time / floor time`` on a generated JSONL transcript of tools/call
 pairs (issue target <= 1.5), plus peak RSS at N and 2N messages (target <= 100 MB and flat).
+
+A third child, the *bare trace writer*, is the least any trace importer does on top of the floor: parse
+each line, write a step line per request and a tool_call line per answer with its arguments and result
+serialized, and nothing else (no id rules, no correlation, no duplicate or orphan checks, no faithful
+big integers). Its ratio to the floor shows how much of the target is left for the import contract.
 Each measurement runs in a fresh child process (timed inside it, so interpreter start-up is excluded);
 the median of several alternating runs is reported.
 
@@ -43,6 +48,32 @@ def child(kind: str, src: str, out: str) -> None:
             for line in fi:
                 fo.write(orjson.dumps(orjson.loads(line)) + b"\n")
         dt = time.perf_counter() - t0
+    elif kind == "bare":
+        import gc
+
+        import orjson
+
+        step = (b'{"type":"step","episode_id":"bench","step_id":"step_%03d","idx":%d,"timestamp":0,"kind":"tool",'
+                b'"name":%b,"content":null,"content_sha256":null,"truncations":[],"meta":{"jsonrpc_id":"%d"}}\n')
+        call = (b'{"type":"tool_call","episode_id":"bench","step_id":"step_%03d","timestamp":0,"tool_name":"tool",'
+                b'"call_index":0,"args":%b,"args_sha256":null,"result":%b,"result_sha256":null,"error":null,'
+                b'"truncations":[]}\n')
+        gc.disable()
+        t0 = time.perf_counter()
+        loads, dumps = orjson.loads, orjson.dumps
+        args, idx = None, 0
+        with open(src, "rb") as fi, open(out, "wb") as fo:
+            write = fo.write
+            for line in fi:
+                msg = loads(line)
+                params = msg.get("params")
+                if params is not None:  # the generated file alternates request, answer
+                    args = params["arguments"]
+                    write(step % (idx, idx, dumps(params["name"]), msg["id"]))
+                else:
+                    write(call % (idx, dumps(args), dumps(msg["result"])))
+                    idx += 1
+        dt = time.perf_counter() - t0
     else:
         from mcpreel.trace import ImportOptions, import_session
 
@@ -75,20 +106,24 @@ def main() -> None:
         for n in (args.messages, args.messages * 2):
             src = tmp / f"t{n}.jsonl"
             generate(src, n)
-            floor, imp = [], []
+            floor, imp, bare = [], [], []
             for _ in range(args.runs):
                 floor.append(measure("floor", src, tmp))
+                bare.append(measure("bare", src, tmp))
                 imp.append(measure("import", src, tmp))
             f = statistics.median(r["seconds"] for r in floor)
             i = statistics.median(r["seconds"] for r in imp)
+            b = statistics.median(r["seconds"] for r in bare)
             rows.append((n, os.path.getsize(src) / 1e6, f, i, i / f, n / i, max(r["rss_mb"] for r in imp),
-                         max(r["rss_mb"] for r in floor)))
+                         max(r["rss_mb"] for r in floor), b / f))
             src.unlink()
     print(f"import benchmark: generated JSONL of tools/call pairs, median of {args.runs} runs each, same machine, same run\n")
-    print("| messages | file MB | floor s | import s | import ÷ floor | messages/s | peak RSS import MB | peak RSS floor MB |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for n, mb, f, i, ratio, rate, rss, frss in rows:
-        print(f"| {n:,} | {mb:.0f} | {f:.2f} | {i:.2f} | **{ratio:.2f}** | {rate:,.0f} | {rss:.0f} | {frss:.0f} |")
+    print("| messages | file MB | floor s | import s | import ÷ floor | bare trace writer ÷ floor | messages/s "
+          "| peak RSS import MB | peak RSS floor MB |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n, mb, f, i, ratio, rate, rss, frss, bare_ratio in rows:
+        print(f"| {n:,} | {mb:.0f} | {f:.2f} | {i:.2f} | **{ratio:.2f}** | {bare_ratio:.2f} | {rate:,.0f} | {rss:.0f} "
+              f"| {frss:.0f} |")
     growth = rows[1][6] - rows[0][6]
     print(f"\npeak RSS growth when the file doubles: {growth:+.1f} MB (targets: ratio <= 1.5, RSS <= 100 MB and flat)")
 

@@ -5,7 +5,9 @@ responses and with JSON responses, its legacy HTTP+SSE transport, and server-eve
 HTTP when node has it) a lean httpx2 client makes sequential ``tools/call echo`` round trips directly,
 through ``mcpreel record`` and through mcp-recorder's HTTP recording proxy (PyPI ``mcp-recorder``, the
 peer), in interleaved rounds; the table gives the median requests/s and the ratio to direct. Every answer
-is checked, so a proxy that breaks the exchange cannot look fast. Server, proxy and client are separate
+is checked, so a proxy that breaks the exchange cannot look fast. A reference column, the *TCP relay*
+(asyncio + uvloop copying bytes between each client connection and its own upstream connection, no
+HTTP parsing, no recording), shows what the extra process and hop alone cost any proxy on this machine. Server, proxy and client are separate
 processes, all on 127.0.0.1 (mcp-recorder's own CLI binds 0.0.0.0; the bench serves its proxy app on
 loopback instead).
 
@@ -110,6 +112,61 @@ def process(args: list[str], port: int, env: dict[str, str] | None = None) -> It
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
+
+
+# reference: the least any HTTP proxy does -- copy each connection's bytes both ways, parse nothing
+TCP_RELAY = textwrap.dedent('''
+import asyncio, sys, socket
+try:
+    import uvloop
+except ImportError:
+    uvloop = None
+UP_PORT, PORT = int(sys.argv[1]), int(sys.argv[2])
+
+class Pipe(asyncio.Protocol):
+    """One side of a relayed connection: what it reads goes to its peer as it came."""
+    def __init__(self, peer=None):
+        self.peer, self.transport, self.early = peer, None, []
+    def connection_made(self, transport):
+        self.transport = transport
+        transport.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    def data_received(self, data):
+        if self.peer is not None and self.peer.transport is not None:
+            self.peer.transport.write(data)
+        else:
+            self.early.append(data)
+    def eof_received(self):
+        if self.peer is not None and self.peer.transport is not None:
+            self.peer.transport.write_eof()
+        return True
+    def connection_lost(self, exc):
+        if self.peer is not None and self.peer.transport is not None:
+            self.peer.transport.close()
+
+class Client(Pipe):
+    def connection_made(self, transport):
+        super().connection_made(transport)
+        asyncio.ensure_future(self.connect())
+    async def connect(self):
+        loop = asyncio.get_running_loop()
+        try:
+            _, up = await loop.create_connection(lambda: Pipe(self), "127.0.0.1", UP_PORT)
+        except OSError:
+            self.transport.close(); return
+        self.peer = up
+        for d in self.early: up.transport.write(d)
+        self.early = []
+
+async def main():
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(Client, "127.0.0.1", PORT)
+    async with server:
+        await server.serve_forever()
+try:
+    (uvloop.run if uvloop else asyncio.run)(main())
+except KeyboardInterrupt:
+    pass
+''')
 
 
 def _message(response: httpx2.Response, body: bytes) -> dict:
@@ -298,13 +355,15 @@ def main() -> None:
         print(f"{name} ...", file=sys.stderr)
         with process(server_cmd, sport, penv):
             target = f"http://127.0.0.1:{sport}{path}"
-            mport, rport = free_port(), free_port()
+            mport, rport, tport = free_port(), free_port(), free_port()
             mcpreel_cmd = [sys.executable, "-m", "mcpreel", "record", "--transport", kind, "--target", target,
                            "--listen", f"127.0.0.1:{mport}", "--out", str(work / f"{sport}.jsonl")]
             with contextlib.ExitStack() as stack:
                 proxy_env = dict(os.environ, PYTHONPATH=args.proxy_path) if args.proxy_path else None
                 stack.enter_context(process(mcpreel_cmd, mport, proxy_env))
-                urls = {"direct": target, "mcpreel": f"http://127.0.0.1:{mport}{path}"}
+                stack.enter_context(process([sys.executable, "-c", TCP_RELAY, str(sport), str(tport)], tport))
+                urls = {"direct": target, "tcp relay": f"http://127.0.0.1:{tport}{path}",
+                        "mcpreel": f"http://127.0.0.1:{mport}{path}"}
                 if have_peer:
                     stack.enter_context(process([sys.executable, str(recorder_py), f"http://127.0.0.1:{sport}",
                                                  str(rport)], rport))
@@ -336,11 +395,14 @@ def main() -> None:
     load = "/".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"\nsequential tools/call round trips, {args.calls} calls × {args.rounds} interleaved rounds, median req/s "
           f"(Python {sys.version.split()[0]}, {os.cpu_count()} cores, load average at the end {load})\n")
-    print("| target | direct req/s | mcpreel req/s | mcpreel ÷ direct | mcp-recorder req/s | mcp-recorder ÷ direct |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| target | direct req/s | *TCP relay* ÷ direct (reference) | mcpreel req/s | mcpreel ÷ direct "
+          "| mcp-recorder req/s | mcp-recorder ÷ direct |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for name, med in rows:
-        d, m, r = med.get("direct"), med.get("mcpreel"), med.get("mcp-recorder")
-        print(f"| {name} | {cell(d)} | {cell(m)} | {ratio(m, d)} | {cell(r)} | {ratio(r, d) if have_peer else '—'} |")
+        d, m, r, t = med.get("direct"), med.get("mcpreel"), med.get("mcp-recorder"), med.get("tcp relay")
+        relay = "fails" if t is None or not d else f"{t / d:.2f}"
+        print(f"| {name} | {cell(d)} | {relay} | {cell(m)} | {ratio(m, d)} | {cell(r)} "
+              f"| {ratio(r, d) if have_peer else '—'} |")
 
 
 if __name__ == "__main__":

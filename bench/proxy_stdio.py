@@ -8,9 +8,15 @@ client speaks HTTP to it; launched here through its own ``create_proxy_app``/``S
 - added latency: median round trip of sequential pings through the recorder minus direct;
 - throughput: a pipelined burst of pings through the recorder / direct (messages per second).
 
-Two servers: a minimal stdio JSON-RPC server (orjson; answers a ping in about a microsecond, so the
-figures show the recorder's own cost at its worst) and the official SDK's ``MCPServer`` (a real
-server). Rounds alternate direct and recorded runs; each figure is the median over rounds.
+Three servers: a minimal stdio JSON-RPC server (orjson; answers a ping in about a microsecond, so the
+figures show the recorder's own cost at its worst), the official SDK's ``MCPServer`` and the reference
+``@modelcontextprotocol/server-everything`` on node (real servers; the last only when ``make peers`` has
+installed it). Rounds alternate direct and recorded runs; each figure is the median over rounds.
+
+Two reference rows put the minimal server's figures in scale: a *byte forwarder* (two threads copying
+the pipes, recording nothing: what the extra process and pipe hop cost any stdio proxy here) and
+*mcpreel, recording off* (``mcpreel record`` with its recorder replaced by a no-op: the proxy's pumps,
+line cutting and lifecycle without the reel).
 Run: ``python bench/proxy_stdio.py`` (``--quick`` for a smoke run).
 
 mcp-recorder 0.5.0 calls ``Starlette(on_startup=...)``, which Starlette 1.x (what ``mcp`` 2.3 pulls
@@ -72,15 +78,47 @@ INIT = (b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersi
         b'"capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}\n')
 INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
 
+# reference: the least any stdio proxy does (no recording), to show what the extra hop alone costs
+FORWARDER = textwrap.dedent(
+    """
+    import os, subprocess, sys, threading
+    proc = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    def pump(src, dst, done=None):
+        while True:
+            chunk = os.read(src, 1 << 16)
+            if not chunk:
+                break
+            while chunk:
+                chunk = chunk[os.write(dst, chunk):]
+        if done is not None:
+            done()
+    threading.Thread(target=pump, args=(0, proc.stdin.fileno(), proc.stdin.close), daemon=True).start()
+    pump(proc.stdout.fileno(), 1)
+    sys.exit(proc.wait())
+    """
+)
+
+# reference: `mcpreel record` with its recorder made a no-op (pumps, line cutting, lifecycle; no reel lines)
+RECORDING_OFF = textwrap.dedent(
+    """
+    import sys
+    from mcpreel.proxy.recorder import WireRecorder
+    WireRecorder.lines = lambda self, direction, lines, t: None
+    from mcpreel.cli import main
+    sys.argv = ["mcpreel", *sys.argv[1:]]
+    main()
+    """
+)
+
 RECORDER_LAUNCH = textwrap.dedent(
     """
     import sys, uvicorn
     from mcp_recorder._types import Cassette, CassetteMetadata
     from mcp_recorder.proxy import create_proxy_app
     from mcp_recorder.transport import StdioTransport
-    port, server, server_python = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    port, command = int(sys.argv[1]), sys.argv[2:]
     cassette = Cassette(metadata=CassetteMetadata(server_url="stdio://bench", transport_type="stdio"))
-    app = create_proxy_app(cassette=cassette, transport=StdioTransport(server_python, [server]))
+    app = create_proxy_app(cassette=cassette, transport=StdioTransport(command[0], command[1:]))
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
     """
 )
@@ -182,9 +220,9 @@ def recorder_python() -> str | None:
 class RecorderPeer:
     """mcp-recorder's stdio recording: an HTTP proxy in front of the stdio server."""
 
-    def __init__(self, python: str, server: str, server_python: str):
+    def __init__(self, python: str, command: list[str]):
         self.port = free_port()
-        self.proc = subprocess.Popen([python, "-c", RECORDER_LAUNCH, str(self.port), server, server_python],
+        self.proc = subprocess.Popen([python, "-c", RECORDER_LAUNCH, str(self.port), *command],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         import httpx2
 
@@ -241,10 +279,14 @@ class RecorderPeer:
             self.proc.wait()
 
 
+EVERYTHING = ROOT / ".peers" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+
+# name: (python source of the server, or None for server-everything; pings per latency run; burst (stdio);
+#        burst (mcp-recorder, HTTP requests); with the reference rows)
 SCENARIOS = {
-    # name: (server source, pings per latency run, burst (stdio), burst (mcp-recorder, HTTP requests))
-    "minimal server": (SERVER, 3000, 100_000, 5000),
-    "SDK MCPServer": (SDK_SERVER, 500, 5000, 2000),
+    "minimal server": (SERVER, 3000, 100_000, 5000, True),
+    "SDK MCPServer": (SDK_SERVER, 500, 5000, 2000, False),
+    "server-everything": (None, 2000, 100_000, 5000, False),
 }
 
 
@@ -260,24 +302,33 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="mcpreel-bench-"))
     rec_py = None if args.no_recorder else recorder_python()
     table = []
-    for scenario, (source, pings, burst, rburst) in SCENARIOS.items():
+    for scenario, (source, pings, burst, rburst, references) in SCENARIOS.items():
         pings, burst, rburst = max(50, pings // scale), max(500, burst // scale), max(100, rburst // scale)
-        server = work / f"server-{len(table)}.py"
-        server.write_text(source)
-        direct = [PY, str(server)]
-        lat: dict[str, list[float]] = {"direct": [], "mcpreel": [], "mcp-recorder": []}
-        rate: dict[str, list[float]] = {"direct": [], "mcpreel": [], "mcp-recorder": []}
+        if source is None:
+            if shutil.which("node") is None or not EVERYTHING.is_file():
+                print(f"{scenario}: not installed (make peers), skipped", file=sys.stderr)
+                continue
+            direct = ["node", str(EVERYTHING), "stdio"]
+        else:
+            server = work / f"server-{len(table)}.py"
+            server.write_text(source)
+            direct = [PY, str(server)]
+        record = ["record", "-q", "--out", str(work / "bench.jsonl"), "--", *direct]
+        runs = {"direct": direct, "mcpreel": [PY, "-m", "mcpreel", *record]}
+        if references:
+            runs["byte forwarder"] = [PY, "-c", FORWARDER, *direct]
+            runs["mcpreel, recording off"] = [PY, "-c", RECORDING_OFF, *record]
+        lat: dict[str, list[float]] = {name: [] for name in (*runs, "mcp-recorder")}
+        rate: dict[str, list[float]] = {name: [] for name in (*runs, "mcp-recorder")}
         for rnd in range(rounds):
-            for name in ("direct", "mcpreel"):
-                argv = direct if name == "direct" else [
-                    PY, "-m", "mcpreel", "record", "-q", "--out", str(work / f"bench-{rnd}.jsonl"), "--", *direct]
+            for name, argv in runs.items():
                 peer = StdioPeer(argv)
                 lat[name].append(statistics.median(peer.rtts(pings, warmup=min(200, pings))))
                 rate[name].append(burst / peer.burst(burst))
                 peer.close()
             if rec_py is not None:
-                # its StdioTransport runs the server with its own venv's python: the SDK server needs ours
-                rpeer = RecorderPeer(rec_py, str(server), PY)
+                # its StdioTransport runs the server with the command given: our python for our servers
+                rpeer = RecorderPeer(rec_py, direct)
                 lat["mcp-recorder"].append(statistics.median(rpeer.rtts(pings, warmup=min(200, pings))))
                 rate["mcp-recorder"].append(rburst / rpeer.burst(rburst))
                 rpeer.close()
@@ -285,11 +336,13 @@ def main() -> None:
                 f"{k} {lat[k][-1]:.1f} us {rate[k][-1]:,.0f} msg/s" for k in lat if lat[k]), file=sys.stderr)
         d_lat, d_rate = statistics.median(lat["direct"]), statistics.median(rate["direct"])
         table.append((scenario, "direct (baseline)", d_lat, None, d_rate, None, burst))
-        for name in ("mcpreel", "mcp-recorder"):
-            if lat[name]:
-                m_lat, m_rate = statistics.median(lat[name]), statistics.median(rate[name])
-                table.append((scenario, f"{name} record", m_lat, m_lat - d_lat, m_rate, m_rate / d_rate,
-                              rburst if name == "mcp-recorder" else burst))
+        for name in lat:
+            if name == "direct" or not lat[name]:
+                continue
+            m_lat, m_rate = statistics.median(lat[name]), statistics.median(rate[name])
+            label = f"{name} record" if name in ("mcpreel", "mcp-recorder") else f"*{name}* (reference)"
+            table.append((scenario, label, m_lat, m_lat - d_lat, m_rate, m_rate / d_rate,
+                          rburst if name == "mcp-recorder" else burst))
 
     print(f"stdio recording, {rounds} round(s), medians; latency: sequential pings; throughput: a pipelined burst "
           "of pings (mcp-recorder: concurrent HTTP requests, 64 at a time)")
