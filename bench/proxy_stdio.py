@@ -285,8 +285,8 @@ EVERYTHING = ROOT / ".peers" / "node_modules" / "@modelcontextprotocol" / "serve
 #        burst (mcp-recorder, HTTP requests); with the reference rows)
 SCENARIOS = {
     "minimal server": (SERVER, 3000, 100_000, 5000, True),
-    "SDK MCPServer": (SDK_SERVER, 500, 5000, 2000, False),
-    "server-everything": (None, 2000, 100_000, 5000, False),
+    "SDK MCPServer": (SDK_SERVER, 500, 5000, 2000, True),
+    "server-everything": (None, 2000, 100_000, 5000, True),
 }
 
 
