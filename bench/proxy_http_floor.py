@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from proxy_http import SDK_SERVER, TCP_RELAY, free_port, measure, process  # noqa: E402
+from proxy_http import SDK_SERVER, TCP_RELAY, free_port, measure, process, wait_port  # noqa: E402
 
 RECORDING_OFF = textwrap.dedent("""
     import sys
@@ -184,8 +184,6 @@ def main() -> None:
             stack.callback(proc.send_signal, 2)
             procs[name] = proc
         for name in commands:
-            from proxy_http import wait_port
-
             wait_port(ports[name])
         for rnd in range(args.rounds):
             rate = measure("streamable", target, args.calls)
