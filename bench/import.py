@@ -75,7 +75,7 @@ def child(kind: str, src: str, out: str) -> None:
                     idx += 1
         dt = time.perf_counter() - t0
     else:
-        from mcpreel.trace import ImportOptions, import_session
+        from mcpreel.toolcalls.importer import ImportOptions, import_session
 
         t0 = time.perf_counter()
         import_session(src, out, format="jsonrpc", options=ImportOptions(episode_id="bench"))

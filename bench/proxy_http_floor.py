@@ -35,7 +35,7 @@ from proxy_http import SDK_SERVER, TCP_RELAY, free_port, measure, process, wait_
 
 RECORDING_OFF = textwrap.dedent("""
     import sys
-    from mcpreel.proxy.http import RecordingProxy
+    from mcpreel.record.http_proxy import RecordingProxy
     RecordingProxy._later = lambda self, fn, *args, **kw: None
     from mcpreel.cli import main
     sys.argv = ["mcpreel", *sys.argv[1:]]

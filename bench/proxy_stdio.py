@@ -102,7 +102,7 @@ FORWARDER = textwrap.dedent(
 RECORDING_OFF = textwrap.dedent(
     """
     import sys
-    from mcpreel.proxy.recorder import WireRecorder
+    from mcpreel.record.stdio_recorder import WireRecorder
     WireRecorder.lines = lambda self, direction, lines, t: None
     from mcpreel.cli import main
     sys.argv = ["mcpreel", *sys.argv[1:]]

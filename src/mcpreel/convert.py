@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpreel.errors import UsageError
-from mcpreel.fileio import atomic_output
+from mcpreel._infra.fileio import atomic_output
 from mcpreel.formats import FORMATS, canonical_name, get_writer, open_session, writer_names
 from mcpreel.formats.sniff import Detection
 from mcpreel.model import Kind, Message, Session

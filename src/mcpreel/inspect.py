@@ -10,7 +10,7 @@ It never prints: :mod:`mcpreel.render.inspect` draws a report, ``Report.to_dict(
 document, and the proxy's ``inspect`` calls the same function.
 
 Correlation is by (direction of the request, id), never by a file's own ``correlated_id`` (see
-:mod:`mcpreel.correlation`); in a merged file, by source file too. A dropped message never reached its
+:mod:`mcpreel._infra.correlation`); in a merged file, by source file too. A dropped message never reached its
 peer, so it takes no part in correlation: a request whose answer was dropped is unanswered.
 """
 
@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from mcpreel import jsonio
-from mcpreel.correlation import Correlator
+from mcpreel._infra import jsonio
+from mcpreel._infra.correlation import Correlator
 from mcpreel.model import Kind, Message, Session, SessionInfo
 
 __all__ = ["ErrorItem", "Header", "LatencyStats", "Report", "Row", "Summary", "ToolStats", "analyze", "percentile"]

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mcpreel import jsonio
+from mcpreel._infra import jsonio
 from mcpreel.errors import InputError
 
 __all__ = [

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from mcpreel.cassette.mode import RecordMode
-from mcpreel.pytest_plugin import cassette_path
+from mcpreel.cassette.pytest_plugin import cassette_path
 from tests.conftest import free_port
 from tests.replay.e2e_helpers import Background
 

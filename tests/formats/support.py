@@ -6,12 +6,12 @@ import io
 from pathlib import Path
 from typing import Any
 
-from mcpreel import jsonio
-from mcpreel.fileio import atomic_output
+from mcpreel._infra import jsonio
+from mcpreel._infra.fileio import atomic_output
 from mcpreel.formats import Source, get_reader, get_writer, open_session
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel.trace.assay_v2 import AssayV2Sink
-from mcpreel.trace.normalize import normalize
+from mcpreel.toolcalls.assay_v2 import AssayV2Sink
+from mcpreel.toolcalls.normalize import normalize
 
 FIXTURES = (Path(__file__).resolve().parents[2].parent / "shared" / "fixtures").resolve()
 _SUFFIXES = (".json", ".jsonl")

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 
-from mcpreel import jsonio
+from mcpreel._infra import jsonio
 from mcpreel.formats.reel import ReelWriter
 from mcpreel.model import Kind, Message, SessionInfo
 

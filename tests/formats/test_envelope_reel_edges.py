@@ -8,7 +8,7 @@ import json
 from mcpreel.formats import get_reader, get_writer
 from mcpreel.formats._source import Source
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel.trace import ImportOptions, import_session
+from mcpreel.toolcalls.importer import ImportOptions, import_session
 
 CHALLENGE = 'Bearer resource_metadata="https://x/.well-known/oauth-protected-resource", scope="files:read"'
 

@@ -6,7 +6,7 @@ import json
 
 from mcpreel.convert import convert
 from mcpreel.model import Kind, Message
-from mcpreel.trace import ImportOptions, import_session
+from mcpreel.toolcalls.importer import ImportOptions, import_session
 
 from .support import fixture, note, read, req, resp, session_of, write
 

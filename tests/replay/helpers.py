@@ -6,11 +6,11 @@ import asyncio
 from typing import Any
 
 from mcpreel.model import Message, Session, SessionInfo
-from mcpreel.replay.cassette import build
-from mcpreel.replay.mock import Mock, MockOptions
-from mcpreel.replay.serve import serve_transport
+from mcpreel.exchanges import build
+from mcpreel.mock.engine import Mock, MockOptions
+from mcpreel.mock.server import serve_transport
 from mcpreel.replay.verify import ReplayOptions, ReplayReport, replay
-from mcpreel.transports import memory_pair
+from mcpreel.clients import memory_pair
 
 
 def req(id_: Any, method: str, params: Any = None) -> dict[str, Any]:

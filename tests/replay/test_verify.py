@@ -10,10 +10,10 @@ import pytest
 from mcpreel.errors import InputError, TransportError
 from mcpreel.formats import open_session
 from mcpreel.model import Message
-from mcpreel.replay.cassette import build
-from mcpreel.replay.normalize import IgnorePath
+from mcpreel.exchanges import build
+from mcpreel.compare.normalize import IgnorePath
 from mcpreel.replay.verify import ReplayOptions, replay
-from mcpreel.transports import memory_pair
+from mcpreel.clients import memory_pair
 
 from .helpers import INIT_OK, call, err, handshake, note, replay_against_mock, req, res, session, text
 

@@ -8,7 +8,7 @@
   launch, or starts an HTTP server and gives its URL, and says afterwards what went wrong;
 - :mod:`.report`: the JSON-lines report through which the two sides talk.
 
-The pytest plugin (:mod:`mcpreel.pytest_plugin`) is a thin layer over :func:`~.server.cassette_server`.
+The pytest plugin (:mod:`mcpreel.cassette.pytest_plugin`) is a thin layer over :func:`~.server.cassette_server`.
 This package's ``__init__`` stays light (the plugin imports it in every pytest run).
 """
 

@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mcpreel import jsonio
-from mcpreel.fileio import open_private_append
+from mcpreel._infra import jsonio
+from mcpreel._infra.fileio import open_private_append
 
 __all__ = ["RunReport", "read_report"]
 

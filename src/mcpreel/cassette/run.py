@@ -11,9 +11,9 @@ replaced). Then:
     none           replay; a miss fails                     error
     all            record                                   record
 
-Replaying is the mock (:func:`mcpreel.replay.serve_file`, ``--on-miss fail|forward``); recording is
-the recording proxy of the transport (:func:`mcpreel.proxy.record_stdio`,
-:func:`mcpreel.proxy.http_session.record_http`) writing a temporary reel beside the cassette. That reel
+Replaying is the mock (:func:`mcpreel.mock.serve_file`, ``--on-miss fail|forward``); recording is
+the recording proxy of the transport (:func:`mcpreel.record.record_stdio`,
+:func:`mcpreel.record.http_session.record_http`) writing a temporary reel beside the cassette. That reel
 replaces the cassette (a rename: atomic) only when the recording ended cleanly — the client ended the
 session, the real server was reachable — and holds at least one client message; otherwise it is
 deleted and the cassette left as it was.
@@ -225,7 +225,7 @@ def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str
             match: str, repeat: bool, allow_origins: tuple[str, ...], answer_timeout: float,
             ready: Callable[[str], None],
             out: RunReport, on_event: Callable[[str], None] | None) -> Any:
-    from mcpreel.replay import MockOptions, serve_file
+    from mcpreel.mock import MockOptions, serve_file
 
     forwarding = p.on_miss == "forward"
     served: list[Any] = []
@@ -270,7 +270,7 @@ def _record(p: Plan, *, command: Command | None, url: str | None, transport: str
     saved = False
     try:
         if transport == "stdio":
-            from mcpreel.proxy import record_stdio
+            from mcpreel.record import record_stdio
 
             assert command is not None
             ready("stdio")
@@ -279,8 +279,8 @@ def _record(p: Plan, *, command: Command | None, url: str | None, transport: str
             if not clean:
                 reason += " before the client ended the session"
         else:
-            from mcpreel.proxy.http import ProxyConfig
-            from mcpreel.proxy.http_session import record_http
+            from mcpreel.record.http_proxy import ProxyConfig
+            from mcpreel.record.http_session import record_http
 
             assert url is not None
             config = ProxyConfig(transport, url, allow_origins=tuple(allow_origins))

@@ -94,7 +94,7 @@ class CassetteServer:
 
     # -- HTTP lifecycle -------------------------------------------------------------------------
     def _start_http(self, env: dict[str, str], timeout: float) -> None:
-        from mcpreel.proxy.lifecycle import _parent_death_signal
+        from mcpreel.record.lifecycle import _parent_death_signal
 
         with open(self._log, "wb") as log:
             try:
@@ -232,7 +232,7 @@ def cassette_server(
         transport = http_transport_for(url) if url is not None else "stdio"
     if transport not in TRANSPORTS:
         raise UsageError(f"unknown transport {transport!r} (known: {', '.join(TRANSPORTS)})")
-    from mcpreel.replay.matcher import MATCH_MODES
+    from mcpreel.mock.matcher import MATCH_MODES
 
     match = match.replace("_", "-")  # mcp-recorder spells it method_params
     if match not in MATCH_MODES:

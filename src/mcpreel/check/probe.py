@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcpreel import jsonio
+from mcpreel._infra import jsonio
 from mcpreel.errors import TransportError
-from mcpreel.sse import SSEEvent, SSEParser
+from mcpreel._infra.sse import SSEEvent, SSEParser
 
 __all__ = ["Exchange", "HttpProbe", "StdioProbe", "Unreachable", "excerpt"]
 

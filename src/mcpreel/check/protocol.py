@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mcpreel import jsonio
+from mcpreel._infra import jsonio
 from mcpreel._version import __version__
 from mcpreel.check.context import FAIL, PASS, SKIP, WARN, Run, check, result
 from mcpreel.check.probe import Exchange, Unreachable, excerpt

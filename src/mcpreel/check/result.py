@@ -1,6 +1,6 @@
 """What a check found, as data: one :class:`CheckResult` per check, gathered in a :class:`CheckReport`.
 
-Results never print; :mod:`mcpreel.check.render` draws them as a table, JSON or JUnit XML. A result
+Results never print; :mod:`mcpreel.render.check` draws them as a table, JSON or JUnit XML. A result
 that did not pass says what was sent, what came back and how to fix it, so the report alone is enough
 to act on.
 """

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mcpreel.check import hygiene, protocol, transport
+from mcpreel.check import http_checks, hygiene, protocol
 from mcpreel.check.context import FIRST_VERSION, HEADER_ERA, PROFILES, SKIP, CheckOptions, Run, meta_of
 from mcpreel.check.probe import HttpProbe, StdioProbe, Unreachable
 from mcpreel.check.result import CheckReport, CheckResult
@@ -21,7 +21,7 @@ from mcpreel.errors import UsageError
 __all__ = ["PLAN", "run_check"]
 
 PLAN: list[Callable[[Run], Any]] = [
-    transport.http_post,
+    http_checks.http_post,
     protocol.initialize,
     hygiene.notifications,
     protocol.tools_list,
@@ -30,12 +30,12 @@ PLAN: list[Callable[[Run], Any]] = [
     hygiene.jsonrpc_ids,
     hygiene.unknown_method,
     protocol.version_negotiation,
-    transport.session_id,
-    transport.origin,
-    transport.protocol_version_header,
+    http_checks.session_id,
+    http_checks.origin,
+    http_checks.protocol_version_header,
     hygiene.parse_error,
-    transport.sse_content_type,
-    transport.sse_framing,
+    http_checks.sse_content_type,
+    http_checks.sse_framing,
     hygiene.stdout_clean,
 ]
 

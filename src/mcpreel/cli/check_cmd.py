@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from mcpreel import jsonio
+from mcpreel._infra import jsonio
 from mcpreel.cli import output
 
 _PROFILES = click.Choice(["sse", "mcp"])
@@ -76,7 +76,7 @@ def check_command(url: str | None, command: str | None, profile: str, calls: tup
     Exit 0 when nothing failed, 1 when a check failed, 2 when the server could not be reached.
     """
     from mcpreel.check import CheckOptions, run_check
-    from mcpreel.check.render import render, text_lines
+    from mcpreel.render.check import render, text_lines
     from mcpreel.errors import UsageError
 
     if (url is None) == (command is None):

@@ -70,7 +70,7 @@ def demo_command(out_dir: str) -> None:
         console.print(f"  {name:<26} {what}{mark}", markup=False)
     console.print()
     if result.check_report is not None:
-        from mcpreel.check.render import verdict
+        from mcpreel.render.check import verdict
 
         console.print(f"check: {verdict(result.check_report)}", markup=False)
     for problem in result.problems:

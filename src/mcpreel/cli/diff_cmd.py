@@ -30,11 +30,12 @@ def diff_command(ctx: click.Context, a: str, b: str, fmt: str, as_json: bool, ju
 
     Exit 0 when they agree, 1 on differences, 2 when a file cannot be read.
     """
-    from mcpreel import jsonio
+    from mcpreel._infra import jsonio
     from mcpreel.cli.replay_cmd import console, save
-    from mcpreel.replay import DiffOptions, IgnorePath, diff_files
-    from mcpreel.replay.junit import diff_cases, write_junit
-    from mcpreel.replay.render import diff_renderable
+    from mcpreel.compare import DiffOptions, diff_files
+    from mcpreel.compare.normalize import IgnorePath
+    from mcpreel.render.junit import diff_cases, write_junit
+    from mcpreel.render.replay import diff_renderable
 
     options = DiffOptions([IgnorePath(p) for p in ignore_paths], latency_factor, latency_min_ms, fail_on_latency)
     result = diff_files(a, b, format=fmt, options=options)

@@ -8,7 +8,7 @@ import click
 
 from mcpreel.cli import output
 from mcpreel.cli.params import FORMAT_AUTO
-from mcpreel.trace import ImportOptions, import_session
+from mcpreel.toolcalls.importer import ImportOptions, import_session
 
 _TRACE_FORMATS = click.Choice(["assay-v2", "simple"])
 

@@ -20,7 +20,7 @@ from mcpreel.cli.params import FORMAT_AUTO
 @output.run_command
 def inspect_command(path: str, verbose: bool, as_json: bool, summary_only: bool, fmt: str) -> None:
     """Show what a session file holds: who said what, errors, unanswered calls, latencies."""
-    from mcpreel import jsonio
+    from mcpreel._infra import jsonio
     from mcpreel.formats import open_session
     from mcpreel.inspect import analyze
 

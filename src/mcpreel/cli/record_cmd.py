@@ -84,7 +84,7 @@ def run_record(
     target_flag: str = "--target",
 ) -> None:
     """Check the words of the call, pick the defaults, run the recorder of ``transport``, exit with its code."""
-    from mcpreel.proxy import ServerStartError, default_label, default_out_path, record_stdio
+    from mcpreel.record import ServerStartError, default_label, default_out_path, record_stdio
 
     say = (lambda text: None) if quiet else (lambda text: output.info(f"mcpreel: {text}"))
     if transport == "stdio":
@@ -101,11 +101,11 @@ def run_record(
             raise UsageError(f"--transport {transport} records a server at a URL ({target_flag}), not a command")
         if not target:
             raise UsageError(f"--transport {transport} needs {target_flag} URL")
-        from mcpreel.proxy.http import parse_target
+        from mcpreel.record.http_proxy import parse_target
 
         parse_target(target)  # a bad URL is refused before a label or a file is made of it
         label = label or default_label(url=target)
-    from mcpreel.proxy.naming import check_writable
+    from mcpreel.record.naming import check_writable
 
     for path, what in ((session_file, "session file"), (envelope, "envelope")):
         if path:

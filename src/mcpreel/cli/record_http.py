@@ -2,7 +2,7 @@
 
 The ``record`` command (``cli/record_cmd.py``) checks the words of the call and hands the HTTP transports
 to :func:`run_http_record`, which builds the proxy's configuration, calls the library
-(:func:`mcpreel.proxy.http_session.record_http`) and says on stderr where to point the client and what
+(:func:`mcpreel.record.http_session.record_http`) and says on stderr where to point the client and what
 was recorded. stdout is left alone.
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 
 from mcpreel.cli import output
 from mcpreel.errors import UsageError
-from mcpreel.proxy.http import ProxyConfig, parse_listen
-from mcpreel.proxy.http_session import HttpRecordResult, record_http
+from mcpreel.record.http_proxy import ProxyConfig, parse_listen
+from mcpreel.record.http_session import HttpRecordResult, record_http
 
 __all__ = ["run_http_record", "summary"]
 
@@ -65,7 +65,7 @@ def run_http_record(
     allow_origins: Sequence[str] = (),
 ) -> int:
     """Record an HTTP MCP session until SIGINT/SIGTERM; returns the exit code (0 after a clean stop)."""
-    from mcpreel.proxy.naming import default_label, default_out_path
+    from mcpreel.record.naming import default_label, default_out_path
 
     config = ProxyConfig(transport, target, allow_origins=tuple(allow_origins), keep_secrets=keep_secrets)
     host, port = parse_listen(listen)

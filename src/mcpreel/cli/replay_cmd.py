@@ -25,7 +25,7 @@ def parse_headers(values: tuple[str, ...]) -> dict[str, str]:
 
 def save(path: str, write: Callable[[BinaryIO], object]) -> None:
     """Write an output file atomically (mode 0600); a path that cannot be written is one clear error."""
-    from mcpreel.fileio import atomic_output
+    from mcpreel._infra.fileio import atomic_output
 
     try:
         with atomic_output(path) as fh:
@@ -46,10 +46,10 @@ def run_replay(session: str, fmt: str, target_command: str | None, target_url: s
                headers: tuple[str, ...], ignore_paths: tuple[str, ...], out_json: str | None, junit: str | None,
                original: bool, timeout: float) -> int:
     """Parse, run, render, write; returns the exit code (0 all same, 1 differences)."""
-    from mcpreel import jsonio
+    from mcpreel._infra import jsonio
     from mcpreel.replay import IgnorePath, ReplayOptions, replay_file
-    from mcpreel.replay.junit import replay_cases, write_junit
-    from mcpreel.replay.render import replay_renderable
+    from mcpreel.render.junit import replay_cases, write_junit
+    from mcpreel.render.replay import replay_renderable
 
     if (target_command is None) == (target_url is None):
         raise UsageError("give the server to replay against: --target-command \"CMD\" or --target-url URL")

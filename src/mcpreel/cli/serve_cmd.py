@@ -72,7 +72,7 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
       mcpreel serve session.jsonl
       mcpreel serve cassette.jsonl --record-mode once --target-command "python server.py"
     """
-    from mcpreel.replay import Mock, MockOptions, serve_file
+    from mcpreel.mock import Mock, MockOptions, serve_file
 
     if record_mode is not None:
         for name, flag in (("on_miss", "--on-miss"), ("fmt", "--format")):

@@ -8,7 +8,7 @@
 2. **The same session, converted.** The reel is read back and written as a qai session file and as an
    Assay V2 trace.
 3. **Streamable HTTP, recorded by the HTTP recorder.** The demo server serves Streamable HTTP on a free
-   loopback port; the HTTP recorder (:func:`mcpreel.proxy.http_session.record_http`) sits in front of it;
+   loopback port; the HTTP recorder (:func:`mcpreel.record.http_session.record_http`) sits in front of it;
    the same client session runs through it; the recorder writes the HTTP transcript envelope.
 4. **The check.** ``mcpreel check --profile sse`` runs against the HTTP demo server; the report is saved
    as text and JSON.
@@ -162,9 +162,9 @@ def _why(exc: BaseException) -> str:
 
 def convert_reel(reel: Path, qai: Path, trace: Path, said: Callable[[str], None]) -> Any:
     """Step 2: the reel read back, written as qai and as an Assay V2 trace. Returns the session."""
-    from mcpreel.fileio import atomic_output
+    from mcpreel._infra.fileio import atomic_output
     from mcpreel.formats import get_writer, open_session
-    from mcpreel.trace import ImportOptions, write_trace
+    from mcpreel.toolcalls.importer import ImportOptions, write_trace
 
     session, _ = open_session(reel, "reel")
     session.materialize()
@@ -184,8 +184,8 @@ def record_http_run(envelope: Path, http_reel: Path, server_url: str, said: Call
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
-    from mcpreel.proxy.http import ProxyConfig
-    from mcpreel.proxy.http_session import record_http
+    from mcpreel.record.http_proxy import ProxyConfig
+    from mcpreel.record.http_session import record_http
 
     box: dict[str, Any] = {}
     ready = threading.Event()
@@ -234,8 +234,8 @@ def record_http_run(envelope: Path, http_reel: Path, server_url: str, said: Call
 def check_server(server_url: str, text_path: Path, json_path: Path, said: Callable[[str], None]) -> Any:
     """Step 4: ``mcpreel check --profile sse`` of the HTTP demo server, saved as text and JSON."""
     from mcpreel.check import CheckOptions, run_check
-    from mcpreel.check.render import render_json, text_lines
-    from mcpreel.fileio import atomic_output
+    from mcpreel.render.check import render_json, text_lines
+    from mcpreel._infra.fileio import atomic_output
 
     report = run_check(server_url, options=CheckOptions(profile="sse"))
     with atomic_output(text_path) as fh:

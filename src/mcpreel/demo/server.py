@@ -30,9 +30,9 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, SamplingMessage, TextContent
 
-from mcpreel import jsonio
+from mcpreel._infra import jsonio
 from mcpreel._version import __version__
-from mcpreel.listen import listening_socket
+from mcpreel.serving.listen import listening_socket
 
 __all__ = ["CUSTOMERS", "TRANSPORTS", "OriginGuard", "build_server", "http_app", "serve", "serving"]
 

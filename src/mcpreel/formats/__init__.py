@@ -71,9 +71,9 @@ FORMATS: dict[str, FormatSpec] = {
         FormatSpec("mcp-recorder", "mcpreel.formats.mcp_recorder", True, False, aliases=("cassette",),
                    description="mcp-recorder cassette"),
         FormatSpec("har", "mcpreel.formats.har", False, True, extensions=(".har",), description="HAR 1.2"),
-        FormatSpec("assay-v2", "mcpreel.formats.trace_writers", False, True, {"trace_format": "assay-v2"},
+        FormatSpec("assay-v2", "mcpreel.formats.toolcall_traces", False, True, {"trace_format": "assay-v2"},
                    extensions=(".trace.jsonl",), description="Assay V2 normalized tool-call trace"),
-        FormatSpec("simple", "mcpreel.formats.trace_writers", False, True, {"trace_format": "simple"},
+        FormatSpec("simple", "mcpreel.formats.toolcall_traces", False, True, {"trace_format": "simple"},
                    description="the simple tool_call/tool_result trace"),
     ]
 }

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from mcpreel import jsonio
+from mcpreel._infra import jsonio
 from mcpreel.errors import FormatError, InputError
 
 __all__ = ["Source", "iter_json_lines", "iter_line_blocks", "parse_line"]
@@ -186,7 +186,7 @@ def iter_json_lines(source: Source) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, value)`` for every non-blank line (1-based).
 
     An unparsable line raises :class:`InputError` naming the line. Integers beyond 64 bits, NaN and
-    lone surrogates are kept (see :mod:`mcpreel.jsonio`): a block holding a long digit run is parsed
+    lone surrogates are kept (see :mod:`mcpreel._infra.jsonio`): a block holding a long digit run is parsed
     with the faithful path, every other block with orjson directly.
     """
     fast = orjson.loads

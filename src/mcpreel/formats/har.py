@@ -21,12 +21,12 @@ import shlex
 from typing import Any, BinaryIO
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
-from mcpreel import jsonio
+from mcpreel._infra import jsonio
 from mcpreel._version import __version__
-from mcpreel.correlation import Correlator
+from mcpreel._infra.correlation import Correlator
 from mcpreel.model import Kind, Message, Session
-from mcpreel.sse import encode_event
-from mcpreel.timeutil import iso_from_ms
+from mcpreel._infra.sse import encode_event
+from mcpreel._infra.timeutil import iso_from_ms
 
 NAME = "har"
 EXTENSIONS = (".har",)

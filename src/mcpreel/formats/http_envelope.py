@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO
 
-from mcpreel import jsonio
+from mcpreel._infra import jsonio
 from mcpreel.errors import UsageError
 from mcpreel.formats._source import Source
 from mcpreel.formats.jsonrpc import own_time
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel.timeutil import MAX_MS
+from mcpreel._infra.timeutil import MAX_MS
 
 NAME = "streamable-http"
 NAMES = ("streamable-http", "http-sse")

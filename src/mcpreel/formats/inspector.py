@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO
 
-from mcpreel import jsonio
+from mcpreel._infra import jsonio
 from mcpreel.formats._source import Source
 from mcpreel.formats.jsonrpc import DirectionGuesser, own_time
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel.timeutil import MAX_MS, iso_from_ms, ms_from_any
+from mcpreel._infra.timeutil import MAX_MS, iso_from_ms, ms_from_any
 
 NAME = "inspector"
 ALIASES = ("mcp-inspector",)

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpreel import jsonio
+from mcpreel._infra import jsonio
 from mcpreel.formats._source import Source
 from mcpreel.model import Message, Session, SessionInfo
-from mcpreel.timeutil import ms_from_any
+from mcpreel._infra.timeutil import ms_from_any
 
 NAME = "langchain"
 ALIASES = ("langsmith",)

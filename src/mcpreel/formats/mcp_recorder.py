@@ -24,10 +24,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcpreel import jsonio
+from mcpreel._infra import jsonio
 from mcpreel.formats._source import Source
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel.timeutil import MAX_MS, ms_from_any
+from mcpreel._infra.timeutil import MAX_MS, ms_from_any
 
 NAME = "mcp-recorder"
 ALIASES = ("cassette",)

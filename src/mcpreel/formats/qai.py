@@ -31,11 +31,11 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any, BinaryIO
 
-from mcpreel import jsonio
-from mcpreel.correlation import Correlator
+from mcpreel._infra import jsonio
+from mcpreel._infra.correlation import Correlator
 from mcpreel.formats._source import Source
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel.timeutil import ms_from_any, ms_from_iso
+from mcpreel._infra.timeutil import ms_from_any, ms_from_iso
 
 NAME = "qai"
 EXTENSIONS = (".json",)

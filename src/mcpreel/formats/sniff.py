@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mcpreel import jsonio
+from mcpreel._infra import jsonio
 from mcpreel.errors import FormatError
 from mcpreel.formats._source import Source
 

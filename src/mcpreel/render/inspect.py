@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from mcpreel import jsonio
+from mcpreel._infra import jsonio
 from mcpreel.inspect import Report, Row
-from mcpreel.timeutil import iso_from_ms
+from mcpreel._infra.timeutil import iso_from_ms
 
 __all__ = ["plain_lines", "renderables", "row_parts", "row_text"]
 

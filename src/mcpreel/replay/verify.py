@@ -13,7 +13,7 @@ requests that were in flight together in the recording are sent together again (
 - Server requests (sampling, roots, elicitation) are answered from the recording, matched like the
   mock server matches; one the recording cannot answer gets a JSON-RPC error and is a difference
   (a ``ping`` it lacks is answered ``{}``, as the mock answers one: it is plumbing, not behaviour).
-- Each response is compared with the recorded one after :func:`~mcpreel.replay.normalize.comparable`.
+- Each response is compared with the recorded one after :func:`~mcpreel.compare.normalize.comparable`.
   Status per request: ``same``, ``different``, ``error`` (no answer: timeout, transport failure) or
   ``unrecorded`` (the recording holds no answer to compare with: shown, never a difference).
 
@@ -33,11 +33,11 @@ from typing import Any
 from mcpreel._version import __version__
 from mcpreel.errors import InputError, TransportError
 from mcpreel.model import Kind, Message, Session
-from mcpreel.replay.cassette import Cassette, Exchange, build, id_key, subject
-from mcpreel.replay.jsondiff import Difference, diff
-from mcpreel.replay.matcher import METHOD_NOT_FOUND, Matcher, Miss, RecordingIndex
-from mcpreel.replay.normalize import IgnorePath, comparable
-from mcpreel.transports.base import Transport
+from mcpreel.exchanges import Cassette, Exchange, build, id_key, subject
+from mcpreel.compare.jsondiff import Difference, diff
+from mcpreel.mock.matcher import METHOD_NOT_FOUND, Matcher, Miss, RecordingIndex
+from mcpreel.compare.normalize import IgnorePath, comparable
+from mcpreel.clients.base import Transport
 
 __all__ = ["LATEST_PROTOCOL", "ReplayOptions", "ReplayReport", "RequestResult", "ServerRequestResult", "replay"]
 

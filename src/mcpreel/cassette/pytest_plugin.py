@@ -1,0 +1,143 @@
+"""pytest plugin: give a test an MCP server backed by a cassette (registered as the ``mcpreel`` pytest11 entry point).
+
+    @pytest.mark.mcp_cassette(command=[sys.executable, "server.py"])      # or url="http://127.0.0.1:8000/mcp"
+    def test_tools(mcp_server):
+        params = mcp_server.stdio_parameters()     # StdioServerParameters for the SDK's stdio_client
+        ...                                          # HTTP: mcp_server.url
+
+The marker: ``mcp_cassette(path=None, *, command=None, url=None, transport=None, record_mode=None,
+env=None, cwd=None, match=None)``. ``path`` defaults to ``cassettes/<module>/<test>.jsonl`` beside the
+test file; a relative ``path`` is taken from the test file's folder. ``record_mode`` defaults to
+``once``; ``--mcp-record-mode`` overrides every marker (``--mcp-record-mode none`` in CI: nothing is
+recorded there, and a missing cassette fails).
+
+The ``mcp_server`` fixture is a :class:`mcpreel.cassette.server.CassetteServer`: for stdio an argv
+(``argv``, ``command``/``args``/``env``/``cwd``, ``stdio_parameters()``) that the test's client launches;
+for HTTP the ``url`` of a server started for the test and stopped after it. At teardown every request
+the cassette could not answer fails the test, with the closest recorded request and how it differs; so
+does a recording that broke off (the cassette is then left as it was).
+
+Loaded in every pytest run where mcpreel is installed, so it imports nothing heavy until a test asks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpreel.cassette.mode import RecordMode
+from mcpreel.errors import McpreelError, UsageError
+
+__all__ = ["cassette_path", "mcp_server"]
+
+_MARKER = "mcp_cassette"
+_MARKER_KEYS = frozenset({"path", "command", "url", "transport", "record_mode", "env", "cwd", "match"})
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_DEST = "mcpreel_record_mode"
+_FLAG = "--mcp-record-mode"
+
+
+def _record_mode_help() -> str:
+    return (f"record mode for every @pytest.mark.{_MARKER} test, overriding the markers "
+            f"({', '.join(RecordMode.values())}; default: the marker's, else once)")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("mcpreel", "MCP cassettes (mcpreel)")
+    group.addoption("--mcpreel-record-mode", action="store", dest=_DEST, default=None, choices=RecordMode.values(),
+                    metavar="MODE", help=_record_mode_help() + f"; the same as {_FLAG} (where no other plugin has that name)")
+
+
+def _taken(parser: pytest.Parser, flag: str) -> bool:
+    try:
+        options = [o for g in parser._groups for o in g.options] + list(parser._anonymous.options)
+        return any(flag in o.names() for o in options)
+    except AttributeError:  # pytest's insides moved: assume the name is free, as it usually is
+        return False
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    # --mcp-record-mode is added once every installed plugin has added its options: mcp-recorder's
+    # plugin registers the same name (with other modes), and two plugins cannot share one; when it is
+    # taken, --mcpreel-record-mode is the way to say it
+    if not _taken(parser, _FLAG):
+        parser.getgroup("mcpreel").addoption(_FLAG, action="store", dest=_DEST, default=None,
+                                             choices=RecordMode.values(), metavar="MODE", help=_record_mode_help())
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{_MARKER}(path=None, *, command=None, url=None, transport=None, record_mode=None, env=None, cwd=None, "
+        "match=None): back the mcp_server fixture with a cassette file, recorded from the real MCP server "
+        "(a stdio command or a URL) as the record mode says",
+    )
+
+
+def _safe(name: str) -> str:
+    return _UNSAFE.sub("-", name).strip("-.") or "test"
+
+
+def cassette_path(node: pytest.Item, given: str | Path | None = None) -> Path:
+    """Where a test's cassette lives: ``given`` (relative to the test file's folder) or
+    ``cassettes/<module>/<test>.jsonl`` beside the test file."""
+    folder = Path(node.path).parent
+    if given is not None:
+        path = Path(given)
+        return path if path.is_absolute() else folder / path
+    name = node.name
+    cls = getattr(node, "cls", None)
+    if cls is not None:
+        name = f"{cls.__name__}.{name}"
+    return folder / "cassettes" / _safe(Path(node.path).stem) / f"{_safe(name)}.jsonl"
+
+
+def _marker_options(node: pytest.Item) -> dict[str, Any]:
+    marker = node.get_closest_marker(_MARKER)
+    if marker is None:
+        return {}
+    options = dict(marker.kwargs)
+    unknown = sorted(set(options) - _MARKER_KEYS)
+    if unknown:
+        raise UsageError(f"@pytest.mark.{_MARKER}: unknown argument(s) {', '.join(unknown)} "
+                                f"(known: {', '.join(sorted(_MARKER_KEYS))})")
+    if marker.args:
+        if len(marker.args) > 1 or "path" in options:
+            raise UsageError(f"@pytest.mark.{_MARKER} takes one positional argument, the cassette path")
+        options["path"] = marker.args[0]
+    return options
+
+
+@pytest.fixture
+def mcp_server(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """An MCP server backed by the test's cassette (see :mod:`mcpreel.cassette.pytest_plugin`)."""
+    from mcpreel.cassette.server import cassette_server
+
+    failure = None
+    try:
+        options = _marker_options(request.node)
+        mode = request.config.getoption(_DEST) or options.get("record_mode") or RecordMode.ONCE
+        server = cassette_server(
+            cassette_path(request.node, options.get("path")), mode, command=options.get("command"),
+            url=options.get("url"), transport=options.get("transport"), env=options.get("env"),
+            cwd=options.get("cwd"), match=options.get("match") or "method-params",
+        )
+    except McpreelError as exc:
+        failure = f"mcp_cassette: {exc}"
+    if failure is not None:
+        pytest.fail(failure, pytrace=False)  # outside the except: one line, no chained traceback
+    try:
+        yield server
+    finally:
+        server.close()
+    problems = server.problems()
+    if problems and server.misses() and server.mode in (RecordMode.ONCE, RecordMode.NONE):
+        problems.append("(to add what the cassette lacks from the real server: --mcp-record-mode new_episodes; "
+                        "to record it again: all)")
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)

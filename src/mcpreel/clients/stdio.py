@@ -1,0 +1,164 @@
+"""A server run as a subprocess, spoken to over its stdin/stdout (one JSON-RPC message per line).
+
+The child gets our environment (plus ``env``), its own process group, and a clean shutdown: stdin is
+closed first (a well-behaved server exits on EOF), then SIGTERM to the group after ``grace`` seconds,
+then SIGKILL. Its stderr lines are handed out as ``Kind.STDERR`` records, so a caller can show the
+last one when the server dies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Sequence
+from typing import Any
+
+from mcpreel._infra import jsonio
+from mcpreel.errors import TransportError
+from mcpreel.model import Kind
+from mcpreel.clients.base import Transport
+
+__all__ = ["StdioTransport"]
+
+_LINE_LIMIT = 1 << 28  # a single message may be large (images, file contents)
+
+
+class StdioTransport(Transport):
+    name = "stdio"
+
+    def __init__(self, argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
+                 grace: float = 2.0):
+        super().__init__()
+        if not argv:
+            raise TransportError("no server command given")
+        self.argv = list(argv)
+        self.env = env
+        self.cwd = cwd
+        self.grace = grace
+        self.proc: asyncio.subprocess.Process | None = None
+        self.stderr_tail: list[str] = []
+        self._tasks: list[asyncio.Task[None]] = []
+        self._write_lock = asyncio.Lock()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode if self.proc is not None else None
+
+    async def start(self) -> None:
+        env = dict(os.environ)
+        if self.env:
+            env.update(self.env)
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, env=env, cwd=self.cwd, start_new_session=True, limit=_LINE_LIMIT,
+            )
+        except FileNotFoundError as exc:
+            raise TransportError(f"cannot start server command {self.argv[0]!r}: not found") from exc
+        except PermissionError as exc:
+            raise TransportError(f"cannot start server command {self.argv[0]!r}: permission denied") from exc
+        except OSError as exc:
+            raise TransportError(f"cannot start server command {self.argv[0]!r}: {exc.strerror or exc}") from exc
+        self._tasks = [asyncio.create_task(self._read_stdout()), asyncio.create_task(self._read_stderr())]
+
+    async def _read_stdout(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        out = self.proc.stdout
+        try:
+            while True:
+                try:
+                    line = await out.readline()
+                except ValueError:  # a line beyond the limit
+                    self._deliver_text(Kind.INVALID, "<a line longer than 256 MiB was skipped>")
+                    continue
+                if not line:
+                    break
+                stripped = line.strip()
+                if not stripped:
+                    continue
+                try:
+                    raw = jsonio.loads(stripped)
+                except (ValueError, UnicodeDecodeError):
+                    self._deliver_text(Kind.INVALID, stripped.decode("utf-8", "replace"))
+                    continue
+                self._deliver_json(raw)
+        finally:
+            code = await self._wait_exit(1.0)
+            self.ended = f"the server exited (exit code {code})" if code is not None else "the server closed its stdout"
+            self._finish(self.ended)
+
+    async def _wait_exit(self, timeout: float) -> int | None:
+        assert self.proc is not None
+        with contextlib.suppress(asyncio.TimeoutError):
+            return await asyncio.wait_for(self.proc.wait(), timeout)
+        return None
+
+    async def _read_stderr(self) -> None:
+        assert self.proc is not None and self.proc.stderr is not None
+        err = self.proc.stderr
+        while True:
+            try:
+                line = await err.readline()
+            except ValueError:
+                continue
+            if not line:
+                return
+            text = line.rstrip(b"\r\n").decode("utf-8", "replace")
+            self.stderr_tail = (self.stderr_tail + [text])[-20:]
+            self._deliver_text(Kind.STDERR, text)
+
+    async def send(self, message: Any) -> None:
+        await self.send_bytes(jsonio.dumps(message) + b"\n")
+
+    async def send_bytes(self, data: bytes) -> None:
+        """Write bytes as they are (one or more complete lines)."""
+        proc = self.proc
+        if proc is None or proc.stdin is None:
+            raise TransportError("the server is not running")
+        async with self._write_lock:
+            try:
+                proc.stdin.write(data)
+                await proc.stdin.drain()
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                # the pipe breaks as the server dies, before it is reaped and its last stderr line
+                # read: wait for both, so the error says how it ended
+                await self._wait_exit(1.0)
+                if len(self._tasks) > 1:
+                    await asyncio.wait(self._tasks[1:], timeout=0.5)
+                raise TransportError(self.dead_reason()) from exc
+
+    def dead_reason(self) -> str:
+        """One line saying how the server went away, with its last stderr line."""
+        code = self.returncode
+        why = f"the server exited (exit code {code})" if code is not None else "the server closed its stdin"
+        last = next((ln for ln in reversed(self.stderr_tail) if ln.strip()), None)
+        return f"{why}; its last stderr line: {last.strip()[:200]}" if last else why
+
+    async def close(self) -> None:
+        proc = self.proc
+        if proc is not None and proc.returncode is None:
+            if proc.stdin is not None:
+                with contextlib.suppress(Exception):
+                    proc.stdin.close()
+            if await self._wait_exit(self.grace) is None:
+                self._signal(signal.SIGTERM)
+                if await self._wait_exit(self.grace) is None:
+                    self._signal(signal.SIGKILL)
+                    await self._wait_exit(5.0)
+        for task in self._tasks:
+            if not task.done():
+                task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if proc is not None and proc.stdin is not None:
+            with contextlib.suppress(Exception):
+                proc.stdin.close()
+        self._finish("closed")
+
+    def _signal(self, sig: int) -> None:
+        assert self.proc is not None
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, sig)

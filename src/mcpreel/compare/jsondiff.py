@@ -1,0 +1,109 @@
+"""Path-level JSON difference: what changed, where, from what to what.
+
+Paths are written the way ``--ignore-path`` reads them (``$.result.content[0].text.count``), so a
+difference a user sees can be pasted back to ignore it. Objects are compared member by member, arrays
+item by item; ``true`` is never equal to ``1`` (Python's ``True == 1`` is not JSON's), while ``1`` and
+``1.0`` are the same number.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from mcpreel._infra import jsonio
+
+__all__ = ["Difference", "diff", "format_path", "short"]
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
+_MISSING = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """One difference. ``kind`` is ``changed``, ``added`` (only in the new) or ``removed`` (only recorded)."""
+
+    path: str
+    kind: str
+    recorded: Any = None
+    new: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path, "kind": self.kind}
+        if self.kind != "added":
+            out["recorded"] = self.recorded
+        if self.kind != "removed":
+            out["new"] = self.new
+        return out
+
+    def describe(self, width: int = 80) -> str:
+        if self.kind == "added":
+            return f"{self.path}: added {short(self.new, width)}"
+        if self.kind == "removed":
+            return f"{self.path}: removed (was {short(self.recorded, width)})"
+        return f"{self.path}: {short(self.recorded, width)} -> {short(self.new, width)}"
+
+
+def short(value: Any, width: int = 80) -> str:
+    """A value as compact JSON, cut to ``width`` characters."""
+    text = jsonio.dumps_str(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def format_path(parent: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{parent}[{key}]"
+    if _IDENT.match(key):
+        return f"{parent}.{key}"
+    return f"{parent}[{jsonio.dumps_str(key)}]"
+
+
+def _same_scalar(a: Any, b: Any) -> bool:
+    if type(a) is bool or type(b) is bool:
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b or (a != a and b != b)  # NaN equals NaN here: it was recorded and came back
+    return type(a) is type(b) and a == b
+
+
+def diff(recorded: Any, new: Any, path: str = "$", limit: int = 1000) -> list[Difference]:
+    """Every difference between two JSON values (at most ``limit``), in document order."""
+    out: list[Difference] = []
+    _walk(recorded, new, path, out, limit)
+    return out
+
+
+def _walk(a: Any, b: Any, path: str, out: list[Difference], limit: int) -> None:
+    if len(out) >= limit:
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key, av in a.items():
+            bv = b.get(key, _MISSING)
+            sub = format_path(path, key)
+            if bv is _MISSING:
+                out.append(Difference(sub, "removed", recorded=av))
+            else:
+                _walk(av, bv, sub, out, limit)
+            if len(out) >= limit:
+                return
+        for key, bv in b.items():
+            if key not in a:
+                out.append(Difference(format_path(path, key), "added", new=bv))
+                if len(out) >= limit:
+                    return
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        for i in range(max(len(a), len(b))):
+            sub = format_path(path, i)
+            if i >= len(b):
+                out.append(Difference(sub, "removed", recorded=a[i]))
+            elif i >= len(a):
+                out.append(Difference(sub, "added", new=b[i]))
+            else:
+                _walk(a[i], b[i], sub, out, limit)
+            if len(out) >= limit:
+                return
+        return
+    if isinstance(a, (dict, list)) or isinstance(b, (dict, list)) or not _same_scalar(a, b):
+        out.append(Difference(path, "changed", recorded=a, new=b))

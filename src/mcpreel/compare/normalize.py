@@ -1,0 +1,170 @@
+"""What "the same" means when a recording meets a live peer.
+
+Two uses, one module:
+
+- **matching** a request against a recording (the mock server, and the replayer answering server
+  requests): :func:`canonical_params` drops the ``_meta`` members that change on every run
+  (``progressToken``, ``traceparent``, ``tracestate``, ``baggage``) and serializes with sorted members,
+  so equal params give equal bytes whatever their member order.
+- **comparing** a response with the recorded one (the replayer): :func:`comparable` keeps only
+  ``result`` or ``error`` (never the ``id``), removes every ``_meta`` member at any depth, parses JSON
+  held in ``content[].text`` strings so it is compared as JSON, and deletes the paths the user ignores
+  (:class:`IgnorePath`, ``$.result.content[0].text.timestamp``, with ``[*]`` and ``.*`` wildcards).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from mcpreel._infra import jsonio
+from mcpreel.errors import UsageError
+
+__all__ = [
+    "VOLATILE_META",
+    "IgnorePath",
+    "canonical_params",
+    "comparable",
+    "strip_volatile_meta",
+]
+
+#: ``_meta`` members a client changes from run to run; never part of a match
+VOLATILE_META = frozenset({"progressToken", "traceparent", "tracestate", "baggage"})
+
+
+def strip_volatile_meta(params: Any) -> Any:
+    """``params`` without the volatile ``_meta`` members (and without ``_meta`` once it is empty)."""
+    if not isinstance(params, dict):
+        return params
+    meta = params.get("_meta")
+    if meta is None:
+        return params
+    out = {k: v for k, v in params.items() if k != "_meta"}
+    if isinstance(meta, dict):
+        kept = {k: v for k, v in meta.items() if k not in VOLATILE_META}
+        if kept:
+            out["_meta"] = kept
+    else:
+        out["_meta"] = meta
+    return out
+
+
+def canonical_params(params: Any, *, strict: bool = False) -> bytes:
+    """The bytes a request's params are matched on (missing params and ``{}`` are the same)."""
+    if params is None:
+        params = {}
+    if not strict:
+        params = strip_volatile_meta(params)
+    return jsonio.dumps_canonical(params)
+
+
+# -- comparing responses --------------------------------------------------------------------------
+
+_SEGMENT = re.compile(
+    r"""\.(?P<name>[A-Za-z_][A-Za-z0-9_\-]*|\*)"""
+    r"""|\[(?P<index>\d+|\*)\]"""
+    r"""|\[(?P<quoted>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')\]"""
+)
+_WILD = object()
+
+
+class IgnorePath:
+    """A path to leave out of a comparison: ``$.a.b[0]['c d'][*].e``; ``.*``/``[*]`` match any member."""
+
+    def __init__(self, text: str):
+        self.text = text
+        src = text.strip()
+        if src.startswith("$"):
+            src = src[1:]
+        elif src and not src.startswith((".", "[")):
+            src = "." + src
+        self.segments: list[Any] = []
+        pos = 0
+        while pos < len(src):
+            m = _SEGMENT.match(src, pos)
+            if m is None:
+                raise UsageError(f"--ignore-path {text!r}: cannot read the path at {src[pos:]!r} "
+                                 "(write it like $.result.content[0].text.timestamp)")
+            if m.group("name") is not None:
+                name = m.group("name")
+                self.segments.append(_WILD if name == "*" else name)
+            elif m.group("index") is not None:
+                idx = m.group("index")
+                self.segments.append(_WILD if idx == "*" else int(idx))
+            else:
+                quoted = m.group("quoted")
+                self.segments.append(jsonio.loads(quoted) if quoted.startswith('"') else
+                                     jsonio.loads('"' + quoted[1:-1].replace('"', '\\"') + '"'))
+            pos = m.end()
+        if not self.segments:
+            raise UsageError(f"--ignore-path {text!r}: the whole message cannot be ignored")
+
+    def __repr__(self) -> str:
+        return f"IgnorePath({self.text!r})"
+
+    def delete(self, doc: Any) -> None:
+        """Remove every value this path names from ``doc`` (in place)."""
+        _delete(doc, self.segments)
+
+
+def _delete(node: Any, segs: list[Any]) -> None:
+    head, rest = segs[0], segs[1:]
+    if isinstance(node, dict):
+        keys = list(node) if head is _WILD else ([head] if isinstance(head, str) and head in node else [])
+        for key in keys:
+            if rest:
+                _delete(node[key], rest)
+            else:
+                del node[key]
+    elif isinstance(node, list):
+        if head is _WILD:
+            idxs = list(range(len(node)))
+        elif isinstance(head, int) and head < len(node):
+            idxs = [head]
+        else:
+            idxs = []
+        if rest:
+            for i in idxs:
+                _delete(node[i], rest)
+        else:
+            for i in reversed(idxs):
+                del node[i]
+
+
+def _clean(value: Any) -> Any:
+    """A deep copy without ``_meta`` members, with JSON text content parsed."""
+    if isinstance(value, dict):
+        out = {k: _clean(v) for k, v in value.items() if k != "_meta"}
+        text = out.get("text")
+        if isinstance(text, str) and out.get("type") == "text":
+            parsed = _json_text(text)
+            if parsed is not None:
+                out["text"] = parsed
+        return out
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _json_text(text: str) -> Any:
+    s = text.strip()
+    if not s or s[0] not in "{[":
+        return None
+    try:
+        parsed = jsonio.loads(s)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return _clean(parsed) if isinstance(parsed, (dict, list)) else None
+
+
+def comparable(message: Any, ignore: list[IgnorePath] | tuple[IgnorePath, ...] = ()) -> Any:
+    """The part of a response that a comparison looks at: ``{"result": ...}`` or ``{"error": ...}``."""
+    if not isinstance(message, dict):
+        return _clean(message)
+    view: dict[str, Any] = {}
+    for key in ("result", "error"):
+        if key in message:
+            view[key] = _clean(message[key])
+    for path in ignore:
+        path.delete(view)
+    return view

@@ -1,0 +1,87 @@
+"""The mock: a recording served as an MCP server (``mcpreel serve``, cassettes in tests).
+
+:mod:`.engine` answers a client from a recording, free of I/O (:mod:`.matcher` finds the recorded
+exchange that answers a request); :mod:`.server` puts it on stdio, Streamable HTTP or legacy HTTP+SSE;
+:mod:`.forward` passes misses to a live server and keeps its answers. :func:`serve_file` is the library's
+entry point: it serves until the client leaves (stdio) or the server is stopped (HTTP), and never prints.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from mcpreel.clients import open_target
+from mcpreel.exchanges import build
+from mcpreel.formats import open_session
+from mcpreel.mock.engine import ON_MISS, Mock, MockOptions, MockStats
+from mcpreel.mock.matcher import MATCH_MODES
+
+__all__ = ["MATCH_MODES", "ON_MISS", "Mock", "MockOptions", "MockStats", "serve_file"]
+
+
+def serve_file(
+    path: str | Path,
+    *,
+    transport: str = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    format: str = "auto",
+    options: MockOptions | None = None,
+    forward_command: str | None = None,
+    forward_url: str | None = None,
+    forward_transport: str = "auto",
+    allow_origins: tuple[str, ...] = (),
+    on_event: Callable[[str], None] | None = None,
+    on_ready: Callable[[Mock, str], None] | None = None,
+) -> Mock:
+    """Serve the session in ``path`` until the client leaves (stdio) or the server is stopped (HTTP).
+
+    Returns the :class:`Mock`, whose ``stats`` say what was answered and missed.
+    """
+    from mcpreel.errors import UsageError
+    from mcpreel.mock.forward import CassetteFile, Forwarder
+    from mcpreel.mock.server import http_app, serve_http, serve_stdio
+
+    options = options or MockOptions()
+    session, detection = open_session(path, format)
+    session.materialize()
+    for note in session.info.notes:  # "holds no MCP messages", say: a mock that answers nothing
+        (on_event or (lambda line: None))(f"{path}: {note}")
+    cassette = build(session)
+    forwarder = None
+    if options.on_miss == "forward":
+        if (forward_command is None) == (forward_url is None):
+            raise UsageError("--on-miss forward needs a live server: give --target-command or --target-url")
+        cassette_file = CassetteFile(path, session, detection.format)
+        forwarder = Forwarder(lambda: open_target(forward_command, forward_url, transport=forward_transport),
+                              cassette_file, on_event=on_event)
+    elif forward_command is not None or forward_url is not None:
+        raise UsageError("--target-command/--target-url serve only --on-miss forward")
+    mock = Mock(cassette, options, on_event=on_event, forwarder=forwarder)
+
+    async def main() -> None:
+        try:
+            if transport == "stdio":
+                if on_ready is not None:
+                    on_ready(mock, "stdio")
+                await serve_stdio(mock)
+            else:
+                app = http_app(mock, allow_origins=allow_origins)
+                where = "/sse" if transport == "sse" else "/mcp"
+
+                def ready(h: str, p: int) -> None:
+                    if on_ready is not None:
+                        shown = f"[{h}]" if ":" in h else h
+                        on_ready(mock, f"http://{shown}:{p}{where}")
+
+                await serve_http(app, host, port, on_ready=ready)
+        finally:
+            if forwarder is not None:
+                await forwarder.close()
+
+    if transport not in ("stdio", "streamable-http", "sse"):
+        raise UsageError(f"unknown transport {transport!r} (known: stdio, streamable-http, sse)")
+    asyncio.run(main())
+    return mock

@@ -1,0 +1,320 @@
+"""A recording served as an MCP server: the mock engine, free of any I/O.
+
+:class:`Mock` holds one recording (its cassette and match index) and what happened while serving it;
+:meth:`Mock.connection` gives one client connection its own cursors (a stdio process has one, an HTTP
+server one per ``Mcp-Session-Id``). :meth:`MockConnection.receive` takes a client message and an
+``emit`` callback: it matches the request, emits the recorded server notifications and server
+requests in their recorded position (progress re-addressed to the incoming ``progressToken``), then
+the recorded answer carrying the *incoming* id. When the recording has the server asking the client
+something (sampling, roots, elicitation) before it answered, the rest must wait for the client's
+reply: ``receive`` then returns a coroutine for the I/O layer to run; everything else is emitted
+before ``receive`` returns, which keeps a pipelined stdio client fed at tens of thousands of answers
+a second.
+
+Misses follow ``on_miss``: ``error`` answers with a JSON-RPC error naming the closest recorded request
+and how it differs, ``fail`` does the same and marks the run failed, ``forward`` passes the request to a
+live server (:mod:`mcpreel.mock.forward`) and adds its answer to the recording. A ``ping`` the
+recording lacks is answered ``{}``: it is protocol plumbing, not behaviour.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from mcpreel.exchanges import Cassette, ClientItem, Exchange, id_key, progress_token
+from mcpreel.mock.matcher import Matcher, Miss, RecordingIndex
+
+__all__ = ["ON_MISS", "Emit", "Mock", "MockConnection", "MockOptions", "MockStats"]
+
+ON_MISS = ("error", "fail", "forward")
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+class Forwarding(Protocol):
+    async def forward(self, conn: MockConnection, request: dict[str, Any], emit: Emit) -> dict[str, Any] | None: ...
+
+
+@dataclass
+class MockOptions:
+    match: str = "method-params"
+    repeat: bool = True
+    on_miss: str = "error"
+    #: how long a recorded server request waits for the client's answer before the mock goes on
+    answer_timeout: float = 10.0
+
+
+@dataclass
+class MockStats:
+    requests: int = 0
+    answered: int = 0
+    unanswered: int = 0  # matched a recorded request that the recording never answered
+    forwarded: int = 0
+    misses: list[Miss] = field(default_factory=list)
+
+
+class Mock:
+    """One recording, served to any number of connections."""
+
+    def __init__(self, cassette: Cassette, options: MockOptions | None = None, *,
+                 on_event: Callable[[str], None] | None = None, forwarder: Forwarding | None = None):
+        self.cassette = cassette
+        self.options = options or MockOptions()
+        if self.options.on_miss not in ON_MISS:
+            raise ValueError(f"unknown on-miss policy {self.options.on_miss!r} (known: {', '.join(ON_MISS)})")
+        self.index = RecordingIndex(cassette.exchanges, self.options.match)
+        self.stats = MockStats()
+        self.on_event = on_event or (lambda line: None)
+        self.forwarder = forwarder
+        notes: dict[str, list[ClientItem]] = {}
+        for item in cassette.items:
+            if item.exchange is None:
+                notes.setdefault(item.method, []).append(item)
+        self._notifications = notes
+        self.has_initialize = cassette.has_initialize
+
+    def synthetic_initialize(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The answer to ``initialize`` for a recording that has none: the client's version, and the
+        capabilities the recorded methods imply, so a real client can reach the recorded calls."""
+        params = request.get("params")
+        version = params.get("protocolVersion") if isinstance(params, dict) else None
+        caps: dict[str, Any] = {}
+        for method in self.index.by_method:
+            family = method.split("/", 1)[0]
+            if family in ("tools", "resources", "prompts"):
+                caps.setdefault(family, {})
+            elif method == "logging/setLevel":
+                caps["logging"] = {}
+            elif method == "completion/complete":
+                caps["completions"] = {}
+        from mcpreel._version import __version__
+
+        return {"jsonrpc": "2.0", "id": request.get("id"), "result": {
+            "protocolVersion": version if isinstance(version, str) else "2025-11-25",
+            "capabilities": caps,
+            "serverInfo": {"name": "mcpreel-mock", "version": __version__},
+            "instructions": "A recording served by mcpreel: it holds no initialize, so this answer is made up.",
+        }}
+
+    def connection(self) -> MockConnection:
+        return MockConnection(self)
+
+    def add_exchange(self, ex: Exchange) -> None:
+        """A forwarded answer joins the recording: later identical requests are answered from it."""
+        ex.position = len(self.cassette.exchanges)
+        self.cassette.exchanges.append(ex)
+        self.cassette.items.append(ClientItem(ex.request, ex))
+        self.index.by_method.setdefault(ex.method, []).append(ex)
+        if self.index.mode != "sequential":
+            self.index.by_key.setdefault(self.index.key(ex.request), []).append(ex)
+
+    @property
+    def failed(self) -> bool:
+        return self.options.on_miss == "fail" and bool(self.stats.misses)
+
+
+class MockConnection:
+    """One client's session with the mock."""
+
+    def __init__(self, mock: Mock):
+        self.mock = mock
+        self.matcher = Matcher(mock.index, repeat=mock.options.repeat)
+        self._note_used: dict[str, int] = {}
+        self._waiting: dict[tuple[str, Any], asyncio.Future[Any]] = {}
+        self._relay: dict[tuple[str, Any], Callable[[dict[str, Any]], None]] = {}
+        self._ids = itertools.count(1)
+        self.client_initialize: dict[str, Any] | None = None  # what the client sent (forwarding replays it)
+        self.initialized = False
+        self.gone = False  # the client can answer nothing more (its stdin ended)
+
+    # -- the entry point --------------------------------------------------------------------------
+    def receive(self, message: Any, emit: Emit) -> Coroutine[Any, Any, None] | None:
+        """Handle one client message; a returned coroutine must be run to finish the answer."""
+        if isinstance(message, list):
+            return self._batch(message, emit)
+        if not isinstance(message, dict):
+            emit({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request: not a JSON object"}})
+            return None
+        method = message.get("method")
+        if method is None:
+            self._client_answer(message)
+            return None
+        if "id" not in message:
+            self._notification(message, emit)
+            return None
+        return self._request(message, emit)
+
+    # -- client answers to our server requests ----------------------------------------------------
+    def _client_answer(self, message: dict[str, Any]) -> None:
+        key = id_key(message.get("id"))
+        relay = self._relay.pop(key, None)
+        if relay is not None:
+            relay(message)
+            return
+        fut = self._waiting.pop(key, None)
+        if fut is not None and not fut.done():
+            fut.set_result(message)
+
+    def server_request(self, message: dict[str, Any], emit: Emit) -> asyncio.Future[Any]:
+        """Emit a server request under a fresh id; the future gets the client's answer."""
+        sid = f"mcpreel-{next(self._ids)}"
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if self.gone:
+            fut.set_result(None)
+        else:
+            self._waiting[id_key(sid)] = fut
+        emit({**message, "id": sid})
+        return fut
+
+    def client_gone(self) -> None:
+        """The client can send nothing more (stdin ended): recorded server requests stop waiting for
+        answers that cannot come, and the answers they held back go out at once."""
+        self.gone = True
+        waiting, self._waiting = self._waiting, {}
+        for fut in waiting.values():
+            if not fut.done():
+                fut.set_result(None)
+
+    def relay_request(self, message: dict[str, Any], emit: Emit, answer: Callable[[dict[str, Any]], None]) -> None:
+        """Emit a request that came from elsewhere (a forwarded live server); ``answer`` gets the reply."""
+        sid = f"mcpreel-{next(self._ids)}"
+        self._relay[id_key(sid)] = answer
+        emit({**message, "id": sid})
+
+    # -- notifications ----------------------------------------------------------------------------
+    def _notification(self, message: dict[str, Any], emit: Emit) -> None:
+        method = message.get("method")
+        if method == "notifications/initialized":
+            self.initialized = True
+        recorded = self.mock._notifications.get(method) if isinstance(method, str) else None
+        if not recorded:
+            return
+        n = self._note_used.get(method, 0)  # type: ignore[arg-type]
+        if n >= len(recorded):
+            return  # recorded side effects happen once per recorded notification
+        self._note_used[method] = n + 1  # type: ignore[index]
+        for step in recorded[n].after:
+            self._emit_step(step, emit)
+
+    def _emit_step(self, step: dict[str, Any], emit: Emit) -> None:
+        if "id" in step:
+            sid = f"mcpreel-{next(self._ids)}"
+            emit({**step, "id": sid})  # nothing waits on the answer (it is ignored when it comes)
+        else:
+            emit(step)
+
+    # -- requests ---------------------------------------------------------------------------------
+    def _request(self, message: dict[str, Any], emit: Emit) -> Coroutine[Any, Any, None] | None:
+        mock = self.mock
+        stats = mock.stats
+        stats.requests += 1
+        if message.get("method") == "initialize":
+            self.client_initialize = message
+            if not mock.has_initialize:
+                emit(mock.synthetic_initialize(message))
+                stats.answered += 1
+                return None
+        found = self.matcher.match(message)
+        if isinstance(found, Miss):
+            if message.get("method") == "ping" and "ping" not in mock.index.by_method:
+                emit({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+                stats.answered += 1
+                return None
+            if mock.options.on_miss == "forward" and mock.forwarder is not None:
+                return self._forward(message, emit)
+            stats.misses.append(found)
+            mock.on_event(f"miss: {found.method or '(no method)'} id={message.get('id')!r}: {found.reason}")
+            emit(found.error(message["id"]))
+            return None
+        before = found.before
+        if before:
+            before = _readdress_progress(before, found.request, message)
+            if any("id" in step for step in before):
+                return self._answer_slowly(found, before, message["id"], emit)
+            for step in before:
+                emit(step)
+        self._answer(found, message["id"], emit)
+        return None
+
+    def _answer(self, ex: Exchange, request_id: Any, emit: Emit) -> None:
+        stats = self.mock.stats
+        if ex.response is None:
+            stats.unanswered += 1
+            self.mock.on_event(f"{ex.label()} has no answer in the recording: none is sent (id={request_id!r})")
+        else:
+            stats.answered += 1
+            emit({**ex.response, "id": request_id})
+        for step in ex.after:
+            self._emit_step(step, emit)
+
+    async def _answer_slowly(self, ex: Exchange, before: list[dict[str, Any]], request_id: Any, emit: Emit) -> None:
+        timeout = self.mock.options.answer_timeout
+        for step in before:
+            if "id" not in step:
+                emit(step)
+                continue
+            fut = self.server_request(step, emit)
+            try:
+                await asyncio.wait_for(fut, timeout)
+            except asyncio.TimeoutError:
+                self.mock.on_event(f"{ex.label()}: the client did not answer the recorded {step.get('method')} "
+                                   f"within {timeout:g} s; answering anyway")
+        self._answer(ex, request_id, emit)
+
+    async def _forward(self, message: dict[str, Any], emit: Emit) -> None:
+        mock = self.mock
+        assert mock.forwarder is not None
+        try:
+            answer = await mock.forwarder.forward(self, message, emit)
+        except Exception as exc:  # the live server failed: the client still gets an answer
+            mock.stats.misses.append(Miss(str(message.get("method")), -32603, f"forwarding failed: {exc}"))
+            mock.on_event(f"forward: {message.get('method')} id={message.get('id')!r} failed: {exc}")
+            emit({"jsonrpc": "2.0", "id": message["id"],
+                  "error": {"code": -32603, "message": f"mcpreel: forwarding to the live server failed: {exc}"}})
+            return
+        mock.stats.forwarded += 1
+        if answer is not None:
+            emit({**answer, "id": message["id"]})
+
+    async def _batch(self, batch: list[Any], emit: Emit) -> None:
+        answers: list[dict[str, Any]] = []
+
+        def collect(m: dict[str, Any]) -> None:
+            if "method" in m:
+                emit(m)
+            else:
+                answers.append(m)
+
+        waits = [c for c in (self.receive(m, collect) for m in batch) if c is not None]
+        if waits:
+            await asyncio.gather(*waits)
+        if answers:
+            emit(answers)  # type: ignore[arg-type]
+        elif not batch:
+            emit({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request: empty batch"}})
+
+
+def _readdress_progress(steps: list[dict[str, Any]], recorded: dict[str, Any],
+                        incoming: dict[str, Any]) -> list[dict[str, Any]]:
+    """The recorded steps with the request's progress notifications carrying the *incoming* request's
+    ``progressToken`` (a client routes progress by the token it chose; the SDKs use their request id,
+    which differs from run to run). A client that sent no token gets no progress: a server reports
+    progress only on a token it was given."""
+    theirs = progress_token(recorded)
+    if theirs is None:
+        return steps
+    mine = progress_token(incoming)
+    out: list[dict[str, Any]] = []
+    for step in steps:
+        if step.get("method") == "notifications/progress":
+            params = step.get("params")
+            if isinstance(params, dict) and params.get("progressToken") == theirs:
+                if mine is None:
+                    continue
+                step = {**step, "params": {**params, "progressToken": mine}}
+        out.append(step)
+    return out

@@ -1,0 +1,175 @@
+"""``serve --on-miss forward``: a request the recording cannot answer goes to a live server, and its
+answer joins the recording (in memory at once, on disk after every forward).
+
+The live server is started on the first miss and initialized with what the client sent the mock
+(its ``initialize``), so it sees a proper session. Requests go upstream under fresh ids; what the
+live server says meanwhile is relayed to the client: notifications as they are, server requests under
+an id of the mock's and their answers sent back upstream under the server's own id.
+
+:class:`CassetteFile` appends the new exchanges to the session and rewrites the file in its own
+format, atomically (temp file + rename, mode 0600); a format mcpreel cannot write is refused before
+serving starts, never silently turned into another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mcpreel._version import __version__
+from mcpreel.errors import TransportError, UsageError
+from mcpreel._infra.fileio import atomic_output
+from mcpreel.formats import FORMATS, canonical_name, get_writer
+from mcpreel.model import Kind, Message, Session
+from mcpreel.exchanges import Exchange, id_key
+from mcpreel.mock.engine import Emit, MockConnection
+from mcpreel.clients.base import Transport, now_ms
+
+__all__ = ["CassetteFile", "Forwarder"]
+
+
+class CassetteFile:
+    """The recording on disk, grown by forwarded exchanges."""
+
+    def __init__(self, path: str | Path, session: Session, format: str):
+        name = canonical_name(format)
+        if not FORMATS[name].writes:
+            raise UsageError(f"--on-miss forward adds answers to the recording, and {name} files cannot be "
+                             "written: convert the recording to a reel first")
+        self.path = Path(path)
+        self.format = name
+        self.session = session.materialize()
+
+    def append(self, ex: Exchange, notes: list[Message]) -> None:
+        msgs = self.session.messages
+        msgs.append(Message("in", ex.request, ex.t_request))
+        msgs.extend(notes)
+        if ex.response is not None:
+            msgs.append(Message("out", ex.response, ex.t_response))
+        writer = get_writer(self.format)
+        with atomic_output(self.path) as out:
+            writer(self.session, out)
+
+
+class _Flight:
+    __slots__ = ("conn", "emit", "future", "notes")
+
+    def __init__(self, conn: MockConnection, emit: Emit):
+        self.conn = conn
+        self.emit = emit
+        self.future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.notes: list[Message] = []
+
+
+class Forwarder:
+    """The live server behind a mock."""
+
+    def __init__(self, make_transport: Callable[[], Transport], cassette_file: CassetteFile | None = None, *,
+                 timeout: float = 30.0, on_event: Callable[[str], None] | None = None):
+        self.make_transport = make_transport
+        self.cassette_file = cassette_file
+        self.timeout = timeout
+        self.on_event = on_event or (lambda line: None)
+        self.transport: Transport | None = None
+        self._lock = asyncio.Lock()
+        self._ids = itertools.count(1)
+        self._flights: dict[tuple[str, Any], _Flight] = {}
+        self._reader: asyncio.Task[None] | None = None
+        self._started = False
+
+    async def _ensure_started(self, conn: MockConnection) -> None:
+        async with self._lock:
+            if self._started:
+                return
+            transport = self.make_transport()
+            await transport.start()
+            self.transport = transport
+            self._reader = asyncio.ensure_future(self._read())
+            init = conn.client_initialize or {
+                "jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                           "clientInfo": {"name": "mcpreel-serve", "version": __version__}}}
+            answer = await self._call(conn, lambda m: None, init)
+            if "result" not in answer:
+                raise TransportError(f"the live server refused initialize: {answer.get('error')}")
+            await transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            self._started = True
+            self.on_event("forward: the live server is up and initialized")
+
+    async def _call(self, conn: MockConnection, emit: Emit, request: dict[str, Any]) -> dict[str, Any]:
+        return await self._call_collect(conn, emit, request, [])
+
+    async def forward(self, conn: MockConnection, request: dict[str, Any], emit: Emit) -> dict[str, Any] | None:
+        await self._ensure_started(conn)
+        t0 = now_ms()
+        flight_notes: list[Message] = []
+        answer = await self._call_collect(conn, emit, request, flight_notes)
+        ex = Exchange(request, request, 0, None, t0, response={**answer, "id": request.get("id")}, t_response=now_ms(),
+                      before=[n.raw for n in flight_notes if n.kind == Kind.MESSAGE])
+        conn.mock.add_exchange(ex)
+        if self.cassette_file is not None:
+            self.cassette_file.append(ex, flight_notes)
+        self.on_event(f"forward: {request.get('method')} answered by the live server and added to the recording")
+        return answer
+
+    async def _call_collect(self, conn: MockConnection, emit: Emit, request: dict[str, Any],
+                            notes: list[Message]) -> dict[str, Any]:
+        assert self.transport is not None
+        upstream_id = f"mcpreel-fwd-{next(self._ids)}"
+        flight = _Flight(conn, emit)
+        flight.notes = notes
+        self._flights[id_key(upstream_id)] = flight
+        try:
+            await self.transport.send({**request, "id": upstream_id})
+            return await asyncio.wait_for(flight.future, self.timeout)
+        except asyncio.TimeoutError as exc:
+            raise TransportError(f"the live server did not answer within {self.timeout:g} s") from exc
+        finally:
+            self._flights.pop(id_key(upstream_id), None)
+
+    async def _read(self) -> None:
+        assert self.transport is not None
+        transport = self.transport
+        async for rec in transport:
+            if rec.kind != Kind.MESSAGE:
+                continue
+            for member in rec.members():
+                if "method" not in member:
+                    flight = self._flights.get(id_key(member.get("id")))
+                    if flight is not None and not flight.future.done():
+                        flight.future.set_result(member)
+                    continue
+                flight = next(reversed(self._flights.values()), None) if self._flights else None
+                if flight is None:
+                    continue  # said outside any forwarded request: nobody to tell
+                flight.notes.append(Message("out", member, rec.t))
+                if "id" in member:
+                    upstream_id = member["id"]
+
+                    def answer(reply: dict[str, Any], upstream_id: Any = upstream_id) -> None:
+                        flight.notes.append(Message("in", {**reply, "id": upstream_id}, now_ms()))
+                        asyncio.ensure_future(self._send_quietly({**reply, "id": upstream_id}))
+
+                    flight.conn.relay_request(member, flight.emit, answer)
+                else:
+                    flight.emit(member)
+        for flight in self._flights.values():
+            if not flight.future.done():
+                flight.future.set_exception(TransportError(transport.ended or "the live server went away"))
+
+    async def _send_quietly(self, message: dict[str, Any]) -> None:
+        if self.transport is not None:
+            with contextlib.suppress(TransportError):
+                await self.transport.send(message)
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._reader
+        if self.transport is not None:
+            await self.transport.close()

@@ -1,0 +1,152 @@
+"""Finding the recorded exchange that answers an incoming request.
+
+Three modes (``--match``):
+
+- ``method-params`` (default): method + canonical params (volatile ``_meta`` removed); ``initialize``
+  on its method alone, since every client names itself differently;
+- ``strict``: method + the exact params, ``_meta`` included;
+- ``sequential``: recorded order, whatever the params; the next recorded request must have the
+  incoming method.
+
+Identical requests are answered in recorded order; when a key's answers run out the last one
+repeats, unless ``repeat=False``. A miss is a :class:`Miss` that says why, naming the closest
+recorded request and where its params differ, and which JSON-RPC error code answers it (``-32601``
+when the method was never recorded, ``-32602`` when it was with other params).
+
+A :class:`RecordingIndex` is built once per cassette; a :class:`Matcher` holds one connection's cursors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcpreel.exchanges import Exchange, subject
+from mcpreel.compare.jsondiff import Difference, diff
+from mcpreel.compare.normalize import canonical_params, strip_volatile_meta
+
+__all__ = ["MATCH_MODES", "Matcher", "Miss", "RecordingIndex", "METHOD_NOT_FOUND", "INVALID_PARAMS"]
+
+MATCH_MODES = ("method-params", "sequential", "strict")
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+_BY_METHOD_ALONE = frozenset({"initialize"})
+_CLOSEST_SCAN = 500  # candidates compared when explaining a miss
+
+
+@dataclass
+class Miss:
+    """An incoming request the recording cannot answer, and why."""
+
+    method: str
+    code: int
+    reason: str
+    closest: Exchange | None = None
+    differences: list[Difference] = field(default_factory=list)
+
+    def error(self, request_id: Any) -> dict[str, Any]:
+        """The JSON-RPC error answer."""
+        data: dict[str, Any] = {"mcpreel": "no recorded answer"}
+        if self.closest is not None:
+            data["closest"] = {"position": self.closest.position + 1, "line": self.closest.source,
+                               "params": self.closest.request.get("params")}
+            data["differences"] = [d.to_json() for d in self.differences[:20]]
+        return {"jsonrpc": "2.0", "id": request_id,
+                "error": {"code": self.code, "message": self.reason, "data": data}}
+
+
+class RecordingIndex:
+    """The lookup tables of one cassette's exchanges for one match mode (shared by connections)."""
+
+    def __init__(self, exchanges: list[Exchange], mode: str = "method-params"):
+        if mode not in MATCH_MODES:
+            raise ValueError(f"unknown match mode {mode!r} (known: {', '.join(MATCH_MODES)})")
+        self.mode = mode
+        self.exchanges = exchanges
+        self.by_key: dict[tuple[str, bytes], list[Exchange]] = {}
+        self.by_method: dict[str, list[Exchange]] = {}
+        for ex in exchanges:
+            self.by_method.setdefault(ex.method, []).append(ex)
+            if mode != "sequential":
+                self.by_key.setdefault(self.key(ex.request), []).append(ex)
+
+    def key(self, request: dict[str, Any]) -> tuple[str, bytes]:
+        method = request.get("method")
+        method = method if isinstance(method, str) else ""
+        if method in _BY_METHOD_ALONE and self.mode == "method-params":
+            return (method, b"")
+        return (method, canonical_params(request.get("params"), strict=self.mode == "strict"))
+
+
+class Matcher:
+    """One connection's view of a recording: cursors over the index."""
+
+    def __init__(self, index: RecordingIndex, *, repeat: bool = True):
+        self.index = index
+        self.repeat = repeat
+        self._used: dict[Any, int] = {}
+        self._next = 0  # sequential mode: position of the next recorded request
+
+    def match(self, request: dict[str, Any]) -> Exchange | Miss:
+        index = self.index
+        method = request.get("method")
+        method = method if isinstance(method, str) else ""
+        if index.mode == "sequential":
+            return self._sequential(request, method)
+        key = index.key(request)
+        bucket = index.by_key.get(key)
+        if bucket:
+            n = self._used.get(key, 0)
+            if n < len(bucket):
+                self._used[key] = n + 1
+                return bucket[n]
+            if self.repeat:
+                return bucket[-1]
+            times = "once" if len(bucket) == 1 else f"{len(bucket)} times"
+            return Miss(method, INVALID_PARAMS,
+                        f"the recording answered this {method} {times} and every answer was used (--no-repeat)",
+                        bucket[-1])
+        return self._explain(request, method)
+
+    def _sequential(self, request: dict[str, Any], method: str) -> Exchange | Miss:
+        exchanges = self.index.exchanges
+        if self._next < len(exchanges):
+            ex = exchanges[self._next]
+            if ex.method == method:
+                self._next += 1
+                return ex
+            return Miss(method, METHOD_NOT_FOUND if method not in self.index.by_method else INVALID_PARAMS,
+                        f"sequential match: the next recorded request is {ex.label()}, not {method or '(none)'}", ex)
+        if self.repeat and exchanges and exchanges[-1].method == method:
+            return exchanges[-1]
+        return Miss(method, METHOD_NOT_FOUND, f"sequential match: all {len(exchanges)} recorded requests were used")
+
+    def _explain(self, request: dict[str, Any], method: str) -> Miss:
+        candidates = self.index.by_method.get(method)
+        if not candidates:
+            known = ", ".join(list(self.index.by_method)[:12]) or "nothing"
+            return Miss(method, METHOD_NOT_FOUND, f"no recorded answer for method {method!r} (the recording has: {known})")
+        strict = self.index.mode == "strict"
+        mine = request.get("params") or {}
+        mine = mine if strict else strip_volatile_meta(mine)
+        named = subject(request)
+        # closest: a request naming the same tool (prompt, resource) first, then the fewest differences
+        best: tuple[tuple[bool, int], Exchange, list[Difference]] | None = None
+        for ex in candidates[:_CLOSEST_SCAN]:
+            theirs = ex.request.get("params") or {}
+            theirs = theirs if strict else strip_volatile_meta(theirs)
+            found = diff(theirs, mine, "$.params", limit=50)
+            rank = (ex.subject != named, len(found))
+            if best is None or rank < best[0]:
+                best = (rank, ex, found)
+        assert best is not None
+        (other_subject, _), ex, found = best
+        shown = "; ".join(d.describe(40) for d in found[:3])
+        more = f" (+{len(found) - 3} more)" if len(found) > 3 else ""
+        head = f"no recorded {method} matches these params"
+        if other_subject and named is not None:
+            known = list(dict.fromkeys(c.subject for c in candidates if c.subject is not None))
+            listed = ", ".join(known[:12]) + (", …" if len(known) > 12 else "")
+            head = f"no recorded {method} of {named!r} (the recording has {method} of: {listed or 'nothing named'})"
+        reason = f"{head}; closest is {ex.label()}, which differs at {shown}{more} (recorded -> received)"
+        return Miss(method, INVALID_PARAMS, reason, ex, found)

@@ -1,0 +1,439 @@
+"""The mock's I/O: stdio, Streamable HTTP and legacy HTTP+SSE around a :class:`~mcpreel.mock.engine.Mock`.
+
+- stdio: one connection; newline-delimited JSON-RPC on stdin/stdout, nothing else on stdout. Input is
+  read in blocks and every answer a block produces goes out in one write, so a pipelining client is
+  answered as fast as it can send.
+- Streamable HTTP (seed 002's format): ``POST /mcp``; a request is answered as ``text/event-stream``
+  (``event: message`` / ``data: <json>`` / blank line), or as one JSON body when the client accepts only
+  JSON; notifications and responses get 202. ``initialize`` opens a session and its answer carries
+  ``Mcp-Session-Id``; later requests name it (an unknown one gets 404); a client that sends none shares
+  one sessionless connection. ``GET /mcp`` opens the server -> client stream that carries what the
+  recording has the server say outside any request; ``DELETE /mcp`` ends the session.
+- legacy HTTP+SSE on the same server: ``GET /sse`` sends the ``endpoint`` event, ``POST
+  /messages/?session_id=…`` is answered 202 and everything goes out on the stream.
+
+Bound to 127.0.0.1 by default; a request whose ``Origin`` is not a loopback origin (or one allowed with
+``allow_origins``) gets 403.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from mcpreel._infra import jsonio
+from mcpreel.mock.engine import Mock, MockConnection
+from mcpreel._infra.sse import encode_event
+
+__all__ = ["http_app", "serve_http", "serve_stdio", "serve_transport"]
+
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+
+
+# -- stdio ------------------------------------------------------------------------------------------
+
+
+async def serve_stdio(mock: Mock, *, stdin_fd: int | None = None, stdout_fd: int | None = None) -> None:
+    """Serve one client on stdin/stdout until stdin ends (then finish started answers, waiting no more
+    for a client's reply to a recorded server request)."""
+    loop = asyncio.get_running_loop()
+    in_fd = sys.stdin.fileno() if stdin_fd is None else stdin_fd
+    out_fd = sys.stdout.fileno() if stdout_fd is None else stdout_fd
+    write = _fd_writer(out_fd)
+    conn = mock.connection()
+    tasks: set[asyncio.Task[None]] = set()
+    out: list[bytes] = []
+    dumps = jsonio.dumps
+    buffering = [False]
+
+    def emit(message: Any) -> None:
+        # while a block of input is being answered, answers gather for one write; a slow answer
+        # finishing later (after a client's reply to a server request) is written at once
+        if buffering[0]:
+            out.append(dumps(message))
+        else:
+            write(dumps(message) + b"\n")
+
+    def answer_block(lines: list[bytes]) -> None:
+        buffering[0] = True
+        try:
+            for line in lines:
+                _handle_line(line, conn, emit, tasks, mock)
+        finally:
+            buffering[0] = False
+        if out:
+            out.append(b"")
+            write(b"\n".join(out))
+            out.clear()
+
+    # a daemon thread reads stdin, so an interrupted server never waits for a blocked read to return
+    chunks: asyncio.Queue[bytes] = asyncio.Queue(maxsize=64)
+
+    def reader() -> None:
+        while True:
+            chunk = _read(in_fd)
+            fut = asyncio.run_coroutine_threadsafe(chunks.put(chunk), loop)
+            try:
+                fut.result()
+            except Exception:  # the loop is gone
+                return
+            if not chunk:
+                return
+
+    threading.Thread(target=reader, name="mcpreel-stdin", daemon=True).start()
+    tail = b""
+    while True:
+        chunk = await chunks.get()
+        if not chunk:
+            break
+        data = tail + chunk if tail else chunk
+        lines = data.split(b"\n")
+        tail = lines.pop()
+        answer_block(lines)
+    if tail.strip():
+        answer_block([tail])
+    conn.client_gone()
+    if tasks:
+        await asyncio.wait(tasks, timeout=mock.options.answer_timeout + 5)
+
+
+def _handle_line(line: bytes, conn: MockConnection, emit: Callable[[Any], None],
+                 tasks: set[asyncio.Task[None]], mock: Mock) -> None:
+    if not line.strip():
+        return
+    try:
+        message = jsonio.loads(line)
+    except (ValueError, UnicodeDecodeError) as exc:
+        mock.on_event(f"a line that is not JSON was answered with a parse error: {jsonio.error_reason(exc)}")
+        emit({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
+        return
+    pending = conn.receive(message, emit)
+    if pending is not None:
+        task = asyncio.ensure_future(pending)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+
+def _read(fd: int) -> bytes:
+    try:
+        return os.read(fd, 1 << 20)
+    except OSError:
+        return b""
+
+
+def _fd_writer(fd: int) -> Callable[[bytes], None]:
+    def write(data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                n = os.write(fd, view)
+            except BrokenPipeError:
+                return
+            view = view[n:]
+
+    return write
+
+
+# -- HTTP -------------------------------------------------------------------------------------------
+
+
+class _HTTPSession:
+    """One client session: its mock connection and its server -> client stream.
+
+    What the recording has the server say outside any request waits in ``backlog`` until the client
+    opens its GET stream (a client opens it only after ``notifications/initialized``, which is what
+    sets the recorded ``list_changed`` notifications off).
+    """
+
+    __slots__ = ("id", "conn", "stream", "backlog")
+    BACKLOG = 1000
+
+    def __init__(self, sid: str | None, conn: MockConnection):
+        self.id = sid
+        self.conn = conn
+        self.stream: asyncio.Queue[Any] | None = None  # the GET (or legacy SSE) stream, once open
+        self.backlog: list[Any] = []
+
+    def push(self, message: Any) -> None:
+        if self.stream is not None:
+            self.stream.put_nowait(message)
+        elif len(self.backlog) < self.BACKLOG:
+            self.backlog.append(message)
+
+    def open_stream(self) -> None:
+        self.stream = asyncio.Queue()
+        for message in self.backlog:
+            self.stream.put_nowait(message)
+        self.backlog.clear()
+
+
+def _origin_ok(request: Request, allowed: frozenset[str]) -> bool:
+    origin = request.headers.get("origin")
+    if origin is None or origin in allowed:
+        return True
+    host = urlsplit(origin).hostname or ""
+    return host in _LOOPBACK
+
+
+def _sse_bytes(messages: list[Any]) -> bytes:
+    return b"".join(encode_event(jsonio.dumps_str(m)) for m in messages)
+
+
+def _jsonrpc_error(code: int, message: str, status: int) -> Response:
+    body = jsonio.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}})
+    return Response(body, status_code=status, media_type="application/json")
+
+
+def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages_path: str = "/messages/",
+             allow_origins: tuple[str, ...] = ()) -> Starlette:
+    """A Starlette app serving ``mock`` over Streamable HTTP (``path``) and legacy SSE (``sse_path``)."""
+    sessions: dict[str, _HTTPSession] = {}
+    shared: list[_HTTPSession] = []
+    allowed = frozenset(allow_origins)
+    background: set[asyncio.Task[None]] = set()
+
+    def sessionless() -> _HTTPSession:
+        if not shared:
+            shared.append(_HTTPSession(None, mock.connection()))
+        return shared[0]
+
+    def _keep(task: asyncio.Task[None]) -> None:
+        background.add(task)
+        task.add_done_callback(background.discard)
+
+    async def post_mcp(request: Request) -> Response:
+        if not _origin_ok(request, allowed):
+            return _jsonrpc_error(-32600, "Forbidden: origin not allowed", 403)
+        body = await request.body()
+        try:
+            message = jsonio.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            return _jsonrpc_error(-32700, "Parse error", 400)
+        members = message if isinstance(message, list) else [message]
+        is_init = any(isinstance(m, dict) and m.get("method") == "initialize" for m in members)
+        sid = request.headers.get("mcp-session-id")
+        if sid is not None:
+            session = sessions.get(sid)
+            if session is None:
+                return _jsonrpc_error(-32001, "Session not found", 404)
+        elif is_init:
+            sid = uuid.uuid4().hex
+            session = sessions[sid] = _HTTPSession(sid, mock.connection())
+        else:
+            session = sessionless()
+        headers = {"mcp-session-id": session.id} if session.id else {}
+        has_request = any(isinstance(m, dict) and "method" in m and "id" in m for m in members)
+        if not has_request and isinstance(message, (dict, list)) and members:
+            pending = session.conn.receive(message, session.push)
+            if pending is not None:
+                _keep(asyncio.ensure_future(pending))
+            return Response(status_code=202, headers=headers)
+        accept = request.headers.get("accept", "")
+        json_only = "text/event-stream" not in accept and "application/json" in accept
+        queue: list[Any] = []
+        if json_only:
+            # one JSON body holds only answers: what the server says meanwhile goes on the GET stream at
+            # once (a recorded sampling request must reach the client before the answer it waits for)
+            def emit(m: Any) -> None:
+                if isinstance(m, dict) and "method" in m:
+                    session.push(m)
+                else:
+                    queue.append(m)
+
+            pending = session.conn.receive(message, emit)
+            if pending is not None:
+                await pending
+            answers = queue
+            body_out = jsonio.dumps(answers[-1] if len(answers) == 1 else answers) if answers else b""
+            return Response(body_out, status_code=200 if answers else 202, media_type="application/json",
+                            headers=headers)
+        pending = session.conn.receive(message, queue.append)
+        if pending is None:
+            return Response(_sse_bytes(queue), media_type="text/event-stream",
+                            headers={**headers, "cache-control": "no-cache"})
+        return StreamingResponse(_stream_pending(queue, pending), media_type="text/event-stream",
+                                 headers={**headers, "cache-control": "no-cache"})
+
+    async def get_mcp(request: Request) -> Response:
+        if not _origin_ok(request, allowed):
+            return _jsonrpc_error(-32600, "Forbidden: origin not allowed", 403)
+        sid = request.headers.get("mcp-session-id")
+        session = sessions.get(sid) if sid else sessionless()
+        if session is None:
+            return _jsonrpc_error(-32001, "Session not found", 404)
+        if session.stream is not None:
+            return _jsonrpc_error(-32600, "Conflict: a stream is already open for this session", 409)
+        session.open_stream()
+        headers = {"mcp-session-id": session.id} if session.id else {}
+        return StreamingResponse(_stream_queue(session), media_type="text/event-stream",
+                                 headers={**headers, "cache-control": "no-cache"})
+
+    async def delete_mcp(request: Request) -> Response:
+        sid = request.headers.get("mcp-session-id")
+        session = sessions.pop(sid, None) if sid else None
+        if session is None:
+            return _jsonrpc_error(-32001, "Session not found", 404)
+        if session.stream is not None:
+            session.stream.put_nowait(None)
+        return Response(status_code=200)
+
+    async def get_sse(request: Request) -> Response:
+        if not _origin_ok(request, allowed):
+            return _jsonrpc_error(-32600, "Forbidden: origin not allowed", 403)
+        sid = uuid.uuid4().hex
+        session = sessions[sid] = _HTTPSession(sid, mock.connection())
+        session.open_stream()
+        endpoint = f"{messages_path}?session_id={sid}"
+
+        async def events() -> Any:
+            yield encode_event(endpoint, event="endpoint")
+            try:
+                async for chunk in _stream_queue(session):
+                    yield chunk
+            finally:
+                sessions.pop(sid, None)
+
+        return StreamingResponse(events(), media_type="text/event-stream", headers={"cache-control": "no-cache"})
+
+    async def post_messages(request: Request) -> Response:
+        if not _origin_ok(request, allowed):
+            return _jsonrpc_error(-32600, "Forbidden: origin not allowed", 403)
+        sid = request.query_params.get("session_id") or request.query_params.get("sessionId") or ""
+        session = sessions.get(sid)
+        if session is None or session.stream is None:
+            return Response("Could not find session", status_code=404)
+        try:
+            message = jsonio.loads(await request.body())
+        except (ValueError, UnicodeDecodeError):
+            return Response("Could not parse message", status_code=400)
+        pending = session.conn.receive(message, session.push)
+        if pending is not None:
+            _keep(asyncio.ensure_future(pending))
+        return Response("Accepted", status_code=202)
+
+    routes = [
+        Route(path, post_mcp, methods=["POST"]),
+        Route(path, get_mcp, methods=["GET"]),
+        Route(path, delete_mcp, methods=["DELETE"]),
+        Route(sse_path, get_sse, methods=["GET"]),
+        Route(messages_path, post_messages, methods=["POST"]),
+    ]
+    if messages_path.endswith("/"):
+        routes.append(Route(messages_path.rstrip("/"), post_messages, methods=["POST"]))
+    return Starlette(routes=routes)
+
+
+async def _stream_pending(queue: list[Any], pending: Any) -> Any:
+    """Send what a slow answer emits as it emits it, ending with the answer."""
+    task = asyncio.ensure_future(pending)
+    sent = 0
+    try:
+        while True:
+            if sent < len(queue):
+                chunk, sent = _sse_bytes(queue[sent:]), len(queue)
+                yield chunk
+                continue
+            if task.done():
+                break
+            await asyncio.wait({task}, timeout=0.01)
+        task.result()
+    finally:
+        if not task.done():
+            task.cancel()
+
+
+async def _stream_queue(session: _HTTPSession) -> Any:
+    assert session.stream is not None
+    queue = session.stream
+    try:
+        while True:
+            message = await queue.get()
+            if message is None:
+                return
+            yield encode_event(jsonio.dumps_str(message))
+    finally:
+        session.stream = None
+
+
+async def serve_http(app: Starlette, host: str = "127.0.0.1", port: int = 0, *,
+                     on_ready: Callable[[str, int], None] | None = None) -> None:
+    """Run ``app`` with uvicorn until interrupted; ``on_ready(host, port)`` once it listens."""
+    import uvicorn
+
+    class _Server(uvicorn.Server):
+        # a signal stops the server and lets the caller finish (uvicorn would raise it again after
+        # shutdown, killing the process before it can report what was served)
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if self.should_exit:
+                self.force_exit = True
+            self.should_exit = True
+
+    from mcpreel.errors import TransportError
+    from mcpreel.serving.listen import listening_socket
+
+    # bind here, not in uvicorn: a taken port is then one clear error, where uvicorn would log it and
+    # end the process with its own exit code
+    try:
+        sock = listening_socket(host, port)
+    except OSError as exc:
+        why = (exc.strerror or str(exc)).split(" (while attempting")[0]
+        raise TransportError(f"cannot listen on {host}:{port}: {why}") from exc
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off",
+                            timeout_graceful_shutdown=1)
+    server = _Server(config)
+
+    async def announce() -> None:
+        while not server.started:
+            if server.should_exit:
+                return
+            await asyncio.sleep(0.01)
+        if on_ready is not None:
+            on_ready(host, sock.getsockname()[1])
+
+    watcher = asyncio.ensure_future(announce())
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        watcher.cancel()
+        sock.close()
+    if not server.started:
+        raise TransportError(f"cannot serve on {host}:{port}")
+
+
+async def serve_transport(mock: Mock, transport: Any) -> None:
+    """Serve one connection over any server-side :class:`~mcpreel.clients.Transport` (in-memory tests)."""
+    conn = mock.connection()
+    send_nowait = getattr(transport, "send_nowait", None)
+    tasks: set[asyncio.Task[Any]] = set()
+
+    def emit(message: Any) -> None:
+        if send_nowait is not None:
+            with contextlib.suppress(Exception):
+                send_nowait(message)
+        else:
+            task = asyncio.ensure_future(transport.send(message))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+    async for record in transport:
+        if record.kind != "message":
+            continue
+        pending = conn.receive(record.raw, emit)
+        if pending is not None:
+            task = asyncio.ensure_future(pending)
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+    for task in list(tasks):
+        task.cancel()

@@ -1,0 +1,697 @@
+"""The HTTP recording proxy: Streamable HTTP and legacy HTTP+SSE, as a library.
+
+:class:`RecordingProxy` is a raw ASGI app that forwards every request to one target and streams the answer
+back as it comes, telling the sans-io :class:`~mcpreel.record.http_recorder.HttpRecorder` what crossed the
+wire. :class:`ProxyServer` serves it with uvicorn on a socket it binds first (port 0 works, and a taken
+port is a clean :class:`~mcpreel.errors.TransportError`), calls ``ready(url)`` once listening, and stops
+on SIGINT/SIGTERM or :meth:`ProxyServer.stop`.
+
+What a transparent proxy must respect (spec 03), and where it is done here:
+
+- bytes: request bodies are forwarded as received; response bodies and SSE streams are forwarded chunk by
+  chunk as they arrive from the target (``aiter_raw``: even a ``Content-Encoding`` is passed on as is),
+  with no read timeout (an SSE stream may say nothing for minutes). Only a *copy* is decoded and parsed
+  for the record. The one rewrite is the legacy transport's ``endpoint`` event, when its URI is absolute:
+  it is pointed at the proxy (a relative URI already resolves against the proxy, since paths map 1:1);
+- statuses: every status the target gives is passed on; the proxy answers by itself only 403 (a foreign
+  ``Origin`` on its own listener), 400 (a request target that is not a path, ``OPTIONS *``) and 502 (target
+  unreachable), each with a JSON-RPC error body;
+- headers: end-to-end ones are kept (``Mcp-Session-Id``, ``MCP-Protocol-Version``, ``Mcp-Method``,
+  ``Mcp-Name``, ``Mcp-Param-*``, ``Last-Event-ID``, ``Authorization``, ``WWW-Authenticate``, cookies, ...);
+  hop-by-hop ones (and those a ``Connection`` header names) are dropped; ``Host`` is the target's. The
+  upstream side is an httpx2 *transport* with no client around it, so nothing of its own is added (no
+  default ``User-Agent``/``Accept-Encoding``, no cookie jar, no environment proxies, no redirects): the
+  lean HTTP/1.1 one of :mod:`~mcpreel.record.http_upstream` for ``http://`` targets, httpx2's own for
+  ``https://`` (see :mod:`~mcpreel.record.http_wire` for why, and for the one-segment writes);
+- disconnects: a client that goes away closes the upstream request (for a 2026-era server that *is*
+  cancellation); a target that breaks a stream breaks the client's response too (the client sees an
+  incomplete body, not a clean end);
+- paths: the proxy's path space maps onto the target's origin 1:1 (``/mcp`` on the proxy is ``/mcp`` on
+  the target) and it forwards to the target only;
+- recording: :class:`HttpRecorder` is told what crossed the wire right *after* it was sent
+  (``call_soon``, in order), so the record is written while the peer works, off the round trip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import signal
+import socket
+import threading
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx2
+import uvicorn
+
+from mcpreel._infra import jsonio
+from mcpreel.errors import TransportError, UsageError
+from mcpreel.serving.listen import listening_socket
+from mcpreel.record.http_recorder import Exchange, HttpRecorder, body_decoder
+from mcpreel.record.http_wire import listener_protocol, loop_factory, upstream_transport
+from mcpreel._infra.sse import SSEParser
+
+__all__ = ["TRANSPORTS", "ProxyConfig", "ProxyServer", "RecordingProxy", "origin_allowed", "parse_listen",
+           "parse_target"]
+
+TRANSPORTS = ("streamable-http", "sse")
+
+#: RFC 9110 §7.6.1 hop-by-hop headers, plus what the upstream client sets itself (host, content-length)
+_HOP_BY_HOP = frozenset(
+    {b"connection", b"keep-alive", b"proxy-connection", b"te", b"trailer", b"trailers", b"transfer-encoding",
+     b"upgrade", b"proxy-authenticate", b"proxy-authorization"}
+)
+_REQUEST_DROP = _HOP_BY_HOP | {b"host", b"content-length"}
+_RESPONSE_DROP = _HOP_BY_HOP
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
+#: bytes of a legacy GET stream held back while waiting for its first event (the ``endpoint``)
+_ENDPOINT_HOLD_LIMIT = 64 * 1024
+#: an exchange still running after this long gets a watcher for its client leaving (seconds)
+_WATCH_AFTER = 0.05
+#: the JSON-RPC error code of the proxy's own 502 answer (implementation-defined server error range)
+PROXY_ERROR_CODE = -32000
+
+
+def parse_target(url: str) -> tuple[str, str]:
+    """``https://host:8443/mcp?k=v`` -> (origin ``https://host:8443``, path ``/mcp?k=v``); else refused.
+
+    The path keeps its query: the client is pointed at the same path and query on the proxy.
+    """
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"target must be an http:// or https:// URL with a host, got {url!r}")
+    try:
+        parts.port  # noqa: B018  (raises on a malformed port)
+    except ValueError as exc:
+        raise UsageError(f"target {url!r}: {exc}") from None
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return urlunsplit((parts.scheme, parts.netloc, "", "", "")), path
+
+
+def parse_listen(listen: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``[::1]:PORT``, ``:PORT`` or ``PORT`` -> (host, port); the host defaults to 127.0.0.1."""
+    text = listen.strip()
+    host, port_text = "127.0.0.1", text
+    if text.startswith("["):
+        end = text.find("]")
+        if end < 0 or text[end + 1 : end + 2] != ":":
+            raise UsageError(f"--listen must be HOST:PORT, got {listen!r}")
+        host, port_text = text[1:end], text[end + 2 :]
+    elif ":" in text:
+        host, _, port_text = text.rpartition(":")
+        host = host or "127.0.0.1"
+    if not port_text.isdigit() or int(port_text) > 65535:
+        raise UsageError(f"--listen must be HOST:PORT with a port from 0 to 65535, got {listen!r}")
+    return host, int(port_text)
+
+
+def origin_allowed(origin: str, allowed: Sequence[str]) -> bool:
+    """Is a request with this ``Origin`` header allowed on the proxy's listener?
+
+    Loopback origins (any port) are always allowed: the MCP Inspector and other local tools run there.
+    Anything else must be listed (``--allow-origin``; ``*`` allows every origin). This is what stops a
+    web page from driving a local proxy through DNS rebinding.
+    """
+    if "*" in allowed:
+        return True
+    value = origin.strip()
+    if any(value.rstrip("/").lower() == a.rstrip("/").lower() for a in allowed):
+        return True
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https"):
+        return False
+    return (parts.hostname or "") in _LOOPBACK_HOSTS
+
+
+@dataclass
+class ProxyConfig:
+    """What the proxy forwards where. ``target`` is the server's URL as the user gave it."""
+
+    transport: str
+    target: str
+    allow_origins: Sequence[str] = ()
+    keep_secrets: bool = False
+    connect_timeout: float = 10.0
+    #: use httpx2's stock transport for http:// targets too (the lean one is the default there)
+    stock_upstream: bool = False
+    origin: str = field(init=False)
+    target_path: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.transport not in TRANSPORTS:
+            raise UsageError(f"unknown HTTP transport {self.transport!r} (known: {', '.join(TRANSPORTS)})")
+        self.origin, self.target_path = parse_target(self.target)
+
+
+def _upstream(config: ProxyConfig) -> httpx2.AsyncBaseTransport:
+    """An httpx2 transport, used without a client around it (see :func:`http_wire.upstream_transport`).
+
+    A client would add what a transparent proxy must not: default headers, a cookie jar, auth flows,
+    redirects, environment proxies. A transport sends the request as built, and nothing else.
+    """
+    if config.stock_upstream:
+        return upstream_transport("https", config.connect_timeout)  # httpx2's own, also for http://
+    return upstream_transport(urlsplit(config.origin).scheme, config.connect_timeout)
+
+
+def _filter(headers: Sequence[tuple[bytes, bytes]], drop: frozenset[bytes]) -> list[tuple[bytes, bytes]]:
+    """End-to-end headers only: ``drop``, every ``Proxy-*`` and whatever a ``Connection`` header names go."""
+    out = []
+    named: set[bytes] | None = None
+    for k, v in headers:
+        low = k.lower()
+        if low in drop or low.startswith(b"proxy-"):
+            if low == b"connection":
+                named = (named or set()) | {t.strip().lower() for t in v.split(b",") if t.strip()}
+            continue
+        out.append((k, v))
+    if named:
+        out = [(k, v) for k, v in out if k.lower() not in named]
+    return out
+
+
+def _get(headers: Sequence[tuple[bytes, bytes]], name: bytes) -> bytes | None:
+    for k, v in headers:
+        if k.lower() == name:
+            return v
+    return None
+
+
+def _error_body(request_id: Any, message: str) -> bytes:
+    return jsonio.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": PROXY_ERROR_CODE, "message": message}})
+
+
+def _request_id(body: bytes) -> Any:
+    """The id of a single JSON-RPC request in ``body`` (None for a batch, a notification or no JSON)."""
+    if not body:
+        return None
+    try:
+        value = jsonio.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if isinstance(value, dict):
+        rid = value.get("id")
+        return rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None
+    return None
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@dataclass(slots=True, eq=False)
+class _Flow:
+    """The I/O state of one exchange while it is being answered."""
+
+    task: asyncio.Task[Any] | None = None  # the task answering the exchange (cancelled when the client leaves)
+    started: bool = False  # the response head was sent to the client
+    finished: bool = False  # the last body chunk was sent
+    client_gone: bool = False
+    shutdown: bool = False
+    streaming: bool = False  # the answer is an SSE stream (ended at shutdown; other answers may finish)
+    host: str | None = None  # the Host the client used (what an absolute legacy endpoint is pointed at)
+    recorded: bool = False  # how it ended is in the record
+
+
+class RecordingProxy:
+    """The ASGI app: forward to ``config.target``'s origin, record through ``recorder``."""
+
+    def __init__(self, config: ProxyConfig, recorder: HttpRecorder):
+        self.config = config
+        self.recorder = recorder
+        self._transport: httpx2.AsyncBaseTransport | None = None
+        self._urls: dict[bytes, httpx2.URL] = {}
+        #: no read timeout: an SSE stream may be silent for minutes; connecting is bounded
+        self._timeout = {"connect": config.connect_timeout, "read": None, "write": None, "pool": None}
+        self._flows: set[_Flow] = set()
+        self._closing = False
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+    @property
+    def transport(self) -> httpx2.AsyncBaseTransport:
+        if self._transport is None:
+            self._transport = _upstream(self.config)
+        return self._transport
+
+    def begin_shutdown(self) -> None:
+        """End every open stream cleanly (called on the event loop when the server is stopping)."""
+        self._closing = True
+        for flow in list(self._flows):
+            if flow.streaming and flow.task is not None and not flow.finished:
+                flow.shutdown = True
+                flow.task.cancel()
+
+    async def aclose(self) -> None:
+        if self._transport is not None:
+            await self._transport.aclose()
+            self._transport = None
+
+    async def _lifespan(self, receive: Any, send: Any) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    def _later(self, fn: Callable[..., object], *args: Any, **kw: Any) -> None:
+        """Record after what was just sent goes out (the batched write is flushed first: FIFO), while
+        the peer works on it — recording stays off the round trip's critical path, in the order called."""
+        if kw:
+            fn = functools.partial(fn, **kw)
+        asyncio.get_running_loop().call_soon(fn, *args)
+
+    # -- ASGI ---------------------------------------------------------------------------------------
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind == "websocket":
+            await send({"type": "websocket.close", "code": 1003})
+
+    async def _http(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        method: str = scope["method"]
+        raw_path: bytes = scope.get("raw_path") or scope["path"].encode("utf-8")
+        query: bytes = scope.get("query_string") or b""
+        target = raw_path + (b"?" + query if query else b"")
+        path = target.decode("latin-1")
+        headers: list[tuple[bytes, bytes]] = scope["headers"]
+        origin = coding = host = None
+        for k, v in headers:  # one pass for the few request headers the proxy itself looks at
+            if k == b"origin":
+                origin = v
+            elif k == b"content-encoding":
+                coding = v
+            elif k == b"host":
+                host = v
+        if origin is not None and not origin_allowed(origin.decode("latin-1"), self.config.allow_origins):
+            await self._reject_origin(method, path, headers, origin.decode("latin-1"), send)
+            return
+        if raw_path[:1] != b"/":
+            # `OPTIONS *` and the like name no path: glued to the target's origin they would make no URL,
+            # or one on another host (`@host/...`). The proxy forwards to the target only, so it answers.
+            await self._refuse(method, path, headers, send, 400, f"request target {path} is not a path",
+                               f"Bad Request: the request target {path!r} is not a path (the mcpreel proxy "
+                               "forwards paths to its target only)")
+            return
+
+        body = await self._read_body(receive)
+        if body is None:
+            return  # the client left before it finished sending: nothing reached the target
+        ex = self.recorder.open(method, path)
+        self._later(self.recorder.request_body, ex, headers, body,
+                    decode=body_decoder(coding.decode("latin-1")) if coding else None)
+
+        flow = _Flow(host=host.decode("latin-1") if host else None)
+        self._flows.add(flow)
+        try:
+            await self._exchange(ex, method, target, headers, body, receive, send, flow)
+        finally:
+            self._flows.discard(flow)
+
+    async def _read_body(self, receive: Any) -> bytes | None:
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            if chunk:
+                chunks.append(chunk)
+            if not message.get("more_body", False):
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    async def _reject_origin(self, method: str, path: str, headers: list[tuple[bytes, bytes]], origin: str,
+                             send: Any) -> None:
+        await self._refuse(method, path, headers, send, 403, f"origin {origin} not allowed",
+                           f"Forbidden: Origin {origin} is not allowed by the mcpreel proxy (allow it with --allow-origin)")
+
+    async def _refuse(self, method: str, path: str, headers: list[tuple[bytes, bytes]], send: Any, status: int,
+                      reason: str, message: str) -> None:
+        """Answer ``status`` with a JSON-RPC error, recorded as a request that never reached the target."""
+        self.recorder.rejected(method, path, headers, status, reason)
+        body = _error_body(None, message)
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _exchange(self, ex: Exchange, method: str, target: bytes, headers: list[tuple[bytes, bytes]],
+                        body: bytes, receive: Any, send: Any, flow: _Flow) -> None:
+        """Forward one request and its answer; a client that goes away meanwhile cancels it.
+
+        After the request body, the next thing ``receive()`` says is ``http.disconnect``: a watcher waits
+        for it and cancels the task answering the exchange. Most exchanges are over in a few milliseconds,
+        so the watcher starts only for those still running after :data:`_WATCH_AFTER` (uvicorn remembers a
+        disconnect, so a late watcher still sees it at once).
+        """
+        task = asyncio.current_task()
+        assert task is not None
+        flow.task = task
+        watcher: asyncio.Future[Any] | None = None
+
+        def client_said(fut: asyncio.Future[Any]) -> None:
+            if fut.cancelled() or fut.exception() is not None:
+                return
+            if fut.result().get("type") == "http.disconnect" and not flow.finished:
+                flow.client_gone = True
+                task.cancel()
+
+        def watch() -> None:
+            nonlocal watcher
+            if not flow.finished:
+                watcher = asyncio.ensure_future(receive())
+                watcher.add_done_callback(client_said)
+
+        timer = asyncio.get_running_loop().call_later(_WATCH_AFTER, watch)
+        error: str | None = None
+        try:
+            await self._forward(ex, method, target, headers, body, send, flow)
+        except asyncio.CancelledError:
+            if not (flow.client_gone or flow.shutdown) or flow.finished:
+                if not flow.finished and not flow.recorded:
+                    # the server cancelled us (its graceful-shutdown time ran out): say so in the record
+                    flow.recorded = True
+                    self._later(self.recorder.closed, ex, "shutdown")
+                raise
+            task.uncancel()
+        except _UpstreamBroken as exc:
+            error = str(exc)
+        finally:
+            timer.cancel()
+            if watcher is not None and not watcher.done():
+                watcher.remove_done_callback(client_said)
+                watcher.cancel()
+        if flow.finished:
+            return
+        flow.recorded = True
+        if flow.client_gone:
+            self._later(self.recorder.closed, ex, "client")
+        elif flow.shutdown:
+            self._later(self.recorder.closed, ex, "shutdown")
+            with contextlib.suppress(Exception):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        elif error is not None:
+            self._later(self.recorder.closed, ex, "upstream", error)
+            # the target broke the answer: break the client's too, so it does not take a cut body for whole
+            raise _AbortResponse(error)
+
+    async def _forward(self, ex: Exchange, method: str, target: bytes, headers: list[tuple[bytes, bytes]],
+                       body: bytes, send: Any, flow: _Flow) -> None:
+        url = self._urls.get(target)
+        if url is None:
+            url = httpx2.URL(self.config.origin + target.decode("latin-1"))
+            if len(self._urls) < 1024:  # the same few paths come again and again; parsing one costs ~10 µs
+                self._urls[target] = url
+        request = httpx2.Request(method, url, headers=_filter(headers, _REQUEST_DROP), content=body or None,
+                                 extensions={"timeout": self._timeout})
+        try:
+            response = await self.transport.handle_async_request(request)
+        except httpx2.HTTPError as exc:
+            reason = _describe(exc)
+            message = f"mcpreel proxy: the target {self.config.target} is unreachable ({reason})"
+            payload = _error_body(_request_id(body), message)
+            await send({"type": "http.response.start", "status": 502,
+                        "headers": [(b"content-type", b"application/json"),
+                                    (b"content-length", str(len(payload)).encode())]})
+            await send({"type": "http.response.body", "body": payload})
+            flow.finished = True
+            self._later(self.recorder.unreachable, ex, 502, reason, payload)
+            return
+        try:
+            await self._relay(ex, method, response, send, flow)
+        finally:
+            await response.aclose()  # unread, the upstream connection is closed: the target sees the client leave
+
+    async def _relay(self, ex: Exchange, method: str, response: httpx2.Response, send: Any, flow: _Flow) -> None:
+        raw_headers = response.headers.raw
+        content_type = (_get(raw_headers, b"content-type") or b"").lower()
+        coding = _get(raw_headers, b"content-encoding")
+        decode = body_decoder(coding.decode("latin-1") if coding else None)
+        is_sse = content_type.startswith(b"text/event-stream")
+        flow.streaming = is_sse
+        if is_sse and self._closing:  # a stream that opens while the proxy stops ends with its head
+            flow.shutdown = True
+            asyncio.current_task().cancel()  # type: ignore[union-attr]
+        start = {"type": "http.response.start", "status": response.status_code,
+                 "headers": _filter(raw_headers, _RESPONSE_DROP)}
+        if is_sse:
+            # a stream's head goes out at once: the first event may be minutes away
+            await send(start)
+            flow.started = True
+            self._later(self.recorder.response_head, ex, response.status_code, raw_headers, sse=True)
+            await self._relay_sse(ex, method, response, send, decode, coding, flow)
+        else:
+            # any other answer's head goes out with its first bytes, in one segment (see http_wire)
+            copy = bytearray()
+            async for chunk in self._chunks(response):
+                if not flow.started:
+                    await send(start)
+                    flow.started = True
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                copy += chunk
+            if not flow.started:
+                await send(start)
+                flow.started = True
+            flow.finished = True  # before the last send: the client watcher wakes when it completes
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            self._later(self.recorder.response_head, ex, response.status_code, raw_headers, sse=False)
+            undecodable = f"content-encoding {coding.decode('latin-1')}" if decode is None and coding else None
+            self._later(self.recorder.response_body, ex, bytes(copy), decode=decode, undecodable=undecodable)
+            return
+        flow.finished = True
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        self._later(self.recorder.stream_end, ex)
+
+    async def _chunks(self, response: httpx2.Response) -> Any:
+        """The target's body as it arrives; a broken stream becomes :class:`_UpstreamBroken`."""
+        try:
+            async for chunk in response.aiter_raw():
+                if chunk:
+                    yield chunk
+        except httpx2.HTTPError as exc:
+            raise _UpstreamBroken(_describe(exc)) from exc
+
+    async def _relay_sse(self, ex: Exchange, method: str, response: httpx2.Response, send: Any,
+                         decode: Callable[[bytes], bytes] | None, coding: bytes | None, flow: _Flow) -> None:
+        copy = _StreamCopy(self.recorder, ex, decode)
+        # the legacy transport's GET stream opens with the `endpoint` event, which may need rewriting:
+        # hold the stream's first bytes back until its first event is complete
+        hold: bytearray | None = bytearray() if (self.config.transport == "sse" and method == "GET"
+                                                 and coding is None) else None
+        async for chunk in self._chunks(response):
+            if hold is None:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                self._later(copy.feed, chunk)
+                continue
+            hold += chunk
+            first = copy.first_event(chunk)
+            if first is not None:
+                ev, forwarded = first
+                if forwarded is None and ev.event == "endpoint":
+                    forwarded = self._rewrite_endpoint(ev.data, flow.host)
+                    if forwarded != ev.data:
+                        new_raw = ev.raw.replace(ev.data.encode("utf-8"), forwarded.encode("utf-8"), 1)
+                        hold = bytearray(bytes(hold).replace(ev.raw, new_raw, 1))
+                copy.forwarded = forwarded
+            if first is not None or len(hold) > _ENDPOINT_HOLD_LIMIT:
+                await send({"type": "http.response.body", "body": bytes(hold), "more_body": True})
+                hold = None
+                self._later(copy.flush_held)
+        if hold:
+            await send({"type": "http.response.body", "body": bytes(hold), "more_body": True})
+            self._later(copy.flush_held)
+
+    @staticmethod
+    def _rewrite_endpoint(uri: str, host: str | None) -> str:
+        """Point an absolute ``endpoint`` URI at the proxy; a relative one already resolves against it."""
+        parts = urlsplit(uri.strip())
+        if not parts.scheme or not parts.netloc or not host:
+            return uri
+        return urlunsplit(("http", host, parts.path, parts.query, parts.fragment))
+
+
+class _StreamCopy:
+    """The recorded copy of one SSE stream: decoded and parsed apart from the forwarded bytes.
+
+    While the legacy ``endpoint`` is awaited, events are parsed at once (:meth:`first_event`) and their
+    records held back until the bytes went out (:meth:`flush_held`); afterwards each chunk is parsed and
+    recorded after it was forwarded (:meth:`feed`, called later). A coding that cannot be decoded stops
+    the record of the stream, never the stream.
+    """
+
+    __slots__ = ("recorder", "ex", "decode", "parser", "held", "forwarded")
+
+    def __init__(self, recorder: HttpRecorder, ex: Exchange, decode: Callable[[bytes], bytes] | None):
+        self.recorder = recorder
+        self.ex = ex
+        self.decode = decode
+        self.parser = SSEParser()
+        self.held: list[Any] = []
+        self.forwarded: str | None = None
+
+    def first_event(self, chunk: bytes) -> tuple[Any, str | None] | None:
+        """Parse a held chunk (no coding here); the first real event, once it is complete."""
+        first = None
+        for ev in self.parser.feed(chunk):
+            if first is None and ev.comment is None and not any(e.comment is None for e in self.held):
+                first = (ev, None)
+            self.held.append(ev)
+        return first
+
+    def flush_held(self) -> None:
+        held, self.held = self.held, []
+        for ev in held:
+            is_first = ev.comment is None and ev.event == "endpoint" and self.forwarded is not None
+            self.recorder.sse_event(self.ex, ev, forwarded=self.forwarded if is_first else None)
+            if is_first:
+                self.forwarded = None
+
+    def feed(self, chunk: bytes) -> None:
+        if self.decode is None:
+            return
+        try:
+            data = self.decode(chunk)
+        except zlib.error as exc:
+            self.decode = None
+            self.recorder.unrecordable(self.ex, f"content-encoding not decodable: {exc}")
+            return
+        for ev in self.parser.feed(data):
+            self.recorder.sse_event(self.ex, ev)
+
+
+class _UpstreamBroken(Exception):
+    """The target's answer broke off (reset, malformed chunk) after it began."""
+
+
+class _AbortResponse(Exception):
+    """Raised to the ASGI server so it drops the client's connection instead of ending the body cleanly."""
+
+
+class _QuietAbort(logging.Filter):
+    """An :class:`_AbortResponse` is the proxy doing its job, not an application error: don't log it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, _AbortResponse)
+
+
+logging.getLogger("uvicorn.error").addFilter(_QuietAbort())
+
+
+# -- serving ----------------------------------------------------------------------------------------
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, with our signal handling (no re-raise after a clean stop) and streams ended at shutdown."""
+
+    def __init__(self, config: uvicorn.Config, proxy: RecordingProxy, handle_signals: bool):
+        super().__init__(config)
+        self._proxy = proxy
+        self._handle_signals = handle_signals
+        self.signal: int | None = None
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if not self._handle_signals or threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        if self.signal is None:
+            self.signal = sig
+        super().handle_exit(sig, frame)
+        self._captured_signals.clear()
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self._proxy.begin_shutdown()
+        await super().shutdown(sockets)
+
+
+class ProxyServer:
+    """Serves a :class:`RecordingProxy` on ``host:port`` (bound at construction, so errors come early)."""
+
+    def __init__(self, proxy: RecordingProxy, host: str = "127.0.0.1", port: int = 0):
+        self.proxy = proxy
+        self.host = host
+        try:
+            sock = listening_socket(host, port, backlog=128)
+        except OSError as exc:
+            raise TransportError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+        sock.setblocking(False)
+        self._socket = sock
+        self.port: int = sock.getsockname()[1]
+        self._server: _Server | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop_requested = False
+
+    @property
+    def url(self) -> str:
+        """The proxy URL for the target's own path (what a client is pointed at)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}{self.proxy.config.target_path}"
+
+    @property
+    def signal(self) -> int | None:
+        """The signal that stopped the server (None when :meth:`stop` did)."""
+        return self._server.signal if self._server is not None else None
+
+    def run(self, *, ready: Callable[[str], object] | None = None, handle_signals: bool = True) -> None:
+        """Serve until SIGINT/SIGTERM/SIGHUP (main thread, ``handle_signals``) or :meth:`stop`."""
+        config = uvicorn.Config(
+            self.proxy, log_level="warning", log_config=None, access_log=False, lifespan="on",
+            server_header=False, date_header=False, timeout_graceful_shutdown=3, ws="none", http=listener_protocol(),
+        )
+        server = _Server(config, self.proxy, handle_signals)
+        self._server = server
+
+        async def main() -> None:
+            self._loop = asyncio.get_running_loop()
+            if self._stop_requested:
+                server.should_exit = True
+
+            async def announce() -> None:
+                while not server.started and not server.should_exit:
+                    await asyncio.sleep(0.005)
+                if server.started and ready is not None:
+                    ready(self.url)
+
+            task = asyncio.create_task(announce())
+            try:
+                await server.serve(sockets=[self._socket])
+            finally:
+                task.cancel()
+                await self.proxy.aclose()
+
+        try:
+            with asyncio.Runner(loop_factory=loop_factory()) as runner:
+                runner.run(main())
+        finally:
+            self._socket.close()
+
+    def close(self) -> None:
+        """Release the listening socket of a server that will not :meth:`run`."""
+        self._socket.close()
+
+    def stop(self) -> None:
+        """Ask the server to stop (thread-safe); :meth:`run` returns once streams are closed."""
+        self._stop_requested = True
+        if self._server is not None:
+            self._server.should_exit = True
