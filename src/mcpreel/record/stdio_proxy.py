@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcpreel.clients.process import ServerStartError, exit_status, forward_signals, signal_name, spawn
 from mcpreel.errors import UsageError
 from mcpreel.formats.reel import ReelWriter
 from mcpreel.model import SessionInfo
 from mcpreel.record.framing import LineCutter
-from mcpreel.record.lifecycle import ServerStartError, exit_status, forward_signals, signal_name, spawn_server
 from mcpreel.record.naming import check_writable, claim
 from mcpreel.record.stdio_recorder import RecordRedactor, WireRecorder, now_ms
 from mcpreel.record.session_file import SessionFileKeeper
@@ -260,7 +260,11 @@ def record_stdio(
         raise UsageError(f"{os.fspath(out)}: cannot write the reel: {exc.strerror or exc}") from exc
     recorder = WireRecorder(writer, keeper=keeper, redactor=redactor, warn=_warn)
     try:
-        process = spawn_server(argv, env=env, cwd=cwd)
+        if not argv:
+            raise ServerStartError("no server command given (put it after --)")
+        # from this (the main) thread, which lives as long as the server: Linux ties the
+        # parent-death signal to the thread that started the child
+        process = spawn(argv, env=env, cwd=cwd, die_with_parent=True)
     except ServerStartError as exc:
         info.metadata["error"] = str(exc)
         recorder.close(127, str(exc))
