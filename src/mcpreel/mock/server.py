@@ -34,6 +34,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from mcpreel._infra import jsonio
+from mcpreel.clients.base import Transport
 from mcpreel.mock.engine import Mock, MockConnection
 from mcpreel._infra.sse import encode_event
 
@@ -412,20 +413,14 @@ async def serve_http(app: Starlette, host: str = "127.0.0.1", port: int = 0, *,
         raise TransportError(f"cannot serve on {host}:{port}")
 
 
-async def serve_transport(mock: Mock, transport: Any) -> None:
+async def serve_transport(mock: Mock, transport: Transport) -> None:
     """Serve one connection over any server-side :class:`~mcpreel.clients.Transport` (in-memory tests)."""
     conn = mock.connection()
-    send_nowait = getattr(transport, "send_nowait", None)
     tasks: set[asyncio.Task[Any]] = set()
 
     def emit(message: Any) -> None:
-        if send_nowait is not None:
-            with contextlib.suppress(Exception):
-                send_nowait(message)
-        else:
-            task = asyncio.ensure_future(transport.send(message))
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
+        with contextlib.suppress(Exception):
+            transport.send_nowait(message)
 
     async for record in transport:
         if record.kind != "message":

@@ -455,9 +455,9 @@ async def _handshake(run: _Run, cas: Cassette) -> None:
 
 def _dead(run: _Run, what: str | None, why: str | None) -> str:
     reason = why or "no response"
-    stdio_tail = getattr(run.transport, "dead_reason", None)
-    if run.ended and callable(stdio_tail):
-        reason = stdio_tail()
+    told = run.transport.dead_reason() if run.ended else None
+    if told:
+        reason = told
     elif run.stderr_tail and run.ended:
         reason += f"; its last stderr line: {run.stderr_tail[-1].strip()[:200]}"
     target = run.report.target or "the target"
