@@ -51,6 +51,7 @@ __all__ = [
     "spawn_async",
     "stop",
     "stop_async",
+    "wait_async",
     "with_environ",
 ]
 
@@ -228,7 +229,8 @@ def stop(proc: subprocess.Popen[bytes], grace: float, *, group: bool = True) -> 
     return None
 
 
-async def _wait(proc: asyncio.subprocess.Process, timeout: float) -> int | None:
+async def wait_async(proc: asyncio.subprocess.Process, timeout: float) -> int | None:
+    """The return code once the process has ended, or None if it is still running after ``timeout`` s."""
     import asyncio
 
     with contextlib.suppress(asyncio.TimeoutError):
@@ -248,7 +250,7 @@ async def stop_async(proc: asyncio.subprocess.Process, grace: float, *, group: b
     for step in steps:
         if step is not None:
             _signal(proc.pid, step, group)
-        code = await _wait(proc, _KILL_WAIT if step == signal.SIGKILL else grace)
+        code = await wait_async(proc, _KILL_WAIT if step == signal.SIGKILL else grace)
         if code is not None:
             return code
     return None

@@ -16,7 +16,7 @@ from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel.clients.base import Transport
-from mcpreel.clients.process import ServerStartError, spawn_async, stop_async, with_environ
+from mcpreel.clients.process import ServerStartError, spawn_async, stop_async, wait_async, with_environ
 from mcpreel.errors import TransportError
 from mcpreel.model import Kind
 
@@ -58,8 +58,9 @@ class StdioTransport(Transport):
         self._tasks = [asyncio.create_task(self._read_stdout()), asyncio.create_task(self._read_stderr())]
 
     async def _read_stdout(self) -> None:
-        assert self.proc is not None and self.proc.stdout is not None
-        out = self.proc.stdout
+        proc = self.proc
+        assert proc is not None and proc.stdout is not None
+        out = proc.stdout
         try:
             while True:
                 try:
@@ -79,15 +80,9 @@ class StdioTransport(Transport):
                     continue
                 self._deliver_json(raw)
         finally:
-            code = await self._wait_exit(1.0)
+            code = await wait_async(proc, 1.0)
             self.ended = f"the server exited (exit code {code})" if code is not None else "the server closed its stdout"
             self._finish(self.ended)
-
-    async def _wait_exit(self, timeout: float) -> int | None:
-        assert self.proc is not None
-        with contextlib.suppress(asyncio.TimeoutError):
-            return await asyncio.wait_for(self.proc.wait(), timeout)
-        return None
 
     async def _read_stderr(self) -> None:
         assert self.proc is not None and self.proc.stderr is not None
@@ -118,7 +113,7 @@ class StdioTransport(Transport):
             except (BrokenPipeError, ConnectionResetError) as exc:
                 # the pipe breaks as the server dies, before it is reaped and its last stderr line
                 # read: wait for both, so the error says how it ended
-                await self._wait_exit(1.0)
+                await wait_async(proc, 1.0)
                 if len(self._tasks) > 1:
                     await asyncio.wait(self._tasks[1:], timeout=0.5)
                 raise TransportError(self.dead_reason()) from exc
