@@ -55,3 +55,14 @@ def test_claim_replaces_an_old_file_with_a_new_private_one(tmp_path):
 
 def test_default_label_of_a_url_with_a_bad_port_is_still_its_host():
     assert default_label(url="http://example.com:99999/mcp") == "example.com"
+
+
+def test_record_stdio_without_a_command_is_a_start_error_that_still_ends_the_reel(tmp_path):
+    from mcpreel.formats import open_session
+    from mcpreel.record import ServerStartError, record_stdio
+
+    out = tmp_path / "s.jsonl"
+    with pytest.raises(ServerStartError, match=r"no server command given \(put it after --\)") as info:
+        record_stdio([], out)
+    assert info.value.exit_code == 127
+    assert open_session(out)[0].info.exit_code == 127
