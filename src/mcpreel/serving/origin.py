@@ -6,7 +6,8 @@ answer, but it can send requests, and with DNS rebinding (a name of the attacker
 ``Host`` when it listens on loopback. The recording proxy, the mock and the demo server all apply this:
 
 - ``Host`` (only when the listener is bound to a loopback address, as the SDK does): it must name a
-  loopback host or the bound address, any port; anything else -- a rebound name -- is answered 421;
+  loopback host or the bound address, any port; anything else -- a rebound name -- is answered 421.
+  The recording proxy does not check it (``check_host=False``): a transparent proxy answers any ``Host``;
 - ``Origin``: allowed when absent (not a browser, or a same-origin request), a loopback origin (any port:
   the MCP Inspector and other local tools run there), the server's own origin (the one ``Host`` names,
   when that is an address or the bound name: a rebound page's origin is its ``Host`` too), or listed in
