@@ -8,6 +8,7 @@ entry point: it serves until the client leaves (stdio) or the server is stopped 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
@@ -82,7 +83,8 @@ def serve_file(
 
     if transport not in ("stdio", "streamable-http", "sse"):
         raise UsageError(f"unknown transport {transport!r} (known: stdio, streamable-http, sse)")
-    # an HTTP server is bound before anything is served: a taken port fails first
-    run(main(None if transport == "stdio" else
-             Server(http_app(mock, allow_origins=allow_origins, host=host), host, port, graceful_timeout=1)))
+    if transport == "stdio":
+        asyncio.run(main(None))
+    else:  # bound before anything is served (a taken port fails first), on the serving loop's event loop
+        run(main(Server(http_app(mock, allow_origins=allow_origins, host=host), host, port, graceful_timeout=1)))
     return mock
