@@ -16,6 +16,7 @@ from mcpreel.cli import output
 from mcpreel.errors import UsageError
 from mcpreel.record.http_proxy import ProxyConfig, parse_listen
 from mcpreel.record.http_session import HttpRecordResult, record_http
+from mcpreel.serving.origin import is_loopback
 
 __all__ = ["run_http_record", "summary"]
 
@@ -69,7 +70,7 @@ def run_http_record(
 
     config = ProxyConfig(transport, target, allow_origins=tuple(allow_origins), keep_secrets=keep_secrets)
     host, port = parse_listen(listen)
-    if host not in ("127.0.0.1", "localhost", "::1"):
+    if not is_loopback(host):
         output.warning(f"listening on {host}: other machines can reach this proxy and, through it, the target "
                        "(foreign Origins are still refused)")
     label = label or default_label(url=target)
