@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from mcpreel.errors import UsageError
-from mcpreel.clients.base import Transport, now_ms
+from mcpreel.clients.base import Transport
 from mcpreel.clients.http import LegacySSETransport, StreamableHTTPTransport
 from mcpreel.clients.memory import MemoryTransport, memory_pair
 from mcpreel.clients.stdio import StdioTransport
@@ -31,7 +31,6 @@ __all__ = [
     "StreamableHTTPTransport",
     "Transport",
     "memory_pair",
-    "now_ms",
     "open_target",
 ]
 
