@@ -20,8 +20,6 @@ from mcpreel.model import Kind, Message, Session, SessionInfo
 from mcpreel._infra.timeutil import MAX_MS, iso_from_ms, ms_from_any
 
 NAME = "inspector"
-ALIASES = ("mcp-inspector",)
-EXTENSIONS = (".json",)
 LOSSES = "stderr, transport context, invalid frames and intercept edits"
 KEEPS = frozenset({"time", "direction"})
 

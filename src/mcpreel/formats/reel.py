@@ -33,8 +33,6 @@ from mcpreel.model import Kind, Message, Session, SessionInfo
 from mcpreel._infra.timeutil import iso_from_ms, ms_from_iso, now_ms
 
 NAME = "reel"
-ALIASES = ("mcp-replay", "mcp-tape")
-EXTENSIONS = (".jsonl",)
 LOSSES = ""
 #: what a reel keeps of a session: everything (see :mod:`mcpreel.convert`)
 KEEPS = frozenset({"time", "direction", "ctx", "edits", "drops", "stderr", "invalid", "transport", "event", "header"})
