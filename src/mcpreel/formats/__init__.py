@@ -37,8 +37,8 @@ from mcpreel.model import Session
 __all__ = [
     "FORMATS",
     "FormatSpec",
-    "Source",
     "NameMatch",
+    "Source",
     "Suffix",
     "canonical_name",
     "format_for_name",
