@@ -57,8 +57,7 @@ def demo_command(out_dir: str) -> None:
         from mcpreel.render.inspect import plain_lines, renderables
 
         if console.is_terminal:
-            for item in renderables(result.inspect_report, rows=False):
-                console.print(item)
+            output.show(renderables(result.inspect_report, rows=False), console)
         else:
             for line in plain_lines(result.inspect_report, rows=False):
                 console.print(line, markup=False)

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
-from typing import BinaryIO
-
 import click
 
 from mcpreel.cli import output
@@ -23,33 +19,12 @@ def parse_headers(values: tuple[str, ...]) -> dict[str, str]:
     return headers
 
 
-def save(path: str, write: Callable[[BinaryIO], object]) -> None:
-    """Write an output file atomically (mode 0600); a path that cannot be written is one clear error."""
-    from mcpreel._infra.fileio import atomic_output
-
-    try:
-        with atomic_output(path) as fh:
-            write(fh)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from exc
-
-
-def console(stream: object = None):  # type: ignore[no-untyped-def]
-    from rich.console import Console
-
-    file = stream or sys.stdout
-    width = None if getattr(file, "isatty", lambda: False)() else 120  # piped: wide, plain lines
-    return Console(file=file, highlight=False, soft_wrap=False, width=width)
-
-
 def run_replay(session: str, fmt: str, target_command: str | None, target_url: str | None, transport: str,
                headers: tuple[str, ...], ignore_paths: tuple[str, ...], out_json: str | None, junit: str | None,
                original: bool, timeout: float) -> int:
     """Parse, run, render, write; returns the exit code (0 all same, 1 differences)."""
-    from mcpreel._infra import jsonio
+    from mcpreel.render import replay as render
     from mcpreel.replay import IgnorePath, ReplayOptions, replay_file
-    from mcpreel.render.junit import replay_cases, write_junit
-    from mcpreel.render.replay import replay_renderable
 
     if (target_command is None) == (target_url is None):
         raise UsageError("give the server to replay against: --target-command \"CMD\" or --target-url URL")
@@ -57,11 +32,11 @@ def run_replay(session: str, fmt: str, target_command: str | None, target_url: s
     report = replay_file(session, command=target_command, url=target_url, transport=transport,
                          headers=parse_headers(headers), format=fmt, options=options,
                          on_event=lambda line: output.warning(line))
-    console().print(replay_renderable(report))
+    output.show(render.renderables(report))
     if out_json:
-        save(out_json, lambda fh: fh.write(jsonio.dumps(report.to_json()) + b"\n"))
+        output.save_text(out_json, render.to_json(report))
     if junit:
-        save(junit, lambda fh: write_junit(fh, f"mcpreel replay {session}", replay_cases(report)))
+        output.save_text(junit, render.to_junit(report, f"mcpreel replay {session}"))
     return report.exit_code
 
 

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from mcpreel.errors import UsageError
 
 if TYPE_CHECKING:
-    from mcpreel.clients.base import Transport, now_ms
+    from mcpreel.clients.base import Transport
     from mcpreel.clients.http import LegacySSETransport, StreamableHTTPTransport
     from mcpreel.clients.memory import MemoryTransport, memory_pair
     from mcpreel.clients.stdio import StdioTransport
@@ -39,7 +39,6 @@ __all__ = [
     "StreamableHTTPTransport",
     "Transport",
     "memory_pair",
-    "now_ms",
     "open_target",
 ]
 
@@ -54,7 +53,6 @@ _HOMES = {
     "memory_pair": "mcpreel.clients.memory",
     "StdioTransport": "mcpreel.clients.stdio",
     "Transport": "mcpreel.clients.base",
-    "now_ms": "mcpreel.clients.base",
 }
 
 

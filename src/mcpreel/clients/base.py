@@ -18,17 +18,13 @@ transport for what it can do.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+from mcpreel._infra.timeutil import now_ms
 from mcpreel.model import Kind, Message
 
-__all__ = ["Transport", "now_ms"]
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
+__all__ = ["Transport"]
 
 
 class Transport:

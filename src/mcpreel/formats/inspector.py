@@ -13,14 +13,13 @@ from __future__ import annotations
 from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.correlation import verbatim_key
 from mcpreel.formats._source import Source
 from mcpreel.formats.jsonrpc import DirectionGuesser, own_time
 from mcpreel.model import Kind, Message, Session, SessionInfo
 from mcpreel._infra.timeutil import MAX_MS, iso_from_ms, ms_from_any
 
 NAME = "inspector"
-ALIASES = ("mcp-inspector",)
-EXTENSIONS = (".json",)
 LOSSES = "stderr, transport context, invalid frames and intercept edits"
 KEEPS = frozenset({"time", "direction"})
 
@@ -111,9 +110,9 @@ def write(session: Session, out: BinaryIO) -> None:
                 entries.append(entry)
                 if "id" in raw and raw["id"] is not None:
                     entry["_t"] = msg.t
-                    pending[(msg.dir or "in", _key(raw["id"]))] = entry
+                    pending[(msg.dir or "in", verbatim_key(raw["id"]))] = entry
             else:
-                req = pending.pop(("out" if msg.dir == "in" else "in", _key(raw.get("id"))), None)
+                req = pending.pop(("out" if msg.dir == "in" else "in", verbatim_key(raw.get("id"))), None)
                 if req is not None:
                     req["response"] = raw
                     t0 = req.get("_t")
@@ -126,7 +125,3 @@ def write(session: Session, out: BinaryIO) -> None:
         e.pop("_t", None)
     out.write(jsonio.dumps(entries))
     out.write(b"\n")
-
-
-def _key(value: Any) -> Any:
-    return (type(value).__name__, value if not isinstance(value, (dict, list)) else jsonio.dumps_str(value))

@@ -19,7 +19,6 @@ from mcpreel.model import Kind, Message, Session, SessionInfo, WireBlock, is_ser
 from mcpreel._infra.timeutil import MAX_MS
 
 NAME = "jsonrpc"
-EXTENSIONS = (".jsonl", ".ndjson", ".json")
 LOSSES = "direction, time, transport context, stderr and intercept edits"
 KEEPS: frozenset[str] = frozenset()
 

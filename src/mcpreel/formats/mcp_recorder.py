@@ -30,8 +30,6 @@ from mcpreel.model import Kind, Message, Session, SessionInfo
 from mcpreel._infra.timeutil import MAX_MS, ms_from_any
 
 NAME = "mcp-recorder"
-ALIASES = ("cassette",)
-EXTENSIONS = (".json",)
 
 _TRANSPORTS = {"streamable-http": "streamable-http", "streamable_http": "streamable-http", "http": "streamable-http",
                "sse": "sse", "http-sse": "sse", "stdio": "stdio"}

@@ -25,7 +25,8 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from mcpreel.exchanges import Cassette, ClientItem, Exchange, id_key, progress_token
+from mcpreel._infra.correlation import verbatim_key
+from mcpreel.exchanges import Cassette, ClientItem, Exchange, progress_token
 from mcpreel.mock.matcher import Matcher, Miss, RecordingIndex
 
 __all__ = ["ON_MISS", "Emit", "Mock", "MockConnection", "MockOptions", "MockStats"]
@@ -150,7 +151,7 @@ class MockConnection:
 
     # -- client answers to our server requests ----------------------------------------------------
     def _client_answer(self, message: dict[str, Any]) -> None:
-        key = id_key(message.get("id"))
+        key = verbatim_key(message.get("id"))
         relay = self._relay.pop(key, None)
         if relay is not None:
             relay(message)
@@ -166,7 +167,7 @@ class MockConnection:
         if self.gone:
             fut.set_result(None)
         else:
-            self._waiting[id_key(sid)] = fut
+            self._waiting[verbatim_key(sid)] = fut
         emit({**message, "id": sid})
         return fut
 
@@ -182,7 +183,7 @@ class MockConnection:
     def relay_request(self, message: dict[str, Any], emit: Emit, answer: Callable[[dict[str, Any]], None]) -> None:
         """Emit a request that came from elsewhere (a forwarded live server); ``answer`` gets the reply."""
         sid = f"mcpreel-{next(self._ids)}"
-        self._relay[id_key(sid)] = answer
+        self._relay[verbatim_key(sid)] = answer
         emit({**message, "id": sid})
 
     # -- notifications ----------------------------------------------------------------------------

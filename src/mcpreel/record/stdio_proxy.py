@@ -29,7 +29,8 @@ from mcpreel.formats.reel import ReelWriter
 from mcpreel.model import SessionInfo
 from mcpreel.record.framing import LineCutter
 from mcpreel.record.naming import check_writable, claim
-from mcpreel.record.stdio_recorder import RecordRedactor, WireRecorder, now_ms
+from mcpreel._infra.timeutil import now_ms
+from mcpreel.record.stdio_recorder import RecordRedactor, WireRecorder
 from mcpreel.record.session_file import SessionFileKeeper
 
 __all__ = ["RecordResult", "StdioProxy", "record_stdio"]

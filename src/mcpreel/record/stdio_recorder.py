@@ -18,7 +18,6 @@ A failure to record (a full disk) is reported once and recording stops; forwardi
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -27,7 +26,7 @@ from mcpreel.formats.reel import ReelWriter
 from mcpreel.model import Kind, Message
 from mcpreel.record.session_file import SessionFileKeeper
 
-__all__ = ["RecordRedactor", "WireRecorder", "classify", "now_ms"]
+__all__ = ["RecordRedactor", "WireRecorder", "classify"]
 
 
 class RecordRedactor(Protocol):
@@ -36,10 +35,6 @@ class RecordRedactor(Protocol):
     def value(self, value: Any) -> Any: ...
 
     def text(self, text: str) -> str: ...
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def _text(line: bytes) -> str:

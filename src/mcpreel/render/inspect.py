@@ -2,7 +2,8 @@
 
 Two faces of the same content. :func:`plain_lines` yields greppable text lines (no colour, no box
 drawing) for pipes and files; :func:`renderables` yields rich renderables (styled rows, tables) for a
-terminal. Both are built from :func:`row_parts`, so what a row says is decided once.
+terminal. Both are built from :func:`row_parts`, so what a row says is decided once. :func:`to_json` is
+the ``--json`` document.
 
 A row reads like qai's inspect: ``#000 > initialize id=1``, ``#001 < (response) id=1 corr=#000 12ms``,
 plus flags in brackets: ``[MODIFIED]``, ``[DROPPED]``, ``[ERROR -32602 …]``, ``[isError]``,
@@ -19,7 +20,7 @@ from mcpreel._infra import jsonio
 from mcpreel.inspect import Report, Row
 from mcpreel._infra.timeutil import iso_from_ms
 
-__all__ = ["plain_lines", "renderables", "row_parts", "row_text"]
+__all__ = ["plain_lines", "renderables", "row_parts", "row_text", "to_json"]
 
 _ARROWS = {"in": ">", "out": "<"}
 _TEXT_LIMIT = 200
@@ -198,6 +199,12 @@ def _table_lines(head: list[str], rows: list[list[str]], indent: str = "  ") -> 
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     fmt = lambda r: indent + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
     return [fmt(head), *(fmt(r) for r in rows)]
+
+
+def to_json(report: Report, *, verbose: bool = False, rows: bool = True) -> str:
+    """One indented JSON document (newline-terminated): session, rows (unless ``rows=False``), summary;
+    ``verbose`` adds each message's payload."""
+    return jsonio.dumps_indented(report.to_dict(payloads=verbose, rows=rows)).decode("utf-8") + "\n"
 
 
 # -- plain ------------------------------------------------------------------------------------------

@@ -33,7 +33,8 @@ from typing import Any
 from mcpreel._version import __version__
 from mcpreel.errors import InputError, TransportError
 from mcpreel.model import Kind, Message, Session
-from mcpreel.exchanges import Cassette, Exchange, build, id_key, subject
+from mcpreel._infra.correlation import verbatim_key
+from mcpreel.exchanges import Cassette, Exchange, build, subject
 from mcpreel.compare.jsondiff import Difference, diff
 from mcpreel.mock.matcher import METHOD_NOT_FOUND, Matcher, Miss, RecordingIndex
 from mcpreel.compare.normalize import IgnorePath, comparable
@@ -218,7 +219,7 @@ class _Run:
         if msg.kind == Kind.TRANSPORT:
             ctx = msg.ctx or {}
             for rid in ctx.get("request_ids") or []:
-                p = self.pending.pop(id_key(rid), None)
+                p = self.pending.pop(verbatim_key(rid), None)
                 if p is not None and not p.future.done():
                     body = str(ctx.get("body") or ctx.get("error") or "").strip().splitlines()
                     reason = f"HTTP {ctx.get('status')}" + (f": {body[0][:200]}" if body else "")
@@ -235,7 +236,7 @@ class _Run:
                 else:
                     self.report.notifications_received += 1
                 continue
-            p = self.pending.pop(id_key(member.get("id")), None)
+            p = self.pending.pop(verbatim_key(member.get("id")), None)
             if p is not None and not p.future.done():
                 p.future.set_result((member, None, _ms(p.t0)))
 
@@ -264,11 +265,11 @@ class _Run:
     def _fresh_id(self, recorded: Any) -> Any:
         if isinstance(recorded, str):
             n = 2
-            while id_key(f"{recorded}~{n}") in self.used_ids:
+            while verbatim_key(f"{recorded}~{n}") in self.used_ids:
                 n += 1
             return f"{recorded}~{n}"
         self.max_int += 1
-        while id_key(self.max_int) in self.used_ids:
+        while verbatim_key(self.max_int) in self.used_ids:
             self.max_int += 1
         return self.max_int
 
@@ -276,12 +277,12 @@ class _Run:
         """The message as it goes out: a colliding id renamed, a cancellation pointed at the rename."""
         out = message
         if "id" in message:
-            key = id_key(message["id"])
+            key = verbatim_key(message["id"])
             if key in self.used_ids:
                 new_id = self._fresh_id(message["id"])
                 out = {**message, "id": new_id}
                 self.renamed[key] = new_id
-                key = id_key(new_id)
+                key = verbatim_key(new_id)
             else:
                 self.renamed.pop(key, None)
             self.used_ids.add(key)
@@ -290,7 +291,7 @@ class _Run:
         elif message.get("method") == "notifications/cancelled":
             params = message.get("params")
             if isinstance(params, dict) and "requestId" in params:
-                renamed = self.renamed.get(id_key(params["requestId"]))
+                renamed = self.renamed.get(verbatim_key(params["requestId"]))
                 if renamed is not None:
                     out = {**message, "params": {**params, "requestId": renamed}}
         return out
@@ -300,12 +301,12 @@ class _Run:
         p = None
         if "id" in sent:
             p = _Pending(exchange, sent, result)
-            self.pending[id_key(sent["id"])] = p
+            self.pending[verbatim_key(sent["id"])] = p
             if result is not None:
                 result.sent_message = sent
         if self.ended is not None:
             if p is not None:
-                self.pending.pop(id_key(sent["id"]), None)
+                self.pending.pop(verbatim_key(sent["id"]), None)
                 p.future.set_result((None, self.ended, 0.0))
             return p
         try:
@@ -313,7 +314,7 @@ class _Run:
         except TransportError as exc:
             if p is None:
                 raise
-            self.pending.pop(id_key(sent["id"]), None)
+            self.pending.pop(verbatim_key(sent["id"]), None)
             if not p.future.done():
                 p.future.set_result((None, str(exc), _ms(p.t0)))
         return p
@@ -430,7 +431,7 @@ async def _settle(run: _Run, ex: Exchange, pendings: dict[int, _Pending], result
     recorded = ex.response is not None or ex.method == "initialize"  # a handshake always gets the full time
     timeout = run.options.timeout if recorded else run.options.unrecorded_grace
     answer, error, ms = await run.wait(p, timeout)
-    run.pending.pop(id_key(p.sent.get("id")), None)
+    run.pending.pop(verbatim_key(p.sent.get("id")), None)
     result = results[ex.position]
     result.duration_ms = ms if answer is not None else None
     _judge(result, ex, answer, error, run.options)
