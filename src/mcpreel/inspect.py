@@ -23,6 +23,7 @@ from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import Correlator
+from mcpreel.sessions import split_sessions
 from mcpreel.model import Kind, Message, Session, SessionInfo
 
 __all__ = ["ErrorItem", "Header", "LatencyStats", "Report", "Row", "Summary", "ToolStats", "analyze", "percentile"]
@@ -135,6 +136,8 @@ class Header:
     producer: dict[str, Any] | None = None
     messages: int = 0
     notes: list[str] = field(default_factory=list)
+    #: the client sessions in the file, each with its protocol era (:mod:`mcpreel.sessions`)
+    sessions: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def of(cls, info: SessionInfo) -> Header:
@@ -410,4 +413,8 @@ def analyze(session: Session | Iterable[Message], *, payloads: bool = False, inf
     summary = a.finish()
     header = Header.of(info)
     header.messages = summary.messages
+    if isinstance(session, Session):
+        header.sessions = [{"index": s.index, "era": s.era, "protocol": s.protocol, "client": s.client,
+                            "requests": s.requests, "http_session": s.http_session, "file": s.source_file}
+                           for s in split_sessions(session)]
     return Report(header, a.rows, summary)

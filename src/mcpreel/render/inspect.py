@@ -132,9 +132,32 @@ def _header_pairs(report: Report) -> list[tuple[str, str]]:
     pairs.append(("Messages", count))
     if h.format:
         pairs.append(("Format", h.format))
+    if len(h.sessions) == 1:
+        pairs.append(("Era", _session_text(h.sessions[0])))
+    elif h.sessions:
+        pairs.append(("Sessions", f"{len(h.sessions)} client sessions"))
+        for s in h.sessions:
+            pairs.append((f"  #{s['index']}", _session_text(s)))
     for note in h.notes:
         pairs.append(("Note", note))
     return pairs
+
+
+_ERA_NAMES = {"modern": "2026-07-28 (stateless)", "legacy": "handshake era", "unknown": "unknown (no handshake)"}
+
+
+def _session_text(s: dict[str, Any]) -> str:
+    era = _ERA_NAMES.get(s["era"], s["era"])
+    if s["era"] == "legacy" and s.get("protocol"):
+        era += f" {s['protocol']}"
+    parts = [era, f"{s['requests']} request{'s' if s['requests'] != 1 else ''}"]
+    if s.get("client"):
+        parts.append(f"client {s['client']}")
+    if s.get("file"):
+        parts.append(f"file {s['file']}")
+    if s.get("http_session"):
+        parts.append(f"Mcp-Session-Id {s['http_session']}")
+    return ", ".join(parts)
 
 
 def _tool_rows(report: Report) -> list[list[str]]:
