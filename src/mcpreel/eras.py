@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "CACHEABLE_METHODS",
     "ERAS",
     "LATEST_LEGACY_PROTOCOL",
     "LEGACY",
@@ -151,7 +152,7 @@ def discover_result_from_initialize(result: dict[str, Any]) -> dict[str, Any]:
     """What a 2026-era server would have answered to ``server/discover``, from an ``initialize`` result."""
     out: dict[str, Any] = {"supportedVersions": [MODERN_PROTOCOL],
                            "capabilities": result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {},
-                           "resultType": "complete"}
+                           "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
     if isinstance(result.get("instructions"), str):
         out["instructions"] = result["instructions"]
     if isinstance(result.get("serverInfo"), dict):
@@ -166,8 +167,23 @@ def to_legacy_result(result: Any) -> Any:
     return {k: v for k, v in result.items() if k not in MODERN_RESULT_KEYS}
 
 
-def to_modern_result(result: Any) -> Any:
-    """A result as a 2026 client expects it: ``resultType`` present."""
-    if not isinstance(result, dict) or "resultType" in result:
+#: methods whose 2026 results are cacheable: ``ttlMs`` and ``cacheScope`` are required there
+CACHEABLE_METHODS = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
+                               "resources/templates/list", "resources/read"})
+
+
+def to_modern_result(result: Any, method: str | None = None) -> Any:
+    """A result as a 2026 client expects it: ``resultType`` present and, for a cacheable method, the
+    cache hints (the SDK's defaults when a handshake-era recording has none: ``ttlMs`` 0, immediately
+    stale, and ``cacheScope`` private)."""
+    if not isinstance(result, dict):
         return result
-    return {**result, "resultType": "complete"}
+    missing: dict[str, Any] = {}
+    if "resultType" not in result:
+        missing["resultType"] = "complete"
+    if method in CACHEABLE_METHODS:
+        if "ttlMs" not in result:
+            missing["ttlMs"] = 0
+        if "cacheScope" not in result:
+            missing["cacheScope"] = "private"
+    return {**result, **missing} if missing else result

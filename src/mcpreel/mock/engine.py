@@ -346,9 +346,9 @@ class MockConnection:
         self._answer(found, message["id"], emit)
         return None
 
-    def _shape(self, result: Any) -> Any:
+    def _shape(self, result: Any, method: str | None = None) -> Any:
         """A recorded result as the client's era has it."""
-        return to_modern_result(result) if self.era == MODERN else to_legacy_result(result)
+        return to_modern_result(result, method) if self.era == MODERN else to_legacy_result(result)
 
     def _answer(self, ex: Exchange, request_id: Any, emit: Emit) -> None:
         stats = self.mock.stats
@@ -362,7 +362,7 @@ class MockConnection:
             stats.answered += 1
             response = ex.response
             if "result" in response:
-                shaped = self._shape(response["result"])
+                shaped = self._shape(response["result"], ex.method)
                 if shaped is not response["result"]:
                     response = {**response, "result": shaped}
             emit({**response, "id": request_id})
