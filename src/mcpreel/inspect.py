@@ -57,6 +57,8 @@ class Row:
     batch: int | None = None  # member count, for a batch
     payload: Any = None  # the JSON-RPC message (kept when payloads are asked for)
     original: Any = None  # the message before an intercept edit
+    input_required: bool = False  # a 2026-07-28 answer asking the client for input before it can complete
+    retry_of: int | None = None  # the request row this one retries (a multi-round-trip request's next round)
 
     @property
     def is_response(self) -> bool:
@@ -233,6 +235,8 @@ class _Analyzer:
         self.correlator: Correlator[int] = Correlator()
         self.latencies: dict[str, list[int]] = {}
         self.tool_latencies: dict[str, list[int]] = {}
+        #: requestState of an input_required answer -> the request row it answered (the first round's)
+        self.input_states: dict[str, int] = {}
 
     def _tool(self, name: str) -> ToolStats:
         stats = self.summary.tools.get(name)
@@ -306,6 +310,10 @@ class _Analyzer:
                 row.tool = tool
             if "id" in raw:
                 s.requests += 1
+                params = raw.get("params")
+                state = params.get("requestState") if isinstance(params, dict) else None
+                if isinstance(state, str) and state in self.input_states and single:
+                    row.retry_of = self.input_states.pop(state)
                 if method == "tools/call":
                     stats = self._tool(tool or "unknown_tool")
                     stats.calls += 1
@@ -330,6 +338,11 @@ class _Analyzer:
         error = raw.get("error")
         result = raw.get("result")
         is_error = isinstance(result, dict) and result.get("isError") is True
+        if isinstance(result, dict) and result.get("resultType") == "input_required" and single:
+            row.input_required = True
+            state = result.get("requestState")
+            if isinstance(state, str) and req is not None:
+                self.input_states[state] = req.retry_of if req.retry_of is not None else req.index
         if req is None:
             if not msg.dropped:
                 s.orphans.append(row.index)

@@ -69,6 +69,8 @@ def row_parts(row: Row) -> list[tuple[str, str]]:
         parts.append((f"id={_id(row.id)}", ""))
     if row.tool is not None and not row.is_response:
         parts.append((row.tool, "green"))
+    if row.retry_of is not None:
+        parts.append((f"retry of #{row.retry_of:03d}", "cyan"))
     if row.corr is not None:
         parts.append((f"corr=#{row.corr:03d}", "dim"))
     if row.latency_ms is not None:
@@ -82,6 +84,8 @@ def row_parts(row: Row) -> list[tuple[str, str]]:
         message = row.error.get("message")
         words = " ".join(str(x) for x in (code, message) if x is not None)
         parts.append((f"[ERROR {_short(words, 120)}]" if words else "[ERROR]", "bold red"))
+    if row.input_required:
+        parts.append(("[INPUT_REQUIRED]", "cyan"))
     if row.is_error:
         parts.append(("[isError]", "red"))
     if row.unanswered:
