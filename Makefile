@@ -7,6 +7,9 @@ PEERS  := .peers
 # the reference MCP server from the npm registry, a real peer in the end-to-end tests
 EVERYTHING_VERSION ?= 2026.8.31
 EVERYTHING := $(PEERS)/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+# the MCP Inspector CLI, a client no one here wrote (pinned: a plain install resolves 0.15 on node 20)
+INSPECTOR_VERSION ?= 2.12.0
+INSPECTOR := $(PEERS)/node_modules/@modelcontextprotocol/inspector/package.json
 
 .PHONY: demo test install install-dev peers bench clean
 
@@ -31,7 +34,14 @@ $(EVERYTHING):
 			@modelcontextprotocol/server-everything@$(EVERYTHING_VERSION) || echo "warning: npm install failed; server-everything tests will be skipped"; \
 	else echo "warning: npm not found; server-everything tests will be skipped"; fi
 
-peers: $(EVERYTHING)
+$(INSPECTOR): $(EVERYTHING)
+	@if command -v npm >/dev/null 2>&1; then \
+		npm install --silent --no-audit --no-fund --prefix $(PEERS) \
+			@modelcontextprotocol/server-everything@$(EVERYTHING_VERSION) \
+			@modelcontextprotocol/inspector@$(INSPECTOR_VERSION) || echo "warning: npm install failed; Inspector CLI tests will be skipped"; \
+	fi
+
+peers: $(EVERYTHING) $(INSPECTOR)
 
 # the main job on the built-in demo server: record (stdio and Streamable HTTP), convert, check -> demo-output/
 demo: install

@@ -4,12 +4,17 @@ Two uses, one module:
 
 - **matching** a request against a recording (the mock server, and the replayer answering server
   requests): :func:`canonical_params` drops the ``_meta`` members that change on every run
-  (``progressToken``, ``traceparent``, ``tracestate``, ``baggage``) and serializes with sorted members,
-  so equal params give equal bytes whatever their member order.
+  (``progressToken``, ``traceparent``, ``tracestate``, ``baggage``) and the 2026-07-28 era's per-request
+  protocol plumbing (``io.modelcontextprotocol/*``: protocol version, client info and capabilities, log
+  level), and serializes with sorted members, so equal params give equal bytes whatever their member
+  order, and a request matches whichever era the client speaks.
 - **comparing** a response with the recorded one (the replayer): :func:`comparable` keeps only
   ``result`` or ``error`` (never the ``id``), removes every ``_meta`` member at any depth, parses JSON
   held in ``content[].text`` strings so it is compared as JSON, and deletes the paths the user ignores
   (:class:`IgnorePath`, ``$.result.content[0].text.timestamp``, with ``[*]`` and ``.*`` wildcards).
+  The 2026-07-28 era's volatile result fields (``ttlMs``, ``cacheScope``, ``requestState``) are never a
+  difference, and ``resultType: "complete"`` equals its absence (a handshake-era result has none), so
+  an answer compares the same in either era.
 """
 
 from __future__ import annotations
@@ -19,9 +24,11 @@ from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel.errors import UsageError
+from mcpreel.eras import is_protocol_meta_key
 
 __all__ = [
     "VOLATILE_META",
+    "VOLATILE_RESULT",
     "IgnorePath",
     "canonical_params",
     "comparable",
@@ -30,6 +37,8 @@ __all__ = [
 
 #: ``_meta`` members a client changes from run to run; never part of a match
 VOLATILE_META = frozenset({"progressToken", "traceparent", "tracestate", "baggage"})
+#: result members of the 2026-07-28 era that change from run to run (cache hints, opaque server state)
+VOLATILE_RESULT = frozenset({"ttlMs", "cacheScope", "requestState"})
 
 
 def strip_volatile_meta(params: Any) -> Any:
@@ -41,7 +50,7 @@ def strip_volatile_meta(params: Any) -> Any:
         return params
     out = {k: v for k, v in params.items() if k != "_meta"}
     if isinstance(meta, dict):
-        kept = {k: v for k, v in meta.items() if k not in VOLATILE_META}
+        kept = {k: v for k, v in meta.items() if k not in VOLATILE_META and not is_protocol_meta_key(k)}
         if kept:
             out["_meta"] = kept
     else:
@@ -165,6 +174,12 @@ def comparable(message: Any, ignore: list[IgnorePath] | tuple[IgnorePath, ...] =
     for key in ("result", "error"):
         if key in message:
             view[key] = _clean(message[key])
+    result = view.get("result")
+    if isinstance(result, dict):
+        for key in VOLATILE_RESULT:
+            result.pop(key, None)
+        if result.get("resultType") == "complete":
+            del result["resultType"]
     for path in ignore:
         path.delete(view)
     return view

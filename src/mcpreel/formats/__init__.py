@@ -221,8 +221,52 @@ def open_session(
     else:
         detection = Detection(canonical_name(format), "given", obvious=True)
     session = get_reader(detection.format)(source)
+    if detection.reason == "given":
+        _refuse_foreign(session, detection.format, path, strict)
     session.info.source_format = session.info.source_format or detection.format
     return session, detection
+
+
+#: how many message records a forced format's reading is checked on before it is believed
+_SHAPE_PROBE = 1000
+
+
+def _looks_jsonrpc(member: Any) -> bool:
+    """A JSON-RPC message, not another tool's record that wraps one (qai's, say, copies the method)."""
+    if not isinstance(member, dict):
+        return False
+    if any(isinstance(v, dict) and "jsonrpc" in v for v in member.values()):
+        return False
+    return (member.get("jsonrpc") == "2.0" or isinstance(member.get("method"), str)
+            or ("id" in member and ("result" in member or "error" in member)))
+
+
+def _refuse_foreign(session: Session, fmt: str, path: str | Path, strict: bool) -> None:
+    """A format forced with ``--format`` must find its shape in the file: a reading in which none of
+    the first message records is a JSON-RPC message is another format read as garbage, an input error
+    (exit 2) naming what the content looks like, never a trace of unknown calls."""
+    from mcpreel.errors import FormatError
+    from mcpreel.formats.sniff import detect
+    from mcpreel.model import Kind
+
+    seen = 0
+    for msg in session:
+        if msg.kind != Kind.MESSAGE:
+            continue
+        if any(_looks_jsonrpc(m) for m in msg.members()) or _looks_jsonrpc(msg.raw):
+            return
+        seen += 1
+        if seen >= _SHAPE_PROBE:
+            break
+    if seen == 0:
+        return  # nothing but stderr, transport events or nothing at all: no verdict on the shape
+    try:
+        looks = detect(Source(path, strict=strict))
+        hint = f"; the content looks like {looks.format} ({looks.reason}): try --format {looks.format} or auto"
+    except Exception:  # the sniffer knows it no better: say only what is wrong
+        hint = ""
+    raise FormatError(f"does not have the {fmt} format's shape: read as {fmt}, none of its first {seen} records is a JSON-RPC "
+                      f"message{hint}", path=str(path))
 
 
 from mcpreel.formats.sniff import Detection  # noqa: E402  (re-exported; sniff needs the table above)

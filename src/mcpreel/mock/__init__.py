@@ -17,6 +17,7 @@ from mcpreel.exchanges import build
 from mcpreel.formats import open_session
 from mcpreel.mock.engine import ON_MISS, Mock, MockOptions, MockStats
 from mcpreel.mock.matcher import MATCH_MODES
+from mcpreel.sessions import split_sessions
 
 __all__ = ["MATCH_MODES", "ON_MISS", "Mock", "MockOptions", "MockStats", "serve_file"]
 
@@ -60,7 +61,9 @@ def serve_file(
                               cassette_file, on_event=on_event)
     elif forward_command is not None or forward_url is not None:
         raise UsageError("--target-command/--target-url serve only --on-miss forward")
-    mock = Mock(cassette, options, on_event=on_event, forwarder=forwarder)
+    parts = split_sessions(session)
+    sessions = [(build(part.as_session(session.info)), part.era, part.client) for part in parts] if len(parts) > 1 else None
+    mock = Mock(cassette, options, on_event=on_event, forwarder=forwarder, sessions=sessions)
 
     async def main(server: Server | None) -> None:
         try:

@@ -6,8 +6,10 @@
 - Streamable HTTP (seed 002's format): ``POST /mcp``; a request is answered as ``text/event-stream``
   (``event: message`` / ``data: <json>`` / blank line), or as one JSON body when the client accepts only
   JSON; notifications and responses get 202. ``initialize`` opens a session and its answer carries
-  ``Mcp-Session-Id``; later requests name it (an unknown one gets 404); a client that sends none shares
-  one sessionless connection. ``GET /mcp`` opens the server -> client stream that carries what the
+  ``Mcp-Session-Id``; later handshake-era requests must name it (none: 400, an unknown one: 404), as the
+  transport rules that ``mcpreel check --profile mcp`` enforces say. 2026-07-28 requests (protocol
+  ``_meta``, no handshake) are stateless and share one sessionless connection. A ``MCP-Protocol-Version``
+  header naming a version no era has gets 400. ``GET /mcp`` opens the server -> client stream that carries what the
   recording has the server say outside any request; ``DELETE /mcp`` ends the session.
 - legacy HTTP+SSE on the same server: ``GET /sse`` sends the ``endpoint`` event, ``POST
   /messages/?session_id=…`` is answered 202 and everything goes out on the stream.
@@ -35,10 +37,14 @@ from starlette.routing import Route
 from mcpreel._infra import jsonio
 from mcpreel._infra.sse import encode_event
 from mcpreel.clients.base import Transport
+from mcpreel.eras import LEGACY_PROTOCOLS, MODERN_PROTOCOL, protocol_of_request
 from mcpreel.mock.engine import Mock, MockConnection
 from mcpreel.serving.origin import OriginGuard, RequestPolicy
 
 __all__ = ["http_app", "serve_stdio", "serve_transport"]
+
+#: the protocol versions the mock speaks over HTTP (whatever the recording's own)
+SUPPORTED_VERSIONS = (*LEGACY_PROTOCOLS, MODERN_PROTOCOL)
 
 # -- stdio ------------------------------------------------------------------------------------------
 
@@ -214,6 +220,12 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
             return _jsonrpc_error(-32700, "Parse error", 400)
         members = message if isinstance(message, list) else [message]
         is_init = any(isinstance(m, dict) and m.get("method") == "initialize" for m in members)
+        stateless = any(isinstance(m, dict) and (m.get("method") == "server/discover" or protocol_of_request(m))
+                        for m in members)
+        version = request.headers.get("mcp-protocol-version")
+        if version is not None and version not in SUPPORTED_VERSIONS:
+            return _jsonrpc_error(-32600, f"Bad Request: unsupported MCP-Protocol-Version {version!r} "
+                                          f"(supported: {', '.join(SUPPORTED_VERSIONS)})", 400)
         sid = request.headers.get("mcp-session-id")
         if sid is not None:
             session = sessions.get(sid)
@@ -222,8 +234,11 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
         elif is_init:
             sid = uuid.uuid4().hex
             session = sessions[sid] = _HTTPSession(sid, mock.connection())
-        else:
+        elif stateless:
             session = sessionless()
+        else:
+            return _jsonrpc_error(-32600, "Bad Request: Mcp-Session-Id header is required "
+                                          "(send initialize first)", 400)
         headers = {"mcp-session-id": session.id} if session.id else {}
         has_request = any(isinstance(m, dict) and "method" in m and "id" in m for m in members)
         if not has_request and isinstance(message, (dict, list)) and members:

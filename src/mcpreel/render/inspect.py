@@ -70,6 +70,8 @@ def row_parts(row: Row) -> list[tuple[str, str]]:
         parts.append((f"id={_id(row.id)}", ""))
     if row.tool is not None and not row.is_response:
         parts.append((row.tool, "green"))
+    if row.retry_of is not None:
+        parts.append((f"retry of #{row.retry_of:03d}", "cyan"))
     if row.corr is not None:
         parts.append((f"corr=#{row.corr:03d}", "dim"))
     if row.latency_ms is not None:
@@ -83,6 +85,8 @@ def row_parts(row: Row) -> list[tuple[str, str]]:
         message = row.error.get("message")
         words = " ".join(str(x) for x in (code, message) if x is not None)
         parts.append((f"[ERROR {_short(words, 120)}]" if words else "[ERROR]", "bold red"))
+    if row.input_required:
+        parts.append(("[INPUT_REQUIRED]", "cyan"))
     if row.is_error:
         parts.append(("[isError]", "red"))
     if row.unanswered:
@@ -133,9 +137,32 @@ def _header_pairs(report: Report) -> list[tuple[str, str]]:
     pairs.append(("Messages", count))
     if h.format:
         pairs.append(("Format", h.format))
+    if len(h.sessions) == 1:
+        pairs.append(("Era", _session_text(h.sessions[0])))
+    elif h.sessions:
+        pairs.append(("Sessions", f"{len(h.sessions)} client sessions"))
+        for s in h.sessions:
+            pairs.append((f"  #{s['index']}", _session_text(s)))
     for note in h.notes:
         pairs.append(("Note", note))
     return pairs
+
+
+_ERA_NAMES = {"modern": "2026-07-28 (stateless)", "legacy": "handshake era", "unknown": "unknown (no handshake)"}
+
+
+def _session_text(s: dict[str, Any]) -> str:
+    era = _ERA_NAMES.get(s["era"], s["era"])
+    if s["era"] == "legacy" and s.get("protocol"):
+        era += f" {s['protocol']}"
+    parts = [era, f"{s['requests']} request{'s' if s['requests'] != 1 else ''}"]
+    if s.get("client"):
+        parts.append(f"client {s['client']}")
+    if s.get("file"):
+        parts.append(f"file {s['file']}")
+    if s.get("http_session"):
+        parts.append(f"Mcp-Session-Id {s['http_session']}")
+    return ", ".join(parts)
 
 
 def _tool_rows(report: Report) -> list[list[str]]:

@@ -36,15 +36,26 @@ def renderables(report: ReplayReport) -> Iterator[RenderableType]:
     if report.handshake:
         parts.append(Text(report.handshake, style="dim"))
     parts.append(Text(f"replay of {report.session} against {report.target} ({report.transport})", style="bold"))
+    many = len(report.sessions) > 1
+    if many:
+        lines = Text(f"{len(report.sessions)} client sessions, each on a fresh connection:\n", style="dim")
+        for s in report.sessions:
+            lines.append(f"  {s['label']} -> replayed in the {s['replayed_in']} era, {s['requests']} requests\n")
+        parts.append(lines)
+    elif report.era is not None and report.recorded_era not in (None, "unknown"):
+        parts.append(Text(_era_line(report), style="dim"))
     table = Table()
     table.add_column("#", justify="right")
+    if many:
+        table.add_column("session", justify="right")
     table.add_column("method")
     table.add_column("tool")
     table.add_column("status")
     table.add_column("recorded ms", justify="right")
     table.add_column("new ms", justify="right")
     for r in report.results:
-        table.add_row(str(r.index), r.method, r.tool or "", Text(r.status, style=_STYLE.get(r.status, "")),
+        cells: list[RenderableType] = [str(r.index)] + ([str(r.session or "")] if many else [])
+        table.add_row(*cells, r.method, r.tool or "", Text(r.status, style=_STYLE.get(r.status, "")),
                       ms(r.recorded_duration_ms), ms(r.duration_ms))
     parts.append(table)
     for r in report.results:
@@ -65,6 +76,14 @@ def renderables(report: ReplayReport) -> Iterator[RenderableType]:
     style = "bold green" if report.ok else "bold red"
     parts.append(Text(report.summary(), style=style))
     yield Group(*parts)
+
+
+def _era_line(report: ReplayReport) -> str:
+    names = {"modern": "2026-07-28 era", "legacy": "handshake era"}
+    used = names.get(report.era or "", report.era or "")
+    if report.recorded_era == report.era:
+        return f"replayed in the {used}, as recorded"
+    return f"recorded in the {names.get(report.recorded_era or '', report.recorded_era)}, replayed in the {used}"
 
 
 def to_json(report: ReplayReport) -> str:
