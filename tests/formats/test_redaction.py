@@ -9,7 +9,8 @@ import pytest
 
 from mcpreel.errors import InputError
 from mcpreel.model import Kind, Message
-from mcpreel.redact import JsonPath, Redactor, is_secret_key, load_rules, redact_file, redact_message, rules_from_dict
+from mcpreel._infra.jsonpath import JsonPath
+from mcpreel.redact import Redactor, is_secret_key, load_rules, redact_file, rules_from_dict
 
 from .support import fixture, read, read_as, session_of, write
 
@@ -200,7 +201,7 @@ def test_redact_file_keeps_the_format_and_counts(tmp_path):
 
 
 def test_recorder_hook():
-    assert redact_message({"params": {"token": "x"}}) == {"params": {"token": M}}
+    assert Redactor().value({"params": {"token": "x"}}) == {"params": {"token": M}}
 
 
 def test_redacted_reel_round_trips(tmp_path):
