@@ -1,58 +1,94 @@
-"""JSONPath, the subset a rule needs to point at a member of a JSON-RPC message wherever it sits.
+"""JSONPath, the one parser: the subset that points at a member of a JSON value wherever it sits.
 
-``$``, ``.name``, ``['name']``, ``[n]`` (negative from the end), ``[*]``, ``.*`` and ``..name``
-(recursive descent): ``$.params.arguments.email``, ``$.result.content[*].text``, ``$..apiKey``.
-:meth:`JsonPath.apply` rewrites copy on write: a value is copied only along the paths that changed, so
-the caller can tell "nothing matched" by identity.
+``$``, ``.name``, ``['name']``/``["name"]`` (escapes as in RFC 9535: ``\\n``, ``\\uXXXX``, ``\\'``; any other
+``\\x`` is ``x``), ``[n]`` (negative from the end), ``[*]``, ``.*`` and ``..name``/``..*`` (recursive
+descent): ``$.params.arguments.email``, ``$.result.content[*].text``, ``$..apiKey``.
+
+:func:`parse` turns a path into :class:`Step` values; two users read them: :class:`JsonPath` (the
+redaction rules) rewrites the matches copy on write, so the caller can tell "nothing matched" by
+identity; :class:`mcpreel.compare.normalize.IgnorePath` (``--ignore-path``) deletes them, and refuses
+the steps it has no use for (recursive descent, negative indexes).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["JsonPath"]
+__all__ = ["JsonPath", "PathSyntaxError", "Step", "parse"]
 
-_PATH_TOKEN = re.compile(
+_TOKEN = re.compile(
     r"""\.\.(?P<dname>[A-Za-z_$][\w$-]*|\*)"""
     r"""|\.(?P<name>[A-Za-z_$][\w$-]*|\*)"""
     r"""|\[\s*(?:(?P<index>-?\d+)|'(?P<sq>(?:[^'\\]|\\.)*)'|"(?P<dq>(?:[^"\\]|\\.)*)"|(?P<star>\*))\s*\]"""
 )
+_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|.)", re.DOTALL)
+_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+class Step(NamedTuple):
+    """One step of a path: ``kind`` is ``key`` (``arg`` the name), ``index`` (``arg`` an int), ``wild``
+    (any member or item) or ``desc`` (``arg`` a name, or None for ``..*``); ``at`` is where it starts in
+    the path's text, for error messages."""
+
+    kind: str
+    arg: Any
+    at: int
+
+
+class PathSyntaxError(ValueError):
+    """A path that cannot be read; ``rest`` is the text from where reading stopped."""
+
+    def __init__(self, message: str, rest: str):
+        super().__init__(message)
+        self.rest = rest
+
+
+def _unescape(raw: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        c = m.group(1)
+        if len(c) == 5:
+            return chr(int(c[1:], 16))
+        return _ESCAPES.get(c, c)
+
+    return _ESCAPE.sub(one, raw) if "\\" in raw else raw
+
+
+def parse(text: str) -> tuple[Step, ...]:
+    """The steps of ``text`` (surrounding blanks ignored), which starts with ``$``."""
+    s = text.strip()
+    if not s.startswith("$"):
+        raise PathSyntaxError("a JSONPath starts with $", s)
+    pos = 1
+    steps: list[Step] = []
+    while pos < len(s):
+        m = _TOKEN.match(s, pos)
+        if m is None:
+            raise PathSyntaxError(f"cannot read the path at {s[pos:]!r}", s[pos:])
+        if m.group("dname") is not None:
+            steps.append(Step("desc", None if m.group("dname") == "*" else m.group("dname"), pos))
+        elif m.group("name") is not None:
+            name = m.group("name")
+            steps.append(Step("wild", None, pos) if name == "*" else Step("key", name, pos))
+        elif m.group("index") is not None:
+            steps.append(Step("index", int(m.group("index")), pos))
+        elif m.group("star") is not None:
+            steps.append(Step("wild", None, pos))
+        else:
+            raw = m.group("sq") if m.group("sq") is not None else m.group("dq")
+            steps.append(Step("key", _unescape(raw), pos))
+        pos = m.end()
+    return tuple(steps)
 
 
 class JsonPath:
-    """``$``, ``.name``, ``['name']``, ``[n]``, ``[*]``, ``.*`` and ``..name`` (recursive descent).
-
-    Enough to point at a member of a JSON-RPC message wherever it sits:
-    ``$.params.arguments.email``, ``$.result.content[*].text``, ``$..apiKey``.
-    """
+    """A parsed path that rewrites what it matches (see the module docstring)."""
 
     __slots__ = ("text", "steps")
 
     def __init__(self, text: str):
         self.text = text
-        s = text.strip()
-        if not s.startswith("$"):
-            raise ValueError("a JSONPath starts with $")
-        pos = 1
-        steps: list[tuple[str, Any]] = []
-        while pos < len(s):
-            m = _PATH_TOKEN.match(s, pos)
-            if m is None:
-                raise ValueError(f"cannot read the path at {s[pos:]!r}")
-            if m.group("dname") is not None:
-                steps.append(("desc", None if m.group("dname") == "*" else m.group("dname")))
-            elif m.group("name") is not None:
-                steps.append(("wild", None) if m.group("name") == "*" else ("key", m.group("name")))
-            elif m.group("index") is not None:
-                steps.append(("index", int(m.group("index"))))
-            elif m.group("star") is not None:
-                steps.append(("wild", None))
-            else:
-                raw = m.group("sq") if m.group("sq") is not None else m.group("dq")
-                steps.append(("key", re.sub(r"\\(.)", r"\1", raw)))
-            pos = m.end()
-        self.steps = tuple(steps)
+        self.steps = parse(text)
 
     def apply(self, value: Any, fn: Any) -> tuple[Any, int]:
         """``value`` with ``fn(v) -> (new, changes)`` applied at every match; (copy, total changes)."""
@@ -62,10 +98,10 @@ class JsonPath:
         return f"JsonPath({self.text!r})"
 
 
-def _apply(value: Any, steps: tuple[tuple[str, Any], ...], i: int, fn: Any) -> tuple[Any, int]:
+def _apply(value: Any, steps: tuple[Step, ...], i: int, fn: Any) -> tuple[Any, int]:
     if i == len(steps):
         return fn(value)
-    kind, arg = steps[i]
+    kind, arg, at = steps[i]
     if kind == "key":
         if isinstance(value, dict) and arg in value:
             new, n = _apply(value[arg], steps, i + 1, fn)
@@ -88,7 +124,7 @@ def _apply(value: Any, steps: tuple[tuple[str, Any], ...], i: int, fn: Any) -> t
     if arg is None:
         value, n = _each(value, lambda v: _apply(v, steps, i + 1, fn))
     else:
-        value, n = _apply(value, (("key", arg),) + steps[i + 1:], 0, fn)
+        value, n = _apply(value, (Step("key", arg, at),) + steps[i + 1:], 0, fn)
     total += n
     value, n = _each(value, lambda v: _apply(v, steps, i, fn))
     return value, total + n
