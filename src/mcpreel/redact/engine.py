@@ -28,8 +28,8 @@ class Redactor:
     """Applies :class:`Rules` to values, texts, argv, messages and whole sessions; counts what it replaced.
 
     ``counts`` maps a rule name (``key``, ``header``, ``command``, a pattern's name, ``path …``,
-    ``rule N``) to the number of values it replaced; :attr:`total` is their sum. Thread-safe: the stdio
-    recorder calls :meth:`raw` from its two pump threads.
+    ``rule N``) to the number of values it replaced; :attr:`total` is their sum. Thread-safe: a
+    recording's pipeline calls it from the recorder's threads (the stdio pumps, one per direction).
     """
 
     def __init__(self, rules: Rules | None = None):
