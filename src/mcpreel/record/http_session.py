@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcpreel.errors import McpreelError, TransportError, UsageError
 from mcpreel._infra.fileio import atomic_output
+from mcpreel.errors import McpreelError, TransportError, UsageError
 from mcpreel.formats import get_writer, open_session
 from mcpreel.formats.http_envelope import LABEL_OF_TRANSPORT
 from mcpreel.formats.reel import ReelWriter
@@ -163,7 +163,7 @@ def record_http(
         sink.writer.close(0, reason)
         sink.pipeline.finished(0, reason)  # the session file's last save (a failure was warned)
     result = HttpRecordResult(out_path, recorder.stats, recorder.unanswered, reason,
-                              session_file=Path(session_file) if keeper is not None and keeper.saved else None,
+                              session_file=keeper.path if keeper is not None and keeper.saved else None,
                               redacted=redaction.total if redaction is not None else None)
     if envelope is not None:
         try:

@@ -290,7 +290,7 @@ def record_stdio(
         exit_code=code,
         reason=reason,
         out=out_path,
-        session_file=Path(session_file) if keeper is not None and keeper.saved else None,
+        session_file=keeper.path if keeper is not None and keeper.saved else None,
         messages=recorder.messages,
         invalid=recorder.invalid,
         stderr_lines=recorder.stderr_lines,

@@ -238,7 +238,8 @@ class Redactor:
         out = None
         for k, v in headers.items():
             new = v
-            if isinstance(k, str) and (self._secret_key(k) or (self.rules.defaults and is_secret_header(k))) and self._redactable(v):
+            secret = isinstance(k, str) and (self._secret_key(k) or (self.rules.defaults and is_secret_header(k)))
+            if secret and self._redactable(v):
                 new = self.marker
                 counts["header"] = counts.get("header", 0) + 1
             elif isinstance(v, (str, list, dict)):

@@ -84,6 +84,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
 
 
 #: every built-in pattern needs one of these literals (compared lower-cased); a string with none is skipped
-QUICK_LITERALS = ("=", ":", "eyj", "sk-", "sk_", "rk_", "akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva",
-          "aipa", "gh", "github_pat_", "glpat-", "xox", "aiza", "-----begin", "bearer", "basic", "token")
+QUICK_LITERALS = ("=", ":", "eyj", "sk-", "sk_", "rk_", "akia", "asia", "abia", "acca", "agpa", "aida", "aroa",
+                  "anpa", "anva", "aipa", "gh", "github_pat_", "glpat-", "xox", "aiza", "-----begin", "bearer", "basic",
+                  "token")
 
