@@ -101,3 +101,18 @@ def test_every_proxy_header_is_hop_by_hop() -> None:
     answer = [(b"Proxy-Status", b"edge; error=timeout"), (b"Proxy-Authentication-Info", b"x"),
               (b"Mcp-Session-Id", b"s")]
     assert _filter(answer, _RESPONSE_DROP) == [(b"Mcp-Session-Id", b"s")]
+
+
+def test_the_closing_line_says_how_many_secrets_were_redacted() -> None:
+    from pathlib import Path
+
+    from mcpreel.cli.record_http import summary
+    from mcpreel.record.http_recorder import RecorderStats
+    from mcpreel.record.http_session import HttpRecordResult
+
+    stats = RecorderStats(exchanges=1, messages_in=1, messages_out=1, requests=1)
+    result = HttpRecordResult(Path("s.jsonl"), stats, 0, "stopped", redacted=2)
+    assert summary(result) == ("2 messages in 1 HTTP exchange (1 request, 2 secrets redacted) recorded -> s.jsonl; "
+                               "stopped")
+    result.redacted = 0  # --redact found nothing: said too, as the stdio recorder says it
+    assert "(1 request, 0 secrets redacted)" in summary(result)
