@@ -92,7 +92,8 @@ def read(source: Source) -> Session:
     for i, item in enumerate(session["interactions"]):
         n = i + 1
         it = object_at(source, item, "interaction", n)
-        dirs = _DIRS.get(it.get("direction", "client_to_server"))
+        direction = it.get("direction", "client_to_server")
+        dirs = _DIRS.get(direction) if isinstance(direction, str) else None
         if dirs is None:
             raise source.fail(f'interaction {n}: direction must be "client_to_server" or "server_to_client"', line=n)
         stamp = it.get("timestamp")

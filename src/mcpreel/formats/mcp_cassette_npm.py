@@ -51,7 +51,7 @@ def _header(source: Source, obj: Any) -> SessionInfo:
     info.producer = producer_of(obj.get("recorder"), "mcp-cassette")
     info.started = iso_time(source, obj.get("startedAt"), "line 1: startedAt", 1)
     tr = obj.get("transport")
-    if tr is not None and tr not in _TRANSPORTS:
+    if tr is not None and (not isinstance(tr, str) or tr not in _TRANSPORTS):
         raise source.fail(f'line 1: transport must be "stdio" or "http", found {jsonio.dumps_str(tr)[:30]}', line=1)
     info.transport = _TRANSPORTS.get(tr) if tr is not None else None
     cmd = obj.get("command")
@@ -69,7 +69,7 @@ def _header(source: Source, obj: Any) -> SessionInfo:
 
 def _dir(source: Source, entry: dict[str, Any], line: int) -> str:
     d = entry.get("dir")
-    if d not in _DIRS:
+    if not isinstance(d, str) or d not in _DIRS:
         raise source.fail(f'line {line}: dir must be "c2s" or "s2c", found {jsonio.dumps_str(d)[:30]}', line=line)
     return _DIRS[d]
 

@@ -54,7 +54,7 @@ def read(source: Source) -> Session:
     info = SessionInfo(source_format=NAME, path=source.name, label="mcp-cassette", producer={"name": "mcp-cassette"})
     info.started = iso_time(source, doc.get("recorded_at"), "recorded_at", None)
     tr = doc.get("transport", "stdio")
-    if tr not in _TRANSPORTS:
+    if not isinstance(tr, str) or tr not in _TRANSPORTS:
         raise source.fail(f'transport must be "stdio" or "http", found {jsonio.dumps_str(tr)[:30]}')
     info.transport = _TRANSPORTS[tr]
     url = doc.get("server_url")
@@ -70,7 +70,8 @@ def read(source: Source) -> Session:
     for i, item in enumerate(doc["messages"]):
         n = i + 1
         m = object_at(source, item, "message", n)
-        d = _SENDERS.get(m.get("sender"))  # type: ignore[arg-type]
+        sender = m.get("sender")
+        d = _SENDERS.get(sender) if isinstance(sender, str) else None
         if d is None:
             raise source.fail(f'message {n}: sender must be "client" or "server", found '
                               f"{jsonio.dumps_str(m.get('sender'))[:30]}", line=n)

@@ -33,7 +33,8 @@ _KNOWN = frozenset({"seq", "direction", "transport", "kind", "ts", "payload", "s
 
 
 def looks_like_trace_event(obj: Any) -> bool:
-    return type(obj) is dict and obj.get("direction") in _DIRS and obj.get("kind") in _KINDS and "seq" in obj
+    return type(obj) is dict and isinstance(obj.get("direction"), str) and obj["direction"] in _DIRS and \
+        obj.get("kind") in _KINDS and "seq" in obj
 
 
 def _event(source: Source, obj: Any, line: int) -> dict[str, Any]:
@@ -123,7 +124,8 @@ def read(source: Source) -> Session:
         raise source.fail("empty file: no trace events in it")
     info = SessionInfo(source_format=NAME, path=source.name, label="mcp-conformance",
                        producer={"name": "mcp-trace-validator"})
-    info.transport = _TRANSPORTS.get(first.get("transport"))  # type: ignore[arg-type]
+    tr = first.get("transport")
+    info.transport = _TRANSPORTS.get(tr) if isinstance(tr, str) else None
     info.started = iso_time(source, first.get("ts"), "line 1: ts", 1)
     if not timed:
         info.notes.append("the trace has no times (ts is optional and absent): order is seq order")

@@ -108,7 +108,8 @@ def read(source: Source) -> Session:
     info.id = sid if isinstance(sid, str) else None
     label = first.get("server_label")
     info.label = label if isinstance(label, str) and label else "mcpsnoop"
-    info.transport = _TRANSPORTS.get(first.get("transport"))  # type: ignore[arg-type]
+    tr = first.get("transport")
+    info.transport = _TRANSPORTS.get(tr) if isinstance(tr, str) else None
     info.started = iso_time(source, first.get("ts"), "line 1: ts", 1)
     if first.get("direction") == "meta" and type(first.get("raw")) is dict:
         meta = first["raw"]
