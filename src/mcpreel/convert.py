@@ -22,6 +22,7 @@ from typing import Any
 from mcpreel.errors import UsageError
 from mcpreel.fileio import atomic_output
 from mcpreel.formats import FORMATS, canonical_name, get_writer, open_session, writer_names
+from mcpreel.formats._foreign import STASH_KEYS
 from mcpreel.formats.sniff import Detection
 from mcpreel.model import Kind, Message, Session
 
@@ -45,10 +46,13 @@ class Features:
     invalid: int = 0
     transport: int = 0
     event: int = 0
+    foreign: int = 0  # records with another recorder's own members (pids, flags: formats._foreign.STASH_KEYS)
     header: bool = False
 
     def count(self, msg: Message) -> None:
         self.records += 1
+        if msg.extra and not STASH_KEYS.isdisjoint(msg.extra):
+            self.foreign += 1
         kind = msg.kind
         if kind == Kind.MESSAGE:
             self.messages += 1
@@ -98,6 +102,8 @@ class Features:
             out.append(n(self.transport, "transport-only event"))
         if self.event and "event" not in keeps:
             out.append(n(self.event, "line of another producer", "lines of another producer"))
+        if self.foreign and "foreign" not in keeps:
+            out.append(f"the source recorder's own members of {n(self.foreign, 'record')} (kept only by a reel)")
         return out
 
 

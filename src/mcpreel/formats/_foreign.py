@@ -15,7 +15,12 @@ from mcpreel.formats._source import Source
 from mcpreel.model import Kind, Message
 from mcpreel.timeutil import MAX_MS, MIN_MS, ms_from_iso
 
-__all__ = ["iso_time", "object_at", "offset_time", "producer_of", "rest", "text_record"]
+__all__ = ["STASH_KEYS", "iso_time", "object_at", "offset_time", "producer_of", "rest", "text_record"]
+
+
+#: the ``Message.extra`` members under which the hub readers keep a record's recorder-specific facts; the
+#: reel writes them back, other formats drop them (and :mod:`mcpreel.convert` says so)
+STASH_KEYS = frozenset({"mcpspy", "mcp_cassette", "mcp_vcr", "agent_vcr", "mcpsnoop", "inspector", "mcp_conformance"})
 
 
 def object_at(source: Source, value: Any, what: str, where: int) -> dict[str, Any]:
