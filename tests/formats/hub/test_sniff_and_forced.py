@@ -112,3 +112,9 @@ def test_convert_help_lists_every_format():
     text = re.sub(r"-\s+", "-", " ".join(r.output.split()))  # click wraps lines after a hyphen
     for name in FORMATS:
         assert name in text, name
+
+
+def test_the_readme_lists_every_format():
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    for name in FORMATS:
+        assert f"`{name}`" in readme, name

@@ -70,3 +70,37 @@ def test_inspector_network_import_pairs_the_tool_call(tmp_path):
     assert [c[1] for c in got["calls"]] == ["forecast"]
     assert got["calls"][0][3] == {"content": [{"type": "text", "text": "ok"}]}
     assert Kind.MESSAGE in {m.kind for m in s}
+
+
+PROTOCOL_EXPORT = [  # MessageEntry[] (core/mcp/types.ts), as App.tsx writes it: JSON.stringify(entries, null, 2)
+    {"id": "6f1c", "timestamp": "2026-08-20T08:00:00.000Z", "direction": "request", "origin": "client",
+     "message": {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"m": "x"}}},
+     "response": {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "x"}]}}, "duration": 42},
+    {"id": "77aa", "timestamp": "2026-08-20T08:00:00.010Z", "direction": "notification", "origin": "server",
+     "message": {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hi"}}},
+    {"id": "81b0", "timestamp": "2026-08-20T08:00:01.000Z", "direction": "request", "origin": "client",
+     "message": {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "slow", "arguments": {}}},
+     "clientError": "Request timed out"},
+    {"id": "9c3d", "timestamp": "2026-08-20T08:00:02.000Z", "direction": "response",  # no pending request, no origin
+     "message": {"jsonrpc": "2.0", "id": 7, "result": {}}},
+]
+
+
+def test_inspector_protocol_export(tmp_path):
+    import json
+
+    path = tmp_path / "inspector-protocol-weather-2026-08-20T08-00-03.000Z.json"
+    path.write_text(json.dumps(PROTOCOL_EXPORT, indent=2))
+    s, d = open_session(path)
+    s.materialize()
+    assert d.format == "inspector"
+    recs = s.messages
+    assert [(r.dir, r.method, r.id) for r in recs] == [
+        ("in", "tools/call", 1), ("out", None, 1), ("out", "notifications/message", None), ("in", "tools/call", 2),
+        ("out", None, 7)]
+    assert recs[1].t - recs[0].t == 42  # the folded response, unfolded at timestamp + duration
+    assert recs[3].extra == {"id": "81b0", "clientError": "Request timed out"}
+    from ..support import t1
+
+    calls = t1(s)["calls"]
+    assert [c[1] for c in calls] == ["echo", "slow"] and calls[1][4] is not None  # the timed-out call: unanswered
