@@ -69,7 +69,7 @@ FORMATS: dict[str, FormatSpec] = {
                    description="qai proxy session file"),
         FormatSpec("langchain", "mcpreel.formats.langchain", True, False, aliases=("langsmith",),
                    description="LangChain / LangSmith tool runs"),
-        FormatSpec("mcp-recorder", "mcpreel.formats.mcp_recorder", True, False, aliases=("cassette",),
+        FormatSpec("mcp-recorder", "mcpreel.formats.mcp_recorder", True, True, aliases=("cassette",),
                    description="mcp-recorder cassette"),
         # the hub: other recorders' files (read), see ../shared/spec/08-other-recorders.md
         FormatSpec("mcpspy", "mcpreel.formats.mcpspy", True, False, extensions=(".jsonl",),
