@@ -8,7 +8,11 @@ PEERS  := .peers
 EVERYTHING_VERSION ?= 2026.8.31
 EVERYTHING := $(PEERS)/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 
-.PHONY: demo test install install-dev peers bench clean
+# other recorders, each in its own virtualenv, replaying cassettes mcpreel wrote (tests/formats/hub)
+MCP_RECORDER_VERSION ?= 0.5.0
+MCP_RECORDER := $(PEERS)/mcp-recorder/.installed-$(MCP_RECORDER_VERSION)
+
+.PHONY: demo test install install-dev peers hub-peers bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,11 +37,18 @@ $(EVERYTHING):
 
 peers: $(EVERYTHING)
 
+$(MCP_RECORDER):
+	@$(PYTHON) -m venv $(PEERS)/mcp-recorder && $(PEERS)/mcp-recorder/bin/pip install -q \
+		mcp-recorder==$(MCP_RECORDER_VERSION) && touch $@ \
+		|| echo "warning: mcp-recorder could not be installed; its replay test will be skipped"
+
+hub-peers: $(MCP_RECORDER)
+
 # the main job on the built-in demo server: record (stdio and Streamable HTTP), convert, check -> demo-output/
 demo: install
 	$(VENV)/bin/mcpreel demo --out demo-output
 
-test: install-dev peers
+test: install-dev peers hub-peers
 	$(PY) -m pytest -n 2
 
 bench: install-dev
