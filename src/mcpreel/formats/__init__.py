@@ -77,7 +77,7 @@ FORMATS: dict[str, FormatSpec] = {
         FormatSpec("mcp-cassette-npm", "mcpreel.formats.mcp_cassette_npm", True, False,
                    aliases=("mcp-cassette-js",), extensions=(".cassette.jsonl",),
                    description="mcp-cassette (npm) JSONL cassette, v1 and v2"),
-        FormatSpec("mcp-cassette-pypi", "mcpreel.formats.mcp_cassette_pypi", True, False,
+        FormatSpec("mcp-cassette-pypi", "mcpreel.formats.mcp_cassette_pypi", True, True,
                    aliases=("mcp-cassette-py",), extensions=(".mcp.json",),
                    description="mcp-cassette (PyPI) .mcp.json cassette, format 1 and 2"),
         FormatSpec("mcp-vcr", "mcpreel.formats.mcp_vcr", True, False, extensions=(".yaml", ".yml"),

@@ -24,7 +24,7 @@ from typing import Any
 from mcpreel import jsonio
 from mcpreel.formats._foreign import iso_time, object_at, offset_time, rest, text_record
 from mcpreel.formats._source import Source
-from mcpreel.model import Message, Session, SessionInfo
+from mcpreel.model import Kind, Message, Session, SessionInfo
 
 NAME = "mcp-cassette-pypi"
 EXTENSIONS = (".mcp.json",)
@@ -98,3 +98,88 @@ def read(source: Source) -> Session:
             raise source.fail(f"message {n}: payload must be a JSON-RPC object, found {jsonio.type_name(payload)}", line=n)
         out.append(Message(d, payload, t, seq=seq, ctx=ctx or None, source=n, extra=extra))
     return Session(info, out)
+
+
+# -- writing ----------------------------------------------------------------------------------------
+#
+# The cassette the PyPI mcp-cassette loads (its pydantic ``Cassette``, format_version 2). Offsets are taken
+# from the session's start; the header members the model has no place for come back from what the reader
+# kept, else from the ``initialize`` exchange (protocol version, server info). A batch is written one
+# message per member (a cassette message holds one object); stderr and transport-only records have no place.
+
+LOSSES = "stderr, transport-only events, transport context other than exchange/channel, the command and intercept edits"
+#: "header" and "ctx" in part: the writer names the part it drops (the command and id; other ctx members)
+KEEPS = frozenset({"time", "direction", "invalid", "foreign:mcp_cassette", "header", "ctx"})
+FORMAT_VERSION = 2
+
+
+def _kind_of(raw: dict[str, Any]) -> str:
+    if "method" in raw:
+        return "request" if "id" in raw else "notification"
+    return "response"
+
+
+def write(session: Session, out: Any) -> list[str]:
+    """The ``.mcp.json`` document; returns what of the header and the transport context it left out."""
+    from mcpreel.timeutil import iso_from_ms
+
+    info = session.info
+    records = session.messages
+    start = info.started
+    if start is None:
+        start = next((m.t for m in records if m.t is not None), None)
+    kept = info.extra.get("mcp_cassette") if isinstance(info.extra.get("mcp_cassette"), dict) else {}
+    doc: dict[str, Any] = {
+        "format_version": FORMAT_VERSION,
+        "recorded_at": iso_from_ms(start if start is not None else 0),
+        "transport": "http" if info.transport in ("streamable-http", "sse") else "stdio",
+        "server_url": info.url,
+        "session_id": kept.get("session_id"),
+        "protocol_version": kept.get("protocol_version"),
+        "server_info": kept.get("server_info"),
+        "messages": [],
+    }
+    messages: list[dict[str, Any]] = doc["messages"]
+    last = 0
+    other_ctx = 0
+    for msg in records:
+        if msg.t is not None and start is not None:
+            last = max(0, msg.t - start)
+        if msg.dropped or msg.kind not in (Kind.MESSAGE, Kind.INVALID):
+            continue
+        sender = "client" if msg.dir == "in" else "server"
+        ctx = msg.ctx or {}
+        stash = msg.extra.get("mcp_cassette") if msg.extra and isinstance(msg.extra.get("mcp_cassette"), dict) else {}
+        if msg.kind == Kind.MESSAGE and any(k not in ("exchange", "channel") for k in ctx):
+            other_ctx += 1
+        exchange = ctx.get("exchange") if type(ctx.get("exchange")) is int else None
+        channel = ctx.get("channel") if ctx.get("channel") in ("post", "get") else None
+        parts: list[tuple[str, Any]]
+        if msg.kind == Kind.INVALID:
+            parts = [("raw", msg.text or "")]
+        else:
+            parts = [(_kind_of(raw), raw) for raw in msg.members()]
+        for kind, payload in parts:
+            is_obj = isinstance(payload, dict)
+            if is_obj and kind == "response" and payload.get("id") is not None and sender == "server" and \
+                    doc["protocol_version"] is None and isinstance(payload.get("result"), dict) and \
+                    "serverInfo" in payload["result"]:
+                doc["protocol_version"] = payload["result"].get("protocolVersion")
+                doc["server_info"] = payload["result"].get("serverInfo")
+            entry = {"seq": len(messages), "t_offset_ms": last, "sender": sender, "kind": kind,
+                     "method": payload.get("method") if is_obj and isinstance(payload.get("method"), str) else None,
+                     "msg_id": payload.get("id") if is_obj and isinstance(payload.get("id"), (str, int))
+                     and not isinstance(payload.get("id"), bool) else None,
+                     "payload": payload, "redacted": stash.get("redacted") is True,
+                     "exchange": exchange, "channel": channel}
+            for k, v in stash.items():
+                entry.setdefault(k, v)
+            messages.append(entry)
+    out.write(jsonio.dumps_indented(doc))
+    out.write(b"\n")
+    lost = []
+    if info.command or info.id:
+        lost.append("the command and session id (a cassette names neither)")
+    if other_ctx:
+        lost.append(f"transport context other than exchange and channel ({other_ctx} message{'s' if other_ctx != 1 else ''})")
+    return lost

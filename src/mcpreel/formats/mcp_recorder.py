@@ -133,7 +133,9 @@ def read(source: Source) -> Session:
 # them) nor for times other than each exchange's latency: the writer names what it left out.
 
 LOSSES = "server-to-client requests and notifications, absolute times, stderr, invalid frames and intercept edits"
-KEEPS = frozenset({"direction"})
+#: "header" and "ctx" in part: the writer names the part it drops (command and id; headers and other ctx)
+KEEPS = frozenset({"direction", "header", "ctx", "transport"})
+_KEPT_CTX = frozenset({"status", "sse", "method", "path", "exchange", "stream", "latency_ms", "event"})
 CASSETTE_VERSION = "1.0"
 _TRANSPORT_TYPES = {"stdio": "stdio", "streamable-http": "http", "sse": "http"}
 
@@ -149,7 +151,7 @@ def write(session: Session, out: Any) -> list[str]:
     info = session.info
     interactions: list[dict[str, Any]] = []
     pending: dict[str, tuple[dict[str, Any], int | None]] = {}
-    unasked = orphans = 0
+    unasked = orphans = other_ctx = unplaced = 0
     meta: dict[str, Any] = {"recorded_at": None, "server_url": info.url or "",
                             "transport_type": _TRANSPORT_TYPES.get(info.transport or ""),
                             "protocol_version": None, "server_info": None}
@@ -180,8 +182,13 @@ def write(session: Session, out: Any) -> list[str]:
                 it["latency_ms"] = max(0, msg.t - t0)
             notified = None
             continue
+        if msg.kind == Kind.TRANSPORT:
+            unplaced += 1  # an SSE event with no JSON-RPC in it, a 401: no interaction holds it
+            continue
         if msg.kind != Kind.MESSAGE or msg.dropped:
             continue
+        if not _KEPT_CTX.issuperset(ctx):
+            other_ctx += 1
         for raw in msg.members():
             if msg.dir == "in" and "method" in raw:
                 if "id" in raw:
@@ -221,4 +228,11 @@ def write(session: Session, out: Any) -> list[str]:
                     "(a cassette holds client-driven exchanges only)")
     if orphans:
         lost.append(f"{orphans} response{'s' if orphans != 1 else ''} to no request")
+    if unplaced:
+        lost.append(f"{unplaced} transport-only event{'s' if unplaced != 1 else ''} (not a notification's 202 "
+                    "nor a GET/DELETE)")
+    if info.command or info.id:
+        lost.append("the command and session id (a cassette names neither)")
+    if other_ctx:
+        lost.append(f"HTTP headers and other transport context ({other_ctx} message{'s' if other_ctx != 1 else ''})")
     return lost
