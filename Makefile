@@ -11,6 +11,7 @@ EVERYTHING := $(PEERS)/node_modules/@modelcontextprotocol/server-everything/dist
 # other recorders, each in its own virtualenv, replaying cassettes mcpreel wrote (tests/formats/hub)
 MCP_RECORDER_VERSION ?= 0.5.0
 MCP_RECORDER := $(PEERS)/mcp-recorder/.installed-$(MCP_RECORDER_VERSION)
+MCP_CASSETTE := $(PEERS)/mcp-cassette/.installed
 
 .PHONY: demo test install install-dev peers hub-peers bench clean
 
@@ -42,7 +43,14 @@ $(MCP_RECORDER):
 		mcp-recorder==$(MCP_RECORDER_VERSION) && touch $@ \
 		|| echo "warning: mcp-recorder could not be installed; its replay test will be skipped"
 
-hub-peers: $(MCP_RECORDER)
+# mcp-cassette (PyPI) is not on every index: its test is skipped, saying so, when this fails
+$(MCP_CASSETTE):
+	@{ [ -x $(PEERS)/mcp-cassette/bin/pip ] || $(PYTHON) -m venv $(PEERS)/mcp-cassette; } \
+		&& $(PEERS)/mcp-cassette/bin/pip install -q mcp-cassette \
+		>/dev/null 2>&1 && touch $@ \
+		|| echo "warning: mcp-cassette could not be installed; its cassette test will be skipped"
+
+hub-peers: $(MCP_RECORDER) $(MCP_CASSETTE)
 
 # the main job on the built-in demo server: record (stdio and Streamable HTTP), convert, check -> demo-output/
 demo: install
