@@ -152,6 +152,7 @@ _NAME_HINTS = (
     (".jsonrpc.json", "jsonrpc"),
     (".reel.jsonl", "reel"),
     (".mcp.jsonl", "reel"),
+    (".mcp.json", "mcp-cassette-pypi"),  # mcp-cassette's own name for its cassettes
     (".streamable-http.json", "streamable-http"),
     (".http-sse.json", "http-sse"),
 )

@@ -74,3 +74,9 @@ def test_the_real_tool_loads_and_inspects_a_cassette_we_wrote(tmp_path):
                              capture_output=True, text=True, timeout=60)
     assert inspect.returncode == 0, inspect.stderr[-2000:]
     assert "messages: 14" in inspect.stdout and "tools/call: 2" in inspect.stdout
+
+
+def test_the_output_name_chooses_the_format(tmp_path):
+    result = convert(FIXTURES / "hub/mcp-vcr/fixtures__with_notifications.yaml", tmp_path / "session.mcp.json")
+    assert result.to == "mcp-cassette-pypi" and result.output_choice.obvious
+    assert json.loads((tmp_path / "session.mcp.json").read_text())["messages"][5]["method"] == "notifications/tools/list_changed"
