@@ -13,7 +13,8 @@ command?, url?, era?:"legacy"|"modern", sessioned?, redaction?}``; entries follo
 The cassette's own members the model has no place for (``era``, ``sessioned``, ``redaction``, each
 entry's ``origin``) are kept (``SessionInfo.extra["mcp_cassette"]``, ``Message.extra["mcp_cassette"]``).
 As the format asks, entry types this reader does not know are skipped by MCP consumers: they are kept
-as another producer's lines (``Kind.EVENT``), and a future ``cassetteVersion`` is refused.
+as another producer's lines (``Kind.EVENT``, in mcp-replay's ``dir:"event"`` shape, so a reel keeps them),
+and a future ``cassetteVersion`` is refused.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from mcpreel import jsonio
 from mcpreel.formats._foreign import iso_time, object_at, offset_time, producer_of, rest, text_record
 from mcpreel.formats._source import Source, iter_json_lines
 from mcpreel.model import Kind, Message, Session, SessionInfo
+from mcpreel.timeutil import iso_from_ms
 
 NAME = "mcp-cassette-npm"
 EXTENSIONS = (".cassette.jsonl", ".jsonl")
@@ -123,9 +125,15 @@ def _entries(source: Source, info: SessionInfo) -> Iterator[Message]:
                 yield Message(d, _frame(source, chunk.get("frame"), line), t, ctx=ctx, source=line,
                               extra={"mcp_cassette": kept} if kept else None)
         else:
-            t = offset_time(source, start, entry.get("t"), f"line {line}: t", line) if "t" in entry else None
-            d = entry.get("dir")
-            yield Message(_DIRS.get(d) if isinstance(d, str) else None, entry, t, kind=Kind.EVENT, source=line)
+            # kept as an mcp-replay event line (``dir:"event"``, ``kind``, the entry whole in ``raw``), which a
+            # reel writes and reads back as it is
+            t = offset_time(source, start, entry.get("t"), f"line {line}: t", line) \
+                if isinstance(entry.get("t"), (int, float)) and not isinstance(entry.get("t"), bool) else None
+            event: dict[str, Any] = {"dir": "event", "kind": f"mcp-cassette.{typ if isinstance(typ, str) else 'unknown'}",
+                                     "raw": entry}
+            if t is not None:
+                event = {"t": iso_from_ms(t), **event}
+            yield Message("event", event, t, kind=Kind.EVENT, source=line)
 
 
 def read(source: Source) -> Session:

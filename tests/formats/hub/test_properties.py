@@ -18,7 +18,7 @@ from mcpreel.errors import McpreelError
 from mcpreel.formats import Source, get_reader, get_writer
 from mcpreel.inspect import analyze
 
-from ..support import FIXTURES, t1
+from ..support import FIXTURES, assert_same_wire, t1, wire
 from .samples import INSPECTOR_NETWORK, MCPSNOOP_LINES
 
 HUB = FIXTURES / "hub"
@@ -52,8 +52,12 @@ def _read_everything(fmt: str, data: bytes) -> None:
             assert str(exc) and "\n" not in str(exc)
             return
         analyze(session, payloads=True)
-        for out in ("reel", "qai", "har"):
+        for out in ("qai", "har"):
             get_writer(out)(session, io.BytesIO())
+        reel = Path(tmp) / "out.jsonl"  # whatever a reader accepts, a reel keeps and gives back
+        with open(reel, "wb") as fh:
+            get_writer("reel")(session, fh)
+        assert_same_wire(wire(get_reader("reel")(Source(reel)).materialize()), wire(session))
         try:
             t1(session)
         except McpreelError as exc:  # a mutated session may break the import contract: said in one line

@@ -41,12 +41,19 @@ def test_npm_cassette_raw_chunks_and_unknown_entries(tmp_path):
     assert s.info.transport == "streamable-http" and s.info.url == "http://127.0.0.1:1/mcp"
     assert s.info.extra["mcp_cassette"] == {"cassetteVersion": 2, "era": "modern", "sessioned": False}
     assert [(r.kind, r.dir) for r in recs] == [("message", "in"), ("message", "out"), ("message", "out"),
-                                               ("invalid", "out"), ("event", None), ("message", "in")]
+                                               ("invalid", "out"), ("event", "event"), ("message", "in")]
     assert [r.t - s.info.started for r in recs if r.t is not None] == [3, 6, 9, 10, 11, 12]
     assert recs[2].ctx == {"sse": {"event": "message"}, "stream": {"via": "post", "id": 1}}
     assert recs[2].extra == {"mcp_cassette": {"origin": "live"}}
-    assert recs[3].text == "Listening on 3000" and recs[4].raw["type"] == "state"
+    assert recs[3].text == "Listening on 3000"
+    assert recs[4].raw == {"t": "2026-08-16T00:00:00.011Z", "dir": "event", "kind": "mcp-cassette.state",
+                           "raw": {"type": "state", "t": 11, "note": "sketched in the doc, never written"}}
     assert recs[5].ctx == {"status": 400}
+    # and a reel keeps every one of them, the unknown entry included
+    from ..support import read_as, wire, write
+
+    back = read_as(write(s, tmp_path / "c.reel.jsonl", "reel"), "reel")
+    assert wire(back) == wire(s)
 
 
 @pytest.mark.parametrize(("header", "needle"), [
