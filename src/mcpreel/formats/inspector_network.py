@@ -57,7 +57,7 @@ def _is_jsonrpc(value: Any) -> bool:
                                     ("id" in value and ("result" in value or "error" in value)))
 
 
-def _body(source: Source, value: Any, n: int, what: str) -> str | None:
+def _body(value: Any) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
@@ -126,8 +126,8 @@ def read(source: Source) -> Session:
             resp_ctx["headers"] = resp_headers
         if e.get("error") is not None:
             resp_ctx["error"] = e["error"]
-        req_body = _body(source, e.get("requestBody"), n, "requestBody")
-        resp_body = _body(source, e.get("responseBody"), n, "responseBody")
+        req_body = _body(e.get("requestBody"))
+        resp_body = _body(e.get("responseBody"))
         first = len(out)
         if e.get("category") == "auth":
             if req_body is not None:
