@@ -47,6 +47,18 @@ def _hub_line(first: Any) -> Detection | None:
     return None
 
 
+def foreign_record(first: Any) -> Detection | None:
+    """Another recorder's record, which a reader of bare messages must not take for one (a forced
+    ``--format jsonrpc`` on an MCPSpy file would read its events as garbage)."""
+    return _hub_line(first)
+
+
+def foreign_document(doc: Any) -> Detection | None:
+    """Another recorder's JSON document (an mcp-cassette, an agent-vcr recording, an Inspector network
+    export...), which the Inspector reader must not take for its ``{"messages": [...]}`` or array."""
+    return _hub_document(doc)
+
+
 def _hub_document(doc: Any) -> Detection | None:
     """Other recorders' JSON documents."""
     from mcpreel.formats import agent_vcr, inspector_network, mcp_cassette_pypi, mcp_vcr

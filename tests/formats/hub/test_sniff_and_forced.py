@@ -118,3 +118,23 @@ def test_the_readme_lists_every_format():
     readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
     for name in FORMATS:
         assert f"`{name}`" in readme, name
+
+
+@pytest.mark.parametrize(("rel", "forced", "needle"), [
+    ("mcpspy/tests__expected_output_stdio.jsonl", "jsonrpc", "line 1 is not a JSON-RPC message but MCPSpy event"),
+    ("mcp-conformance-tomtom215/corpus__good__stdio-feature-session.jsonl", "jsonrpc", "(read it as mcp-conformance)"),
+    ("mcp-cassette-npm/tests__fixtures__stdio-tape.jsonl", "jsonrpc", "(read it as mcp-cassette-npm)"),
+    ("mcp-cassette-pypi/examples__cassettes__tools.mcp.json", "inspector", "not an MCP Inspector export but mcp-cassette"),
+    ("agent-vcr/examples__recordings__calculator-v1.vcr", "inspector", "(read it as agent-vcr)"),
+])
+def test_the_bare_message_readers_refuse_other_recorders_files(rel, forced, needle):
+    with pytest.raises(InputError) as err:
+        get_reader(forced)(Source(HUB / rel)).materialize()
+    assert needle in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_inspector_reader_refuses_a_network_export(tmp_path):
+    with pytest.raises(InputError, match="read it as inspector-network"):
+        get_reader("inspector")(Source(write_inspector_network(tmp_path / "n.json")))
+    with pytest.raises(InputError, match="read it as mcpsnoop"):
+        get_reader("jsonrpc")(Source(write_mcpsnoop(tmp_path / "s.jsonl"))).materialize()
