@@ -71,7 +71,7 @@ FORMATS: dict[str, FormatSpec] = {
                    description="LangChain / LangSmith tool runs"),
         FormatSpec("mcp-recorder", "mcpreel.formats.mcp_recorder", True, True, aliases=("cassette",),
                    description="mcp-recorder cassette"),
-        # the hub: other recorders' files (read), see ../shared/spec/08-other-recorders.md
+        # the hub: other recorders' files (mcp-cassette-pypi also written), see ../shared/spec/08-other-recorders.md
         FormatSpec("mcpspy", "mcpreel.formats.mcpspy", True, False, extensions=(".jsonl",),
                    description="MCPSpy JSONL events (stdio, http, sse)"),
         FormatSpec("mcp-cassette-npm", "mcpreel.formats.mcp_cassette_npm", True, False,
