@@ -11,7 +11,12 @@ EVERYTHING := $(PEERS)/node_modules/@modelcontextprotocol/server-everything/dist
 INSPECTOR_VERSION ?= 2.12.0
 INSPECTOR := $(PEERS)/node_modules/@modelcontextprotocol/inspector/package.json
 
-.PHONY: demo test install install-dev peers bench clean
+# other recorders, each in its own virtualenv, replaying cassettes mcpreel wrote (tests/formats/hub)
+MCP_RECORDER_VERSION ?= 0.5.0
+MCP_RECORDER := $(PEERS)/mcp-recorder/.installed-$(MCP_RECORDER_VERSION)
+MCP_CASSETTE := $(PEERS)/mcp-cassette/.installed
+
+.PHONY: demo test install install-dev peers hub-peers bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,11 +48,25 @@ $(INSPECTOR): $(EVERYTHING)
 
 peers: $(EVERYTHING) $(INSPECTOR)
 
+$(MCP_RECORDER):
+	@$(PYTHON) -m venv $(PEERS)/mcp-recorder && $(PEERS)/mcp-recorder/bin/pip install -q \
+		mcp-recorder==$(MCP_RECORDER_VERSION) && touch $@ \
+		|| echo "warning: mcp-recorder could not be installed; its replay test will be skipped"
+
+# mcp-cassette (PyPI) is not on every index: its test is skipped, saying so, when this fails
+$(MCP_CASSETTE):
+	@{ [ -x $(PEERS)/mcp-cassette/bin/pip ] || $(PYTHON) -m venv $(PEERS)/mcp-cassette; } \
+		&& $(PEERS)/mcp-cassette/bin/pip install -q mcp-cassette \
+		>/dev/null 2>&1 && touch $@ \
+		|| echo "warning: mcp-cassette could not be installed; its cassette test will be skipped"
+
+hub-peers: $(MCP_RECORDER) $(MCP_CASSETTE)
+
 # the main job on the built-in demo server: record (stdio and Streamable HTTP), convert, check -> demo-output/
 demo: install
 	$(VENV)/bin/mcpreel demo --out demo-output
 
-test: install-dev peers
+test: install-dev peers hub-peers
 	$(PY) -m pytest -n 2
 
 bench: install-dev

@@ -22,6 +22,7 @@ from typing import Any
 from mcpreel.errors import UsageError
 from mcpreel._infra.fileio import atomic_output
 from mcpreel.formats import FORMATS, canonical_name, format_for_name, get_writer, open_session, writer_names
+from mcpreel.formats._foreign import STASH_KEYS
 from mcpreel.formats.sniff import Detection
 from mcpreel.model import Kind, Message, Session
 
@@ -45,10 +46,15 @@ class Features:
     invalid: int = 0
     transport: int = 0
     event: int = 0
+    #: records with another recorder's own members (pids, flags), by stash (formats._foreign.STASH_KEYS)
+    foreign: dict[str, int] = field(default_factory=dict)
     header: bool = False
 
     def count(self, msg: Message) -> None:
         self.records += 1
+        if msg.extra and not STASH_KEYS.isdisjoint(msg.extra):
+            for key in STASH_KEYS.intersection(msg.extra):
+                self.foreign[key] = self.foreign.get(key, 0) + 1
         kind = msg.kind
         if kind == Kind.MESSAGE:
             self.messages += 1
@@ -98,6 +104,9 @@ class Features:
             out.append(n(self.transport, "transport-only event"))
         if self.event and "event" not in keeps:
             out.append(n(self.event, "line of another producer", "lines of another producer"))
+        lost_foreign = sum(c for key, c in self.foreign.items() if "foreign" not in keeps and f"foreign:{key}" not in keeps)
+        if lost_foreign:
+            out.append(f"the source recorder's own members of {n(lost_foreign, 'record')} (kept only by a reel)")
         return out
 
 

@@ -33,6 +33,11 @@ def is_v2_entry(item: Any) -> bool:
 
 
 def _items(source: Source, doc: Any) -> list[Any]:
+    from mcpreel.formats.sniff import foreign_document
+
+    found = foreign_document(doc)
+    if found is not None:  # another recorder's document, not an Inspector export
+        raise source.fail(f"not an MCP Inspector export but {found.reason} (read it as {found.format})")
     if isinstance(doc, list):
         return doc
     if isinstance(doc, dict):

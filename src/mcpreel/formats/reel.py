@@ -35,7 +35,8 @@ from mcpreel._infra.timeutil import iso_from_ms, ms_from_iso, now_ms
 NAME = "reel"
 LOSSES = ""
 #: what a reel keeps of a session: everything (see :mod:`mcpreel.convert`)
-KEEPS = frozenset({"time", "direction", "ctx", "edits", "drops", "stderr", "invalid", "transport", "event", "header"})
+KEEPS = frozenset({"time", "direction", "ctx", "edits", "drops", "stderr", "invalid", "transport", "event", "header",
+                   "foreign"})
 
 PRODUCER = {"name": "mcpreel", "version": __version__}
 _META_KEYS = frozenset(("v", "type", "startedAt", "label", "command", "producer", "transport", "url", "session", "metadata"))
