@@ -146,6 +146,8 @@ def _direct_http_session(rec: Message) -> str | None:
     if not isinstance(ctx, dict):
         return None
     found = _header(ctx.get("headers"), "mcp-session-id") or _query_session(ctx.get("path"))
+    if not isinstance(found, str):
+        found = None
     if found is None:
         sse = ctx.get("sse")
         if isinstance(sse, dict) and sse.get("event") == "endpoint":
@@ -161,7 +163,7 @@ def _http_session_of(rec: Message, http_ids: dict[Any, str]) -> str | None:
     if isinstance(ctx, dict):
         for key in ("exchange", "stream"):
             value = ctx.get(key)
-            if value is not None and value in http_ids:
+            if isinstance(value, (int, str)) and value in http_ids:
                 return http_ids[value]
     return None
 

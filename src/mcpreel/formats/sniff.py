@@ -108,7 +108,7 @@ def detect_document(doc: Any, name: str) -> Detection:
             return Detection("reel", "an mcp-replay v1 message line (no meta line)", obvious=False)
         if _is_jsonrpc(doc):
             return Detection("jsonrpc", "one JSON-RPC message", obvious=False)
-        keys = ", ".join(sorted(doc)[:6])
+        keys = ", ".join(jsonio.dumps_str(k) for k in sorted(doc)[:6])  # quoted: a key may hold a newline
         raise FormatError(f"not a session format mcpreel knows (a JSON object with members {keys})", path=name)
     if isinstance(doc, list):
         first = next((m for m in doc if isinstance(m, dict)), None)

@@ -133,11 +133,12 @@ class Mock:
 
         return max(self.sessions, key=score)  # max keeps the first of equals: recorded order
 
-    def initialize_answer(self, request: dict[str, Any], recorded: dict[str, Any] | None) -> dict[str, Any]:
-        """The ``initialize`` answer in the handshake era, at the version the client asked for when it is
-        one of that era (a real server negotiates so), else the recorded one."""
-        params = request.get("params")
-        asked = params.get("protocolVersion") if isinstance(params, dict) else None
+    def initialize_answer(self, request: dict[str, Any], recorded: dict[str, Any] | None,
+                          recorded_request: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The ``initialize`` answer in the handshake era, negotiated as the recorded server would: the
+        version the client asked for when the recorded server supports it, else the recorded one."""
+        asked = _asked_version(request)
+        recorded_asked = _asked_version(recorded_request) if recorded_request is not None else None
         if recorded is not None and "result" in recorded:
             result = dict(to_legacy_result(recorded["result"]))
         elif self.recorded_discover is not None:
@@ -147,7 +148,7 @@ class Mock:
             return self.synthetic_initialize(request)
         recorded_version = result.get("protocolVersion")
         if isinstance(recorded_version, str):  # a recorded answer without one stays as it was
-            result["protocolVersion"] = asked if asked in LEGACY_PROTOCOLS else recorded_version
+            result["protocolVersion"] = _negotiate(asked, recorded_version, recorded_asked)
         return {**(recorded or {"jsonrpc": "2.0"}), "id": request.get("id"), "result": result}
 
     def discover_answer(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -358,7 +359,8 @@ class MockConnection:
             self.mock.on_event(f"{ex.label()} has no answer in the recording: none is sent (id={request_id!r})")
         elif ex.method == "initialize" and self.client_initialize is not None:
             stats.answered += 1
-            emit(self.mock.initialize_answer({**self.client_initialize, "id": request_id}, ex.response))
+            emit(self.mock.initialize_answer({**self.client_initialize, "id": request_id}, ex.response,
+                                             ex.recorded_request))
         else:
             stats.answered += 1
             response = ex.response
@@ -415,6 +417,26 @@ class MockConnection:
             emit(answers)  # type: ignore[arg-type]
         elif not batch:
             emit({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request: empty batch"}})
+
+
+def _asked_version(request: dict[str, Any]) -> str | None:
+    params = request.get("params")
+    version = params.get("protocolVersion") if isinstance(params, dict) else None
+    return version if isinstance(version, str) else None
+
+
+def _negotiate(asked: str | None, recorded: str, recorded_asked: str | None) -> str:
+    """The version a server that answered ``recorded`` (to ``recorded_asked``) answers to ``asked``: the
+    same answer to the same question; the asked version when it is a handshake-era version no newer
+    than the recorded answer (the server supports up to that, as far as the recording shows), or any
+    one when the recorded answer is not a version the mock knows; else the recorded one."""
+    if asked is None or asked == recorded_asked or asked not in LEGACY_PROTOCOLS:
+        return recorded
+    if recorded not in LEGACY_PROTOCOLS or recorded_asked is None:
+        return asked
+    if recorded == recorded_asked:  # the server took what it was asked: it may support newer ones too
+        return asked
+    return asked if LEGACY_PROTOCOLS.index(asked) <= LEGACY_PROTOCOLS.index(recorded) else recorded
 
 
 def _readdress_progress(steps: list[dict[str, Any]], recorded: dict[str, Any],

@@ -17,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcpreel.convert import convert
 
 from ...conftest import ROOT, free_port
-from ...proxy_http.helpers import wait_port
+from ...record.http.helpers import wait_port
 from ..support import FIXTURES, read_as, t1, write
 from .test_t1_extended import the_session
 
