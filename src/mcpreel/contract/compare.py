@@ -99,6 +99,13 @@ def counts_at(changes: list[Change], fail_on: str) -> int:
     return sum(1 for ch in changes if ch.cls in FAIL_ON[fail_on])
 
 
+def _j(value: Any) -> str:
+    """A value as JSON text in a message (true, not True)."""
+    import json
+
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
 def _esc(name: str) -> str:
     return name.replace("~", "~0").replace("/", "~1")
 
@@ -141,7 +148,7 @@ def _schema_changes(old: Any, new: Any, path: str, role: str, out: list[Change])
             cls, what = (MINOR, "unconstrained") if inp else (BREAKING, "unconstrained")
         else:
             cls, what = BREAKING, "changed"
-        out.append(Change(cls, f"type-{what}", f"{path}/type", f"type {what}: {old.get('type')} -> {new.get('type')}",
+        out.append(Change(cls, f"type-{what}", f"{path}/type", f"type {what}: {_j(old.get('type'))} -> {_j(new.get('type'))}",
                           old.get("type"), new.get("type")))
 
     # enum
@@ -152,10 +159,10 @@ def _schema_changes(old: Any, new: Any, path: str, role: str, out: list[Change])
             added = [v for v in en if v not in eo]
             if removed:
                 out.append(Change(BREAKING if inp else MINOR, "enum-value-removed", f"{path}/enum",
-                                  f"enum value(s) removed: {removed}", eo, en))
+                                  f"enum value(s) removed: {_j(removed)}", eo, en))
             if added:
                 out.append(Change(DANGEROUS if inp else BREAKING, "enum-widened", f"{path}/enum",
-                                  f"enum value(s) added: {added}", eo, en))
+                                  f"enum value(s) added: {_j(added)}", eo, en))
         elif isinstance(en, list):
             out.append(Change(BREAKING if inp else MINOR, "enum-added", f"{path}/enum", "values now restricted to an enum", eo, en))
         else:
@@ -164,7 +171,7 @@ def _schema_changes(old: Any, new: Any, path: str, role: str, out: list[Change])
     # default, descriptions
     if old.get("default") != new.get("default"):
         out.append(Change(DANGEROUS, "default-changed", f"{path}/default",
-                          f"default changed: {old.get('default')!r} -> {new.get('default')!r}", old.get("default"), new.get("default")))
+                          f"default changed: {_j(old.get('default'))} -> {_j(new.get('default'))}", old.get("default"), new.get("default")))
     if old.get("description") != new.get("description"):
         out.append(Change(DANGEROUS, "description-changed", f"{path}/description", "description changed",
                           old.get("description"), new.get("description")))
@@ -209,7 +216,7 @@ def _schema_changes(old: Any, new: Any, path: str, role: str, out: list[Change])
         else:
             cls = MINOR if closed_now else DANGEROUS
         out.append(Change(cls, "additional-properties-changed", f"{path}/additionalProperties",
-                          f"additionalProperties {ao!r} -> {an!r}", ao, an))
+                          f"additionalProperties {_j(ao)} -> {_j(an)}", ao, an))
 
     if old.get("items") != new.get("items"):
         _schema_changes(old.get("items"), new.get("items"), f"{path}/items", role, out)
@@ -231,9 +238,9 @@ def _annotation_changes(old: Any, new: Any, path: str, out: list[Change]) -> Non
         if vo == vn:
             continue
         if vo == safe and vn != safe:
-            out.append(Change(DANGEROUS, "annotation-loosened", f"{path}/{key}", f"{key} loosened: {vo} -> {vn}", vo, vn))
+            out.append(Change(DANGEROUS, "annotation-loosened", f"{path}/{key}", f"{key} loosened: {_j(vo)} -> {_j(vn)}", vo, vn))
         else:
-            out.append(Change(MINOR, "annotation-tightened", f"{path}/{key}", f"{key} tightened: {vo} -> {vn}", vo, vn))
+            out.append(Change(MINOR, "annotation-tightened", f"{path}/{key}", f"{key} tightened: {_j(vo)} -> {_j(vn)}", vo, vn))
     for key in sorted((set(old) | set(new)) - set(ANNOTATIONS)):
         if old.get(key) != new.get(key):
             cls = MINOR if key == "title" else DANGEROUS

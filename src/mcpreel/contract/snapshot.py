@@ -60,7 +60,10 @@ class Contract:
         return doc
 
     def dumps(self) -> bytes:
-        return jsonio.dumps_indented(self.to_json()) + b"\n"
+        """Indented, every object's keys sorted: the same offer is the same bytes, whatever the era or server."""
+        import json
+
+        return json.dumps(self.to_json(), indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8") + b"\n"
 
     @classmethod
     def from_json(cls, doc: Any, *, path: str | None = None) -> Contract:
