@@ -32,6 +32,8 @@ COMMANDS: dict[str, str] = {
     "demo-server": "mcpreel.cli.demo_cmd:demo_server_command",
     "demo": "mcpreel.cli.demo_cmd:demo_command",
     "contract": "mcpreel.cli.contract_cmd:contract_group",
+    "wrap": "mcpreel.cli.wrap_cmd:wrap_command",
+    "unwrap": "mcpreel.cli.wrap_cmd:unwrap_command",
 }
 
 
