@@ -7,6 +7,9 @@ PEERS  := .peers
 # the reference MCP server from the npm registry, a real peer in the end-to-end tests
 EVERYTHING_VERSION ?= 2026.8.31
 EVERYTHING := $(PEERS)/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+# the SARIF 2.1.0 JSON schema (Microsoft's sarif-js-sdk ships it) that the tests validate our SARIF against
+JEST_SARIF_VERSION ?= 1.0.0-beta.0
+SARIF_SCHEMA := $(PEERS)/node_modules/@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json
 
 .PHONY: demo test install install-dev peers bench clean
 
@@ -31,7 +34,13 @@ $(EVERYTHING):
 			@modelcontextprotocol/server-everything@$(EVERYTHING_VERSION) || echo "warning: npm install failed; server-everything tests will be skipped"; \
 	else echo "warning: npm not found; server-everything tests will be skipped"; fi
 
-peers: $(EVERYTHING)
+$(SARIF_SCHEMA):
+	@if command -v npm >/dev/null 2>&1; then \
+		mkdir -p $(PEERS) && npm install --silent --no-audit --no-fund --prefix $(PEERS) \
+			@microsoft/jest-sarif@$(JEST_SARIF_VERSION) || echo "warning: npm install failed; SARIF schema checks will be skipped"; \
+	else echo "warning: npm not found; SARIF schema checks will be skipped"; fi
+
+peers: $(EVERYTHING) $(SARIF_SCHEMA)
 
 # the main job on the built-in demo server: record (stdio and Streamable HTTP), convert, check -> demo-output/
 demo: install

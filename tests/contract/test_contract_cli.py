@@ -126,3 +126,25 @@ def test_could_not_run_is_exit_2(tmp_path, recordings):
     proc = mcpreel("contract", "snapshot", str(empty), "-o", str(tmp_path / "x.json"))
     assert proc.returncode == 2 and "nothing to snapshot" in proc.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def test_sarif_report_is_valid_and_classes_map_to_levels(recordings, tmp_path):
+    from tests.sarif_schema import validate_sarif
+
+    contract = tmp_path / "c.json"
+    assert mcpreel("contract", "snapshot", str(recordings["auto"]), "-o", str(contract)).returncode == 0
+    out = tmp_path / "contract.sarif"
+    proc = mcpreel("contract", "check", str(contract), "--command", f"{SERVER} v2", "--format", "sarif",
+                   "--sarif", str(out))
+    assert proc.returncode == 1
+    doc = json.loads(proc.stdout)
+    assert doc == json.loads(out.read_text())
+    validate_sarif(doc)
+    levels = {r["ruleId"]: r["level"] for r in doc["runs"][0]["results"]}
+    assert levels["contract/tool-removed"] == "error"
+    assert levels["contract/annotation-loosened"] == "warning"
+    assert levels["contract/tool-added"] == "note"
+    same = mcpreel("contract", "check", str(contract), "--command", SERVER, "--format", "sarif")
+    assert same.returncode == 0
+    validate_sarif(json.loads(same.stdout))
+    assert json.loads(same.stdout)["runs"][0]["results"] == []

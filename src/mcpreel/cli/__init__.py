@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "contract": "mcpreel.cli.contract_cmd:contract_group",
     "wrap": "mcpreel.cli.wrap_cmd:wrap_command",
     "unwrap": "mcpreel.cli.wrap_cmd:unwrap_command",
+    "audit": "mcpreel.cli.audit_cmd:audit_command",
 }
 
 
