@@ -148,3 +148,22 @@ def test_sarif_report_is_valid_and_classes_map_to_levels(recordings, tmp_path):
     assert same.returncode == 0
     validate_sarif(json.loads(same.stdout))
     assert json.loads(same.stdout)["runs"][0]["results"] == []
+
+
+def test_diff_of_two_recordings_reports_the_classes_and_sarif(recordings, tmp_path):
+    from tests.sarif_schema import validate_sarif
+
+    v2 = tmp_path / "v2.jsonl"
+    record_era("legacy", v2, f"{SERVER} v2")
+    sarif = tmp_path / "diff.sarif"
+    proc = mcpreel("diff", str(recordings["legacy"]), str(v2), "--json", "--sarif", str(sarif))
+    assert proc.returncode == 1, proc.stderr
+    got = {(c["class"], c["rule"], c["path"]) for c in json.loads(proc.stdout)["tool_classes"]}
+    assert ("breaking", "tool-removed", "/tools/delete_all") in got
+    assert ("dangerous", "description-changed", "/tools/search/description") in got
+    assert ("minor", "tool-added", "/tools/stats") in got
+    doc = json.loads(sarif.read_text())
+    validate_sarif(doc)
+    assert {r["ruleId"] for r in doc["runs"][0]["results"]} >= {"contract/tool-removed", "contract/tool-added"}
+    text = mcpreel("diff", str(recordings["legacy"]), str(v2))
+    assert "tool contract: breaking  /tools/delete_all: tool 'delete_all' removed" in text.stdout

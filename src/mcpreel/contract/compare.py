@@ -346,3 +346,18 @@ def compare(old: Contract, new: Contract, *, fail_on: str = "dangerous") -> Cont
                           so.get("version"), sn.get("version")))
     out.sort(key=lambda ch: (_RANK[ch.cls], ch.path))
     return ContractDiff(out, fail_on)
+
+
+def classify_tool_changes(a: Any, b: Any) -> list[Change]:
+    """The contract classes of what changed in the *tools* two recordings saw (what ``diff`` reports).
+
+    Only when both listed tools; prompts and resources are the contract check's business.
+    """
+    from mcpreel.contract.snapshot import from_session
+
+    ca, cb = from_session(a), from_session(b)
+    if "tools" not in ca.listed or "tools" not in cb.listed:
+        return []
+    ca.listed, cb.listed = {"tools"}, {"tools"}
+    ca.server, cb.server = {}, {}
+    return compare(ca, cb).changes
