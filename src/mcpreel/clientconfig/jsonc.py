@@ -189,7 +189,10 @@ class _Parser:
 def parse(text: str) -> Node:
     """The document's root node; raises :class:`JsoncError` (with line and column) on anything else."""
     p = _Parser(text)
-    root = p.value()
+    try:
+        root = p.value()
+    except RecursionError:
+        raise p.fail("nested too deeply") from None
     p.skip()
     if p.i != len(text):
         raise p.fail("unexpected text after the document")
