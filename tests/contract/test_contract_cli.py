@@ -167,3 +167,23 @@ def test_diff_of_two_recordings_reports_the_classes_and_sarif(recordings, tmp_pa
     assert {r["ruleId"] for r in doc["runs"][0]["results"]} >= {"contract/tool-removed", "contract/tool-added"}
     text = mcpreel("diff", str(recordings["legacy"]), str(v2))
     assert "tool contract: breaking  /tools/delete_all: tool 'delete_all' removed" in text.stdout
+
+
+@pytest.mark.parametrize("transport", ["streamable-http", "sse"])
+def test_live_http_server(tmp_path, transport):
+    from tests.conftest import free_port
+    from tests.replay.e2e_helpers import PEERS, PY, Background
+
+    port = free_port()
+    server = Background([PY, str(PEERS / "sdk_server.py"), transport, str(port)], port=port)
+    try:
+        url = f"http://127.0.0.1:{port}/" + ("mcp" if transport == "streamable-http" else "sse")
+        out = tmp_path / "c.json"
+        proc = mcpreel("contract", "snapshot", url, "-o", str(out))
+        assert proc.returncode == 0, proc.stderr
+        assert sorted(json.loads(out.read_text())["tools"]) == ["add", "ask", "echo", "fail"]
+        assert mcpreel("contract", "check", str(out), "--url", url, "--fail-on", "any").returncode == 0
+        audit = mcpreel("audit", url, "--format", "json")
+        assert audit.returncode == 0 and json.loads(audit.stdout)["toolsSeen"] == 4
+    finally:
+        server.stop()
