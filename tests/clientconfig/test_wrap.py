@@ -204,3 +204,33 @@ def test_macos_and_windows_locations(tmp_path):
     assert win["claude-desktop"] == tmp_path / "AD/Claude/claude_desktop_config.json"
     codex = {f.client: f.path for f in candidate_files(tmp_path, env={"CODEX_HOME": str(tmp_path / "cx")})}
     assert codex["codex"] == tmp_path / "cx/config.toml"
+
+
+def test_transport_of_each_http_shape():
+    from mcpreel.clientconfig.clients import ClientFile
+    from mcpreel.clientconfig.wrapping import ServerInfo
+
+    def kind(client, entry):
+        return ServerInfo(ClientFile(client, "user", Path("/x"), "json", "mcpServers"), "s", entry, False).transport
+
+    assert kind("gemini", {"url": "http://h/events"}) == "sse"
+    assert kind("gemini", {"httpUrl": "http://h/mcp"}) == "streamable-http"
+    assert kind("windsurf", {"serverUrl": "http://h/mcp"}) == "streamable-http"
+    assert kind("cursor", {"url": "http://h/sse"}) == "sse"
+    assert kind("vscode", {"type": "sse", "url": "http://h/events"}) == "sse"
+    assert kind("claude-code", {"type": "stdio", "command": "x"}) == "stdio"
+
+
+def test_wrap_http_then_unwrap_every_shape(env):
+    for case in ("claude-code", "cursor", "windsurf", "gemini", "codex", "vscode"):
+        path = place(env, case)
+        original = path.read_bytes()
+        r = run(env, "wrap", *CASES[case][3], "--http", "9100")
+        assert r.exit_code == 0, r.output
+        for name in CASES[case][3]:
+            entry = servers(path)[name]
+            assert any(isinstance(v, str) and v.startswith("http://127.0.0.1:91") for v in entry.values()), entry
+        assert "start the recording proxy with mcpreel record --transport" in r.output
+        assert run(env, "unwrap").exit_code == 0
+        assert path.read_bytes() == original
+        path.unlink()

@@ -97,3 +97,43 @@ def test_entry_without_args_gets_them_after_command(tmp_path):
     assert entry["args"][-2:] == ["--", "/usr/local/bin/solo-server"]
     assert mcpreel(home, "unwrap").returncode == 0
     assert config.read_bytes() == original
+
+
+def test_http_server_pointed_at_a_recording_proxy(tmp_path):
+    """wrap --http: the client's URL becomes the proxy's; the printed command starts the proxy; unwrap restores."""
+    import re
+    import shlex
+
+    from tests.conftest import free_port
+    from tests.replay.e2e_helpers import PEERS, Background, run_client
+
+    home = tmp_path / "home"
+    config = home / "proj" / ".vscode" / "mcp.json"
+    config.parent.mkdir(parents=True)
+    server_port, proxy_port = free_port(), free_port()
+    original = ('{\n  // team servers\n  "servers": {\n    "api": {"type": "http", "url": "http://127.0.0.1:%d/mcp"}\n'
+                '  }\n}\n' % server_port).encode()
+    config.write_bytes(original)
+    r = mcpreel(home, "wrap", "api", "--http", str(proxy_port))
+    assert r.returncode == 0, r.stderr
+    url = parse_url(config)
+    assert url == f"http://127.0.0.1:{proxy_port}/mcp"
+    command = re.search(r"start the recording proxy with (mcpreel record .*)$", r.stderr, re.M).group(1)
+    argv = [PY, "-m", "mcpreel", *shlex.split(command)[1:], "--out", str(tmp_path / "api.jsonl")]
+    server = Background([PY, str(PEERS / "sdk_server.py"), "streamable-http", str(server_port)], port=server_port)
+    proxy = Background(argv, port=proxy_port)
+    try:
+        got = run_client("streamable-http", url)
+        assert got["echo"]["text"] == "hello"
+    finally:
+        proxy.stop()
+        server.stop()
+    assert "tools/call" in methods(tmp_path / "api.jsonl")
+    assert mcpreel(home, "unwrap").returncode == 0
+    assert config.read_bytes() == original
+
+
+def parse_url(config: Path) -> str:
+    from mcpreel.clientconfig.jsonc import parse
+
+    return parse(config.read_text()).value["servers"]["api"]["url"]

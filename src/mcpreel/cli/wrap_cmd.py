@@ -74,12 +74,15 @@ def _show_list(docs) -> None:  # type: ignore[no-untyped-def]
 @click.option("--sessions-dir", type=click.Path(file_okay=False),
               help="Where recordings go, one folder per client and server [default: ~/.mcpreel/sessions].")
 @click.option("--redact", is_flag=True, help="Record with secrets redacted (record --redact).")
+@click.option("--http", "http_port", type=click.IntRange(1, 65535), default=None, is_flag=False, flag_value=8765,
+              metavar="[PORT]", help="Also point the chosen HTTP servers at a recording proxy on 127.0.0.1:PORT "
+                                     "(8765, counting up); prints the `mcpreel record` command that starts it.")
 @click.option("--mcpreel", "mcpreel_cmd", metavar="'CMD'",
               help="How clients start mcpreel [default: this installation's mcpreel, absolute path].")
 @output.run_command
 def wrap_command(names: tuple[str, ...], clients: tuple[str, ...], configs: tuple[str, ...], home: str | None,
                  project: str, dry_run: bool, all_: bool, list_: bool, sessions_dir: str | None, redact: bool,
-                 mcpreel_cmd: str | None) -> None:
+                 http_port: int | None, mcpreel_cmd: str | None) -> None:
     """Make MCP clients start their stdio servers through `mcpreel record`.
 
     \b
@@ -103,7 +106,12 @@ def wrap_command(names: tuple[str, ...], clients: tuple[str, ...], configs: tupl
     home_dir = Path(home).expanduser() if home else Path.home()
     root = Path(sessions_dir).expanduser().resolve() if sessions_dir else home_dir / ".mcpreel" / "sessions"
     argv = shlex.split(mcpreel_cmd) if mcpreel_cmd else default_mcpreel_argv()
-    edits = [plan_wrap(d, names, all_=all_, mcpreel_argv=argv, sessions_root=root, redact=redact) for d in docs]
+    edits = []
+    for d in docs:
+        edits.append(plan_wrap(d, names, all_=all_, mcpreel_argv=argv, sessions_root=root, redact=redact,
+                               http_port=http_port))
+        if http_port is not None:
+            http_port += sum(1 for n in edits[-1].notes if "now points at" in n)
     _finish(edits, names, dry_run)
 
 

@@ -86,14 +86,21 @@ class ServerInfo:
             return "stdio"
         if kind == "sse" or (self.url or "").rstrip("/").endswith("/sse"):
             return "sse"
+        if self.file.client == "gemini" and "url" in e and "httpUrl" not in e:
+            return "sse"  # Gemini CLI: url is SSE, httpUrl is Streamable HTTP
         return "streamable-http" if self.url else (kind or "unknown")
 
     @property
-    def url(self) -> str | None:
+    def url_key(self) -> str | None:
         for key in ("url", "serverUrl", "httpUrl"):
             if isinstance(self.entry.get(key), str):
-                return self.entry[key]
+                return key
         return None
+
+    @property
+    def url(self) -> str | None:
+        key = self.url_key
+        return self.entry[key] if key else None
 
     @property
     def target(self) -> str:
@@ -176,7 +183,9 @@ def _verify(doc: ConfigDocument, new_text: str, expected: dict[str, dict[str, An
 
 
 def plan_wrap(doc: ConfigDocument, names: Sequence[str], *, all_: bool, mcpreel_argv: Sequence[str],
-              sessions_root: Path, redact: bool) -> Edit:
+              sessions_root: Path, redact: bool, http_port: int | None = None) -> Edit:
+    """Wrap the chosen stdio servers; with ``http_port`` also point the chosen HTTP servers at a recording
+    proxy (one port each, counting up), and say the ``mcpreel record`` command that starts it."""
     state = _load_state(doc.file.path)
     servers = doc.servers()
     edit = Edit(doc, doc.text, state)
@@ -184,16 +193,25 @@ def plan_wrap(doc: ConfigDocument, names: Sequence[str], *, all_: bool, mcpreel_
         if info.wrapped:
             edit.notes.append(f"{info.name}: already wrapped")
             continue
-        if info.transport != "stdio":
+        out_dir = sessions_root / doc.file.client / info.name
+        if info.transport == "stdio":
+            new_entry = wrapped_entry(servers[info.name], name=info.name, mcpreel_argv=mcpreel_argv,
+                                      out_dir=out_dir, redact=redact)
+            note = f"{info.name}: wrapped; sessions go to {out_dir}"
+        elif info.url_key and http_port is not None:
+            port, http_port = http_port, http_port + 1
+            argv = http_record_argv(info, port) + (["--redact"] if redact else [])
+            new_entry = {k: (proxy_url(info, port) if k == info.url_key else v) for k, v in servers[info.name].items()}
+            note = (f"{info.name}: now points at {proxy_url(info, port)}; start the recording proxy with "
+                    f"{shlex.join(argv)}")
+        else:
             edit.notes.append(f"{info.name}: {info.transport} server at {info.url}: run "
-                              f"{shlex.join(http_record_argv(info))} and point the client at {proxy_url(info)}")
+                              f"{shlex.join(http_record_argv(info))} and point the client at {proxy_url(info)} "
+                              "(or wrap --http)")
             continue
         cur = ConfigDocument(doc.file, edit.new_text)
         start, end = cur.span(info.name)
         original_text = cur.text[start:end]
-        out_dir = sessions_root / doc.file.client / info.name
-        new_entry = wrapped_entry(servers[info.name], name=info.name, mcpreel_argv=mcpreel_argv, out_dir=out_dir,
-                                  redact=redact)
         new_text = cur.with_entry(info.name, new_entry)
         servers = {**servers, info.name: new_entry}
         _verify(doc, new_text, servers)
@@ -201,7 +219,7 @@ def plan_wrap(doc: ConfigDocument, names: Sequence[str], *, all_: bool, mcpreel_
         state["servers"][info.name] = {"original": original_text, "wrapped": new_text[ns:ne], "out_dir": str(out_dir)}
         edit.new_text = new_text
         edit.changed.append(info.name)
-        edit.notes.append(f"{info.name}: wrapped; sessions go to {out_dir}")
+        edit.notes.append(note)
     return edit
 
 
