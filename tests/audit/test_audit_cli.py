@@ -66,3 +66,17 @@ def test_fail_on_rules_file_and_exit_2(tmp_path):
     assert proc.returncode == 2 and str(rules) in proc.stderr and "Traceback" not in proc.stderr
     proc = mcpreel("audit", str(tmp_path / "missing.jsonl"))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_merged_recordings_of_two_servers(tmp_path):
+    a, b, merged = tmp_path / "v1.jsonl", tmp_path / "v2.jsonl", tmp_path / "merged.jsonl"
+    record_era("legacy", a)
+    record_era("auto", b, f"{SERVER} v2")
+    assert mcpreel("merge", str(a), str(b), "-o", str(merged)).returncode == 0
+    proc = mcpreel("audit", str(merged), "--format", "json")
+    assert proc.returncode == 1
+    dupes = {f["path"]: f for f in json.loads(proc.stdout)["findings"] if f["rule"] == "MCPA004"}
+    assert set(dupes) == {"/tools/search", "/tools/lookup"}
+    assert "v1.jsonl" in dupes["/tools/search"]["excerpt"] and "v2.jsonl" in dupes["/tools/search"]["excerpt"]
+    snap = mcpreel("contract", "snapshot", str(merged))
+    assert snap.returncode == 2 and "holds 2 servers" in snap.stderr

@@ -57,6 +57,7 @@ def snapshot_command(source: str | None, command: str | None, url: str | None, t
     session, name = open_source(source, command=command, url=url, fmt=input_format, transport=transport,
                                 headers=headers, timeout=timeout)
     contract = from_session(session, source=name)
+    _one_server(contract, name)
     if not contract.listed:
         raise InputError("holds no tools/list, prompts/list or resources/list answer: nothing to snapshot", path=name)
     data = contract.dumps()
@@ -67,6 +68,12 @@ def snapshot_command(source: str | None, command: str | None, url: str | None, t
         output.info(f"contract of {name}: {counts} -> {out}")
     else:
         sys.stdout.write(data.decode("utf-8"))
+
+
+def _one_server(contract, name: str) -> None:  # type: ignore[no-untyped-def]
+    if len(contract.scopes) > 1:
+        raise InputError(f"holds {len(contract.scopes)} servers (a merged file: {', '.join(sorted(contract.scopes))}); "
+                         "a contract is one server's: give one recording", path=name)
 
 
 def contract_sarif(diff, contract_path: str) -> dict:  # type: ignore[no-untyped-def]
@@ -111,6 +118,7 @@ def check_command(ctx: click.Context, contract_file: str, source: str | None, co
     session, name = open_source(source, command=command, url=url, fmt=input_format, transport=transport,
                                 headers=headers, timeout=timeout)
     new = from_session(session, source=name)
+    _one_server(new, name)
     if not new.listed:
         raise InputError("holds no tools/list, prompts/list or resources/list answer: nothing to check", path=name)
     diff = compare(old, new, fail_on=fail_on)

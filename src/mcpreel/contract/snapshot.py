@@ -44,6 +44,7 @@ class Contract:
     resourceTemplates: dict[str, dict[str, Any]] = field(default_factory=dict)  # noqa: N815 (the MCP name)
     listed: set[str] = field(default_factory=set)
     source: str | None = None
+    scopes: set[str] = field(default_factory=set)  # the servers of a merged session (not written)
 
     def entries(self, kind: str) -> dict[str, dict[str, Any]]:
         return getattr(self, kind)
@@ -136,6 +137,8 @@ def from_session(session: Session, *, source: str | None = None) -> Contract:
         if m.kind != Kind.MESSAGE or m.dropped or m.dir is None:
             continue
         scope = m.extra.get(SCOPE_KEY) if m.extra else None
+        if isinstance(scope, str):
+            c.scopes.add(scope)
         for raw in m.members():
             method = raw.get("method")
             if isinstance(method, str):
