@@ -149,7 +149,7 @@ def test_dry_run_prints_the_diff_and_writes_nothing(env):
     original = path.read_bytes()
     r = run(env, "wrap", "--all", "--dry-run", "--mcpreel", MCPREEL)
     assert r.exit_code == 0
-    assert f"-      \"command\": \"npx\"," in r.output and f"+      \"command\": \"{MCPREEL}\"," in r.output
+    assert "-      \"command\": \"npx\"," in r.output and f"+      \"command\": \"{MCPREEL}\"," in r.output
     assert path.read_bytes() == original
     assert not path.with_name(path.name + ".mcpreel-backup").exists()
 
@@ -234,3 +234,14 @@ def test_wrap_http_then_unwrap_every_shape(env):
         assert run(env, "unwrap").exit_code == 0
         assert path.read_bytes() == original
         path.unlink()
+
+
+def test_client_prefixed_names_touch_only_that_client(env):
+    cursor, desktop = place(env, "cursor"), place(env, "claude-desktop")
+    c0, d0 = cursor.read_bytes(), desktop.read_bytes()
+    assert run(env, "wrap", "claude-desktop:github", "--mcpreel", MCPREEL).exit_code == 0
+    assert cursor.read_bytes() == c0 and desktop.read_bytes() != d0
+    assert run(env, "unwrap", "cursor:github").exit_code == 0
+    assert desktop.read_bytes() != d0  # the prefix names another client: nothing restored
+    assert run(env, "unwrap", "claude-desktop:github").exit_code == 0
+    assert desktop.read_bytes() == d0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 from pathlib import Path
@@ -94,7 +93,7 @@ def wrap_command(names: tuple[str, ...], clients: tuple[str, ...], configs: tupl
     keeps what `mcpreel unwrap` needs to restore every entry exactly. HTTP servers are listed with the
     `mcpreel record` command to run and the URL to give the client instead.
     """
-    from mcpreel.clientconfig import apply_edit, plan_wrap
+    from mcpreel.clientconfig import plan_wrap
     from mcpreel.clientconfig.wrapping import default_mcpreel_argv
 
     docs = documents(home, project, clients, configs)

@@ -8,6 +8,7 @@ Claude Desktop, Cursor, Windsurf and Claude Code files.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,7 @@ class Node:
         return node
 
 
+_NUMBER = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
 
@@ -91,9 +93,7 @@ class _Parser:
         return self.number()
 
     def number(self) -> Node:
-        import re
-
-        m = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?").match(self.s, self.i)
+        m = _NUMBER.match(self.s, self.i)
         if not m or not m.group(0):
             raise self.fail(f"unexpected {self.s[self.i]!r}")
         start, self.i = self.i, m.end()

@@ -228,7 +228,9 @@ def plan_unwrap(doc: ConfigDocument, names: Sequence[str], *, all_: bool, force:
     edit = Edit(doc, doc.text, state)
     known = state["servers"]
     current = doc.servers()
-    wanted = list(known) if all_ or not names else [n.split(":", 1)[-1] for n in names]
+    client = doc.file.client
+    wanted = list(known) if all_ or not names else [
+        n.split(":", 1)[-1] for n in names if ":" not in n or n.split(":", 1)[0] == client]
     for name in wanted:
         if name not in known:
             if name in current and looks_wrapped(current[name]):
