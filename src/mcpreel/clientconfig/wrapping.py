@@ -216,6 +216,9 @@ def plan_wrap(doc: ConfigDocument, names: Sequence[str], *, all_: bool, mcpreel_
         servers = {**servers, info.name: new_entry}
         _verify(doc, new_text, servers)
         ns, ne = ConfigDocument(doc.file, new_text).span(info.name)
+        if new_text[:ns] != cur.text[:start] or new_text[ne:] != cur.text[end:]:
+            raise InputError(f"editing {info.name!r} would change text outside its entry: nothing written",
+                             path=str(doc.file.path))
         state["servers"][info.name] = {"original": original_text, "wrapped": new_text[ns:ne], "out_dir": str(out_dir)}
         edit.new_text = new_text
         edit.changed.append(info.name)
