@@ -10,6 +10,9 @@ EVERYTHING := $(PEERS)/node_modules/@modelcontextprotocol/server-everything/dist
 # the MCP Inspector CLI, a client no one here wrote (pinned: a plain install resolves 0.15 on node 20)
 INSPECTOR_VERSION ?= 2.12.0
 INSPECTOR := $(PEERS)/node_modules/@modelcontextprotocol/inspector/package.json
+# the SARIF 2.1.0 JSON schema (Microsoft's sarif-js-sdk ships it) that the tests validate our SARIF against
+JEST_SARIF_VERSION ?= 1.0.0-beta.0
+SARIF_SCHEMA := $(PEERS)/node_modules/@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json
 
 # other recorders, each in its own virtualenv, replaying cassettes mcpreel wrote (tests/formats/hub)
 MCP_RECORDER_VERSION ?= 0.5.0
@@ -33,20 +36,20 @@ $(VENV)/.installed-dev: pyproject.toml
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
-$(EVERYTHING):
-	@if command -v npm >/dev/null 2>&1; then \
-		mkdir -p $(PEERS) && npm install --silent --no-audit --no-fund --prefix $(PEERS) \
-			@modelcontextprotocol/server-everything@$(EVERYTHING_VERSION) || echo "warning: npm install failed; server-everything tests will be skipped"; \
-	else echo "warning: npm not found; server-everything tests will be skipped"; fi
 
-$(INSPECTOR): $(EVERYTHING)
-	@if command -v npm >/dev/null 2>&1; then \
-		npm install --silent --no-audit --no-fund --prefix $(PEERS) \
-			@modelcontextprotocol/server-everything@$(EVERYTHING_VERSION) \
-			@modelcontextprotocol/inspector@$(INSPECTOR_VERSION) || echo "warning: npm install failed; Inspector CLI tests will be skipped"; \
-	fi
+# every npm peer in one install, pinned (a later install of one alone would re-resolve the others)
+NPM_PEERS := @modelcontextprotocol/server-everything@$(EVERYTHING_VERSION) \
+	@modelcontextprotocol/inspector@$(INSPECTOR_VERSION) \
+	@microsoft/jest-sarif@$(JEST_SARIF_VERSION)
+NPM_STAMP := $(PEERS)/.npm-$(EVERYTHING_VERSION)-$(INSPECTOR_VERSION)-$(JEST_SARIF_VERSION)
 
-peers: $(EVERYTHING) $(INSPECTOR)
+$(NPM_STAMP):
+	@if command -v npm >/dev/null 2>&1; then \
+		mkdir -p $(PEERS) && npm install --silent --no-audit --no-fund --prefix $(PEERS) $(NPM_PEERS) \
+			&& touch $@ || echo "warning: npm install failed; the tests of npm peers will fail or skip"; \
+	else echo "warning: npm not found; the tests of npm peers will be skipped"; fi
+
+peers: $(NPM_STAMP)
 
 $(MCP_RECORDER):
 	@$(PYTHON) -m venv $(PEERS)/mcp-recorder && $(PEERS)/mcp-recorder/bin/pip install -q \

@@ -31,6 +31,10 @@ COMMANDS: dict[str, str] = {
     "check": "mcpreel.cli.check_cmd:check_command",
     "demo-server": "mcpreel.cli.demo_cmd:demo_server_command",
     "demo": "mcpreel.cli.demo_cmd:demo_command",
+    "contract": "mcpreel.cli.contract_cmd:contract_group",
+    "wrap": "mcpreel.cli.wrap_cmd:wrap_command",
+    "unwrap": "mcpreel.cli.wrap_cmd:unwrap_command",
+    "audit": "mcpreel.cli.audit_cmd:audit_command",
 }
 
 

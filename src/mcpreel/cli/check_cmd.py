@@ -78,10 +78,12 @@ def _text_console() -> Console:
               help="An HTTP header sent on every request, e.g. 'Authorization: Bearer …' (repeatable).")
 @click.option("--strict", is_flag=True, help="Count warnings as failures (exit 1).")
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="Also write the report to this file.")
+@click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False),
+              help="Also write a SARIF 2.1.0 report here (failed checks as errors, warnings as warnings).")
 @output.run_command
 def check_command(url: str | None, command: str | None, profile: str, calls: tuple[dict[str, Any], ...],
                   no_call: bool, fmt: str, timeout: float, headers: tuple[tuple[str, str], ...], strict: bool,
-                  out: str | None) -> None:
+                  out: str | None, sarif_path: str | None = None) -> None:
     """Check a live MCP server against seed 002's format and MCP's rules.
 
     Exit 0 when nothing failed, 1 when a check failed, 2 when the server could not be reached.
@@ -106,4 +108,26 @@ def check_command(url: str | None, command: str | None, profile: str, calls: tup
     if out:
         output.save_text(out, doc if doc is not None else "\n".join(render.plain_lines(report)) + "\n")
         output.info(f"report written to {out}")
+    if sarif_path:
+        from mcpreel.cli.replay_cmd import save
+
+        save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(_check_sarif(report))))
     sys.exit(report.exit_code)
+
+
+def _check_sarif(report: Any) -> dict[str, Any]:
+    """Failed checks are errors, warnings are warnings; passed and skipped checks are rules without results."""
+    from mcpreel.render.sarif import Finding, RuleInfo, sarif_log
+
+    levels = {"fail": "error", "warn": "warning"}
+    rules: dict[str, RuleInfo] = {}
+    findings = []
+    for r in report.results:
+        rid = f"check/{r.id}"
+        rules.setdefault(rid, RuleInfo(rid, r.title, "error", help=r.fix))
+        level = levels.get(str(r.status).lower())
+        if level:
+            findings.append(Finding(rid, level, r.summary or r.title, f"/checks/{r.id}",
+                                    properties={"status": r.status, **({"issue": r.issue} if r.issue else {})}))
+    return sarif_log("check", list(rules.values()), findings,
+                     properties={"target": report.target, "counts": report.counts()})

@@ -82,6 +82,7 @@ def run_record(
     quiet: bool,
     command_flag: str = "-- CMD",
     target_flag: str = "--target",
+    out_dir: str | None = None,
 ) -> None:
     """Check the words of the call, pick the defaults, run the recorder of ``transport``, exit with its code."""
     from mcpreel.record import ServerStartError, default_label, default_out_path, record_stdio
@@ -125,7 +126,9 @@ def run_record(
             envelope=envelope, allow_origins=list(allow_origins),
         ))
 
-    out_path = Path(out) if out else default_out_path(label)
+    if out_dir and out:
+        raise UsageError("give --out or --out-dir, not both")
+    out_path = Path(out) if out else default_out_path(label, directory=out_dir) if out_dir else default_out_path(label)
     shown = list(command)
     if redactor is not None:
         shown = Redactor().command(shown)  # a redactor of its own: the recording counts only what it records
@@ -153,10 +156,13 @@ def run_record(
 )
 @record_options
 @click.option("--target", metavar="URL", help="HTTP transports: the server's URL.")
+@click.option("--out-dir", type=click.Path(file_okay=False),
+              help="stdio: write the default-named reel into this folder (what `mcpreel wrap` uses).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- CMD [ARGS]...]")
 @click.pass_context
 @output.run_command
-def record_command(ctx: click.Context, command: tuple[str, ...], target: str | None, **options: Any) -> None:
+def record_command(ctx: click.Context, command: tuple[str, ...], target: str | None, out_dir: str | None,
+                   **options: Any) -> None:
     """Record an MCP session: put this where the client expects the server.
 
     \b
@@ -166,4 +172,6 @@ def record_command(ctx: click.Context, command: tuple[str, ...], target: str | N
     Every byte is forwarded unchanged; every line is recorded both ways with its time. The command
     exits with the server's exit code (128+N for signal N, 127 if it cannot start).
     """
-    run_record(ctx, command=command, target=target, **options)
+    if out_dir and options["transport"] != "stdio":
+        raise UsageError("--out-dir is for stdio servers; HTTP transports take --out")
+    run_record(ctx, command=command, target=target, out_dir=out_dir, **options)

@@ -1,0 +1,77 @@
+"""``mcpreel audit``: the safety lint over a recording or a live server, rules as data."""
+
+from __future__ import annotations
+
+import click
+
+from mcpreel.cli import output
+from mcpreel.cli.contract_cmd import source_options
+
+
+def audit_sarif(report, artifact: str | None) -> dict:  # type: ignore[no-untyped-def]
+    from mcpreel.render.sarif import Finding, RuleInfo, sarif_log
+
+    rules = [RuleInfo(r.id, r.message, r.level, help=f"{r.name} ({r.kind})") for r in report.rules]
+    findings = [Finding(f.rule, f.level, f"{f.message}" + (f": {f.excerpt}" if f.excerpt else ""), f.path,
+                        file=artifact, properties={k: v for k, v in (("record", f.record), ("server", f.server),
+                                                                    ("name", f.name)) if v is not None})
+                for f in report.findings]
+    return sarif_log("audit", rules, findings, properties={"counts": report.counts()})
+
+
+@click.command("audit")
+@click.argument("source", required=False)
+@source_options
+@click.option("--rules", "rule_files", multiple=True, type=click.Path(dir_okay=False),
+              help="More rules (JSON, the shape of the built-in rules.json); a rule with a known id replaces it.")
+@click.option("--disable", multiple=True, metavar="RULE_ID", help="Leave this rule out (repeatable).")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "note"]), default="error", show_default=True,
+              help="The least severe finding that fails the audit (exit 1).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True)
+@click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False), help="Also write a SARIF 2.1.0 report here.")
+@click.option("--list-rules", is_flag=True, help="Print the rules in force and exit.")
+@click.pass_context
+@output.run_command
+def audit_command(ctx: click.Context, source: str | None, command: str | None, url: str | None, transport: str,
+                  headers: tuple[str, ...], input_format: str, timeout: float, rule_files: tuple[str, ...],
+                  disable: tuple[str, ...], fail_on: str, fmt: str, sarif_path: str | None, list_rules: bool) -> None:
+    """Flag what should worry a user of this server: injection-shaped text, tools that change mid-session,
+    duplicate or shadowing tool names, secrets in traffic, destructive tools without annotations.
+
+    \b
+      mcpreel audit session.jsonl
+      mcpreel audit --command 'npx -y @modelcontextprotocol/server-everything' --format sarif
+
+    Exit 0 when nothing at or above --fail-on was found, 1 when something was, 2 when it could not run.
+    """
+    from mcpreel._infra import jsonio
+    from mcpreel.audit import audit_session, builtin_rules, load_rules, merge_rules
+    from mcpreel.cli.replay_cmd import save
+    from mcpreel.cli.sources import open_source
+
+    extra = [r for path in rule_files for r in load_rules(path)]
+    rules = merge_rules(builtin_rules(), extra, disable)
+    if list_rules:
+        for r in rules:
+            click.echo(f"{r.id}  {r.level:<7} {r.kind:<24} {r.name}")
+        return
+    session, name = open_source(source, command=command, url=url, fmt=input_format, transport=transport,
+                                headers=headers, timeout=timeout)
+    report = audit_session(session, rules)
+    artifact = source if source and not source.startswith(("http://", "https://")) else None
+    if fmt == "json":
+        click.echo(jsonio.dumps_str(report.to_json()))
+    elif fmt == "sarif":
+        click.echo(jsonio.dumps_indented(audit_sarif(report, artifact)).decode("utf-8"))
+    else:
+        for f in report.findings:
+            where = f" (record {f.record})" if f.record is not None else ""
+            click.echo(f"{f.level.upper():<7} {f.rule} {f.path}{where}: {f.message}")
+            if f.excerpt:
+                click.echo(f"        {f.excerpt}")
+        c = report.counts()
+        click.echo(f"{name}: {report.tools_seen} tools, {report.calls_seen} calls; "
+                   f"{c['error']} errors, {c['warning']} warnings, {c['note']} notes")
+    if sarif_path:
+        save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(audit_sarif(report, artifact))))
+    ctx.exit(1 if report.failing(fail_on) else 0)

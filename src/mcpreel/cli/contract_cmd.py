@@ -1,0 +1,141 @@
+"""``mcpreel contract snapshot|check``: keep a server's tool contract in the repository, gate changes in CI."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from mcpreel.cli import output
+from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.errors import InputError
+
+FAIL_ON = ("breaking", "dangerous", "any")
+_LEVEL = {"breaking": "error", "dangerous": "warning", "minor": "note"}
+
+
+def source_options(fn):  # type: ignore[no-untyped-def]
+    """SOURCE as a recording or a live server: the options ``contract`` and ``audit`` share."""
+    for decorate in reversed([
+        click.option("--command", "command", metavar="'CMD ARGS'", help="A live stdio server to ask instead of a recording."),
+        click.option("--url", metavar="URL", help="A live HTTP server to ask (SOURCE may also be the URL)."),
+        click.option("--transport", type=click.Choice(["auto", "streamable-http", "sse"]), default="auto",
+                     show_default=True, help="For a URL: auto is SSE when the path ends in /sse."),
+        click.option("--header", "headers", multiple=True, metavar="'NAME: VALUE'", help="HTTP header for a URL (repeatable)."),
+        click.option("--input-format", "input_format", type=FORMAT_AUTO, default="auto", show_default=True,
+                     help="The recording's format."),
+        click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
+                     help="Seconds a live server has for each answer."),
+    ]):
+        fn = decorate(fn)
+    return fn
+
+
+@click.group("contract")
+def contract_group() -> None:
+    """A server's tool contract: snapshot it, then check every change against it.
+
+    \b
+      mcpreel contract snapshot session.jsonl -o mcp-contract.json
+      mcpreel contract snapshot --command 'python server.py' -o mcp-contract.json
+      mcpreel contract check mcp-contract.json --command 'python server.py' --fail-on dangerous
+    """
+
+
+@contract_group.command("snapshot")
+@click.argument("source", required=False)
+@source_options
+@click.option("-o", "--output", "out", type=click.Path(dir_okay=False), help="Write the contract here [default: stdout].")
+@output.run_command
+def snapshot_command(source: str | None, command: str | None, url: str | None, transport: str,
+                     headers: tuple[str, ...], input_format: str, timeout: float, out: str | None) -> None:
+    """Write the tools, prompts, resources and templates SOURCE offers (a recording or a live server)."""
+    from mcpreel.cli.replay_cmd import save
+    from mcpreel.cli.sources import open_source
+    from mcpreel.contract import from_session
+
+    session, name = open_source(source, command=command, url=url, fmt=input_format, transport=transport,
+                                headers=headers, timeout=timeout)
+    contract = from_session(session, source=name)
+    _one_server(contract, name)
+    if not contract.listed:
+        raise InputError("holds no tools/list, prompts/list or resources/list answer: nothing to snapshot", path=name)
+    data = contract.dumps()
+    if out:
+        save(out, lambda fh: fh.write(data))
+        counts = ", ".join(f"{len(contract.entries(k))} {k}" for k in ("tools", "prompts", "resources", "resourceTemplates")
+                           if k in contract.listed)
+        output.info(f"contract of {name}: {counts} -> {out}")
+    else:
+        sys.stdout.write(data.decode("utf-8"))
+
+
+def _one_server(contract, name: str) -> None:  # type: ignore[no-untyped-def]
+    if len(contract.scopes) > 1:
+        raise InputError(f"holds {len(contract.scopes)} servers (a merged file: {', '.join(sorted(contract.scopes))}); "
+                         "a contract is one server's: give one recording", path=name)
+
+
+def contract_sarif(diff, contract_path: str) -> dict:  # type: ignore[no-untyped-def]
+    from mcpreel.render.sarif import Finding, RuleInfo, sarif_log
+
+    rules: dict[str, RuleInfo] = {}
+    findings = []
+    for ch in diff.changes:
+        rid = f"contract/{ch.rule}"
+        rules.setdefault(rid, RuleInfo(rid, f"contract change: {ch.rule.replace('-', ' ')}", _LEVEL[ch.cls]))
+        findings.append(Finding(rid, _LEVEL[ch.cls], f"{ch.cls}: {ch.message} at {ch.path}", ch.path,
+                                file=contract_path, properties={"class": ch.cls}))
+    return sarif_log("contract check", list(rules.values()), findings,
+                     properties={"failOn": diff.fail_on, "counts": diff.counts()})
+
+
+@contract_group.command("check")
+@click.argument("contract_file", metavar="CONTRACT", type=click.Path(dir_okay=False))
+@click.argument("source", required=False)
+@source_options
+@click.option("--fail-on", type=click.Choice(FAIL_ON), default="dangerous", show_default=True,
+              help="The least severe class that fails the check (exit 1).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True,
+              help="How the report is printed.")
+@click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False), help="Also write a SARIF 2.1.0 report here.")
+@click.option("--update", is_flag=True, help="Accept the changes: rewrite CONTRACT from SOURCE (exit 0).")
+@click.pass_context
+@output.run_command
+def check_command(ctx: click.Context, contract_file: str, source: str | None, command: str | None, url: str | None,
+                  transport: str, headers: tuple[str, ...], input_format: str, timeout: float, fail_on: str,
+                  fmt: str, sarif_path: str | None, update: bool) -> None:
+    """Compare SOURCE's offer with CONTRACT; class every change breaking, dangerous or minor.
+
+    Exit 0 when nothing at or above --fail-on changed, 1 when something did, 2 when it could not run.
+    """
+    from mcpreel._infra import jsonio
+    from mcpreel.cli.replay_cmd import save
+    from mcpreel.cli.sources import open_source
+    from mcpreel.contract import compare, from_session, load_contract
+
+    old = load_contract(contract_file)
+    session, name = open_source(source, command=command, url=url, fmt=input_format, transport=transport,
+                                headers=headers, timeout=timeout)
+    new = from_session(session, source=name)
+    _one_server(new, name)
+    if not new.listed:
+        raise InputError("holds no tools/list, prompts/list or resources/list answer: nothing to check", path=name)
+    diff = compare(old, new, fail_on=fail_on)
+    if fmt == "json":
+        click.echo(jsonio.dumps_str(diff.to_json()))
+    elif fmt == "sarif":
+        click.echo(jsonio.dumps_indented(contract_sarif(diff, contract_file)).decode("utf-8"))
+    else:
+        failing = set(map(id, diff.failing))
+        for ch in diff.changes:
+            mark = "FAIL" if id(ch) in failing else "    "
+            click.echo(f"{mark} {ch.cls:<9} {ch.path}: {ch.message}")
+        click.echo(diff.summary())
+    if sarif_path:
+        save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(contract_sarif(diff, contract_file))))
+    if update:
+        save(contract_file, lambda fh: fh.write(new.dumps()))
+        output.info(f"contract updated from {name} -> {contract_file}")
+        ctx.exit(0)
+    ctx.exit(diff.exit_code)

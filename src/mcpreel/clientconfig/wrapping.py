@@ -1,0 +1,312 @@
+"""Wrap a client's stdio servers so the client starts them through ``mcpreel record``, and undo it exactly.
+
+What makes it safe:
+
+- **a state file** next to the config (``<file>.mcpreel-wrap.json``, mode 0600) keeps, per wrapped
+  server, the exact original text of its entry and the exact text wrap wrote. ``unwrap`` splices the
+  original back only where the entry still reads as wrap left it, so edits the user made to other
+  entries (or anywhere else) survive, and an untouched file comes back byte for byte;
+- **a backup** of the file as it was before mcpreel first touched it (``<file>.mcpreel-backup``);
+- **nothing is written unless the new text parses** to exactly the servers intended: the others equal
+  to what they were, the changed ones equal to their new entries;
+- wrapping a wrapped server changes nothing, and a file that does not parse is never written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import os
+import shlex
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcpreel._infra import jsonio
+from mcpreel.clientconfig.clients import ClientFile
+from mcpreel.clientconfig.document import ConfigDocument
+from mcpreel.errors import InputError, UsageError
+
+__all__ = ["Edit", "ServerInfo", "apply_edit", "backup_path", "default_mcpreel_argv", "describe", "plan_unwrap",
+           "plan_wrap", "state_path"]
+
+STATE_VERSION = 1
+DEFAULT_LISTEN_PORT = 8765
+
+
+def state_path(config: Path) -> Path:
+    return config.with_name(config.name + ".mcpreel-wrap.json")
+
+
+def backup_path(config: Path) -> Path:
+    return config.with_name(config.name + ".mcpreel-backup")
+
+
+def default_mcpreel_argv() -> list[str]:
+    """How a client should start mcpreel: the console script next to this Python, else ``python -m mcpreel``.
+
+    Absolute either way: clients start servers with a minimal PATH (Claude Desktop, the SDK's stdio client).
+    """
+    script = Path(sys.executable).with_name("mcpreel")
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script)]
+    return [sys.executable, "-m", "mcpreel"]
+
+
+def _load_state(config: Path) -> dict[str, Any]:
+    p = state_path(config)
+    if not p.is_file():
+        return {"mcpreel_wrap": STATE_VERSION, "servers": {}}
+    try:
+        state = jsonio.loads(p.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read the wrap state: {exc}", path=str(p)) from exc
+    if not isinstance(state, dict) or state.get("mcpreel_wrap") != STATE_VERSION or not isinstance(state.get("servers"), dict):
+        raise InputError("not an mcpreel wrap state file", path=str(p))
+    return state
+
+
+@dataclass
+class ServerInfo:
+    """One server of one client file, as ``wrap --list`` shows it."""
+
+    file: ClientFile
+    name: str
+    entry: dict[str, Any]
+    wrapped: bool
+
+    @property
+    def transport(self) -> str:
+        e = self.entry
+        kind = str(e.get("type") or e.get("transport") or "").lower()
+        if "command" in e and kind in ("", "stdio"):
+            return "stdio"
+        if kind == "sse" or (self.url or "").rstrip("/").endswith("/sse"):
+            return "sse"
+        if self.file.client == "gemini" and "url" in e and "httpUrl" not in e:
+            return "sse"  # Gemini CLI: url is SSE, httpUrl is Streamable HTTP
+        return "streamable-http" if self.url else (kind or "unknown")
+
+    @property
+    def url_key(self) -> str | None:
+        for key in ("url", "serverUrl", "httpUrl"):
+            if isinstance(self.entry.get(key), str):
+                return key
+        return None
+
+    @property
+    def url(self) -> str | None:
+        key = self.url_key
+        return self.entry[key] if key else None
+
+    @property
+    def target(self) -> str:
+        if self.transport == "stdio":
+            argv = [str(self.entry.get("command", ""))] + [str(a) for a in self.entry.get("args") or []]
+            return shlex.join(argv)
+        return self.url or "?"
+
+
+def looks_wrapped(entry: dict[str, Any]) -> bool:
+    argv = [str(entry.get("command", ""))] + [str(a) for a in entry.get("args") or []]
+    for i, word in enumerate(argv):
+        if (Path(word).name == "mcpreel" or (word == "mcpreel" and i and argv[i - 1] == "-m")) \
+                and i + 1 < len(argv) and argv[i + 1] == "record":
+            return True
+    return False
+
+
+def describe(doc: ConfigDocument) -> list[ServerInfo]:
+    state = _load_state(doc.file.path)["servers"]
+    return [ServerInfo(doc.file, name, entry, name in state or looks_wrapped(entry))
+            for name, entry in doc.servers().items()]
+
+
+@dataclass
+class Edit:
+    """What one command would do to one file: its new text, the new state, and what it says."""
+
+    doc: ConfigDocument
+    new_text: str
+    state: dict[str, Any]
+    changed: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def path(self) -> Path:
+        return self.doc.file.path
+
+    def diff(self) -> str:
+        a = self.doc.text.splitlines(keepends=True)
+        b = self.new_text.splitlines(keepends=True)
+        return "".join(difflib.unified_diff(a, b, str(self.path), f"{self.path} (wrapped by mcpreel)"))
+
+
+def wrapped_entry(entry: dict[str, Any], *, name: str, mcpreel_argv: Sequence[str], out_dir: Path,
+                  redact: bool) -> dict[str, Any]:
+    """The entry a client starts instead: ``mcpreel record --label NAME --out-dir DIR -- CMD ARGS``.
+
+    Every other member (env, cwd, type, the client's own keys) stays as it was, in its place.
+    """
+    original = [str(entry["command"])] + [str(a) for a in entry.get("args") or []]
+    record = [*mcpreel_argv[1:], "record", "-q", "--label", name, "--out-dir", str(out_dir)]
+    if redact:
+        record.append("--redact")
+    new: dict[str, Any] = {}
+    for key, value in entry.items():
+        if key == "command":
+            new["command"] = mcpreel_argv[0]
+            new["args"] = [*record, "--", *original]
+        elif key != "args":
+            new[key] = value
+    return new
+
+
+def select(servers: Iterable[ServerInfo], names: Sequence[str], all_: bool) -> list[ServerInfo]:
+    if not names and not all_:
+        raise UsageError("name the servers to change, or give --all (see them with --list)")
+    chosen = []
+    for s in servers:
+        if all_ or s.name in names or f"{s.file.client}:{s.name}" in names:
+            chosen.append(s)
+    return chosen
+
+
+def _verify(doc: ConfigDocument, new_text: str, expected: dict[str, dict[str, Any]]) -> None:
+    """The new text must parse to exactly the intended servers, or nothing is written."""
+    got = doc.servers(new_text)
+    if got != expected or list(got) != list(expected):
+        raise InputError("the edited text would not read back as intended: nothing written", path=str(doc.file.path))
+
+
+def plan_wrap(doc: ConfigDocument, names: Sequence[str], *, all_: bool, mcpreel_argv: Sequence[str],
+              sessions_root: Path, redact: bool, http_port: int | None = None) -> Edit:
+    """Wrap the chosen stdio servers; with ``http_port`` also point the chosen HTTP servers at a recording
+    proxy (one port each, counting up), and say the ``mcpreel record`` command that starts it."""
+    state = _load_state(doc.file.path)
+    servers = doc.servers()
+    edit = Edit(doc, doc.text, state)
+    for info in select(describe(doc), names, all_):
+        if info.wrapped:
+            edit.notes.append(f"{info.name}: already wrapped")
+            continue
+        out_dir = sessions_root / doc.file.client / info.name
+        if info.transport == "stdio":
+            new_entry = wrapped_entry(servers[info.name], name=info.name, mcpreel_argv=mcpreel_argv,
+                                      out_dir=out_dir, redact=redact)
+            note = f"{info.name}: wrapped; sessions go to {out_dir}"
+        elif info.url_key and http_port is not None:
+            port, http_port = http_port, http_port + 1
+            argv = http_record_argv(info, port) + (["--redact"] if redact else [])
+            new_entry = {k: (proxy_url(info, port) if k == info.url_key else v) for k, v in servers[info.name].items()}
+            note = (f"{info.name}: now points at {proxy_url(info, port)}; start the recording proxy with "
+                    f"{shlex.join(argv)}")
+        else:
+            edit.notes.append(f"{info.name}: {info.transport} server at {info.url}: run "
+                              f"{shlex.join(http_record_argv(info))} and point the client at {proxy_url(info)} "
+                              "(or wrap --http)")
+            continue
+        cur = ConfigDocument(doc.file, edit.new_text)
+        start, end = cur.span(info.name)
+        original_text = cur.text[start:end]
+        new_text = cur.with_entry(info.name, new_entry)
+        servers = {**servers, info.name: new_entry}
+        _verify(doc, new_text, servers)
+        ns, ne = ConfigDocument(doc.file, new_text).span(info.name)
+        if new_text[:ns] != cur.text[:start] or new_text[ne:] != cur.text[end:]:
+            raise InputError(f"editing {info.name!r} would change text outside its entry: nothing written",
+                             path=str(doc.file.path))
+        state["servers"][info.name] = {"original": original_text, "wrapped": new_text[ns:ne], "out_dir": str(out_dir)}
+        edit.new_text = new_text
+        edit.changed.append(info.name)
+        edit.notes.append(note)
+    return edit
+
+
+def plan_unwrap(doc: ConfigDocument, names: Sequence[str], *, all_: bool, force: bool = False) -> Edit:
+    state = _load_state(doc.file.path)
+    edit = Edit(doc, doc.text, state)
+    known = state["servers"]
+    current = doc.servers()
+    client = doc.file.client
+    wanted = list(known) if all_ or not names else [
+        n.split(":", 1)[-1] for n in names if ":" not in n or n.split(":", 1)[0] == client]
+    for name in wanted:
+        if name not in known:
+            if name in current and looks_wrapped(current[name]):
+                edit.notes.append(f"{name}: wrapped, but mcpreel kept no record of its original: edit it by hand")
+            elif not all_:
+                edit.notes.append(f"{name}: not wrapped by mcpreel")
+            continue
+        if name not in current:
+            del known[name]
+            edit.notes.append(f"{name}: no longer in the file; forgotten")
+            continue
+        cur = ConfigDocument(doc.file, edit.new_text)
+        start, end = cur.span(name)
+        if cur.text[start:end] != known[name]["wrapped"] and not force:
+            edit.notes.append(f"{name}: edited since it was wrapped; left as it is (--force restores the original)")
+            continue
+        new_text = cur.replace_span(start, end, known[name]["original"])
+        ConfigDocument(doc.file, new_text).servers()  # must still parse
+        edit.new_text = new_text
+        del known[name]
+        edit.changed.append(name)
+        edit.notes.append(f"{name}: restored")
+    return edit
+
+
+def http_record_argv(info: ServerInfo, port: int = DEFAULT_LISTEN_PORT) -> list[str]:
+    return ["mcpreel", "record", "--transport", info.transport, "--target", info.url or "",
+            "--listen", f"127.0.0.1:{port}", "--label", info.name]
+
+
+def proxy_url(info: ServerInfo, port: int = DEFAULT_LISTEN_PORT) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(info.url or "")
+    path = parts.path or "/"
+    return f"http://127.0.0.1:{port}{path}" + (f"?{parts.query}" if parts.query else "")
+
+
+def _write_atomic(path: Path, data: bytes, mode: int) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def apply_edit(edit: Edit) -> None:
+    """Write the file (keeping its mode), its backup (once) and the state; nothing when nothing changed."""
+    if edit.new_text == edit.doc.text and not edit.changed:
+        if not edit.state["servers"]:
+            with contextlib.suppress(FileNotFoundError):
+                state_path(edit.path).unlink()
+        return
+    path = edit.path
+    try:
+        mode = path.stat().st_mode & 0o7777
+        backup = backup_path(path)
+        if not backup.exists():
+            _write_atomic(backup, edit.doc.text.encode("utf-8"), 0o600)
+        if edit.state["servers"]:
+            _write_atomic(state_path(path), jsonio.dumps_indented(edit.state) + b"\n", 0o600)
+        _write_atomic(path, edit.new_text.encode("utf-8"), mode)
+        if not edit.state["servers"]:
+            with contextlib.suppress(FileNotFoundError):
+                state_path(path).unlink()
+            if backup.is_file() and backup.read_bytes() == edit.new_text.encode("utf-8"):
+                backup.unlink()  # back where it started: the backup holds nothing the file does not
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from exc

@@ -1,0 +1,144 @@
+"""The GitHub Action, proved without GitHub: action.yml and its scripts agree, and the scripts run here with
+the environment the Action gives them (inputs as MCPREEL_*, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+from tests.contract.helpers import SERVER, mcpreel, record_era
+from tests.sarif_schema import validate_sarif
+
+SCRIPTS = ROOT / ".github" / "actions" / "scripts"
+MCPREEL_BIN = str(Path(sys.executable).with_name("mcpreel"))
+LOCAL_ONLY = {"MCPREEL_BIN", "MCPREEL_PYTHON"}  # overrides for running the scripts off GitHub
+
+
+def action() -> dict:
+    return yaml.safe_load((ROOT / "action.yml").read_text())
+
+
+def run_script(name: str, tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], dict, str]:
+    outputs, summary = tmp_path / "github_output", tmp_path / "step_summary"
+    outputs.write_text("")
+    summary.write_text("")
+    full = {**os.environ, "GITHUB_OUTPUT": str(outputs), "GITHUB_STEP_SUMMARY": str(summary),
+            "MCPREEL_BIN": MCPREEL_BIN, **env}
+    proc = subprocess.run(["bash", str(SCRIPTS / name)], capture_output=True, text=True, env=full, cwd=tmp_path,
+                          timeout=120)
+    got = dict(line.split("=", 1) for line in outputs.read_text().splitlines() if "=" in line)
+    return proc, got, summary.read_text()
+
+
+def test_action_yml_and_scripts_agree():
+    doc = action()
+    assert doc["runs"]["using"] == "composite"
+    inputs = set(doc["inputs"])
+    used_inputs: set[str] = set()
+    for step in doc["runs"]["steps"]:
+        text = json.dumps(step)
+        used_inputs |= set(re.findall(r"inputs\.([a-z-]+)", text))
+        if "run" not in step:
+            continue
+        assert step["shell"] == "bash"
+        script = re.search(r"\.github/actions/scripts/([\w.-]+\.sh)", step["run"]).group(1)
+        path = SCRIPTS / script
+        assert path.is_file(), script
+        read = set(re.findall(r"\$\{?(MCPREEL_[A-Z_]+)", path.read_text())) - LOCAL_ONLY
+        given = set(step.get("env", {}))
+        assert read == given, f"{script}: reads {sorted(read)}, the step sets {sorted(given)}"
+    assert used_inputs == inputs, f"inputs never used: {sorted(inputs - used_inputs)}"
+    gates = doc["runs"]["steps"][2]
+    assert gates["id"] == "gates"
+    assert doc["outputs"]["exit-code"]["value"] == "${{ steps.gates.outputs.exit-code }}"
+
+
+@pytest.fixture(scope="module")
+def contract(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("c") / "mcp-contract.json"
+    assert mcpreel("contract", "snapshot", "--command", SERVER, "-o", str(path)).returncode == 0
+    return path
+
+
+@pytest.mark.e2e
+def test_contract_and_audit_gates_pass_then_fail(tmp_path, contract):
+    proc, out, summary = run_script("run.sh", tmp_path, MCPREEL_RUN="contract-check, audit",
+                                    MCPREEL_SERVER_COMMAND=SERVER, MCPREEL_CONTRACT=str(contract),
+                                    MCPREEL_FAIL_ON="dangerous", MCPREEL_AUDIT_FAIL_ON="error", MCPREEL_REPORTS="reports")
+    assert proc.returncode == 0, proc.stderr
+    assert out == {"contract-check-exit-code": "0", "audit-exit-code": "0", "exit-code": "0", "reports": "reports"}
+    assert "| contract-check | passed |" in summary and "| audit | passed |" in summary
+    for name in ("contract.sarif", "audit.sarif"):
+        validate_sarif(json.loads((tmp_path / "reports" / name).read_text()))
+    assert "no changes" in (tmp_path / "reports" / "contract.txt").read_text()
+    verdict = subprocess.run(["bash", str(SCRIPTS / "verdict.sh")], env={**os.environ, "MCPREEL_EXIT_CODE": "0"},
+                             capture_output=True, text=True)
+    assert verdict.returncode == 0
+
+    proc, out, summary = run_script("run.sh", tmp_path, MCPREEL_RUN="contract-check audit",
+                                    MCPREEL_SERVER_COMMAND=f"{SERVER} v2", MCPREEL_CONTRACT=str(contract),
+                                    MCPREEL_REPORTS="reports")
+    assert proc.returncode == 0, proc.stderr  # the gates step itself never fails: every report gets uploaded
+    assert out["contract-check-exit-code"] == "1" and out["audit-exit-code"] == "1" and out["exit-code"] == "1"
+    assert "| contract-check | **failed** |" in summary
+    sarif = json.loads((tmp_path / "reports" / "audit.sarif").read_text())
+    assert any(r["ruleId"] == "MCPA001" for r in sarif["runs"][0]["results"])
+    verdict = subprocess.run(["bash", str(SCRIPTS / "verdict.sh")], env={**os.environ, "MCPREEL_EXIT_CODE": "1"},
+                             capture_output=True, text=True)
+    assert verdict.returncode == 1 and "::error::" in verdict.stdout
+
+
+@pytest.mark.e2e
+def test_replay_and_check_gates(tmp_path):
+    reel = tmp_path / "session.jsonl"
+    record_era("legacy", reel)
+    proc, out, _ = run_script("run.sh", tmp_path, MCPREEL_RUN="replay check", MCPREEL_SESSION=str(reel),
+                              MCPREEL_TARGET_COMMAND=SERVER, MCPREEL_SERVER_COMMAND=SERVER,
+                              MCPREEL_REPORTS="r")
+    assert proc.returncode == 0, proc.stderr
+    assert out["replay-exit-code"] == "0", proc.stdout
+    assert out["check-exit-code"] == "1", proc.stdout  # the SDK server breaks seed 002's strict sse profile
+    assert (tmp_path / "r" / "replay.junit.xml").read_text().startswith("<?xml")
+    validate_sarif(json.loads((tmp_path / "r" / "check.sarif").read_text()))
+    proc, out, summary = run_script("run.sh", tmp_path, MCPREEL_RUN="replay", MCPREEL_SESSION=str(reel),
+                                    MCPREEL_TARGET_COMMAND=f"{SERVER} v2", MCPREEL_REPORTS="r")
+    assert out["replay-exit-code"] == "1" and out["exit-code"] == "1"
+
+
+def test_could_not_run_and_bad_words(tmp_path):
+    proc, out, summary = run_script("run.sh", tmp_path, MCPREEL_RUN="audit", MCPREEL_SOURCE=str(tmp_path / "nope.jsonl"))
+    assert proc.returncode == 0
+    assert out["audit-exit-code"] == "2" and out["exit-code"] == "2"
+    assert "could not run" in summary
+    proc, out, _ = run_script("run.sh", tmp_path, MCPREEL_RUN="lint")
+    assert proc.returncode == 2 and "unknown gate 'lint'" in proc.stderr and out["exit-code"] == "2"
+    proc, _, _ = run_script("run.sh", tmp_path, MCPREEL_RUN="audit", MCPREEL_SOURCE="a.jsonl",
+                            MCPREEL_SERVER_COMMAND="x")
+    assert proc.returncode == 2 and "not both" in proc.stderr
+    proc, _, _ = run_script("run.sh", tmp_path, MCPREEL_RUN="")
+    assert proc.returncode == 2
+    for code, rc in (("2", 2), ("", 2)):
+        verdict = subprocess.run(["bash", str(SCRIPTS / "verdict.sh")], env={**os.environ, "MCPREEL_EXIT_CODE": code},
+                                 capture_output=True, text=True)
+        assert verdict.returncode == rc
+
+
+def test_install_script_skip_and_missing_action_path(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTION_PATH"}
+    ok = subprocess.run(["bash", str(SCRIPTS / "install.sh")], capture_output=True, text=True,
+                        env={**env, "MCPREEL_INSTALL": "skip", "MCPREEL_BIN": MCPREEL_BIN})
+    assert ok.returncode == 0 and "mcpreel" in ok.stdout
+    bad = subprocess.run(["bash", str(SCRIPTS / "install.sh")], capture_output=True, text=True,
+                         env={**env, "MCPREEL_INSTALL": "action"})
+    assert bad.returncode == 2 and "GITHUB_ACTION_PATH" in bad.stderr
+    gone = subprocess.run(["bash", str(SCRIPTS / "install.sh")], capture_output=True, text=True,
+                          env={**env, "MCPREEL_INSTALL": "skip", "MCPREEL_BIN": str(tmp_path / "no-mcpreel")})
+    assert gone.returncode == 2 and "not on PATH" in gone.stderr
