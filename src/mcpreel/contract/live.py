@@ -17,7 +17,8 @@ from mcpreel._version import __version__
 from mcpreel.contract.snapshot import KINDS
 from mcpreel.errors import TransportError
 from mcpreel.model import Direction, Kind, Message, Session, SessionInfo
-from mcpreel.clients import Transport, now_ms, open_target
+from mcpreel._infra.timeutil import now_ms
+from mcpreel.clients import Transport, open_target
 
 __all__ = ["HANDSHAKE_VERSION", "live_session"]
 
