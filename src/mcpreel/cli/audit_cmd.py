@@ -46,7 +46,7 @@ def audit_command(ctx: click.Context, source: str | None, command: str | None, u
     """
     from mcpreel._infra import jsonio
     from mcpreel.audit import audit_session, builtin_rules, load_rules, merge_rules
-    from mcpreel.cli.replay_cmd import save
+    from mcpreel.cli.output import save
     from mcpreel.cli.sources import open_source
 
     extra = [r for path in rule_files for r in load_rules(path)]

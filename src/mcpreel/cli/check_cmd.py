@@ -109,7 +109,7 @@ def check_command(url: str | None, command: str | None, profile: str, calls: tup
         output.save_text(out, doc if doc is not None else "\n".join(render.plain_lines(report)) + "\n")
         output.info(f"report written to {out}")
     if sarif_path:
-        from mcpreel.cli.replay_cmd import save
+        from mcpreel.cli.output import save
 
         save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(_check_sarif(report))))
     sys.exit(report.exit_code)

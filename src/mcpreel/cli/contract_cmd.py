@@ -50,7 +50,7 @@ def contract_group() -> None:
 def snapshot_command(source: str | None, command: str | None, url: str | None, transport: str,
                      headers: tuple[str, ...], input_format: str, timeout: float, out: str | None) -> None:
     """Write the tools, prompts, resources and templates SOURCE offers (a recording or a live server)."""
-    from mcpreel.cli.replay_cmd import save
+    from mcpreel.cli.output import save
     from mcpreel.cli.sources import open_source
     from mcpreel.contract import from_session
 
@@ -110,7 +110,7 @@ def check_command(ctx: click.Context, contract_file: str, source: str | None, co
     Exit 0 when nothing at or above --fail-on changed, 1 when something did, 2 when it could not run.
     """
     from mcpreel._infra import jsonio
-    from mcpreel.cli.replay_cmd import save
+    from mcpreel.cli.output import save
     from mcpreel.cli.sources import open_source
     from mcpreel.contract import compare, from_session, load_contract
 
