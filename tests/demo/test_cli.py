@@ -100,7 +100,7 @@ def test_the_trace_and_the_check_report(demo_run):
     tools = [x["name"] for x in lines if x.get("type") == "step" and x.get("kind") == "tool"]
     assert {"echo", "lookup_customer", "divide", "countdown", "ask_llm"} <= set(tools)
     report = json.loads((out / "check-report.json").read_text())
-    assert report["ok"] is True and report["profile"] == "sse"
+    assert report["ok"] is True and report["profile"] == "strict-sse"
     assert report["counts"]["fail"] == 0 and report["counts"]["warn"] == 0
     assert (out / "check-report.txt").read_text().rstrip().endswith("OK (exit 0)")
 

@@ -20,7 +20,9 @@ __all__ = [
     "FIRST_VERSION",
     "HEADER_ERA",
     "PASS",
+    "ERAS",
     "PROFILES",
+    "PROFILE_ALIASES",
     "SKIP",
     "WARN",
     "CheckMeta",
@@ -31,25 +33,39 @@ __all__ = [
     "result",
 ]
 
-#: ``sse``: seed 002's strict format; ``mcp``: what the MCP specification allows
+#: ``strict-sse``: the strict format some HTTP-SSE clients need (seed 002's); ``mcp``: what the MCP
+#: specification allows
 PROFILES = {
-    "sse": "seed 002's format: JSON-RPC over HTTP POST, SSE responses, JSON strings in text content",
+    "strict-sse": "strict SSE format: JSON-RPC over HTTP POST, SSE responses, JSON strings in text content",
     "mcp": "what the MCP specification allows: JSON or SSE responses, any content type",
 }
+#: other names a profile answers to (``sse`` was the strict profile's first name)
+PROFILE_ALIASES = {"sse": "strict-sse"}
+#: ``--era``: which protocol eras the check speaks (see :mod:`mcpreel.check.era`)
+ERAS = ("auto", "legacy", "modern")
 
-#: the protocol version the check speaks first, per profile (seed 002's own example uses 2024-11-05)
-FIRST_VERSION = {"sse": "2024-11-05", "mcp": "2025-11-25"}
+#: the protocol version the check speaks first, per profile (the strict format's own example uses 2024-11-05)
+FIRST_VERSION = {"strict-sse": "2024-11-05", "mcp": "2025-11-25"}
 #: from this version on a client sends MCP-Protocol-Version on every HTTP request
 HEADER_ERA = "2025-06-18"
 
 
 @dataclass
 class CheckOptions:
-    """How to run: ``calls`` gives a tool's arguments (``--call``); ``no_call`` calls no other tool."""
+    """How to run.
 
-    profile: str = "sse"
+    Tools: ``calls`` gives some tools' arguments (``--call``: those are called whatever their
+    annotations say); other tools are called only when annotated ``readOnlyHint: true``, unless
+    ``call_all`` (``--call-all``); ``no_call`` calls none but those in ``calls``. ``era`` picks the
+    protocol eras spoken (``auto``: the 2026-07-28 era when the server answers ``server/discover``, the
+    handshake era when it answers ``initialize``).
+    """
+
+    profile: str = "strict-sse"
     calls: dict[str, Any] = field(default_factory=dict)
     no_call: bool = False
+    call_all: bool = False
+    era: str = "auto"
     timeout: float = 10.0
     headers: dict[str, str] = field(default_factory=dict)
     strict: bool = False
@@ -101,15 +117,12 @@ class Run:
 
     @property
     def strict_format(self) -> bool:
-        """True under seed 002's profile."""
-        return self.options.profile == "sse"
+        """True under the strict SSE profile."""
+        return self.options.profile == "strict-sse"
 
     @property
     def http(self) -> bool:
         return self.probe.transport == "http"
-
-    def by_profile(self, sse: str, mcp: str) -> str:
-        return sse if self.strict_format else mcp
 
 
 def result(fn: Callable[..., Any], status: str, summary: str, *, ex: Exchange | None = None,

@@ -18,7 +18,7 @@ from mcpreel.check.result import CheckResult
 NOT_STREAMING = "Response Not Streaming"
 STREAM_FIX = (
     'answer every POST that carries a request with "Content-Type: text/event-stream" and the response as '
-    'one "event: message" event (seed 002: StreamingResponse(stream(), media_type="text/event-stream"))'
+    'one "event: message" event (e.g. StreamingResponse(stream(), media_type="text/event-stream"))'
 )
 _RANK = {PASS: 0, SKIP: 0, WARN: 1, FAIL: 2}
 
@@ -121,7 +121,7 @@ def sse_framing(run: Run) -> CheckResult:
             if ev.data == "":
                 if run.strict_format and not e.side:
                     problems.append((WARN, f"{e.label}: an event with empty data (the MCP 2025-11-25 priming event); "
-                                           "seed 002 expects every event to carry a message", e))
+                                           "the strict-sse profile expects every event to carry a message", e))
                 continue
             if ev.event != "message":
                 problems.append((FAIL, f"{e.label}: event type {ev.event!r}; MCP clients read only message "

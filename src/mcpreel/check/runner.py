@@ -10,11 +10,23 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from mcpreel.check import http_checks, hygiene, protocol
-from mcpreel.check.context import FIRST_VERSION, HEADER_ERA, PROFILES, SKIP, CheckOptions, Run, meta_of
+from mcpreel.check.context import (
+    ERAS,
+    FIRST_VERSION,
+    HEADER_ERA,
+    PROFILE_ALIASES,
+    PROFILES,
+    SKIP,
+    CheckOptions,
+    Run,
+    meta_of,
+)
 from mcpreel.check.probe import HttpProbe, StdioProbe, Unreachable
+from mcpreel.check.redaction import redact_report
 from mcpreel.check.result import CheckReport, CheckResult
 from mcpreel.errors import UsageError
 
@@ -60,8 +72,11 @@ def run_check(
     opts = options or CheckOptions()
     if (url is None) == (command is None):
         raise UsageError("give a server URL or --command (one of them)")
+    opts = replace(opts, profile=PROFILE_ALIASES.get(opts.profile, opts.profile))
     if opts.profile not in PROFILES:
         raise UsageError(f"unknown profile {opts.profile!r} (known: {', '.join(PROFILES)})")
+    if opts.era not in ERAS:
+        raise UsageError(f"unknown era {opts.era!r} (known: {', '.join(ERAS)})")
     start = time.monotonic()
     spawn: Callable[[], StdioProbe] | None = None
     if url is not None:
@@ -93,6 +108,7 @@ def run_check(
         info = run.init_result.get("serverInfo")
         report.server_info = info if isinstance(info, dict) else None
         report.protocol_version = run.negotiated
+    redact_report(report)
     report.duration_ms = int((time.monotonic() - start) * 1000)
     return report
 

@@ -232,12 +232,12 @@ def record_http_run(envelope: Path, http_reel: Path, server_url: str, said: Call
 
 
 def check_server(server_url: str, text_path: Path, json_path: Path, said: Callable[[str], None]) -> Any:
-    """Step 4: ``mcpreel check --profile sse`` of the HTTP demo server, saved as text and JSON."""
+    """Step 4: ``mcpreel check --profile strict-sse --call-all`` of the HTTP demo server, saved as text and JSON."""
     from mcpreel.check import CheckOptions, run_check
     from mcpreel.render.check import render_json, text_lines
     from mcpreel._infra.fileio import atomic_output
 
-    report = run_check(server_url, options=CheckOptions(profile="sse"))
+    report = run_check(server_url, options=CheckOptions(profile="strict-sse", call_all=True))  # our tools are safe
     with atomic_output(text_path) as fh:
         fh.write(("\n".join(text_lines(report)) + "\n").encode("utf-8"))
     with atomic_output(json_path) as fh:

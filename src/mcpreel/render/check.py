@@ -74,7 +74,7 @@ def text_lines(report: CheckReport) -> Iterator[str]:
         if r.status in (PASS, SKIP):
             continue
         yield ""
-        issue = f"  [seed 002: {r.issue}]" if r.issue else ""
+        issue = f"  [{r.issue}]" if r.issue else ""
         yield f"{r.status.upper()} {r.id} · {r.title}{issue}"
         for label, text in _block(r):
             yield f"  {label:<8}  {text}" if label != "-" else f"    - {text}"
@@ -110,7 +110,7 @@ def render_text(report: CheckReport, console: Any = None) -> None:
         head.append(r.status.upper(), style=_STYLE[r.status])
         head.append(f" {r.id} · {r.title}")
         if r.issue:
-            head.append(f"  [seed 002: {r.issue}]", style="bold")
+            head.append(f"  [{r.issue}]", style="bold")
         console.print(head)
         grid = Table.grid(padding=(0, 2), pad_edge=True)
         grid.add_column(style="dim", no_wrap=True)
