@@ -114,4 +114,4 @@ def test_demo_prints_the_inspect_summary_and_the_files(demo_run):
                  "check-report.txt"):
         assert re.search(rf"^  {re.escape(name)} +\S", p.stdout, re.M), name
     assert "(not written)" not in p.stdout
-    assert "check: 21 checks: 20 pass · 0 fail · 0 warn · 1 skip  ->  OK (exit 0)" in p.stdout
+    assert "check: 24 checks: 23 pass · 0 fail · 0 warn · 1 skip  ->  OK (exit 0)" in p.stdout

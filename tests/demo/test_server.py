@@ -40,7 +40,7 @@ def test_stdio_passes_every_seed_check_that_applies():
     not_passing = {r.id: r.status for r in report.results if r.status != PASS}
     assert set(not_passing.values()) == {SKIP}
     assert set(not_passing) == {"http-post", "sse-content-type", "sse-framing", "session-id", "origin",
-                                "protocol-version-header"}
+                                "protocol-version-header", "routing-headers"}
     assert report.get("parse-error").summary == "-32700 Parse error, id null"
 
 

@@ -77,15 +77,16 @@ class CheckMeta:
     title: str
     section: int
     only: str | None = None  # "http" | "stdio" | None
-    needs: tuple[str, ...] = ("init",)  # "init", "tools"
+    needs: tuple[str, ...] = ("init",)  # "init" (the era's first exchange answered), "tools"
+    handshake: bool = False  # a rule of the initialize handshake era only
 
 
-def check(id: str, title: str, section: int, *, only: str | None = None,
-          needs: tuple[str, ...] = ("init",)) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def check(id: str, title: str, section: int, *, only: str | None = None, needs: tuple[str, ...] = ("init",),
+          handshake: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a check function."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        fn.meta = CheckMeta(id, title, section, only, needs)  # type: ignore[attr-defined]
+        fn.meta = CheckMeta(id, title, section, only, needs, handshake)  # type: ignore[attr-defined]
         return fn
 
     return deco
@@ -99,9 +100,10 @@ class Run:
     """One check run's state. Checks read it and add what they learn (tools, versions, sessions)."""
 
     def __init__(self, probe: HttpProbe | StdioProbe, options: CheckOptions,
-                 spawn: Callable[[], StdioProbe] | None = None) -> None:
+                 spawn: Callable[[], StdioProbe] | None = None, *, modern: bool = False) -> None:
         self.probe = probe
         self.options = options
+        self.modern = modern  # speaking 2026-07-28 (server/discover), not the initialize handshake
         self.spawn = spawn  # a fresh stdio server, for checks that need a new connection
         self.init: Exchange | None = None
         self.init_result: dict[str, Any] | None = None
@@ -123,6 +125,11 @@ class Run:
     @property
     def http(self) -> bool:
         return self.probe.transport == "http"
+
+    @property
+    def ping(self) -> str:
+        """The cheapest request of the era: ``ping`` (2026-07-28 has none: ``server/discover`` there)."""
+        return "server/discover" if self.modern else "ping"
 
 
 def result(fn: Callable[..., Any], status: str, summary: str, *, ex: Exchange | None = None,

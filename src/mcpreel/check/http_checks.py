@@ -69,7 +69,7 @@ def http_post(run: Run) -> CheckResult:
         fix = f"the endpoint redirects (to {ex.headers.get('location', '?')}): check with the final URL"
     else:
         fix = "answer a JSON-RPC POST with 200 and the response"
-    return result(http_post, FAIL, f"initialize POST answered {status}", ex=ex, fix=fix)
+    return result(http_post, FAIL, f"{ex.label} POST answered {status}", ex=ex, fix=fix)
 
 
 @check("sse-content-type", "Responses are text/event-stream", 2, only="http", needs=())
@@ -154,7 +154,7 @@ def sse_framing(run: Run) -> CheckResult:
 _VISIBLE_ASCII = re.compile(r"[\x21-\x7e]+")
 
 
-@check("session-id", "Mcp-Session-Id issued, then required", 7, only="http")
+@check("session-id", "Mcp-Session-Id issued, then required", 7, only="http", handshake=True)
 def session_id(run: Run) -> CheckResult:
     sid = run.session_id
     probe = run.probe
@@ -192,7 +192,8 @@ def session_id(run: Run) -> CheckResult:
 
 @check("origin", "Origin validated", 7, only="http")
 def origin(run: Run) -> CheckResult:
-    ex = run.probe.request("ping", label="ping from a foreign Origin", headers={"Origin": "http://mcpreel-check.invalid"})
+    ex = run.probe.request(run.ping, label=f"{run.ping} from a foreign Origin",
+                           headers={"Origin": "http://mcpreel-check.invalid"})
     fix = ("reject requests whose Origin header is present and not one of yours with 403 (MCP: servers must "
            "validate Origin, against DNS rebinding); bind local servers to 127.0.0.1")
     if ex.status == 403:
@@ -207,7 +208,7 @@ def origin(run: Run) -> CheckResult:
 
 @check("protocol-version-header", "MCP-Protocol-Version honoured", 7, only="http")
 def protocol_version_header(run: Run) -> CheckResult:
-    ex = run.probe.request("ping", label="ping with MCP-Protocol-Version: 1999-01-01",
+    ex = run.probe.request(run.ping, label=f"{run.ping} with MCP-Protocol-Version: 1999-01-01",
                            headers={"MCP-Protocol-Version": "1999-01-01"})
     fix = "answer 400 to a request whose MCP-Protocol-Version header names a version you do not support"
     if ex.status == 400:

@@ -39,7 +39,7 @@ def notifications(run: Run) -> CheckResult:
                       fix="accept notifications/initialized after initialize (202, no body)")
     # stdio: whatever answers the notification arrives before (or just after) the answer to a ping
     assert isinstance(probe, StdioProbe)
-    ping = probe.request("ping", label="ping after notifications/initialized")
+    ping = probe.request(run.ping, label=f"{run.ping} after notifications/initialized")
     late = probe.drain(0.15)
     stray = [m for m in _responses(ex.messages + ping.messages + late) if m is not ping.response]
     if stray:
@@ -52,7 +52,7 @@ def notifications(run: Run) -> CheckResult:
 @check("jsonrpc-ids", "Ids echoed with their type; jsonrpc: \"2.0\"", 6)
 def jsonrpc_ids(run: Run) -> CheckResult:
     probe = run.probe
-    ping = probe.request("ping", id="mcpreel-check-ping", label="ping with a string id")
+    ping = probe.request(run.ping, id="mcpreel-check-ping", label=f"{run.ping} with a string id")
     problems: list[tuple[str, str, Exchange]] = []
     judged = 0
     for ex in probe.exchanges:
@@ -78,7 +78,7 @@ def jsonrpc_ids(run: Run) -> CheckResult:
         if isinstance(err, dict) and err.get("code") == -32601:
             problems.append((WARN, "ping is not supported (MCP requires every server to answer ping with {})", ping))
     elif ping.response is None and not any(p[2] is ping for p in problems):
-        problems.append((FAIL, f"ping with a string id: {ping.error or 'no response with that id'}", ping))
+        problems.append((FAIL, f"{ping.label}: {ping.error or 'no response with that id'}", ping))
     fix = "copy the request's id into the response unchanged (same value, same JSON type) with \"jsonrpc\": \"2.0\""
     if not problems:
         return result(jsonrpc_ids, PASS, f"{judged} responses: ids echoed with their type (string and number)")
@@ -112,7 +112,7 @@ def parse_error(run: Run) -> CheckResult:
     else:
         assert isinstance(probe, StdioProbe)
         ex = probe.send(MALFORMED, label="malformed JSON line")
-        after = probe.request("ping", label="ping after a malformed line")
+        after = probe.request(run.ping, label=f"{run.ping} after a malformed line")
         messages = ex.messages + after.messages + probe.drain(0.1)
         if not probe.alive:
             return result(parse_error, FAIL, f"a malformed line ended the server: {probe.exited_reason()}", ex=ex,

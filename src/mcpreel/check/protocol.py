@@ -48,7 +48,8 @@ def _no_answer(ex: Exchange, what: str) -> str:
 # -- initialize ------------------------------------------------------------------------------------
 
 
-@check("initialize", "initialize: protocolVersion, capabilities.tools, serverInfo{name,version}", 3, needs=())
+@check("initialize", "initialize: protocolVersion, capabilities.tools, serverInfo{name,version}", 3, needs=(),
+       handshake=True)
 def initialize(run: Run) -> CheckResult:
     ex = run.init
     assert ex is not None
@@ -93,7 +94,7 @@ def initialize(run: Run) -> CheckResult:
                   + "; ".join(p[1] for p in problems), ex=ex, fix=fix)
 
 
-@check("version-negotiation", "Protocol version negotiated for an older and a newer client", 3)
+@check("version-negotiation", "Protocol version negotiated for an older and a newer client", 3, handshake=True)
 def version_negotiation(run: Run) -> CheckResult:
     problems: list[tuple[str, str, Exchange | None]] = []
     answers = []

@@ -44,10 +44,12 @@ def verdict(report: CheckReport) -> str:
 
 
 def _header(report: CheckReport) -> list[str]:
+    eras = [f"eras: {'; '.join(report.eras)}"] if report.eras else []
     return [
         f"mcpreel check {report.target}  ({report.transport})",
         f"profile {report.profile}: {PROFILES.get(report.profile, '')}",
         f"{_server(report)} · {report.duration_ms / 1000:.1f} s",
+        *eras,
     ]
 
 
