@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpreel.check.legacy_sse import SseProbe
 from mcpreel.check.probe import Exchange, HttpProbe, StdioProbe
 from mcpreel.check.result import FAIL, PASS, SKIP, WARN, CheckResult
 
@@ -99,12 +100,12 @@ def meta_of(fn: Callable[..., Any]) -> CheckMeta:
 class Run:
     """One check run's state. Checks read it and add what they learn (tools, versions, sessions)."""
 
-    def __init__(self, probe: HttpProbe | StdioProbe, options: CheckOptions,
-                 spawn: Callable[[], StdioProbe] | None = None, *, modern: bool = False) -> None:
+    def __init__(self, probe: HttpProbe | StdioProbe | SseProbe, options: CheckOptions,
+                 spawn: Callable[[], StdioProbe | SseProbe] | None = None, *, modern: bool = False) -> None:
         self.probe = probe
         self.options = options
         self.modern = modern  # speaking 2026-07-28 (server/discover), not the initialize handshake
-        self.spawn = spawn  # a fresh stdio server, for checks that need a new connection
+        self.spawn = spawn  # a fresh stdio server (or SSE stream), for checks that need a new connection
         self.init: Exchange | None = None
         self.init_result: dict[str, Any] | None = None
         self.negotiated: str | None = None

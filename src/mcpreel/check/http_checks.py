@@ -49,11 +49,11 @@ def http_post(run: Run) -> CheckResult:
     status = ex.status
     path = urlsplit(ex.url or "").path
     if status in (404, 405):
-        fix = "expose a POST endpoint for JSON-RPC at this URL (seed 002: e.g. /mcp)"
+        fix = "expose a POST endpoint for JSON-RPC at this URL (e.g. /mcp)"
         if path in ("", "/"):
             fix += "; the URL has no path: did you mean …/mcp?"
-        if status == 405:
-            fix += "; a 405 on POST can also mean a legacy HTTP+SSE server (GET /sse), which seed 002 does not describe"
+        fix += ("; if this is a legacy HTTP+SSE server, check its event stream URL instead: mcpreel check "
+                "http://…/sse")
     elif status in (401, 403):
         challenge = ex.headers.get("www-authenticate")
         fix = "the server wants credentials: pass them with --header 'Authorization: Bearer …'"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcpreel.check.context import FAIL, PASS, WARN, Run, check, result
+from mcpreel.check.legacy_sse import SseProbe
 from mcpreel.check.probe import Exchange, StdioProbe, excerpt
 from mcpreel.check.result import CheckResult
 
@@ -37,8 +38,8 @@ def notifications(run: Run) -> CheckResult:
             return result(notifications, FAIL, f"notifications/initialized -> {ex.status} with a body", ex=ex, fix=fix)
         return result(notifications, FAIL, f"notifications/initialized was refused: {ex.status or ex.error}", ex=ex,
                       fix="accept notifications/initialized after initialize (202, no body)")
-    # stdio: whatever answers the notification arrives before (or just after) the answer to a ping
-    assert isinstance(probe, StdioProbe)
+    # stdio, legacy SSE: whatever answers the notification arrives before (or just after) the answer to a ping
+    assert isinstance(probe, (StdioProbe, SseProbe))
     ping = probe.request(run.ping, label=f"{run.ping} after notifications/initialized")
     late = probe.drain(0.15)
     stray = [m for m in _responses(ex.messages + ping.messages + late) if m is not ping.response]
@@ -110,8 +111,8 @@ def parse_error(run: Run) -> CheckResult:
         ex = probe.send(MALFORMED, label="malformed JSON")
         messages = ex.messages
     else:
-        assert isinstance(probe, StdioProbe)
-        ex = probe.send(MALFORMED, label="malformed JSON line")
+        assert isinstance(probe, (StdioProbe, SseProbe))
+        ex = probe.send(MALFORMED, label="malformed JSON line" if isinstance(probe, StdioProbe) else "malformed JSON")
         after = probe.request(run.ping, label=f"{run.ping} after a malformed line")
         messages = ex.messages + after.messages + probe.drain(0.1)
         if not probe.alive:
@@ -137,6 +138,9 @@ def parse_error(run: Run) -> CheckResult:
             return result(parse_error, WARN, f"no -32700: HTTP {ex.status} without a JSON-RPC error (MCP allows "
                                              "that, JSON-RPC 2.0 asks for -32700)", ex=ex, fix=fix)
         return result(parse_error, FAIL, f"no -32700: malformed JSON got {ex.status or ex.error}", ex=ex, fix=fix)
+    if isinstance(probe, SseProbe) and ex.error and ex.error.startswith("POST answered 4"):
+        return result(parse_error, WARN, f"no -32700: the {ex.error.split(':')[0]} without a JSON-RPC error (MCP "
+                                         "allows that, JSON-RPC 2.0 asks for -32700)", ex=ex, fix=fix)
     return result(parse_error, WARN, "no -32700: a malformed line got no answer (JSON-RPC 2.0 asks for one; "
                                      "the official SDKs stay silent on stdio)", ex=ex, fix=fix)
 

@@ -55,7 +55,7 @@ class CheckReport:
     """Every result of one run against one server, and what the run learned about the server."""
 
     target: str
-    transport: str  # "http" | "stdio"
+    transport: str  # "http" (Streamable HTTP) | "stdio" | "sse" (legacy HTTP+SSE)
     profile: str  # "sse" | "mcp"
     results: list[CheckResult] = field(default_factory=list)
     server_info: dict[str, Any] | None = None

@@ -26,6 +26,7 @@ from mcpreel.check.context import (
     Run,
     meta_of,
 )
+from mcpreel.check.legacy_sse import SseProbe, is_legacy_sse_url
 from mcpreel.check.probe import Exchange, HttpProbe, StdioProbe, Unreachable, excerpt
 from mcpreel.check.redaction import redact_report
 from mcpreel.check.result import CheckReport, CheckResult
@@ -86,21 +87,27 @@ def run_check(
         raise UsageError(f"unknown era {opts.era!r} (known: {', '.join(ERAS)})")
     start = time.monotonic()
 
-    def connect(modern: bool) -> HttpProbe | StdioProbe:
+    legacy_sse = url is not None and is_legacy_sse_url(url)
+    if legacy_sse and opts.era == "modern":
+        raise UsageError(f"{url} is a legacy HTTP+SSE URL: that transport has no 2026-07-28 era (drop --era modern)")
+
+    def connect(modern: bool) -> HttpProbe | StdioProbe | SseProbe:
         if url is not None:
-            kind = era.ModernHttpProbe if modern else HttpProbe
+            kind = SseProbe if legacy_sse else era.ModernHttpProbe if modern else HttpProbe
             return kind(url, timeout=opts.timeout, headers=opts.headers, transport=http_transport)
         assert command is not None
         return (era.ModernStdioProbe if modern else StdioProbe)(command, timeout=opts.timeout, env=env, cwd=cwd)
 
-    def spawner(modern: bool) -> Callable[[], StdioProbe] | None:
-        return None if url is not None else lambda: connect(modern)  # type: ignore[return-value]
+    def spawner(modern: bool) -> Callable[[], StdioProbe | SseProbe] | None:
+        return None if url is not None and not legacy_sse else lambda: connect(modern)  # type: ignore[return-value]
 
     notes: list[str] = []
     runs: list[tuple[Run, list[Callable[[Run], Any]]]] = []
     with ExitStack() as stack:
         modern_run: Run | None = None
-        if opts.era in ("auto", "modern"):
+        if legacy_sse:
+            notes.append(f"{era.MODERN}: not checked (legacy HTTP+SSE speaks only the handshake era)")
+        elif opts.era in ("auto", "modern"):
             modern_run = Run(stack.enter_context(connect(True)), opts, spawner(True), modern=True)
             _discover(modern_run, probe_only=opts.era == "auto")
             if modern_run.init_result is not None:
@@ -179,7 +186,10 @@ def _run_one(run: Run, fn: Callable[[Run], Any]) -> list[CheckResult]:
         return [CheckResult(id=m.id, title=m.title, status=SKIP, summary=why, section=m.section)]
 
     if m.only and m.only != run.probe.transport:
-        return skipped("HTTP-only check: not run over stdio" if m.only == "http" else "stdio-only check")
+        if m.only == "stdio":
+            return skipped("stdio-only check")
+        return skipped("HTTP-only check: not run over stdio" if run.probe.transport == "stdio" else
+                       "Streamable HTTP check: not run over legacy HTTP+SSE")
     if m.handshake and run.modern:
         why = "--era modern" if run.options.era == "modern" else f"the server speaks only {era.MODERN}"
         return skipped(f"a rule of the initialize handshake era: not run ({why})")
@@ -188,7 +198,7 @@ def _run_one(run: Run, fn: Callable[[Run], Any]) -> list[CheckResult]:
     if "tools" in m.needs and run.tools is None:
         return skipped("not run: tools/list failed")
     probe = run.probe
-    if "init" in m.needs and isinstance(probe, StdioProbe) and not probe.alive:
+    if "init" in m.needs and isinstance(probe, (StdioProbe, SseProbe)) and not probe.alive:
         return skipped(f"not run: {probe.exited_reason()} during an earlier check")
     out = fn(run)
     return out if isinstance(out, list) else [out]
