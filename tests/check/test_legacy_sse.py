@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 import time
 
 import pytest
@@ -71,7 +70,8 @@ def everything_sse(everything_js):
 
 
 def test_server_everything_in_sse_mode(everything_sse):
-    report = run_check(everything_sse, options=CheckOptions(profile="mcp", calls={"echo": {"message": "hi"}}))
+    quick = {"echo": {"message": "hi"}, "trigger-long-running-operation": {"duration": 0.2, "steps": 2}}
+    report = run_check(everything_sse, options=CheckOptions(profile="mcp", calls=quick))
     check_protocol_and_skips(report)
     assert report.get("tools-call:echo").status == PASS
     assert report.server_info["name"] == "mcp-servers/everything"

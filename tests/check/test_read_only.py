@@ -119,7 +119,8 @@ def everything_tools(everything_js) -> dict[str, dict]:
 def test_server_everything_gets_only_its_read_only_tools_called_and_get_env_leaks_nothing(everything_js):
     secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     env = {**os.environ, "MCPREEL_TEST_MARKER": "plain-marker-value-42", "GITHUB_TOKEN": secret}
-    report = run_check(command=f"node {everything_js} stdio", env=env, options=CheckOptions(profile="mcp"))
+    quick = {"trigger-long-running-operation": {"duration": 0.2, "steps": 2}}  # read-only, 10 s by default
+    report = run_check(command=f"node {everything_js} stdio", env=env, options=CheckOptions(profile="mcp", calls=quick))
     tools = everything_tools(everything_js)
     read_only = {name for name, t in tools.items() if (t.get("annotations") or {}).get("readOnlyHint") is True}
     assert called(report) == read_only
@@ -163,3 +164,18 @@ def assert_no_environment(report, secret: str) -> None:
         assert "plain-marker-value-42" not in form, name
         assert os.environ["PATH"] not in form, name
         assert json.dumps(os.environ["PATH"]) not in form, name
+
+
+def test_the_cli_lists_the_skipped_write_tools_in_junit(filesystem_js, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from tests.check.test_cli import mcpreel
+
+    (tmp_path / "a.txt").write_text("hello\n")
+    before = tree_digest(tmp_path)
+    p = mcpreel("check", "--profile", "mcp", "--format", "junit", "--command", f"node {filesystem_js} {tmp_path}")
+    assert p.returncode == 0, p.stderr
+    assert tree_digest(tmp_path) == before
+    cases = {c.get("name"): c for c in ET.fromstring(p.stdout).iter("testcase")}
+    skipped_write = cases["tools-call:write_file"].find("skipped")
+    assert skipped_write is not None and "--call-all" in skipped_write.get("message")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import queue
+import socket
 import threading
 import time
 from typing import Any
@@ -194,8 +195,12 @@ class SseProbe(_Base):
                                  headers={"Content-Type": "application/json", **self.extra_headers})
 
     def close(self) -> None:
-        if self._stream is not None:
-            with contextlib.suppress(Exception):  # whatever the stream is doing, closing it ends the reader
-                self._stream.close()
+        """End the event stream: shut its socket down, which wakes the reader blocked in a read (closing
+        the response from this thread would not), so the server sees the client go at once."""
+        net = self._stream.extensions.get("network_stream") if self._stream is not None else None
+        sock = net.get_extra_info("socket") if net is not None else None
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
         self.client.close()
-        self._reader.join(timeout=0.2)  # a reader blocked in a read ends when the server lets go
+        self._reader.join(timeout=2.0)

@@ -80,8 +80,9 @@ def check_command(url: str | None, command: str | None, profile: str, era: str, 
                   out: str | None) -> None:
     """Check a live MCP server against the strict SSE format and MCP's rules.
 
-    By default only tools annotated readOnlyHint: true are called (--call-all, --call to call others).
-    Exit 0 when nothing failed, 1 when a check failed, 2 when the server could not be reached.
+    URL is a Streamable HTTP endpoint (…/mcp) or a legacy HTTP+SSE stream (…/sse). By default only tools
+    annotated readOnlyHint: true are called (--call-all, --call to call others), and what the report
+    quotes of their answers is redacted. Exit 0 when nothing failed, 1 when a check failed, 2 when the server could not be reached.
     """
     from mcpreel.check import CheckOptions, run_check
     from mcpreel.render.check import render, text_lines
