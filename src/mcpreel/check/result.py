@@ -56,7 +56,7 @@ class CheckReport:
 
     target: str
     transport: str  # "http" (Streamable HTTP) | "stdio" | "sse" (legacy HTTP+SSE)
-    profile: str  # "sse" | "mcp"
+    profile: str  # "strict-sse" | "mcp"
     results: list[CheckResult] = field(default_factory=list)
     server_info: dict[str, Any] | None = None
     protocol_version: str | None = None

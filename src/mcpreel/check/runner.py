@@ -1,8 +1,10 @@
-"""Running the checks: connect, initialize, run the plan in order, report in spec order.
+"""Running the checks: connect in each era, run the plans in order, redact, report in spec order.
 
 :data:`PLAN` is the order the checks run in (``initialize`` first, then ``notifications/initialized`` as
 a client does, the checks that send odd things last, the SSE checks at the very end since they judge
-every exchange of the run). The report lists results in the order of spec 05's parts.
+every exchange of the run); :data:`mcpreel.check.era.MODERN_PLAN` runs before it on a connection that
+speaks 2026-07-28. The report lists results in the order of spec 05's parts (the 2026-07-28 rules after
+them), with every quoted text redacted (:mod:`mcpreel.check.redaction`).
 """
 
 from __future__ import annotations
@@ -108,13 +110,15 @@ def run_check(
         if legacy_sse:
             notes.append(f"{era.MODERN}: not checked (legacy HTTP+SSE speaks only the handshake era)")
         elif opts.era in ("auto", "modern"):
-            modern_run = Run(stack.enter_context(connect(True)), opts, spawner(True), modern=True)
+            modern_stack = stack.enter_context(ExitStack())
+            modern_run = Run(modern_stack.enter_context(connect(True)), opts, spawner(True), modern=True)
             _discover(modern_run, probe_only=opts.era == "auto")
             if modern_run.init_result is not None:
                 notes.append(f"{era.MODERN}: server/discover answered")
             else:
                 notes.append(f"{era.MODERN}: not offered ({_refusal(modern_run.init, 'server/discover')})")
                 if opts.era == "auto":
+                    modern_stack.close()  # no server process or connection idles through the other era's run
                     modern_run = None
         else:
             notes.append(f"{era.MODERN}: not checked (--era legacy)")
