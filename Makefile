@@ -7,11 +7,19 @@ PEERS  := .peers
 # the reference MCP server from the npm registry, a real peer in the end-to-end tests
 EVERYTHING_VERSION ?= 2026.8.31
 EVERYTHING := $(PEERS)/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+# the MCP Inspector CLI, a client no one here wrote (pinned: a plain install resolves 0.15 on node 20)
+INSPECTOR_VERSION ?= 2.12.0
+INSPECTOR := $(PEERS)/node_modules/@modelcontextprotocol/inspector/package.json
 # a server whose tools write files: `mcpreel check` must leave its directory as it found it
 FILESYSTEM_VERSION ?= 2026.8.31
 FILESYSTEM := $(PEERS)/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
 
-.PHONY: demo test install install-dev peers bench clean
+# other recorders, each in its own virtualenv, replaying cassettes mcpreel wrote (tests/formats/hub)
+MCP_RECORDER_VERSION ?= 0.5.0
+MCP_RECORDER := $(PEERS)/mcp-recorder/.installed-$(MCP_RECORDER_VERSION)
+MCP_CASSETTE := $(PEERS)/mcp-cassette/.installed
+
+.PHONY: demo test install install-dev peers hub-peers bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,19 +42,42 @@ $(EVERYTHING):
 			@modelcontextprotocol/server-everything@$(EVERYTHING_VERSION) || echo "warning: npm install failed; server-everything tests will be skipped"; \
 	else echo "warning: npm not found; server-everything tests will be skipped"; fi
 
-$(FILESYSTEM): $(EVERYTHING)
+$(INSPECTOR): $(EVERYTHING)
 	@if command -v npm >/dev/null 2>&1; then \
 		npm install --silent --no-audit --no-fund --prefix $(PEERS) \
+			@modelcontextprotocol/server-everything@$(EVERYTHING_VERSION) \
+			@modelcontextprotocol/inspector@$(INSPECTOR_VERSION) || echo "warning: npm install failed; Inspector CLI tests will be skipped"; \
+	fi
+
+$(FILESYSTEM): $(INSPECTOR)
+	@if command -v npm >/dev/null 2>&1; then \
+		npm install --silent --no-audit --no-fund --prefix $(PEERS) \
+			@modelcontextprotocol/server-everything@$(EVERYTHING_VERSION) \
+			@modelcontextprotocol/inspector@$(INSPECTOR_VERSION) \
 			@modelcontextprotocol/server-filesystem@$(FILESYSTEM_VERSION) || echo "warning: npm install failed; server-filesystem tests will be skipped"; \
 	fi
 
-peers: $(EVERYTHING) $(FILESYSTEM)
+peers: $(EVERYTHING) $(INSPECTOR) $(FILESYSTEM)
+
+$(MCP_RECORDER):
+	@$(PYTHON) -m venv $(PEERS)/mcp-recorder && $(PEERS)/mcp-recorder/bin/pip install -q \
+		mcp-recorder==$(MCP_RECORDER_VERSION) && touch $@ \
+		|| echo "warning: mcp-recorder could not be installed; its replay test will be skipped"
+
+# mcp-cassette (PyPI) is not on every index: its test is skipped, saying so, when this fails
+$(MCP_CASSETTE):
+	@{ [ -x $(PEERS)/mcp-cassette/bin/pip ] || $(PYTHON) -m venv $(PEERS)/mcp-cassette; } \
+		&& $(PEERS)/mcp-cassette/bin/pip install -q mcp-cassette \
+		>/dev/null 2>&1 && touch $@ \
+		|| echo "warning: mcp-cassette could not be installed; its cassette test will be skipped"
+
+hub-peers: $(MCP_RECORDER) $(MCP_CASSETTE)
 
 # the main job on the built-in demo server: record (stdio and Streamable HTTP), convert, check -> demo-output/
 demo: install
 	$(VENV)/bin/mcpreel demo --out demo-output
 
-test: install-dev peers
+test: install-dev peers hub-peers
 	$(PY) -m pytest -n 2
 
 bench: install-dev

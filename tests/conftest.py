@@ -32,6 +32,19 @@ def everything_js() -> Path:
     return EVERYTHING_JS
 
 
+INSPECTOR_CLI = ROOT / ".peers" / "node_modules" / ".bin" / "mcp-inspector"
+
+
+@pytest.fixture(scope="session")
+def inspector_cli() -> Path:
+    """The MCP Inspector CLI from the npm registry (pinned 2.12), installed by `make peers`."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    if not INSPECTOR_CLI.exists():
+        pytest.fail(f"the MCP Inspector CLI is not installed at {INSPECTOR_CLI}: run `make peers`")
+    return INSPECTOR_CLI
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

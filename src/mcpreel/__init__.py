@@ -25,10 +25,22 @@ __all__ = [
     "FormatError",
     "InputError",
     "McpreelError",
+    "MemoryTransport",
     "Message",
     "Session",
     "SessionInfo",
     "TransportError",
     "UsageError",
     "__version__",
+    "memory_pair",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # the in-memory transport (for users' tests) loads on first use: every command imports this
+    # package, and the recording proxy starts faster without asyncio
+    if name in ("MemoryTransport", "memory_pair"):
+        from mcpreel.clients import memory
+
+        return getattr(memory, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

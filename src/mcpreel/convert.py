@@ -21,7 +21,8 @@ from typing import Any
 
 from mcpreel.errors import UsageError
 from mcpreel._infra.fileio import atomic_output
-from mcpreel.formats import FORMATS, canonical_name, get_writer, open_session, writer_names
+from mcpreel.formats import FORMATS, canonical_name, format_for_name, get_writer, open_session, writer_names
+from mcpreel.formats._foreign import STASH_KEYS
 from mcpreel.formats.sniff import Detection
 from mcpreel.model import Kind, Message, Session
 
@@ -45,10 +46,15 @@ class Features:
     invalid: int = 0
     transport: int = 0
     event: int = 0
+    #: records with another recorder's own members (pids, flags), by stash (formats._foreign.STASH_KEYS)
+    foreign: dict[str, int] = field(default_factory=dict)
     header: bool = False
 
     def count(self, msg: Message) -> None:
         self.records += 1
+        if msg.extra and not STASH_KEYS.isdisjoint(msg.extra):
+            for key in STASH_KEYS.intersection(msg.extra):
+                self.foreign[key] = self.foreign.get(key, 0) + 1
         kind = msg.kind
         if kind == Kind.MESSAGE:
             self.messages += 1
@@ -98,6 +104,9 @@ class Features:
             out.append(n(self.transport, "transport-only event"))
         if self.event and "event" not in keeps:
             out.append(n(self.event, "line of another producer", "lines of another producer"))
+        lost_foreign = sum(c for key, c in self.foreign.items() if "foreign" not in keeps and f"foreign:{key}" not in keeps)
+        if lost_foreign:
+            out.append(f"the source recorder's own members of {n(lost_foreign, 'record')} (kept only by a reel)")
         return out
 
 
@@ -133,48 +142,21 @@ class ConvertResult:
         return f"writing {self.to} drops {', '.join(self.lost)}"
 
 
-#: compound suffixes that name a format whatever the last extension
-_NAME_HINTS = (
-    (".trace.jsonl", "assay-v2"),
-    (".simple.jsonl", "simple"),
-    (".qai.json", "qai"),
-    (".inspector.json", "inspector"),
-    (".jsonrpc.jsonl", "jsonrpc"),
-    (".jsonrpc.json", "jsonrpc"),
-    (".reel.jsonl", "reel"),
-    (".mcp.jsonl", "reel"),
-    (".streamable-http.json", "streamable-http"),
-    (".http-sse.json", "http-sse"),
-)
-
-
 def choose_output_format(path: str | Path, session: Session | None = None, to: str | None = None) -> OutputChoice:
-    """The output format: ``to`` when given, else from the file's name (and the session's transport)."""
+    """The output format: ``to`` when given, else from the file's name (and the session's transport).
+
+    The names are the format table's (:data:`mcpreel.formats.FORMATS`, each row's ``extensions``).
+    """
     if to not in (None, "", "auto"):
         name = canonical_name(to)  # type: ignore[arg-type]
         if not FORMATS[name].writes:
             raise UsageError(f"format {name!r} can be read but not written (writable: {', '.join(writer_names())})")
         return OutputChoice(name, "given")
-    low = Path(path).name.lower()
-    for suffix, name in _NAME_HINTS:
-        if low.endswith(suffix):
-            return OutputChoice(name, f"the file name ends in {suffix}")
-    suffix = Path(low).suffix
-    transport = session.info.transport if session is not None else None
-    if suffix == ".har":
-        return OutputChoice("har", "the extension .har")
-    if suffix == ".ndjson":
-        return OutputChoice("jsonrpc", "the extension .ndjson")
-    if suffix == ".jsonl":
-        return OutputChoice("reel", "the extension .jsonl (mcpreel's own reel)")
-    if suffix in (".envelope", ".http") or low.endswith((".envelope.json", ".http.json")):
-        label = "http-sse" if transport == "sse" else "streamable-http"
-        return OutputChoice(label, "an HTTP transcript envelope, named by the file")
-    if suffix == ".json":
-        return OutputChoice("qai", "the extension .json: qai, the JSON format that keeps a whole session "
-                            "(--to inspector, streamable-http or http-sse for the others)", obvious=False)
-    raise UsageError(f"cannot tell the output format from the name {str(path)!r}; pass --to "
-                     f"(writable: {', '.join(writer_names())})")
+    match = format_for_name(path, session.info.transport if session is not None else None)
+    if match is None:
+        raise UsageError(f"cannot tell the output format from the name {str(path)!r}; pass --to "
+                         f"(writable: {', '.join(writer_names())})")
+    return OutputChoice(match.format, match.reason, match.obvious)
 
 
 def _counting(session: Session, features: Features) -> Session:

@@ -20,14 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpreel._infra.correlation import verbatim_key
 from mcpreel.model import Kind, Session
 
-__all__ = ["Cassette", "ClientItem", "Exchange", "build", "id_key", "progress_token", "subject"]
-
-
-def id_key(value: Any) -> tuple[str, Any]:
-    """A dict key for a JSON-RPC id: ``1`` and ``"1"`` are different ids."""
-    return (type(value).__name__, value if not isinstance(value, (dict, list)) else repr(value))
+__all__ = ["Cassette", "ClientItem", "Exchange", "build", "progress_token", "subject"]
 
 
 def subject(message: dict[str, Any]) -> str | None:
@@ -156,16 +152,16 @@ def build(session: Session, *, original: bool = False) -> Cassette:
                         ex = Exchange(payload, member, len(cas.exchanges), rec.source, rec.t, ctx=rec.ctx,
                                       unit=unit)
                         cas.exchanges.append(ex)
-                        pending_client[id_key(payload["id"])] = ex
+                        pending_client[verbatim_key(payload["id"])] = ex
                     last_item = ClientItem(payload, ex, source=rec.source)
                     cas.items.append(last_item)
                 elif is_response:
-                    sx = pending_server.pop(id_key(payload.get("id")), None)
+                    sx = pending_server.pop(verbatim_key(payload.get("id")), None)
                     if sx is not None:
                         sx.response, sx.t_response = payload, rec.t
             elif direction == "out":
                 if is_response:
-                    ex = pending_client.pop(id_key(payload.get("id")), None)
+                    ex = pending_client.pop(verbatim_key(payload.get("id")), None)
                     if ex is not None:
                         ex.response, ex.t_response = payload, rec.t
                         ex.answered_before_item = len(cas.items)
@@ -176,7 +172,7 @@ def build(session: Session, *, original: bool = False) -> Cassette:
                     sx = Exchange(payload, member, len(cas.server_exchanges), rec.source, rec.t, ctx=rec.ctx,
                                   unit=unit)
                     cas.server_exchanges.append(sx)
-                    pending_server[id_key(payload["id"])] = sx
+                    pending_server[verbatim_key(payload["id"])] = sx
                 owner = _owner(payload, rec.ctx, pending_client)
                 if owner is not None:
                     owner.before.append(payload)

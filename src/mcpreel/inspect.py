@@ -23,6 +23,7 @@ from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import Correlator
+from mcpreel.sessions import split_sessions
 from mcpreel.model import Kind, Message, Session, SessionInfo
 
 __all__ = ["ErrorItem", "Header", "LatencyStats", "Report", "Row", "Summary", "ToolStats", "analyze", "percentile"]
@@ -56,6 +57,8 @@ class Row:
     batch: int | None = None  # member count, for a batch
     payload: Any = None  # the JSON-RPC message (kept when payloads are asked for)
     original: Any = None  # the message before an intercept edit
+    input_required: bool = False  # a 2026-07-28 answer asking the client for input before it can complete
+    retry_of: int | None = None  # the request row this one retries (a multi-round-trip request's next round)
 
     @property
     def is_response(self) -> bool:
@@ -135,6 +138,8 @@ class Header:
     producer: dict[str, Any] | None = None
     messages: int = 0
     notes: list[str] = field(default_factory=list)
+    #: the client sessions in the file, each with its protocol era (:mod:`mcpreel.sessions`)
+    sessions: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def of(cls, info: SessionInfo) -> Header:
@@ -230,6 +235,8 @@ class _Analyzer:
         self.correlator: Correlator[int] = Correlator()
         self.latencies: dict[str, list[int]] = {}
         self.tool_latencies: dict[str, list[int]] = {}
+        #: requestState of an input_required answer -> the request row it answered (the first round's)
+        self.input_states: dict[str, int] = {}
 
     def _tool(self, name: str) -> ToolStats:
         stats = self.summary.tools.get(name)
@@ -303,6 +310,10 @@ class _Analyzer:
                 row.tool = tool
             if "id" in raw:
                 s.requests += 1
+                params = raw.get("params")
+                state = params.get("requestState") if isinstance(params, dict) else None
+                if isinstance(state, str) and state in self.input_states and single:
+                    row.retry_of = self.input_states.pop(state)
                 if method == "tools/call":
                     stats = self._tool(tool or "unknown_tool")
                     stats.calls += 1
@@ -327,6 +338,11 @@ class _Analyzer:
         error = raw.get("error")
         result = raw.get("result")
         is_error = isinstance(result, dict) and result.get("isError") is True
+        if isinstance(result, dict) and result.get("resultType") == "input_required" and single:
+            row.input_required = True
+            state = result.get("requestState")
+            if isinstance(state, str) and req is not None:
+                self.input_states[state] = req.retry_of if req.retry_of is not None else req.index
         if req is None:
             if not msg.dropped:
                 s.orphans.append(row.index)
@@ -410,4 +426,8 @@ def analyze(session: Session | Iterable[Message], *, payloads: bool = False, inf
     summary = a.finish()
     header = Header.of(info)
     header.messages = summary.messages
+    if isinstance(session, Session):
+        header.sessions = [{"index": s.index, "era": s.era, "protocol": s.protocol, "client": s.client,
+                            "requests": s.requests, "http_session": s.http_session, "file": s.source_file}
+                           for s in split_sessions(session)]
     return Report(header, a.rows, summary)

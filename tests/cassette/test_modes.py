@@ -100,10 +100,10 @@ def test_a_bad_line_deep_in_a_long_cassette_is_found_before_anything_runs(casset
 
 
 def test_formats_that_cannot_take_what_a_mode_writes_are_refused(fixtures_dir):
-    recorder = fixtures_dir / "mcp-recorder" / "mcp-recorder_mock_session.json"
+    recorder = fixtures_dir / "hub" / "agent-vcr" / "examples__recordings__calculator-v1.vcr"  # a read-only format
     qai = fixtures_dir / "qai" / "qai_session_minimal.json"
-    assert plan(recorder, "none").format == "mcp-recorder"  # replaying another tool's file is fine
-    with pytest.raises(UsageError, match="new_episodes adds answers to the cassette, and mcp-recorder files cannot be written"):
+    assert plan(recorder, "none").format == "agent-vcr"  # replaying another tool's file is fine
+    with pytest.raises(UsageError, match="new_episodes adds answers to the cassette, and agent-vcr files cannot be written"):
         plan(recorder, "new_episodes")
     with pytest.raises(UsageError, match="a qai file, and record mode all would replace it with a reel"):
         plan(qai, "all")

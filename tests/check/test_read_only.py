@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from mcpreel.check import PASS, SKIP, CheckOptions, run_check
-from mcpreel.render.check import render_json, render_junit, text_lines
+from mcpreel.render.check import plain_lines, to_json, to_junit
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.e2e
@@ -158,7 +158,7 @@ def test_a_quoted_get_env_answer_keeps_the_names_and_loses_the_values(everything
 
 
 def assert_no_environment(report, secret: str) -> None:
-    forms = {"text": "\n".join(text_lines(report)), "json": render_json(report), "junit": render_junit(report)}
+    forms = {"text": "\n".join(plain_lines(report)), "json": to_json(report), "junit": to_junit(report)}
     for name, form in forms.items():
         assert secret not in form, name
         assert "plain-marker-value-42" not in form, name

@@ -14,14 +14,17 @@ from mcpreel.toolcalls.assay_v2 import AssayV2Sink
 from mcpreel.toolcalls.normalize import normalize
 
 FIXTURES = (Path(__file__).resolve().parents[2].parent / "shared" / "fixtures").resolve()
-_SUFFIXES = (".json", ".jsonl")
+_SUFFIXES = (".json", ".jsonl", ".yaml", ".vcr")
+#: files beside the sessions that are not sessions: the Assay corpus manifest and MCP-VCR's JSON schema
+_NOT_SESSIONS = ("__MANIFEST.json", "transcript-schema-v1.json")
 
 
 def fixture_files() -> list[Path]:
     """Every session file other tools wrote (not files a test run may have left beside them)."""
     out = []
     for path in sorted(FIXTURES.rglob("*")):
-        if path.is_file() and path.suffix in _SUFFIXES and not path.name.endswith(".trace.jsonl"):
+        if path.is_file() and path.suffix in _SUFFIXES and not path.name.endswith(".trace.jsonl") \
+                and not path.name.endswith(_NOT_SESSIONS):
             out.append(path)
     return out
 

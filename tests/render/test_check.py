@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 from rich.console import Console
 
-from mcpreel.render.check import render_json, render_junit, render_text, text_lines
+from mcpreel.render.check import plain_lines, renderables, to_json, to_junit
 from mcpreel.check.result import FAIL, PASS, SKIP, WARN, CheckReport, CheckResult
 
 
@@ -30,7 +30,9 @@ def report(strict: bool = False) -> CheckReport:
 
 def test_text_table():
     buf = io.StringIO()
-    render_text(report(), Console(file=buf, width=120, color_system=None))
+    console = Console(file=buf, width=120, color_system=None)
+    for item in renderables(report()):
+        console.print(item)
     out = buf.getvalue()
     assert "mcpreel check http://127.0.0.1:9/mcp  (http)" in out
     assert "server: srv 2.0 · protocol 2024-11-05 · 1.2 s" in out
@@ -41,14 +43,14 @@ def test_text_table():
 
 
 def test_plain_lines():
-    lines = list(text_lines(report()))
+    lines = list(plain_lines(report()))
     assert "  sse-content-type  fail  tools/list answered application/json" in lines
     assert "  fix       stream it" in lines
     assert lines[-1].endswith("FAILED (a check failed; exit 1)")
 
 
 def test_json():
-    doc = json.loads(render_json(report()))
+    doc = json.loads(to_json(report()))
     assert doc["ok"] is False and doc["exit_code"] == 1
     assert doc["counts"] == {"pass": 1, "fail": 1, "warn": 1, "skip": 1}
     failed = next(c for c in doc["checks"] if c["status"] == "fail")
@@ -57,7 +59,7 @@ def test_json():
 
 
 def test_junit():
-    root = ET.fromstring(render_junit(report()))
+    root = ET.fromstring(to_junit(report()))
     assert root.tag == "testsuites" and root.get("tests") == "4" and root.get("failures") == "1"
     cases = {c.get("name"): c for c in root.iter("testcase")}
     fail = cases["sse-content-type"].find("failure")
@@ -67,7 +69,7 @@ def test_junit():
     assert cases["stdout-clean"].find("skipped") is not None
     warn = cases["origin"].find("system-out")
     assert warn.text.startswith("warning: Origin not validated") and "\x00" not in warn.text
-    strict = ET.fromstring(render_junit(report(strict=True)))
+    strict = ET.fromstring(to_junit(report(strict=True)))
     assert strict.get("failures") == "2"
     assert next(c for c in strict.iter("testcase") if c.get("name") == "origin").find("failure") is not None
 

@@ -16,10 +16,11 @@ MCPREEL = [PY, "-m", "mcpreel"]
 SDK_SERVER = f"{PY} {PEERS / 'sdk_server.py'}"
 
 
-def run_client(mode: str, target: str, script: str = "peer", timeout: float = 60) -> dict:
-    """The official SDK client against ``target``; returns what it got."""
-    proc = subprocess.run([PY, str(PEERS / "sdk_client.py"), mode, target, script], capture_output=True, text=True,
-                          timeout=timeout)
+def run_client(mode: str, target: str, script: str = "peer", timeout: float = 60, era: str | None = None) -> dict:
+    """The official SDK client against ``target``; returns what it got. ``era``: None for the low-level
+    handshake client, ``auto`` (2026-07-28 with a modern server) or ``legacy`` for ``mcp.Client``."""
+    argv = [PY, str(PEERS / "sdk_client.py"), mode, target, script] + (["--era", era] if era else [])
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout)
 
@@ -28,10 +29,10 @@ def mcpreel(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]
     return subprocess.run([*MCPREEL, *args], capture_output=True, text=True, timeout=timeout)
 
 
-def record(out: Path, server_cmd: str, script: str = "peer") -> dict:
+def record(out: Path, server_cmd: str, script: str = "peer", era: str | None = None) -> dict:
     """Record a real session with ``mcpreel record`` between the SDK client and ``server_cmd``."""
     cmd = " ".join([*MCPREEL, "record", "-q", "--out", str(out), "--", server_cmd])
-    got = run_client("stdio", cmd, script)
+    got = run_client("stdio", cmd, script, era=era)
     assert out.is_file()
     return got
 

@@ -91,7 +91,7 @@ def test_usage_errors(fixtures_dir, args, message):
 
 
 def test_forwarding_refuses_a_recording_it_cannot_write_back(fixtures_dir):
-    cassette = str(fixtures_dir / "mcp-recorder" / "mcp-recorder_mock_session.json")
+    cassette = str(fixtures_dir / "hub" / "agent-vcr" / "examples__recordings__calculator-v1.vcr")  # read-only format
     r = CliRunner().invoke(cli, ["serve", cassette, "--on-miss", "forward", "--target-command", "x"])
     assert r.exit_code == 2 and "cannot be written" in r.output
 

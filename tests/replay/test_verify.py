@@ -201,7 +201,7 @@ def test_a_session_with_nothing_to_replay_is_an_input_error():
 
 
 def _fixtures_with_tool_calls(root: Path) -> list[Path]:
-    skip = (".trace.jsonl", ".agent.jsonl", ".md")
+    skip = (".trace.jsonl", ".agent.jsonl", ".md", "__MANIFEST.json", "transcript-schema-v1.json")  # hub: not sessions
     return sorted(p for p in root.rglob("*") if p.is_file() and not p.name.endswith(skip))
 
 

@@ -1,15 +1,17 @@
 """Times in the session model are integer milliseconds since the Unix epoch (UTC).
 
 Every format that writes ISO-8601 goes through here, so a session converted between formats keeps
-its times to the millisecond.
+its times to the millisecond; and every layer that stamps a record takes the clock from :func:`now_ms`,
+so a recorder, a client transport and a writer agree on what "now" is.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from datetime import datetime, timedelta, timezone
 
-__all__ = ["MAX_MS", "MIN_MS", "in_range", "iso_from_ms", "ms_from_iso", "ms_from_any"]
+__all__ = ["MAX_MS", "MIN_MS", "iso_from_ms", "ms_from_any", "ms_from_iso", "now_ms"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -19,9 +21,9 @@ MIN_MS = -62_135_596_800_000  # 0001-01-01T00:00:00.000Z
 MAX_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
 
 
-def in_range(ms: int) -> bool:
-    """True when ``ms`` names a time ISO-8601 can write (see :data:`MIN_MS`, :data:`MAX_MS`)."""
-    return MIN_MS <= ms <= MAX_MS
+def now_ms() -> int:
+    """The wall clock in epoch milliseconds, the unit of every time in the model (exact: no float)."""
+    return time.time_ns() // 1_000_000
 
 
 def iso_from_ms(ms: int) -> str:

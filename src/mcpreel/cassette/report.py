@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import time
 from pathlib import Path
 from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.fileio import open_private_append
+from mcpreel._infra.timeutil import now_ms
 
 __all__ = ["RunReport", "read_report"]
 
@@ -41,7 +41,7 @@ class RunReport:
     def write(self, event: str, **fields: Any) -> None:
         if self._fh is None:
             return
-        line = jsonio.dumps({"event": event, "t": int(time.time() * 1000), **fields}) + b"\n"
+        line = jsonio.dumps({"event": event, "t": now_ms(), **fields}) + b"\n"
         with contextlib.suppress(OSError):  # a report must never take the server down
             self._fh.write(line)
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ from typing import Any
 
 from mcpreel.cassette.mode import RecordMode
 from mcpreel.cassette.report import read_report
+from mcpreel.clients.process import ServerStartError, spawn, stop, with_environ
 from mcpreel.errors import TransportError, UsageError
 
 __all__ = ["CassetteServer", "cassette_server"]
@@ -94,18 +94,14 @@ class CassetteServer:
 
     # -- HTTP lifecycle -------------------------------------------------------------------------
     def _start_http(self, env: dict[str, str], timeout: float) -> None:
-        from mcpreel.record.lifecycle import _parent_death_signal
-
         with open(self._log, "wb") as log:
             try:
-                self._proc = subprocess.Popen(
-                    self.argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, cwd=self.cwd,
-                    preexec_fn=_parent_death_signal(),
-                )
-            except OSError as exc:
+                # in the test's process group (a Ctrl-C stops both), ended with the test process on Linux
+                self._proc = spawn(self.argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+                                   cwd=self.cwd, group=False, die_with_parent=True)
+            except ServerStartError as exc:
                 self.close()
-                raise TransportError(f"{self.cassette}: cannot start the cassette server: "
-                                     f"{exc.strerror or exc}") from exc
+                raise TransportError(f"{self.cassette}: cannot start the cassette server: {exc.reason}") from exc.__cause__
         deadline = time.monotonic() + timeout
         while True:
             for event in read_report(self._report):
@@ -145,12 +141,7 @@ class CassetteServer:
             if proc.poll() is not None:
                 self._died = proc.returncode
             else:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+                stop(proc, timeout, group=False)
         try:
             self._log_tail = self._log.read_text(errors="replace") if self._log.exists() else ""
         except OSError:
@@ -254,6 +245,6 @@ def cassette_server(
     if url is not None:
         argv += ["--target-url", url]
     server = CassetteServer(cassette=path, mode=p.mode, plan=p, transport=transport, argv=argv,
-                            env={**os.environ, **(env or {})}, cwd=shown_cwd, workdir=workdir, report=report)
+                            env=with_environ(env), cwd=shown_cwd, workdir=workdir, report=report)
     server._start_http(server.env, start_timeout)
     return server

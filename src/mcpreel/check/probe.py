@@ -15,10 +15,8 @@ Anything that goes wrong later is kept on the exchange (``error``) for the check
 from __future__ import annotations
 
 import contextlib
-import os
 import queue
 import shlex
-import signal
 import subprocess
 import threading
 import time
@@ -28,6 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcpreel._infra import jsonio
+from mcpreel.clients.process import ServerStartError, command_argv, spawn, stop
 from mcpreel.errors import TransportError
 from mcpreel._infra.sse import SSEEvent, SSEParser
 
@@ -390,7 +389,7 @@ class StdioProbe(_Base):
     def __init__(self, command: str | list[str], *, timeout: float = 10.0, env: dict[str, str] | None = None,
                  cwd: str | None = None) -> None:
         super().__init__(timeout)
-        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        argv = command_argv(command)
         if not argv:
             raise Unreachable("--command is empty")
         self.argv = argv
@@ -399,12 +398,9 @@ class StdioProbe(_Base):
         self.stderr_tail: deque[str] = deque(maxlen=40)
         self._inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
         try:
-            self.proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                env=env, cwd=cwd, start_new_session=True, bufsize=0,
-            )
-        except (OSError, ValueError) as exc:
-            raise Unreachable(f"cannot start {argv[0]!r}: {exc.strerror if isinstance(exc, OSError) else exc}") from exc
+            self.proc = spawn(argv, env=env, cwd=cwd)
+        except ServerStartError as exc:
+            raise Unreachable(str(exc)) from exc.__cause__  # a server that cannot start cannot be checked: exit 2
         self._threads = [
             threading.Thread(target=self._read_stdout, daemon=True),
             threading.Thread(target=self._read_stderr, daemon=True),
@@ -527,20 +523,7 @@ class StdioProbe(_Base):
 
     def close(self) -> None:
         """Close stdin, give the server 2 s to go, then end its process group."""
-        with contextlib.suppress(OSError):
-            if self.proc.stdin:
-                self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=2.0)
-        except subprocess.TimeoutExpired:
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(self.proc.pid, sig)
-                try:
-                    self.proc.wait(timeout=2.0)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
+        stop(self.proc, 2.0)
         for stream in (self.proc.stdout, self.proc.stderr):
             with contextlib.suppress(OSError):
                 if stream:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from mcpreel._infra import jsonio
 from mcpreel.cli import output
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _PROFILES = click.Choice(["strict-sse", "mcp", "sse"])
 _ERAS = click.Choice(["auto", "legacy", "modern"])
@@ -52,6 +55,14 @@ class HeaderParam(click.ParamType):
         return name.strip(), val.strip()
 
 
+def _text_console() -> Console:
+    """The table's console: the terminal, or at least 120 columns when piped (rich drops the colours)."""
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    return console if console.is_terminal else Console(highlight=False, width=max(console.width, 120))
+
+
 @click.command("check")
 @click.argument("url", required=False)
 @click.option("--command", "command", metavar="CMD",
@@ -85,8 +96,8 @@ def check_command(url: str | None, command: str | None, profile: str, era: str, 
     quotes of their answers is redacted. Exit 0 when nothing failed, 1 when a check failed, 2 when the server could not be reached.
     """
     from mcpreel.check import CheckOptions, run_check
-    from mcpreel.render.check import render, text_lines
     from mcpreel.errors import UsageError
+    from mcpreel.render import check as render
 
     if (url is None) == (command is None):
         raise UsageError("give a server URL or --command \"CMD\" (one of them)")
@@ -98,13 +109,12 @@ def check_command(url: str | None, command: str | None, profile: str, era: str, 
     options = CheckOptions(profile=profile, era=era, calls=merged, call_all=call_all, no_call=no_call, timeout=timeout,
                            headers=dict(headers), strict=strict)
     report = run_check(url, command=command, options=options)
-    doc = render(report, fmt)
+    doc = render.to_json(report) if fmt == "json" else render.to_junit(report) if fmt == "junit" else None
     if doc is not None:
         click.echo(doc, nl=False)
+    else:
+        output.show(render.renderables(report), _text_console())
     if out:
-        from mcpreel.cli.replay_cmd import save
-
-        text = doc if doc is not None else "\n".join(text_lines(report)) + "\n"
-        save(out, lambda fh: fh.write(text.encode("utf-8")))
+        output.save_text(out, doc if doc is not None else "\n".join(render.plain_lines(report)) + "\n")
         output.info(f"report written to {out}")
     sys.exit(report.exit_code)

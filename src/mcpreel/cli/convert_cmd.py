@@ -9,15 +9,16 @@ import click
 from mcpreel.cli import output
 from mcpreel.cli.params import FORMAT_AUTO
 from mcpreel.convert import convert
+from mcpreel.formats import reader_names, writer_names
 
 
 @click.command("convert")
 @click.argument("input_path", metavar="IN", type=click.Path(dir_okay=False))
 @click.argument("output_path", metavar="OUT", type=click.Path(dir_okay=False))
 @click.option("--from", "from_", type=FORMAT_AUTO, default="auto", show_default=True,
-              help="Input format; auto sniffs the content.")
+              help=f"Input format ({', '.join(reader_names())}); auto sniffs the content.")
 @click.option("--to", type=FORMAT_AUTO, default="auto", show_default=True,
-              help="Output format (reel, qai, streamable-http, http-sse, jsonrpc, inspector, har, assay-v2, simple); "
+              help=f"Output format ({', '.join(writer_names())}); "
                    "auto: from OUT's name (.jsonl reel, .json qai, .har har, .trace.jsonl assay-v2).")
 @click.option("--strict", is_flag=True, help="Also refuse duplicate JSON members in the input.")
 @output.run_command

@@ -17,19 +17,19 @@ _TRANSPORTS = click.Choice(["stdio", "streamable-http", "sse"])
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP transports: the address to bind.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
               help="HTTP transports: the port (0 picks a free one).")
+@click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
+              help="HTTP transports: accept requests from this non-loopback Origin ('*' for any; repeatable).")
 @output.run_command
-def demo_server_command(transport: str, host: str, port: int) -> None:
+def demo_server_command(transport: str, host: str, port: int, allow_origins: tuple[str, ...]) -> None:
     """Run mcpreel's demo MCP server (echo, add, divide, lookup_customer, countdown, ask_llm)."""
     from mcpreel.demo.server import serve
-    from mcpreel.errors import TransportError
 
     if transport == "stdio" and sys.stdin.isatty():
         output.info("mcpreel demo server speaking MCP on stdin/stdout (for a client to start it); "
                     "--transport streamable-http serves HTTP instead. Ctrl-D ends it.")
     try:
-        serve(transport, host, port, ready=lambda url: output.info(f"mcpreel demo server ({transport}) on {url}"))
-    except OSError as exc:
-        raise TransportError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+        serve(transport, host, port, ready=lambda url: output.info(f"mcpreel demo server ({transport}) on {url}"),
+              allow_origins=allow_origins)
     except KeyboardInterrupt:
         pass
 
@@ -57,8 +57,7 @@ def demo_command(out_dir: str) -> None:
         from mcpreel.render.inspect import plain_lines, renderables
 
         if console.is_terminal:
-            for item in renderables(result.inspect_report, rows=False):
-                console.print(item)
+            output.show(renderables(result.inspect_report, rows=False), console)
         else:
             for line in plain_lines(result.inspect_report, rows=False):
                 console.print(line, markup=False)

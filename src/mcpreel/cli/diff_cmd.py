@@ -30,19 +30,16 @@ def diff_command(ctx: click.Context, a: str, b: str, fmt: str, as_json: bool, ju
 
     Exit 0 when they agree, 1 on differences, 2 when a file cannot be read.
     """
-    from mcpreel._infra import jsonio
-    from mcpreel.cli.replay_cmd import console, save
     from mcpreel.compare import DiffOptions, diff_files
     from mcpreel.compare.normalize import IgnorePath
-    from mcpreel.render.junit import diff_cases, write_junit
-    from mcpreel.render.replay import diff_renderable
+    from mcpreel.render import diff as render
 
     options = DiffOptions([IgnorePath(p) for p in ignore_paths], latency_factor, latency_min_ms, fail_on_latency)
     result = diff_files(a, b, format=fmt, options=options)
     if as_json:
-        click.echo(jsonio.dumps_str(result.to_json()))
+        click.echo(render.to_json(result), nl=False)
     else:
-        console().print(diff_renderable(result))
+        output.show(render.renderables(result))
     if junit:
-        save(junit, lambda fh: write_junit(fh, f"mcpreel diff {a} {b}", diff_cases(result)))
+        output.save_text(junit, render.to_junit(result, f"mcpreel diff {a} {b}"))
     ctx.exit(result.exit_code)

@@ -20,30 +20,25 @@ from mcpreel.cli.params import FORMAT_AUTO
 @output.run_command
 def inspect_command(path: str, verbose: bool, as_json: bool, summary_only: bool, fmt: str) -> None:
     """Show what a session file holds: who said what, errors, unanswered calls, latencies."""
-    from mcpreel._infra import jsonio
     from mcpreel.formats import open_session
     from mcpreel.inspect import analyze
+    from mcpreel.render import inspect as render
 
     session, detection = open_session(path, fmt)
     report = analyze(session, payloads=verbose)
     if not detection.obvious:
         output.info(f"{path}: read as {detection.format}: {detection.reason}")
     if as_json:
-        sys.stdout.buffer.write(jsonio.dumps_indented(report.to_dict(payloads=verbose, rows=not summary_only)) + b"\n")
+        sys.stdout.buffer.write(render.to_json(report, verbose=verbose, rows=not summary_only).encode("utf-8"))
         sys.stdout.flush()
         return
     from rich.console import Console
 
     console = Console(soft_wrap=True)
     if console.is_terminal:
-        from mcpreel.render.inspect import renderables
-
-        for item in renderables(report, verbose=verbose, rows=not summary_only):
-            console.print(item)
+        output.show(render.renderables(report, verbose=verbose, rows=not summary_only), console)
         return
-    from mcpreel.render.inspect import plain_lines
-
     write = sys.stdout.write
-    for line in plain_lines(report, verbose=verbose, rows=not summary_only):
+    for line in render.plain_lines(report, verbose=verbose, rows=not summary_only):
         write(line + "\n")
     sys.stdout.flush()

@@ -1,4 +1,9 @@
-"""Where the CLI's words go: data to stdout, diagnostics to stderr, errors to one line and an exit code."""
+"""Where the CLI's words go: data to stdout, diagnostics to stderr, errors to one line and an exit code.
+
+The library never prints: it returns reports, and :mod:`mcpreel.render` turns a report into renderables,
+lines or documents. This module owns the streams: the console they are printed on (:func:`console`,
+:func:`show`) and the files they are saved to (:func:`save`).
+"""
 
 from __future__ import annotations
 
@@ -6,12 +11,15 @@ import contextlib
 import functools
 import os
 import sys
-from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import click
 
-from mcpreel.errors import McpreelError
+from mcpreel.errors import McpreelError, UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -26,6 +34,38 @@ def warning(text: str) -> None:
 
 def info(text: str) -> None:
     click.echo(text, err=True)
+
+
+def console(stream: Any = None) -> Console:
+    """A console on ``stream`` (stdout): the terminal's width, or 120 columns of plain lines when piped."""
+    from rich.console import Console
+
+    file = stream or sys.stdout
+    width = None if getattr(file, "isatty", lambda: False)() else 120
+    return Console(file=file, highlight=False, soft_wrap=False, width=width)
+
+
+def show(items: Iterable[RenderableType], on: Console | None = None) -> None:
+    """Print a report's renderables, one after the other, on ``on`` (default: :func:`console`)."""
+    out = on or console()
+    for item in items:
+        out.print(item)
+
+
+def save(path: str, write: Callable[[BinaryIO], object]) -> None:
+    """Write an output file atomically (mode 0600); a path that cannot be written is one clear error."""
+    from mcpreel._infra.fileio import atomic_output
+
+    try:
+        with atomic_output(path) as fh:
+            write(fh)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from exc
+
+
+def save_text(path: str, text: str) -> None:
+    """:func:`save` a document (a report as JSON, JUnit XML or lines), UTF-8."""
+    save(path, lambda fh: fh.write(text.encode("utf-8")))
 
 
 def run_command(fn: F) -> F:

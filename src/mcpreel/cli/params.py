@@ -29,4 +29,3 @@ class FormatName(click.ParamType):
 
 
 FORMAT_AUTO = FormatName()
-FORMAT_ANY = FormatName(allow_auto=False)

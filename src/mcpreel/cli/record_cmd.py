@@ -121,16 +121,14 @@ def run_record(
         # the default file is claimed there, once --listen and the target are known to be good
         sys.exit(run_http_record(
             transport=transport, target=target, listen=listen, out=Path(out) if out else None, label=label,
-            session_file=session_file, save_every=save_every, redact=redact, keep_secrets=keep_secrets,
+            session_file=session_file, save_every=save_every, redactor=redactor, keep_secrets=keep_secrets,
             envelope=envelope, allow_origins=list(allow_origins),
         ))
 
     out_path = Path(out) if out else default_out_path(label)
     shown = list(command)
-    if redact:
-        from mcpreel.redact import redact_command
-
-        shown = redact_command(shown)
+    if redactor is not None:
+        shown = Redactor().command(shown)  # a redactor of its own: the recording counts only what it records
     say(f"recording {shlex.join(shown)} -> {out_path}")
     try:
         result = record_stdio(

@@ -8,27 +8,18 @@ was recorded. stdout is left alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from mcpreel.cli import output
-from mcpreel.errors import UsageError
 from mcpreel.record.http_proxy import ProxyConfig, parse_listen
 from mcpreel.record.http_session import HttpRecordResult, record_http
+from mcpreel.serving.origin import is_loopback
+from mcpreel.redact import Redactor
 
 __all__ = ["run_http_record", "summary"]
 
 _NAMES = {"streamable-http": "Streamable HTTP", "sse": "legacy HTTP+SSE"}
-
-
-def _redactor() -> Callable[[Any], Any]:
-    from mcpreel import redact
-
-    fn = getattr(redact, "redact_message", None)
-    if fn is None:
-        raise UsageError("--redact is not available in this build (no per-message redactor in mcpreel.redact)")
-    return fn
 
 
 def _count(n: int, noun: str) -> str:
@@ -40,11 +31,12 @@ def summary(result: HttpRecordResult) -> str:
     s = result.stats
     unanswered = f", {result.unanswered} unanswered" if result.unanswered else ""
     invalid = f", {s.invalid} invalid" if s.invalid else ""
+    redacted = f", {result.redacted} secrets redacted" if result.redacted is not None else ""
     files = str(result.out)
     if result.session_file is not None:
         files += f" and {result.session_file}"
     text = (f"{_count(s.messages, 'message')} in {_count(s.exchanges, 'HTTP exchange')} "
-            f"({_count(s.requests, 'request')}{unanswered}{invalid}) recorded -> {files}; {result.reason}")
+            f"({_count(s.requests, 'request')}{unanswered}{invalid}{redacted}) recorded -> {files}; {result.reason}")
     if result.envelope is not None:
         text += f"; envelope -> {result.envelope}"
     return text
@@ -59,7 +51,7 @@ def run_http_record(
     label: str | None = None,
     session_file: str | Path | None = None,
     save_every: float | None = None,
-    redact: bool = False,
+    redactor: Redactor | None = None,
     keep_secrets: bool = False,
     envelope: str | Path | None = None,
     allow_origins: Sequence[str] = (),
@@ -69,11 +61,10 @@ def run_http_record(
 
     config = ProxyConfig(transport, target, allow_origins=tuple(allow_origins), keep_secrets=keep_secrets)
     host, port = parse_listen(listen)
-    if host not in ("127.0.0.1", "localhost", "::1"):
+    if not is_loopback(host):
         output.warning(f"listening on {host}: other machines can reach this proxy and, through it, the target "
                        "(foreign Origins are still refused)")
     label = label or default_label(url=target)
-    redactor = _redactor() if redact else None
     out_path = Path(out) if out is not None else default_out_path(label)  # last: every word was checked
 
     def ready(url: str) -> None:

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
-from typing import BinaryIO
-
 import click
 
 from mcpreel.cli import output
@@ -23,45 +19,25 @@ def parse_headers(values: tuple[str, ...]) -> dict[str, str]:
     return headers
 
 
-def save(path: str, write: Callable[[BinaryIO], object]) -> None:
-    """Write an output file atomically (mode 0600); a path that cannot be written is one clear error."""
-    from mcpreel._infra.fileio import atomic_output
-
-    try:
-        with atomic_output(path) as fh:
-            write(fh)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from exc
-
-
-def console(stream: object = None):  # type: ignore[no-untyped-def]
-    from rich.console import Console
-
-    file = stream or sys.stdout
-    width = None if getattr(file, "isatty", lambda: False)() else 120  # piped: wide, plain lines
-    return Console(file=file, highlight=False, soft_wrap=False, width=width)
-
-
 def run_replay(session: str, fmt: str, target_command: str | None, target_url: str | None, transport: str,
                headers: tuple[str, ...], ignore_paths: tuple[str, ...], out_json: str | None, junit: str | None,
-               original: bool, timeout: float) -> int:
+               original: bool, timeout: float, era: str = "auto", session_index: int | None = None) -> int:
     """Parse, run, render, write; returns the exit code (0 all same, 1 differences)."""
-    from mcpreel._infra import jsonio
+    from mcpreel.render import replay as render
     from mcpreel.replay import IgnorePath, ReplayOptions, replay_file
-    from mcpreel.render.junit import replay_cases, write_junit
-    from mcpreel.render.replay import replay_renderable
 
     if (target_command is None) == (target_url is None):
         raise UsageError("give the server to replay against: --target-command \"CMD\" or --target-url URL")
-    options = ReplayOptions(ignore_paths=[IgnorePath(p) for p in ignore_paths], original=original, timeout=timeout)
+    options = ReplayOptions(ignore_paths=[IgnorePath(p) for p in ignore_paths], original=original, timeout=timeout,
+                            era=era)
     report = replay_file(session, command=target_command, url=target_url, transport=transport,
                          headers=parse_headers(headers), format=fmt, options=options,
-                         on_event=lambda line: output.warning(line))
-    console().print(replay_renderable(report))
+                         on_event=lambda line: output.warning(line), session_index=session_index)
+    output.show(render.renderables(report))
     if out_json:
-        save(out_json, lambda fh: fh.write(jsonio.dumps(report.to_json()) + b"\n"))
+        output.save_text(out_json, render.to_json(report))
     if junit:
-        save(junit, lambda fh: write_junit(fh, f"mcpreel replay {session}", replay_cases(report)))
+        output.save_text(junit, render.to_junit(report, f"mcpreel replay {session}"))
     return report.exit_code
 
 
@@ -83,17 +59,26 @@ _TRANSPORTS = click.Choice(["auto", "streamable-http", "sse"])
 @click.option("--original", is_flag=True, help="Replay the pre-edit payload of messages edited in intercept mode.")
 @click.option("--timeout", type=click.FloatRange(min=0.01), default=30.0, show_default=True,
               help="Seconds to wait for each response.")
+@click.option("--era", type=click.Choice(["auto", "legacy", "modern"]), default="auto", show_default=True,
+              help="The protocol era to replay in: each session's own (auto), the handshake era (legacy) or "
+                   "2026-07-28 (modern).")
+@click.option("--session", "session_index", type=click.IntRange(min=1), metavar="N",
+              help="Replay only the Nth client session of the file (`mcpreel inspect` lists them).")
 @click.pass_context
 @output.run_command
 def replay_command(ctx: click.Context, session: str, target_command: str | None, target_url: str | None,
                    transport: str, headers: tuple[str, ...], fmt: str, ignore_paths: tuple[str, ...],
-                   out_json: str | None, junit: str | None, original: bool, timeout: float) -> None:
+                   out_json: str | None, junit: str | None, original: bool, timeout: float, era: str,
+                   session_index: int | None) -> None:
     """Replay a recorded session against a server and compare every response.
+
+    A file holding several client sessions is replayed session by session, each on a fresh connection
+    (over stdio, a fresh server process), each in its own protocol era unless --era says otherwise.
 
     Exit 0 when every response matches the recording, 1 on any difference, 2 when the replay could not run.
     """
     ctx.exit(run_replay(session, fmt, target_command, target_url, transport, headers, ignore_paths, out_json,
-                        junit, original, timeout))
+                        junit, original, timeout, era, session_index))
 
 
 @click.command("replay")

@@ -14,6 +14,7 @@ from mcpreel.cassette.mode import RecordMode
 from mcpreel.cli import output
 from mcpreel.cli.params import FORMAT_AUTO
 from mcpreel.errors import DifferenceFound, TransportError, UsageError
+from mcpreel.serving.origin import is_loopback
 
 
 class RecordModeParam(click.ParamType):
@@ -50,7 +51,7 @@ class RecordModeParam(click.ParamType):
 @click.option("--target-command", metavar="CMD", help="With --on-miss forward or --record-mode: the live server command.")
 @click.option("--target-url", metavar="URL", help="With --on-miss forward or --record-mode: the live server URL.")
 @click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
-              help="Accept requests from this non-loopback Origin (HTTP; repeatable).")
+              help="Accept requests from this non-loopback Origin (HTTP; '*' for any; repeatable).")
 @click.option("--answer-timeout", type=click.FloatRange(min=0.01), default=10.0, show_default=True,
               help="Seconds a recorded server request waits for the client's answer.")
 @click.option("--record-mode", type=RecordModeParam(), default=None,
@@ -86,7 +87,7 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
     if report is not None:
         raise UsageError("--report goes with --record-mode")
 
-    if transport != "stdio" and host not in ("127.0.0.1", "localhost", "::1"):
+    if transport != "stdio" and not is_loopback(host):
         output.warning(f"listening on {host}: the recording is served to anyone who can reach it")
 
     def ready(mock: Mock, where: str) -> None:
@@ -108,7 +109,7 @@ def _serve_cassette(cassette: str, mode: RecordMode, *, target_command: str | No
                     transport: str, host: str, **options: Any) -> None:
     from mcpreel.cassette.run import Plan, serve_cassette
 
-    if transport != "stdio" and host not in ("127.0.0.1", "localhost", "::1"):
+    if transport != "stdio" and not is_loopback(host):
         output.warning(f"listening on {host}: the cassette is served to anyone who can reach it")
 
     def ready(plan: Plan, where: str) -> None:

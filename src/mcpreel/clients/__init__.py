@@ -1,28 +1,36 @@
-"""Client-side transports: how mcpreel talks to a live MCP server.
+"""The client side: how mcpreel talks to a live MCP server, and how it starts one.
 
-One shape (:class:`Transport`): ``start()``, ``send(message)``, iterate or ``receive()`` what comes
-back as :class:`~mcpreel.model.Message` records, ``close()``. Used by ``replay`` (the server under test)
-and by ``serve --on-miss forward`` (the live server behind a cassette).
+One interface (:class:`Transport`, the httpx way): ``start()``, ``send(message)`` / ``send_nowait``,
+iterate or ``receive()`` what comes back as :class:`~mcpreel.model.Message` records, ``close()``;
+``ended`` and ``dead_reason()`` say why the peer went away. Replay (the server under test), ``serve
+--on-miss forward`` (the live server behind a cassette) and the mock's in-memory connections use it.
 
 - :class:`StdioTransport`: a subprocess, newline-delimited JSON-RPC on its stdin/stdout
 - :class:`StreamableHTTPTransport`: POST per message, JSON or SSE answers, ``Mcp-Session-Id``
 - :class:`LegacySSETransport`: ``GET`` an SSE stream, ``POST`` to its ``endpoint``
-- :class:`MemoryTransport` / :func:`memory_pair`: two ends joined in memory (tests, in-process mocks)
+- :class:`MemoryTransport` / :func:`memory_pair`: two ends joined in memory, for your own tests
 
 :func:`open_target` picks one from what the user named: a command or a URL.
+:mod:`mcpreel.clients.process` starts, signals and stops every child process mcpreel runs.
+
+The names load on first use, so the recording proxy (which needs only the process module) starts
+without asyncio and the HTTP client.
 """
 
 from __future__ import annotations
 
-import shlex
+import importlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from mcpreel.errors import UsageError
-from mcpreel.clients.base import Transport, now_ms
-from mcpreel.clients.http import LegacySSETransport, StreamableHTTPTransport
-from mcpreel.clients.memory import MemoryTransport, memory_pair
-from mcpreel.clients.stdio import StdioTransport
+
+if TYPE_CHECKING:
+    from mcpreel.clients.base import Transport
+    from mcpreel.clients.http import LegacySSETransport, StreamableHTTPTransport
+    from mcpreel.clients.memory import MemoryTransport, memory_pair
+    from mcpreel.clients.stdio import StdioTransport
 
 __all__ = [
     "LegacySSETransport",
@@ -31,12 +39,34 @@ __all__ = [
     "StreamableHTTPTransport",
     "Transport",
     "memory_pair",
-    "now_ms",
     "open_target",
 ]
 
 #: the names ``--transport`` accepts for a URL
 HTTP_TRANSPORTS = ("auto", "streamable-http", "sse")
+
+#: where each public name lives
+_HOMES = {
+    "LegacySSETransport": "mcpreel.clients.http",
+    "StreamableHTTPTransport": "mcpreel.clients.http",
+    "MemoryTransport": "mcpreel.clients.memory",
+    "memory_pair": "mcpreel.clients.memory",
+    "StdioTransport": "mcpreel.clients.stdio",
+    "Transport": "mcpreel.clients.base",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 def open_target(
@@ -56,13 +86,18 @@ def open_target(
     if (command is None) == (url is None):
         raise UsageError("give exactly one target: a server command or a URL")
     if command is not None:
-        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        from mcpreel.clients.process import command_argv
+        from mcpreel.clients.stdio import StdioTransport
+
+        argv = command_argv(command)
         if not argv:
             raise UsageError("the target command is empty")
         return StdioTransport(argv, env=env, cwd=cwd)
     assert url is not None
     if transport not in HTTP_TRANSPORTS:
         raise UsageError(f"unknown transport {transport!r} for a URL (known: {', '.join(HTTP_TRANSPORTS)})")
+    from mcpreel.clients.http import LegacySSETransport, StreamableHTTPTransport
+
     if transport == "auto":
         transport = "sse" if urlsplit(url).path.rstrip("/").endswith("/sse") else "streamable-http"
     if transport == "sse":

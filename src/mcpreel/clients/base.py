@@ -9,23 +9,22 @@ not JSON (``Kind.INVALID``) and transport-only events (``Kind.TRANSPORT``: an HT
 no JSON-RPC body, a lost stream).
 
 Failures to start or reach the peer raise :class:`~mcpreel.errors.TransportError`; a peer that goes
-away ends the iteration (``receive()`` returns None) and leaves :attr:`Transport.ended` saying why.
+away ends the iteration (``receive()`` returns None) and leaves :attr:`Transport.ended` saying why, and
+:meth:`Transport.dead_reason` saying more when the transport knows more (a process's exit code and its
+last stderr line). Every member a caller may use is on this class, so no caller has to probe a
+transport for what it can do.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+from mcpreel._infra.timeutil import now_ms
 from mcpreel.model import Kind, Message
 
-__all__ = ["Transport", "now_ms"]
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
+__all__ = ["Transport"]
 
 
 class Transport:
@@ -39,6 +38,7 @@ class Transport:
     def __init__(self) -> None:
         self._inbox: asyncio.Queue[Message | None] = asyncio.Queue()
         self._finished = False
+        self._sending: set[asyncio.Task[None]] = set()
         self.ended: str | None = None  # why the stream of received records ended
 
     # -- the shape --------------------------------------------------------------------------------
@@ -48,6 +48,17 @@ class Transport:
     async def send(self, message: Any) -> None:
         """Send one JSON-RPC message (a dict) or batch (a list)."""
         raise NotImplementedError
+
+    def send_nowait(self, message: Any) -> None:
+        """Send without awaiting, for a caller that cannot await (a mock answering from a callback).
+
+        Here :meth:`send` runs as a task whose failure is dropped: the peer is gone, and the end of
+        the received stream says so. A transport that can deliver at once (in memory) does.
+        """
+        task = asyncio.ensure_future(self.send(message))
+        self._sending.add(task)
+        task.add_done_callback(_forget_send)
+        task.add_done_callback(self._sending.discard)
 
     async def receive(self) -> Message | None:
         """The next received record, or None once the peer is gone (and for every call after)."""
@@ -64,6 +75,13 @@ class Transport:
             if msg is None:
                 return
             yield msg
+
+    def dead_reason(self) -> str | None:
+        """One line on how the peer went away, when this transport knows more than :attr:`ended`.
+
+        None here, where :attr:`ended` is all there is; a process adds its exit code and last stderr line.
+        """
+        return None
 
     async def close(self) -> None:
         """Release everything; safe to call twice."""
@@ -92,3 +110,9 @@ class Transport:
             self._finished = True
             self.ended = self.ended or reason
             self._inbox.put_nowait(None)
+
+
+def _forget_send(task: asyncio.Task[None]) -> None:
+    """Take a background send's outcome, so a failure is not reported as never retrieved."""
+    if not task.cancelled():
+        task.exception()

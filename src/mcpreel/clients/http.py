@@ -6,13 +6,16 @@ notifications and server requests before the response; notifications and respons
 ``Mcp-Session-Id`` issued on the ``initialize`` answer is sent on every later request, and from the
 negotiated protocol version on, ``MCP-Protocol-Version`` too. After ``notifications/initialized`` a
 ``GET`` opens the optional server -> client stream (a 405 is fine). ``close()`` sends ``DELETE``.
+A 2026-07-28 request (one whose ``params._meta`` names its protocol version) is stateless: its POST
+carries ``MCP-Protocol-Version``, ``Mcp-Method`` and, for the methods that name something, ``Mcp-Name``,
+as the official SDK sends them.
 
 Legacy HTTP+SSE (2024-11-05): ``GET`` the SSE URL, wait for the ``endpoint`` event, ``POST`` every
 message to that URI (answered 202); everything the server says comes on the stream.
 
-An HTTP answer with no JSON-RPC in it (a 4xx/5xx page, a 401 challenge) reaches the caller as a
-``Kind.TRANSPORT`` record whose ``ctx`` names the ``status`` and the ``request_ids`` it answered, so a
-caller waiting for those requests can stop waiting.
+An HTTP error (a 4xx/5xx page, a 401 challenge, a JSON-RPC error with a null id) reaches the caller as a
+``Kind.TRANSPORT`` record whose ``ctx`` names the ``status``, the body and the ``request_ids`` it
+answered, so a caller waiting for those requests stops waiting at once and can say what the server said.
 """
 
 from __future__ import annotations
@@ -28,10 +31,39 @@ from mcpreel._infra import jsonio
 from mcpreel.errors import TransportError
 from mcpreel._infra.sse import SSEParser
 from mcpreel.clients.base import Transport
+from mcpreel.eras import protocol_of_request
 
 __all__ = ["LegacySSETransport", "StreamableHTTPTransport"]
 
 _ACCEPT_POST = "application/json, text/event-stream"
+#: method -> the params member a 2026-07-28 POST mirrors in ``Mcp-Name``
+_NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+def _header_value(value: str) -> str:
+    """An ``Mcp-Name`` value as the SDK encodes it: verbatim when it is plain printable ASCII without
+    edge spaces, else base64 in the ``=?base64?...?=`` sentinel."""
+    import base64
+
+    if value.isascii() and value.isprintable() and value == value.strip() and not value.startswith("=?base64?"):
+        return value
+    return f"=?base64?{base64.b64encode(value.encode('utf-8')).decode('ascii')}?="
+
+
+def modern_headers(message: Any) -> dict[str, str]:
+    """The routing headers of a 2026-07-28 request or notification (none for a handshake-era one)."""
+    if not isinstance(message, dict):
+        return {}
+    version = protocol_of_request(message)
+    method = message.get("method")
+    if version is None or not isinstance(method, str):
+        return {}
+    headers = {"MCP-Protocol-Version": version, "Mcp-Method": method}
+    key = _NAME_BEARING.get(method)
+    params = message.get("params")
+    if key is not None and isinstance(params, dict) and isinstance(params.get(key), str):
+        headers["Mcp-Name"] = _header_value(params[key])
+    return headers
 
 
 def _request_ids(message: Any) -> list[Any]:
@@ -116,12 +148,13 @@ class StreamableHTTPTransport(_HTTPBase):
         self._init_ids: set[Any] = set()
         self._get_started = False
 
-    def _post_headers(self) -> dict[str, str]:
+    def _post_headers(self, message: Any = None) -> dict[str, str]:
         headers = {"Accept": _ACCEPT_POST, "Content-Type": "application/json", **self.headers}
         if self.session_id:
             headers["Mcp-Session-Id"] = self.session_id
         if self.protocol_version:
             headers["MCP-Protocol-Version"] = self.protocol_version
+        headers.update(modern_headers(message))
         return headers
 
     def _seen(self, raw: Any) -> None:
@@ -137,7 +170,7 @@ class StreamableHTTPTransport(_HTTPBase):
             if isinstance(m, dict) and m.get("method") == "initialize" and "id" in m:
                 self._init_ids.add(m["id"])
         request = self.client.build_request("POST", self.url, content=jsonio.dumps(message),
-                                            headers=self._post_headers())
+                                            headers=self._post_headers(message))
         try:
             resp = await self.client.send(request, stream=True)
         except httpx2.HTTPError as exc:
@@ -167,11 +200,14 @@ class StreamableHTTPTransport(_HTTPBase):
                 raw = jsonio.loads(body)
             except (ValueError, UnicodeDecodeError):
                 raw = None
+            text = body.decode("utf-8", "replace")
             if isinstance(raw, (dict, list)) and (resp.status_code < 300 or _is_jsonrpc(raw)):
                 self._seen(raw)
                 self._deliver_json(raw, ctx)
-                return
-            text = body.decode("utf-8", "replace")
+                if resp.status_code < 300:
+                    return
+                # an error status: the JSON-RPC error may carry a null id; the requests it answered must
+                # not wait for an answer that will never come (an answer with their id wins: it came first)
             self._deliver_transport({**ctx, "request_ids": request_ids, "body": text[:2000]})
         except httpx2.HTTPError as exc:
             self._deliver_transport({**ctx, "request_ids": request_ids, "error": f"the response stream broke: {exc}"})

@@ -1,28 +1,30 @@
 """A server run as a subprocess, spoken to over its stdin/stdout (one JSON-RPC message per line).
 
-The child gets our environment (plus ``env``), its own process group, and a clean shutdown: stdin is
-closed first (a well-behaved server exits on EOF), then SIGTERM to the group after ``grace`` seconds,
-then SIGKILL. Its stderr lines are handed out as ``Kind.STDERR`` records, so a caller can show the
-last one when the server dies.
+The child is started and stopped by :mod:`mcpreel.clients.process`: our environment (plus ``env``),
+its own process group, and a clean shutdown (stdin closed first, as a well-behaved server exits on
+EOF, then SIGTERM to the group after ``grace`` seconds, then SIGKILL). Its stderr lines are handed out
+as ``Kind.STDERR`` records, so a caller can show the last one when the server dies
+(:meth:`StdioTransport.dead_reason`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import signal
 from collections.abc import Sequence
 from typing import Any
 
 from mcpreel._infra import jsonio
+from mcpreel.clients.base import Transport
+from mcpreel.clients.process import ServerStartError, spawn_async, stop_async, wait_async, with_environ
 from mcpreel.errors import TransportError
 from mcpreel.model import Kind
-from mcpreel.clients.base import Transport
 
 __all__ = ["StdioTransport"]
 
 _LINE_LIMIT = 1 << 28  # a single message may be large (images, file contents)
+#: how a start failure is put when the system's words are longer than needed
+_SHORT_REASONS: dict[type[BaseException], str] = {FileNotFoundError: "not found", PermissionError: "permission denied"}
 
 
 class StdioTransport(Transport):
@@ -47,25 +49,18 @@ class StdioTransport(Transport):
         return self.proc.returncode if self.proc is not None else None
 
     async def start(self) -> None:
-        env = dict(os.environ)
-        if self.env:
-            env.update(self.env)
         try:
-            self.proc = await asyncio.create_subprocess_exec(
-                *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, env=env, cwd=self.cwd, start_new_session=True, limit=_LINE_LIMIT,
-            )
-        except FileNotFoundError as exc:
-            raise TransportError(f"cannot start server command {self.argv[0]!r}: not found") from exc
-        except PermissionError as exc:
-            raise TransportError(f"cannot start server command {self.argv[0]!r}: permission denied") from exc
-        except OSError as exc:
-            raise TransportError(f"cannot start server command {self.argv[0]!r}: {exc.strerror or exc}") from exc
+            self.proc = await spawn_async(self.argv, env=with_environ(self.env), cwd=self.cwd, limit=_LINE_LIMIT)
+        except ServerStartError as exc:
+            # for replay and forwarding a server that cannot start is one that cannot be reached (exit 2)
+            why = _SHORT_REASONS.get(type(exc.__cause__), exc.reason)
+            raise TransportError(f"cannot start server command {self.argv[0]!r}: {why}") from exc.__cause__
         self._tasks = [asyncio.create_task(self._read_stdout()), asyncio.create_task(self._read_stderr())]
 
     async def _read_stdout(self) -> None:
-        assert self.proc is not None and self.proc.stdout is not None
-        out = self.proc.stdout
+        proc = self.proc
+        assert proc is not None and proc.stdout is not None
+        out = proc.stdout
         try:
             while True:
                 try:
@@ -85,15 +80,9 @@ class StdioTransport(Transport):
                     continue
                 self._deliver_json(raw)
         finally:
-            code = await self._wait_exit(1.0)
+            code = await wait_async(proc, 1.0)
             self.ended = f"the server exited (exit code {code})" if code is not None else "the server closed its stdout"
             self._finish(self.ended)
-
-    async def _wait_exit(self, timeout: float) -> int | None:
-        assert self.proc is not None
-        with contextlib.suppress(asyncio.TimeoutError):
-            return await asyncio.wait_for(self.proc.wait(), timeout)
-        return None
 
     async def _read_stderr(self) -> None:
         assert self.proc is not None and self.proc.stderr is not None
@@ -124,7 +113,7 @@ class StdioTransport(Transport):
             except (BrokenPipeError, ConnectionResetError) as exc:
                 # the pipe breaks as the server dies, before it is reaped and its last stderr line
                 # read: wait for both, so the error says how it ended
-                await self._wait_exit(1.0)
+                await wait_async(proc, 1.0)
                 if len(self._tasks) > 1:
                     await asyncio.wait(self._tasks[1:], timeout=0.5)
                 raise TransportError(self.dead_reason()) from exc
@@ -138,15 +127,8 @@ class StdioTransport(Transport):
 
     async def close(self) -> None:
         proc = self.proc
-        if proc is not None and proc.returncode is None:
-            if proc.stdin is not None:
-                with contextlib.suppress(Exception):
-                    proc.stdin.close()
-            if await self._wait_exit(self.grace) is None:
-                self._signal(signal.SIGTERM)
-                if await self._wait_exit(self.grace) is None:
-                    self._signal(signal.SIGKILL)
-                    await self._wait_exit(5.0)
+        if proc is not None:
+            await stop_async(proc, self.grace)
         for task in self._tasks:
             if not task.done():
                 task.cancel()
@@ -157,8 +139,3 @@ class StdioTransport(Transport):
             with contextlib.suppress(Exception):
                 proc.stdin.close()
         self._finish("closed")
-
-    def _signal(self, sig: int) -> None:
-        assert self.proc is not None
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, sig)

@@ -4,24 +4,32 @@ Two uses, one module:
 
 - **matching** a request against a recording (the mock server, and the replayer answering server
   requests): :func:`canonical_params` drops the ``_meta`` members that change on every run
-  (``progressToken``, ``traceparent``, ``tracestate``, ``baggage``) and serializes with sorted members,
-  so equal params give equal bytes whatever their member order.
+  (``progressToken``, ``traceparent``, ``tracestate``, ``baggage``) and the 2026-07-28 era's per-request
+  protocol plumbing (``io.modelcontextprotocol/*``: protocol version, client info and capabilities, log
+  level), and serializes with sorted members, so equal params give equal bytes whatever their member
+  order, and a request matches whichever era the client speaks.
 - **comparing** a response with the recorded one (the replayer): :func:`comparable` keeps only
   ``result`` or ``error`` (never the ``id``), removes every ``_meta`` member at any depth, parses JSON
   held in ``content[].text`` strings so it is compared as JSON, and deletes the paths the user ignores
-  (:class:`IgnorePath`, ``$.result.content[0].text.timestamp``, with ``[*]`` and ``.*`` wildcards).
+  (:class:`IgnorePath`, ``$.result.content[0].text.timestamp``, with ``[*]`` and ``.*`` wildcards;
+  read by the JSONPath parser of :mod:`mcpreel._infra.jsonpath`).
+  The 2026-07-28 era's volatile result fields (``ttlMs``, ``cacheScope``, ``requestState``) are never a
+  difference, and ``resultType: "complete"`` equals its absence (a handshake-era result has none), so
+  an answer compares the same in either era.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any
+from typing import Any, NoReturn
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.jsonpath import PathSyntaxError, parse
 from mcpreel.errors import UsageError
+from mcpreel.eras import is_protocol_meta_key
 
 __all__ = [
     "VOLATILE_META",
+    "VOLATILE_RESULT",
     "IgnorePath",
     "canonical_params",
     "comparable",
@@ -30,6 +38,8 @@ __all__ = [
 
 #: ``_meta`` members a client changes from run to run; never part of a match
 VOLATILE_META = frozenset({"progressToken", "traceparent", "tracestate", "baggage"})
+#: result members of the 2026-07-28 era that change from run to run (cache hints, opaque server state)
+VOLATILE_RESULT = frozenset({"ttlMs", "cacheScope", "requestState"})
 
 
 def strip_volatile_meta(params: Any) -> Any:
@@ -41,7 +51,7 @@ def strip_volatile_meta(params: Any) -> Any:
         return params
     out = {k: v for k, v in params.items() if k != "_meta"}
     if isinstance(meta, dict):
-        kept = {k: v for k, v in meta.items() if k not in VOLATILE_META}
+        kept = {k: v for k, v in meta.items() if k not in VOLATILE_META and not is_protocol_meta_key(k)}
         if kept:
             out["_meta"] = kept
     else:
@@ -60,16 +70,15 @@ def canonical_params(params: Any, *, strict: bool = False) -> bytes:
 
 # -- comparing responses --------------------------------------------------------------------------
 
-_SEGMENT = re.compile(
-    r"""\.(?P<name>[A-Za-z_][A-Za-z0-9_\-]*|\*)"""
-    r"""|\[(?P<index>\d+|\*)\]"""
-    r"""|\[(?P<quoted>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')\]"""
-)
 _WILD = object()
 
 
 class IgnorePath:
-    """A path to leave out of a comparison: ``$.a.b[0]['c d'][*].e``; ``.*``/``[*]`` match any member."""
+    """A path to leave out of a comparison: ``$.a.b[0]['c d'][*].e``; ``.*``/``[*]`` match any member.
+
+    The leading ``$`` may be left out (``result.content[0]``); recursive descent and negative indexes
+    are not for deleting and are refused like any path that cannot be read.
+    """
 
     def __init__(self, text: str):
         self.text = text
@@ -78,26 +87,21 @@ class IgnorePath:
             src = src[1:]
         elif src and not src.startswith((".", "[")):
             src = "." + src
+        try:
+            steps = parse("$" + src)
+        except PathSyntaxError as exc:
+            self._unreadable(exc.rest)
         self.segments: list[Any] = []
-        pos = 0
-        while pos < len(src):
-            m = _SEGMENT.match(src, pos)
-            if m is None:
-                raise UsageError(f"--ignore-path {text!r}: cannot read the path at {src[pos:]!r} "
-                                 "(write it like $.result.content[0].text.timestamp)")
-            if m.group("name") is not None:
-                name = m.group("name")
-                self.segments.append(_WILD if name == "*" else name)
-            elif m.group("index") is not None:
-                idx = m.group("index")
-                self.segments.append(_WILD if idx == "*" else int(idx))
-            else:
-                quoted = m.group("quoted")
-                self.segments.append(jsonio.loads(quoted) if quoted.startswith('"') else
-                                     jsonio.loads('"' + quoted[1:-1].replace('"', '\\"') + '"'))
-            pos = m.end()
+        for kind, arg, at in steps:
+            if kind == "desc" or (kind == "index" and arg < 0):
+                self._unreadable(src[at - 1:])
+            self.segments.append(_WILD if kind == "wild" else arg)
         if not self.segments:
             raise UsageError(f"--ignore-path {text!r}: the whole message cannot be ignored")
+
+    def _unreadable(self, rest: str) -> NoReturn:
+        raise UsageError(f"--ignore-path {self.text!r}: cannot read the path at {rest!r} "
+                         "(write it like $.result.content[0].text.timestamp)")
 
     def __repr__(self) -> str:
         return f"IgnorePath({self.text!r})"
@@ -165,6 +169,12 @@ def comparable(message: Any, ignore: list[IgnorePath] | tuple[IgnorePath, ...] =
     for key in ("result", "error"):
         if key in message:
             view[key] = _clean(message[key])
+    result = view.get("result")
+    if isinstance(result, dict):
+        for key in VOLATILE_RESULT:
+            result.pop(key, None)
+        if result.get("resultType") == "complete":
+            del result["resultType"]
     for path in ignore:
         path.delete(view)
     return view

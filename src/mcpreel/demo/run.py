@@ -234,14 +234,14 @@ def record_http_run(envelope: Path, http_reel: Path, server_url: str, said: Call
 def check_server(server_url: str, text_path: Path, json_path: Path, said: Callable[[str], None]) -> Any:
     """Step 4: ``mcpreel check --profile strict-sse --call-all`` of the HTTP demo server, saved as text and JSON."""
     from mcpreel.check import CheckOptions, run_check
-    from mcpreel.render.check import render_json, text_lines
+    from mcpreel.render.check import plain_lines, to_json
     from mcpreel._infra.fileio import atomic_output
 
     report = run_check(server_url, options=CheckOptions(profile="strict-sse", call_all=True))  # our tools are safe
     with atomic_output(text_path) as fh:
-        fh.write(("\n".join(text_lines(report)) + "\n").encode("utf-8"))
+        fh.write(("\n".join(plain_lines(report)) + "\n").encode("utf-8"))
     with atomic_output(json_path) as fh:
-        fh.write(render_json(report).encode("utf-8"))
+        fh.write(to_json(report).encode("utf-8"))
     c = report.counts()
     said(f"mcpreel check --profile strict-sse: {c['pass']} pass, {c['fail']} fail, {c['warn']} warn, {c['skip']} skip")
     return report

@@ -11,30 +11,29 @@ is also what ``mcpreel demo`` records. The tools show the things a recorder must
   the sampling capability, and says so plainly when it did not.
 
 Transports: stdio, Streamable HTTP (``/mcp``), legacy HTTP+SSE (``/sse`` + ``/messages/``). HTTP binds
-127.0.0.1 by default and answers 403 to a request whose ``Origin`` is not its own (the SDK does the
-same for loopback hosts; :class:`OriginGuard` keeps the rule on any host).
+127.0.0.1 by default; which requests it answers (``Origin``, ``Host``) is mcpreel's one policy
+(:mod:`mcpreel.serving.origin`), on any host, and :mod:`mcpreel.serving.loop` serves it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import socket
 import threading
-import time
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
-from urllib.parse import urlsplit
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, SamplingMessage, TextContent
 
 from mcpreel._infra import jsonio
 from mcpreel._version import __version__
-from mcpreel.serving.listen import listening_socket
+from mcpreel.serving.loop import Server
+from mcpreel.serving.origin import OriginGuard, RequestPolicy
 
-__all__ = ["CUSTOMERS", "TRANSPORTS", "OriginGuard", "build_server", "http_app", "serve", "serving"]
+__all__ = ["CUSTOMERS", "TRANSPORTS", "build_server", "http_app", "serve", "serving"]
 
 TRANSPORTS = ("stdio", "streamable-http", "sse")
 #: what lookup_customer knows (the customer of seed 000's examples among them)
@@ -147,51 +146,23 @@ async def run_stdio(mcp: MCPServer) -> None:
             tg.cancel_scope.cancel()
 
 
-class OriginGuard:
-    """ASGI middleware: 403 for a request whose ``Origin`` is neither the server's own nor a loopback origin."""
+def http_app(transport: str = "streamable-http", host: str = "127.0.0.1", server: Any = None,
+             allow_origins: tuple[str, ...] = ()) -> OriginGuard:
+    """The ASGI app of an HTTP transport (stateful Streamable HTTP with SSE responses, or legacy SSE).
 
-    def __init__(self, app: Any, extra: tuple[str, ...] = ()) -> None:
-        self.app = app
-        self.extra = {o.rstrip("/").lower() for o in extra}
-
-    def allowed(self, origin: str, host: str) -> bool:
-        origin = origin.rstrip("/").lower()
-        if origin in self.extra:
-            return True
-        parts = urlsplit(origin)
-        if parts.hostname in ("127.0.0.1", "localhost", "::1"):
-            return True
-        return bool(host) and parts.netloc == host.lower()
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-            origin = headers.get("origin")
-            if origin and not self.allowed(origin, headers.get("host", "")):
-                body = b"Invalid Origin header"
-                headers = [(b"content-type", b"text/plain"), (b"content-length", str(len(body)).encode())]
-                await send({"type": "http.response.start", "status": 403, "headers": headers})
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
-
-
-def http_app(transport: str = "streamable-http", host: str = "127.0.0.1", server: Any = None) -> Any:
-    """The ASGI app of an HTTP transport (stateful Streamable HTTP with SSE responses, or legacy SSE)."""
+    ``host`` is the address it is served on; with ``allow_origins`` it decides which requests are
+    answered (:mod:`mcpreel.serving.origin`). The SDK's own check is off: it would refuse every origin
+    beyond loopback's on a loopback host, even an allowed one, and none on another host.
+    """
     mcp = server or build_server()
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     if transport == "streamable-http":
-        app = mcp.streamable_http_app(host=host)
+        app = mcp.streamable_http_app(host=host, transport_security=security)
     elif transport == "sse":
-        app = mcp.sse_app(host=host)
+        app = mcp.sse_app(host=host, transport_security=security)
     else:
         raise ValueError(f"not an HTTP transport: {transport}")
-    return OriginGuard(app)
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    sock = listening_socket(host, port, backlog=128)
-    sock.set_inheritable(True)
-    return sock
+    return OriginGuard(app, RequestPolicy(allow_origins, host))
 
 
 def url_of(transport: str, host: str, port: int) -> str:
@@ -200,7 +171,7 @@ def url_of(transport: str, host: str, port: int) -> str:
 
 
 def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000,
-          ready: Callable[[str], None] | None = None) -> None:
+          ready: Callable[[str], None] | None = None, allow_origins: tuple[str, ...] = ()) -> None:
     """Run the demo server in the foreground until stdin closes (stdio) or a signal (HTTP).
 
     ``port`` 0 picks a free port; ``ready`` is called with the URL once HTTP is listening.
@@ -210,33 +181,21 @@ def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000,
 
         anyio.run(run_stdio, build_server())
         return
-    import uvicorn
-
-    sock = _bind(host, port)
-    url = url_of(transport, host, sock.getsockname()[1])
-    config = uvicorn.Config(http_app(transport, host), log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
-    if ready is not None:
-        ready(url)
-    server.run(sockets=[sock])
+    server = Server(http_app(transport, host, allow_origins=allow_origins), host, port)
+    server.run(ready=None if ready is None else lambda h, p: ready(url_of(transport, h, p)))
 
 
 @contextlib.contextmanager
 def serving(transport: str = "streamable-http", host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
     """The demo server on a thread of this process (for ``mcpreel demo`` and tests); yields its URL."""
-    import uvicorn
-
-    sock = _bind(host, port)
-    url = url_of(transport, host, sock.getsockname()[1])
-    server = uvicorn.Server(uvicorn.Config(http_app(transport, host), log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="mcpreel-demo-server")
+    server = Server(http_app(transport, host), host, port)
+    started = threading.Event()
+    thread = threading.Thread(target=server.run, kwargs={"ready": lambda h, p: started.set(), "handle_signals": False},
+                              daemon=True, name="mcpreel-demo-server")
     thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and thread.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.01)
+    started.wait(10)
     try:
-        yield url
+        yield url_of(transport, host, server.port)
     finally:
-        server.should_exit = True
+        server.stop()
         thread.join(10)
-        sock.close()

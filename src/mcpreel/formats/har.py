@@ -29,7 +29,6 @@ from mcpreel._infra.sse import encode_event
 from mcpreel._infra.timeutil import iso_from_ms
 
 NAME = "har"
-EXTENSIONS = (".har",)
 LOSSES = "other producers' lines"
 KEEPS = frozenset({"time", "direction", "ctx", "edits", "drops", "stderr", "invalid", "transport", "header"})
 

@@ -26,9 +26,6 @@ from mcpreel.model import Kind, Message, Session, SessionInfo
 from mcpreel._infra.timeutil import MAX_MS
 
 NAME = "streamable-http"
-NAMES = ("streamable-http", "http-sse")
-ALIASES = {"sse-legacy": "http-sse"}
-EXTENSIONS = (".json",)
 LOSSES = "stderr, invalid frames, intercept edits, dropped messages and the session header"
 KEEPS = frozenset({"time", "direction", "ctx", "transport"})
 

@@ -13,14 +13,13 @@ from __future__ import annotations
 from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.correlation import verbatim_key
 from mcpreel.formats._source import Source
 from mcpreel.formats.jsonrpc import DirectionGuesser, own_time
 from mcpreel.model import Kind, Message, Session, SessionInfo
 from mcpreel._infra.timeutil import MAX_MS, iso_from_ms, ms_from_any
 
 NAME = "inspector"
-ALIASES = ("mcp-inspector",)
-EXTENSIONS = (".json",)
 LOSSES = "stderr, transport context, invalid frames and intercept edits"
 KEEPS = frozenset({"time", "direction"})
 
@@ -34,6 +33,11 @@ def is_v2_entry(item: Any) -> bool:
 
 
 def _items(source: Source, doc: Any) -> list[Any]:
+    from mcpreel.formats.sniff import foreign_document
+
+    found = foreign_document(doc)
+    if found is not None:  # another recorder's document, not an Inspector export
+        raise source.fail(f"not an MCP Inspector export but {found.reason} (read it as {found.format})")
     if isinstance(doc, list):
         return doc
     if isinstance(doc, dict):
@@ -111,9 +115,9 @@ def write(session: Session, out: BinaryIO) -> None:
                 entries.append(entry)
                 if "id" in raw and raw["id"] is not None:
                     entry["_t"] = msg.t
-                    pending[(msg.dir or "in", _key(raw["id"]))] = entry
+                    pending[(msg.dir or "in", verbatim_key(raw["id"]))] = entry
             else:
-                req = pending.pop(("out" if msg.dir == "in" else "in", _key(raw.get("id"))), None)
+                req = pending.pop(("out" if msg.dir == "in" else "in", verbatim_key(raw.get("id"))), None)
                 if req is not None:
                     req["response"] = raw
                     t0 = req.get("_t")
@@ -126,7 +130,3 @@ def write(session: Session, out: BinaryIO) -> None:
         e.pop("_t", None)
     out.write(jsonio.dumps(entries))
     out.write(b"\n")
-
-
-def _key(value: Any) -> Any:
-    return (type(value).__name__, value if not isinstance(value, (dict, list)) else jsonio.dumps_str(value))

@@ -19,7 +19,6 @@ from mcpreel.model import Kind, Message, Session, SessionInfo, WireBlock, is_ser
 from mcpreel._infra.timeutil import MAX_MS
 
 NAME = "jsonrpc"
-EXTENSIONS = (".jsonl", ".ndjson", ".json")
 LOSSES = "direction, time, transport context, stderr and intercept edits"
 KEEPS: frozenset[str] = frozenset()
 
@@ -157,8 +156,24 @@ def is_array_document(source: Source) -> bool:
     return False
 
 
+def _refuse_foreign(source: Source) -> None:
+    """Line 1 of another recorder's JSONL (an MCPSpy event, an mcp-cassette header...) is not a message."""
+    from mcpreel.formats.sniff import foreign_record
+
+    line, _more = source.first_line()
+    try:
+        first = jsonio.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        return  # the stream names the line
+    found = foreign_record(first)
+    if found is not None:
+        raise source.fail(f"line 1 is not a JSON-RPC message but {found.reason} (read it as {found.format})", line=1)
+
+
 def read(source: Source) -> Session:
     info = SessionInfo(source_format=NAME, path=source.name)
+    if source.head().lstrip()[:1] == b"{":
+        _refuse_foreign(source)
     if is_array_document(source):
         doc = source.document()
         if not isinstance(doc, list):

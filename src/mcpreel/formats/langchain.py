@@ -25,8 +25,6 @@ from mcpreel.model import Message, Session, SessionInfo
 from mcpreel._infra.timeutil import ms_from_any
 
 NAME = "langchain"
-ALIASES = ("langsmith",)
-EXTENSIONS = (".json",)
 
 #: the JSON-RPC error code of a failed run (the MCP SDKs' "internal error" for a failing tool)
 ERROR_CODE = -32603

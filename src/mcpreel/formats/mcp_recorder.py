@@ -30,8 +30,6 @@ from mcpreel.model import Kind, Message, Session, SessionInfo
 from mcpreel._infra.timeutil import MAX_MS, ms_from_any
 
 NAME = "mcp-recorder"
-ALIASES = ("cassette",)
-EXTENSIONS = (".json",)
 
 _TRANSPORTS = {"streamable-http": "streamable-http", "streamable_http": "streamable-http", "http": "streamable-http",
                "sse": "sse", "http-sse": "sse", "stdio": "stdio"}
@@ -116,8 +114,123 @@ def read(source: Source) -> Session:
             ctx.pop("sse", None)
             if item.get("response_is_sse") is True:
                 ctx["stream"] = True
+            if latency:
+                ctx["latency_ms"] = latency  # a lifecycle call has no answer record to carry its time
             out.append(Message("in", None, t0, kind=Kind.TRANSPORT, ctx=ctx, source=n))
         cursor = t1
     if cursor is not None and interactions:
         info.ended = cursor
     return Session(info, out)
+
+
+# -- writing ----------------------------------------------------------------------------------------
+#
+# mcp-recorder's model (``mcp_recorder/_types.py``) is a list of client-driven HTTP exchanges: a client
+# request and its response, a client notification and its 202, a GET/DELETE lifecycle call. It has no
+# place for what a server sends unasked (its requests and notifications, and so the client's answers to
+# them) nor for times other than each exchange's latency: the writer names what it left out.
+
+LOSSES = "server-to-client requests and notifications, absolute times, stderr, invalid frames and intercept edits"
+#: "header" and "ctx" in part: the writer names the part it drops (command and id; headers and other ctx)
+KEEPS = frozenset({"direction", "header", "ctx", "transport"})
+_KEPT_CTX = frozenset({"status", "sse", "method", "path", "exchange", "stream", "latency_ms", "event"})
+CASSETTE_VERSION = "1.0"
+_TRANSPORT_TYPES = {"stdio": "stdio", "streamable-http": "http", "sse": "http"}
+
+
+def _id_key(value: Any) -> str:
+    return jsonio.dumps_str(value)
+
+
+def write(session: Session, out: Any) -> list[str]:
+    """An mcp-recorder cassette that its ``replay`` and pytest plugin serve; returns what it left out."""
+    from mcpreel._infra.timeutil import iso_from_ms
+
+    info = session.info
+    interactions: list[dict[str, Any]] = []
+    pending: dict[str, tuple[dict[str, Any], int | None]] = {}
+    unasked = orphans = other_ctx = unplaced = 0
+    meta: dict[str, Any] = {"recorded_at": None, "server_url": info.url or "",
+                            "transport_type": _TRANSPORT_TYPES.get(info.transport or ""),
+                            "protocol_version": None, "server_info": None}
+    first_t = info.started
+
+    def interaction(typ: str, request: Any, status: int = 200) -> dict[str, Any]:
+        return {"type": typ, "request": request, "response": None, "response_is_sse": False,
+                "response_status": status, "latency_ms": 0, "http_method": None, "http_path": None}
+
+    notified: tuple[dict[str, Any], int | None] | None = None  # the last notification, waiting for its 202
+    for msg in session:
+        if first_t is None and msg.t is not None:
+            first_t = msg.t
+        ctx = msg.ctx or {}
+        if msg.kind == Kind.TRANSPORT and msg.dir == "in" and ctx.get("method") in ("GET", "DELETE"):
+            it = interaction("lifecycle", None, ctx.get("status") if type(ctx.get("status")) is int else 200)
+            it["http_method"] = ctx["method"]
+            it["http_path"] = ctx.get("path") if isinstance(ctx.get("path"), str) else "/mcp"
+            it["response_is_sse"] = ctx.get("stream") is True
+            if type(ctx.get("latency_ms")) is int:
+                it["latency_ms"] = ctx["latency_ms"]
+            interactions.append(it)
+            continue
+        if msg.kind == Kind.TRANSPORT and msg.dir == "out" and notified is not None and type(ctx.get("status")) is int:
+            it, t0 = notified  # the bodiless answer to the notification just sent
+            it["response_status"] = ctx["status"]
+            if t0 is not None and msg.t is not None:
+                it["latency_ms"] = max(0, msg.t - t0)
+            notified = None
+            continue
+        if msg.kind == Kind.TRANSPORT:
+            unplaced += 1  # an SSE event with no JSON-RPC in it, a 401: no interaction holds it
+            continue
+        if msg.kind != Kind.MESSAGE or msg.dropped:
+            continue
+        if not _KEPT_CTX.issuperset(ctx):
+            other_ctx += 1
+        for raw in msg.members():
+            if msg.dir == "in" and "method" in raw:
+                if "id" in raw:
+                    it = interaction("jsonrpc_request", raw)
+                    pending[_id_key(raw["id"])] = (it, msg.t)
+                else:
+                    it = interaction("notification", raw, 202)
+                    notified = (it, msg.t)
+                interactions.append(it)
+            elif msg.dir == "out" and "method" not in raw:
+                held = pending.pop(_id_key(raw.get("id")), None)
+                if held is None:
+                    orphans += 1
+                    continue
+                it, t0 = held
+                it["response"] = raw
+                it["response_is_sse"] = isinstance(ctx.get("sse"), dict)
+                if type(ctx.get("status")) is int:
+                    it["response_status"] = ctx["status"]
+                if t0 is not None and msg.t is not None:
+                    it["latency_ms"] = max(0, msg.t - t0)
+                if it["request"].get("method") == "initialize" and isinstance(raw.get("result"), dict):
+                    meta["protocol_version"] = raw["result"].get("protocolVersion")
+                    meta["server_info"] = raw["result"].get("serverInfo")
+            else:
+                unasked += 1
+    if first_t is not None:
+        meta["recorded_at"] = iso_from_ms(first_t).replace("Z", "+00:00")
+    else:
+        del meta["recorded_at"]  # mcp-recorder fills in the time it loads the file
+    doc = {"version": CASSETTE_VERSION, "metadata": meta, "interactions": interactions}
+    out.write(jsonio.dumps_indented(doc))
+    out.write(b"\n")
+    lost = []
+    if unasked:
+        lost.append(f"{unasked} server-to-client message{'s' if unasked != 1 else ''} and answers to them "
+                    "(a cassette holds client-driven exchanges only)")
+    if orphans:
+        lost.append(f"{orphans} response{'s' if orphans != 1 else ''} to no request")
+    if unplaced:
+        lost.append(f"{unplaced} transport-only event{'s' if unplaced != 1 else ''} (not a notification's 202 "
+                    "nor a GET/DELETE)")
+    if info.command or info.id:
+        lost.append("the command and session id (a cassette names neither)")
+    if other_ctx:
+        lost.append(f"HTTP headers and other transport context ({other_ctx} message{'s' if other_ctx != 1 else ''})")
+    return lost

@@ -38,7 +38,6 @@ from mcpreel.model import Kind, Message, Session, SessionInfo
 from mcpreel._infra.timeutil import ms_from_any, ms_from_iso
 
 NAME = "qai"
-EXTENSIONS = (".json",)
 LOSSES = "stderr lines, invalid frames, transport-only events and other producers' lines"
 #: what a qai file keeps of a session (see :mod:`mcpreel.convert`)
 KEEPS = frozenset({"time", "direction", "ctx", "edits", "drops", "header"})

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any, BinaryIO
@@ -31,14 +30,13 @@ from mcpreel._infra.fileio import open_private_append
 from mcpreel.errors import FormatError
 from mcpreel.formats._source import Source, iter_json_lines
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel._infra.timeutil import iso_from_ms, ms_from_iso
+from mcpreel._infra.timeutil import iso_from_ms, ms_from_iso, now_ms
 
 NAME = "reel"
-ALIASES = ("mcp-replay", "mcp-tape")
-EXTENSIONS = (".jsonl",)
 LOSSES = ""
 #: what a reel keeps of a session: everything (see :mod:`mcpreel.convert`)
-KEEPS = frozenset({"time", "direction", "ctx", "edits", "drops", "stderr", "invalid", "transport", "event", "header"})
+KEEPS = frozenset({"time", "direction", "ctx", "edits", "drops", "stderr", "invalid", "transport", "event", "header",
+                   "foreign"})
 
 PRODUCER = {"name": "mcpreel", "version": __version__}
 _META_KEYS = frozenset(("v", "type", "startedAt", "label", "command", "producer", "transport", "url", "session", "metadata"))
@@ -350,7 +348,7 @@ class ReelWriter:
         self.path = os.fspath(path)
         self.info = info
         if info.started is None:
-            info.started = int(time.time() * 1000)
+            info.started = now_ms()
         if info.id is None:
             info.id = str(uuid.uuid4())
         if info.producer is None:
@@ -366,7 +364,7 @@ class ReelWriter:
 
     @staticmethod
     def now() -> int:
-        return int(time.time() * 1000)
+        return now_ms()
 
     def write(self, msg: Message) -> int:
         """Append one record; returns the ``seq`` it was given."""

@@ -29,8 +29,56 @@ def _is_jsonrpc(obj: Any) -> bool:
     return isinstance(obj, dict) and ("jsonrpc" in obj or "method" in obj or (("result" in obj or "error" in obj) and "id" in obj))
 
 
+def _hub_line(first: Any) -> Detection | None:
+    """Other recorders' JSONL formats, told apart by the first line's members (before bare JSON-RPC:
+    an MCPSpy event has a ``method`` too)."""
+    if not isinstance(first, dict):
+        return None
+    from mcpreel.formats import mcp_cassette_npm, mcp_conformance, mcpsnoop, mcpspy
+
+    if mcp_cassette_npm.looks_like_header(first):
+        return Detection("mcp-cassette-npm", "mcp-cassette (npm) header line (type header, cassetteVersion)")
+    if mcpspy.looks_like_mcpspy(first):
+        return Detection("mcpspy", "MCPSpy event (transport_type, type request/response/notification)")
+    if mcpsnoop.looks_like_envelope(first):
+        return Detection("mcpsnoop", "mcpsnoop envelope (session_id, direction c2s/s2c/stderr/meta)")
+    if mcp_conformance.looks_like_trace_event(first):
+        return Detection("mcp-conformance", "mcp-conformance trace event (seq, direction, kind)")
+    return None
+
+
+def foreign_record(first: Any) -> Detection | None:
+    """Another recorder's record, which a reader of bare messages must not take for one (a forced
+    ``--format jsonrpc`` on an MCPSpy file would read its events as garbage)."""
+    return _hub_line(first)
+
+
+def foreign_document(doc: Any) -> Detection | None:
+    """Another recorder's JSON document (an mcp-cassette, an agent-vcr recording, an Inspector network
+    export...), which the Inspector reader must not take for its ``{"messages": [...]}`` or array."""
+    return _hub_document(doc)
+
+
+def _hub_document(doc: Any) -> Detection | None:
+    """Other recorders' JSON documents."""
+    from mcpreel.formats import agent_vcr, inspector_network, mcp_cassette_pypi, mcp_vcr
+
+    if mcp_cassette_pypi.looks_like_cassette(doc):
+        return Detection("mcp-cassette-pypi", "mcp-cassette (PyPI) cassette (format_version, messages with sender)")
+    if agent_vcr.looks_like_vcr(doc):
+        return Detection("agent-vcr", "agent-vcr recording (format_version, session.interactions)")
+    if mcp_vcr.looks_like_transcript(doc):
+        return Detection("mcp-vcr", "MCP-VCR transcript (meta, messages) written as JSON")
+    if isinstance(doc, list) and doc and inspector_network.is_network_entry(doc[0]):
+        return Detection("inspector-network", "MCP Inspector network export (url, requestHeaders)")
+    return _hub_line(doc)
+
+
 def detect_document(doc: Any, name: str) -> Detection:
     """The format of an already parsed JSON document."""
+    hub = _hub_document(doc)
+    if hub is not None:
+        return hub
     if isinstance(doc, dict):
         if "entries" in doc and "transport" in doc:
             tr = doc.get("transport")
@@ -60,7 +108,7 @@ def detect_document(doc: Any, name: str) -> Detection:
             return Detection("reel", "an mcp-replay v1 message line (no meta line)", obvious=False)
         if _is_jsonrpc(doc):
             return Detection("jsonrpc", "one JSON-RPC message", obvious=False)
-        keys = ", ".join(sorted(doc)[:6])
+        keys = ", ".join(jsonio.dumps_str(k) for k in sorted(doc)[:6])  # quoted: a key may hold a newline
         raise FormatError(f"not a session format mcpreel knows (a JSON object with members {keys})", path=name)
     if isinstance(doc, list):
         first = next((m for m in doc if isinstance(m, dict)), None)
@@ -86,6 +134,10 @@ def detect(source: Source) -> Detection:
     if not stripped:
         raise FormatError("empty file: no session in it", path=source.name)
     if stripped[:1] not in (b"{", b"["):
+        from mcpreel.formats.mcp_vcr import looks_like_yaml_transcript
+
+        if looks_like_yaml_transcript(head):
+            return Detection("mcp-vcr", "MCP-VCR YAML transcript (meta: and messages:)")
         raise FormatError("not JSON or JSONL: a session file starts with '{' or '['", path=source.name)
     first_line, more = source.first_line()
     if more:
@@ -96,6 +148,9 @@ def detect(source: Source) -> Detection:
         if first is not None:
             if isinstance(first, dict) and first.get("type") == "meta" and "v" in first:
                 return Detection("reel", "mcp-replay v1 trace (meta line first)")
+            hub = _hub_line(first)
+            if hub is not None:
+                return hub
             if _is_jsonrpc(first) or isinstance(first, list):
                 return Detection("jsonrpc", "JSONL of JSON-RPC messages")
             if isinstance(first, dict) and ("dir" in first and "t" in first):

@@ -17,8 +17,6 @@ from mcpreel.model import Session
 from mcpreel.toolcalls import TRACE_FORMATS
 from mcpreel.toolcalls.normalize import ImportOptions, ImportReport, normalize
 
-NAMES = ("assay-v2", "simple")
-EXTENSIONS = (".trace.jsonl",)
 LOSSES = "everything but tool semantics (tool calls, their results, tools/list and the final output)"
 KEEPS: frozenset[str] = frozenset()
 

@@ -17,6 +17,7 @@ from mcpreel.exchanges import build
 from mcpreel.formats import open_session
 from mcpreel.mock.engine import ON_MISS, Mock, MockOptions, MockStats
 from mcpreel.mock.matcher import MATCH_MODES
+from mcpreel.sessions import split_sessions
 
 __all__ = ["MATCH_MODES", "ON_MISS", "Mock", "MockOptions", "MockStats", "serve_file"]
 
@@ -42,7 +43,8 @@ def serve_file(
     """
     from mcpreel.errors import UsageError
     from mcpreel.mock.forward import CassetteFile, Forwarder
-    from mcpreel.mock.server import http_app, serve_http, serve_stdio
+    from mcpreel.mock.server import http_app, serve_stdio
+    from mcpreel.serving.loop import Server, run
 
     options = options or MockOptions()
     session, detection = open_session(path, format)
@@ -59,16 +61,17 @@ def serve_file(
                               cassette_file, on_event=on_event)
     elif forward_command is not None or forward_url is not None:
         raise UsageError("--target-command/--target-url serve only --on-miss forward")
-    mock = Mock(cassette, options, on_event=on_event, forwarder=forwarder)
+    parts = split_sessions(session)
+    sessions = [(build(part.as_session(session.info)), part.era, part.client) for part in parts] if len(parts) > 1 else None
+    mock = Mock(cassette, options, on_event=on_event, forwarder=forwarder, sessions=sessions)
 
-    async def main() -> None:
+    async def main(server: Server | None) -> None:
         try:
-            if transport == "stdio":
+            if server is None:
                 if on_ready is not None:
                     on_ready(mock, "stdio")
                 await serve_stdio(mock)
             else:
-                app = http_app(mock, allow_origins=allow_origins)
                 where = "/sse" if transport == "sse" else "/mcp"
 
                 def ready(h: str, p: int) -> None:
@@ -76,12 +79,15 @@ def serve_file(
                         shown = f"[{h}]" if ":" in h else h
                         on_ready(mock, f"http://{shown}:{p}{where}")
 
-                await serve_http(app, host, port, on_ready=ready)
+                await server.serve(ready=ready)
         finally:
             if forwarder is not None:
                 await forwarder.close()
 
     if transport not in ("stdio", "streamable-http", "sse"):
         raise UsageError(f"unknown transport {transport!r} (known: stdio, streamable-http, sse)")
-    asyncio.run(main())
+    if transport == "stdio":
+        asyncio.run(main(None))
+    else:  # bound before anything is served (a taken port fails first), on the serving loop's event loop
+        run(main(Server(http_app(mock, allow_origins=allow_origins, host=host), host, port, graceful_timeout=1)))
     return mock

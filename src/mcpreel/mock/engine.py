@@ -25,7 +25,20 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from mcpreel.exchanges import Cassette, ClientItem, Exchange, id_key, progress_token
+from mcpreel._infra.correlation import verbatim_key
+from mcpreel.eras import (
+    LATEST_LEGACY_PROTOCOL,
+    LEGACY,
+    LEGACY_PROTOCOLS,
+    MODERN,
+    client_identity,
+    discover_result_from_initialize,
+    initialize_result_from_discover,
+    protocol_of_request,
+    to_legacy_result,
+    to_modern_result,
+)
+from mcpreel.exchanges import Cassette, ClientItem, Exchange, progress_token
 from mcpreel.mock.matcher import Matcher, Miss, RecordingIndex
 
 __all__ = ["ON_MISS", "Emit", "Mock", "MockConnection", "MockOptions", "MockStats"]
@@ -57,11 +70,34 @@ class MockStats:
     misses: list[Miss] = field(default_factory=list)
 
 
+#: requests a client may send that a recording may lack; protocol housekeeping, answered ``{}``
+HOUSEKEEPING = frozenset({"ping", "logging/setLevel"})
+
+
+@dataclass
+class RecordedSession:
+    """One client session of the recording, for serving a client from the session that matches it."""
+
+    index: RecordingIndex
+    era: str
+    client: str | None
+
+
 class Mock:
-    """One recording, served to any number of connections."""
+    """One recording, served to any number of connections.
+
+    Each client is answered in the era it speaks, whatever the recording's era: a handshake-era client
+    gets an ``initialize`` answer (the recorded one, or one made from the recorded ``server/discover``)
+    at the version it asked for when that is a version of the era, and results without the 2026 members;
+    a 2026 client gets ``server/discover`` (recorded, or made from the recorded ``initialize``) and
+    results with ``resultType``. Housekeeping a recording lacks (``ping``, ``logging/setLevel``) is
+    answered ``{}``. A recording with several client sessions serves each client from the one whose
+    client and era match its handshake, falling back to the whole recording.
+    """
 
     def __init__(self, cassette: Cassette, options: MockOptions | None = None, *,
-                 on_event: Callable[[str], None] | None = None, forwarder: Forwarding | None = None):
+                 on_event: Callable[[str], None] | None = None, forwarder: Forwarding | None = None,
+                 sessions: list[tuple[Cassette, str, str | None]] | None = None):
         self.cassette = cassette
         self.options = options or MockOptions()
         if self.options.on_miss not in ON_MISS:
@@ -76,6 +112,54 @@ class Mock:
                 notes.setdefault(item.method, []).append(item)
         self._notifications = notes
         self.has_initialize = cassette.has_initialize
+        self.recorded_discover = next((ex for ex in cassette.exchanges if ex.method == "server/discover"
+                                       and isinstance((ex.response or {}).get("result"), dict)), None)
+        self.recorded_initialize = next((ex for ex in cassette.exchanges if ex.method == "initialize"
+                                         and isinstance((ex.response or {}).get("result"), dict)), None)
+        self.sessions = [RecordedSession(RecordingIndex(cas.exchanges, self.options.match), era, client)
+                         for cas, era, client in (sessions or []) if len(sessions or []) > 1]
+
+    def session_for(self, handshake: dict[str, Any], era: str) -> RecordedSession | None:
+        """The recorded session that best matches a client's opening request (None: one session only)."""
+        if not self.sessions:
+            return None
+        info, _ = client_identity(handshake)
+        name = info.get("name") if info else None
+        version = info.get("version") if info else None
+        client = f"{name} {version}" if name and version else name
+
+        def score(s: RecordedSession) -> tuple[int, int]:
+            return (int(s.era == era), int(client is not None and s.client == client))
+
+        return max(self.sessions, key=score)  # max keeps the first of equals: recorded order
+
+    def initialize_answer(self, request: dict[str, Any], recorded: dict[str, Any] | None,
+                          recorded_request: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The ``initialize`` answer in the handshake era, negotiated as the recorded server would: the
+        version the client asked for when the recorded server supports it, else the recorded one."""
+        asked = _asked_version(request)
+        recorded_asked = _asked_version(recorded_request) if recorded_request is not None else None
+        if recorded is not None and "result" in recorded:
+            result = dict(to_legacy_result(recorded["result"]))
+        elif self.recorded_discover is not None:
+            result = initialize_result_from_discover(self.recorded_discover.response["result"],  # type: ignore[index]
+                                                     LATEST_LEGACY_PROTOCOL)
+        else:
+            return self.synthetic_initialize(request)
+        recorded_version = result.get("protocolVersion")
+        if isinstance(recorded_version, str):  # a recorded answer without one stays as it was
+            result["protocolVersion"] = _negotiate(asked, recorded_version, recorded_asked)
+        return {**(recorded or {"jsonrpc": "2.0"}), "id": request.get("id"), "result": result}
+
+    def discover_answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        """``server/discover`` for a recording that has none: made from its ``initialize`` answer, or from
+        the methods it holds."""
+        if self.recorded_initialize is not None:
+            result = discover_result_from_initialize(self.recorded_initialize.response["result"])  # type: ignore[index]
+        else:
+            made = self.synthetic_initialize(request)["result"]
+            result = discover_result_from_initialize(made)
+        return {"jsonrpc": "2.0", "id": request.get("id"), "result": result}
 
     def synthetic_initialize(self, request: dict[str, Any]) -> dict[str, Any]:
         """The answer to ``initialize`` for a recording that has none: the client's version, and the
@@ -128,6 +212,8 @@ class MockConnection:
         self._relay: dict[tuple[str, Any], Callable[[dict[str, Any]], None]] = {}
         self._ids = itertools.count(1)
         self.client_initialize: dict[str, Any] | None = None  # what the client sent (forwarding replays it)
+        self.era: str | None = None  # the era the client speaks, from its first request
+        self.fallback: Matcher | None = None  # the whole recording, when a session of it was chosen
         self.initialized = False
         self.gone = False  # the client can answer nothing more (its stdin ended)
 
@@ -150,7 +236,7 @@ class MockConnection:
 
     # -- client answers to our server requests ----------------------------------------------------
     def _client_answer(self, message: dict[str, Any]) -> None:
-        key = id_key(message.get("id"))
+        key = verbatim_key(message.get("id"))
         relay = self._relay.pop(key, None)
         if relay is not None:
             relay(message)
@@ -166,7 +252,7 @@ class MockConnection:
         if self.gone:
             fut.set_result(None)
         else:
-            self._waiting[id_key(sid)] = fut
+            self._waiting[verbatim_key(sid)] = fut
         emit({**message, "id": sid})
         return fut
 
@@ -182,7 +268,7 @@ class MockConnection:
     def relay_request(self, message: dict[str, Any], emit: Emit, answer: Callable[[dict[str, Any]], None]) -> None:
         """Emit a request that came from elsewhere (a forwarded live server); ``answer`` gets the reply."""
         sid = f"mcpreel-{next(self._ids)}"
-        self._relay[id_key(sid)] = answer
+        self._relay[verbatim_key(sid)] = answer
         emit({**message, "id": sid})
 
     # -- notifications ----------------------------------------------------------------------------
@@ -208,20 +294,42 @@ class MockConnection:
             emit(step)
 
     # -- requests ---------------------------------------------------------------------------------
+    def _handshake(self, message: dict[str, Any], era: str) -> None:
+        self.era = era
+        chosen = self.mock.session_for(message, era)
+        if chosen is not None:
+            self.fallback = self.matcher
+            self.matcher = Matcher(chosen.index, repeat=self.mock.options.repeat)
+
     def _request(self, message: dict[str, Any], emit: Emit) -> Coroutine[Any, Any, None] | None:
         mock = self.mock
         stats = mock.stats
         stats.requests += 1
-        if message.get("method") == "initialize":
+        method = message.get("method")
+        if method == "initialize":
             self.client_initialize = message
+            self._handshake(message, LEGACY)
             if not mock.has_initialize:
-                emit(mock.synthetic_initialize(message))
+                emit(mock.initialize_answer(message, None))
                 stats.answered += 1
                 return None
+        elif method == "server/discover" or protocol_of_request(message) is not None:
+            if method == "server/discover" or self.era is None:
+                self._handshake(message, MODERN)
+            if method == "server/discover" and mock.recorded_discover is None:
+                emit(mock.discover_answer(message))
+                stats.answered += 1
+                return None
+        elif self.era is None:
+            self.era = LEGACY
         found = self.matcher.match(message)
+        if isinstance(found, Miss) and self.fallback is not None:
+            wider = self.fallback.match(message)
+            if not isinstance(wider, Miss):
+                found = wider
         if isinstance(found, Miss):
-            if message.get("method") == "ping" and "ping" not in mock.index.by_method:
-                emit({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+            if method in HOUSEKEEPING and method not in mock.index.by_method:
+                emit({"jsonrpc": "2.0", "id": message["id"], "result": self._shape({})})
                 stats.answered += 1
                 return None
             if mock.options.on_miss == "forward" and mock.forwarder is not None:
@@ -240,14 +348,27 @@ class MockConnection:
         self._answer(found, message["id"], emit)
         return None
 
+    def _shape(self, result: Any, method: str | None = None) -> Any:
+        """A recorded result as the client's era has it."""
+        return to_modern_result(result, method) if self.era == MODERN else to_legacy_result(result)
+
     def _answer(self, ex: Exchange, request_id: Any, emit: Emit) -> None:
         stats = self.mock.stats
         if ex.response is None:
             stats.unanswered += 1
             self.mock.on_event(f"{ex.label()} has no answer in the recording: none is sent (id={request_id!r})")
+        elif ex.method == "initialize" and self.client_initialize is not None:
+            stats.answered += 1
+            emit(self.mock.initialize_answer({**self.client_initialize, "id": request_id}, ex.response,
+                                             ex.recorded_request))
         else:
             stats.answered += 1
-            emit({**ex.response, "id": request_id})
+            response = ex.response
+            if "result" in response:
+                shaped = self._shape(response["result"], ex.method)
+                if shaped is not response["result"]:
+                    response = {**response, "result": shaped}
+            emit({**response, "id": request_id})
         for step in ex.after:
             self._emit_step(step, emit)
 
@@ -296,6 +417,26 @@ class MockConnection:
             emit(answers)  # type: ignore[arg-type]
         elif not batch:
             emit({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request: empty batch"}})
+
+
+def _asked_version(request: dict[str, Any]) -> str | None:
+    params = request.get("params")
+    version = params.get("protocolVersion") if isinstance(params, dict) else None
+    return version if isinstance(version, str) else None
+
+
+def _negotiate(asked: str | None, recorded: str, recorded_asked: str | None) -> str:
+    """The version a server that answered ``recorded`` (to ``recorded_asked``) answers to ``asked``: the
+    same answer to the same question; the asked version when it is a handshake-era version no newer
+    than the recorded answer (the server supports up to that, as far as the recording shows), or any
+    one when the recorded answer is not a version the mock knows; else the recorded one."""
+    if asked is None or asked == recorded_asked or asked not in LEGACY_PROTOCOLS:
+        return recorded
+    if recorded not in LEGACY_PROTOCOLS or recorded_asked is None:
+        return asked
+    if recorded == recorded_asked:  # the server took what it was asked: it may support newer ones too
+        return asked
+    return asked if LEGACY_PROTOCOLS.index(asked) <= LEGACY_PROTOCOLS.index(recorded) else recorded
 
 
 def _readdress_progress(steps: list[dict[str, Any]], recorded: dict[str, Any],

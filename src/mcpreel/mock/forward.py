@@ -25,9 +25,11 @@ from mcpreel.errors import TransportError, UsageError
 from mcpreel._infra.fileio import atomic_output
 from mcpreel.formats import FORMATS, canonical_name, get_writer
 from mcpreel.model import Kind, Message, Session
-from mcpreel.exchanges import Exchange, id_key
+from mcpreel._infra.correlation import verbatim_key
+from mcpreel.exchanges import Exchange
 from mcpreel.mock.engine import Emit, MockConnection
-from mcpreel.clients.base import Transport, now_ms
+from mcpreel._infra.timeutil import now_ms
+from mcpreel.clients.base import Transport
 
 __all__ = ["CassetteFile", "Forwarder"]
 
@@ -122,14 +124,14 @@ class Forwarder:
         upstream_id = f"mcpreel-fwd-{next(self._ids)}"
         flight = _Flight(conn, emit)
         flight.notes = notes
-        self._flights[id_key(upstream_id)] = flight
+        self._flights[verbatim_key(upstream_id)] = flight
         try:
             await self.transport.send({**request, "id": upstream_id})
             return await asyncio.wait_for(flight.future, self.timeout)
         except asyncio.TimeoutError as exc:
             raise TransportError(f"the live server did not answer within {self.timeout:g} s") from exc
         finally:
-            self._flights.pop(id_key(upstream_id), None)
+            self._flights.pop(verbatim_key(upstream_id), None)
 
     async def _read(self) -> None:
         assert self.transport is not None
@@ -139,7 +141,7 @@ class Forwarder:
                 continue
             for member in rec.members():
                 if "method" not in member:
-                    flight = self._flights.get(id_key(member.get("id")))
+                    flight = self._flights.get(verbatim_key(member.get("id")))
                     if flight is not None and not flight.future.done():
                         flight.future.set_result(member)
                     continue

@@ -30,7 +30,7 @@ __all__ = ["MATCH_MODES", "Matcher", "Miss", "RecordingIndex", "METHOD_NOT_FOUND
 MATCH_MODES = ("method-params", "sequential", "strict")
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
-_BY_METHOD_ALONE = frozenset({"initialize"})
+_BY_METHOD_ALONE = frozenset({"initialize", "server/discover"})
 _CLOSEST_SCAN = 500  # candidates compared when explaining a miss
 
 

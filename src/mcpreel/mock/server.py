@@ -6,14 +6,16 @@
 - Streamable HTTP (seed 002's format): ``POST /mcp``; a request is answered as ``text/event-stream``
   (``event: message`` / ``data: <json>`` / blank line), or as one JSON body when the client accepts only
   JSON; notifications and responses get 202. ``initialize`` opens a session and its answer carries
-  ``Mcp-Session-Id``; later requests name it (an unknown one gets 404); a client that sends none shares
-  one sessionless connection. ``GET /mcp`` opens the server -> client stream that carries what the
+  ``Mcp-Session-Id``; later handshake-era requests must name it (none: 400, an unknown one: 404), as the
+  transport rules that ``mcpreel check --profile mcp`` enforces say. 2026-07-28 requests (protocol
+  ``_meta``, no handshake) are stateless and share one sessionless connection. A ``MCP-Protocol-Version``
+  header naming a version no era has gets 400. ``GET /mcp`` opens the server -> client stream that carries what the
   recording has the server say outside any request; ``DELETE /mcp`` ends the session.
 - legacy HTTP+SSE on the same server: ``GET /sse`` sends the ``endpoint`` event, ``POST
   /messages/?session_id=…`` is answered 202 and everything goes out on the stream.
 
-Bound to 127.0.0.1 by default; a request whose ``Origin`` is not a loopback origin (or one allowed with
-``allow_origins``) gets 403.
+Bound to 127.0.0.1 by default; which requests are answered (``Origin``, ``Host``) is the policy of
+:mod:`mcpreel.serving.origin`, and :mod:`mcpreel.serving.loop` serves it.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ import threading
 import uuid
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -34,13 +35,16 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from mcpreel._infra import jsonio
-from mcpreel.mock.engine import Mock, MockConnection
 from mcpreel._infra.sse import encode_event
+from mcpreel.clients.base import Transport
+from mcpreel.eras import LEGACY_PROTOCOLS, MODERN_PROTOCOL, protocol_of_request
+from mcpreel.mock.engine import Mock, MockConnection
+from mcpreel.serving.origin import OriginGuard, RequestPolicy
 
-__all__ = ["http_app", "serve_http", "serve_stdio", "serve_transport"]
+__all__ = ["http_app", "serve_stdio", "serve_transport"]
 
-_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
-
+#: the protocol versions the mock speaks over HTTP (whatever the recording's own)
+SUPPORTED_VERSIONS = (*LEGACY_PROTOCOLS, MODERN_PROTOCOL)
 
 # -- stdio ------------------------------------------------------------------------------------------
 
@@ -179,14 +183,6 @@ class _HTTPSession:
         self.backlog.clear()
 
 
-def _origin_ok(request: Request, allowed: frozenset[str]) -> bool:
-    origin = request.headers.get("origin")
-    if origin is None or origin in allowed:
-        return True
-    host = urlsplit(origin).hostname or ""
-    return host in _LOOPBACK
-
-
 def _sse_bytes(messages: list[Any]) -> bytes:
     return b"".join(encode_event(jsonio.dumps_str(m)) for m in messages)
 
@@ -197,11 +193,14 @@ def _jsonrpc_error(code: int, message: str, status: int) -> Response:
 
 
 def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages_path: str = "/messages/",
-             allow_origins: tuple[str, ...] = ()) -> Starlette:
-    """A Starlette app serving ``mock`` over Streamable HTTP (``path``) and legacy SSE (``sse_path``)."""
+             allow_origins: tuple[str, ...] = (), host: str = "127.0.0.1") -> OriginGuard:
+    """An ASGI app serving ``mock`` over Streamable HTTP (``path``) and legacy SSE (``sse_path``).
+
+    ``host`` is the address it is served on; with ``allow_origins`` it decides which requests are
+    answered (:mod:`mcpreel.serving.origin`).
+    """
     sessions: dict[str, _HTTPSession] = {}
     shared: list[_HTTPSession] = []
-    allowed = frozenset(allow_origins)
     background: set[asyncio.Task[None]] = set()
 
     def sessionless() -> _HTTPSession:
@@ -214,8 +213,6 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
         task.add_done_callback(background.discard)
 
     async def post_mcp(request: Request) -> Response:
-        if not _origin_ok(request, allowed):
-            return _jsonrpc_error(-32600, "Forbidden: origin not allowed", 403)
         body = await request.body()
         try:
             message = jsonio.loads(body)
@@ -223,6 +220,12 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
             return _jsonrpc_error(-32700, "Parse error", 400)
         members = message if isinstance(message, list) else [message]
         is_init = any(isinstance(m, dict) and m.get("method") == "initialize" for m in members)
+        stateless = any(isinstance(m, dict) and (m.get("method") == "server/discover" or protocol_of_request(m))
+                        for m in members)
+        version = request.headers.get("mcp-protocol-version")
+        if version is not None and version not in SUPPORTED_VERSIONS:
+            return _jsonrpc_error(-32600, f"Bad Request: unsupported MCP-Protocol-Version {version!r} "
+                                          f"(supported: {', '.join(SUPPORTED_VERSIONS)})", 400)
         sid = request.headers.get("mcp-session-id")
         if sid is not None:
             session = sessions.get(sid)
@@ -231,8 +234,11 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
         elif is_init:
             sid = uuid.uuid4().hex
             session = sessions[sid] = _HTTPSession(sid, mock.connection())
-        else:
+        elif stateless:
             session = sessionless()
+        else:
+            return _jsonrpc_error(-32600, "Bad Request: Mcp-Session-Id header is required "
+                                          "(send initialize first)", 400)
         headers = {"mcp-session-id": session.id} if session.id else {}
         has_request = any(isinstance(m, dict) and "method" in m and "id" in m for m in members)
         if not has_request and isinstance(message, (dict, list)) and members:
@@ -267,8 +273,6 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
                                  headers={**headers, "cache-control": "no-cache"})
 
     async def get_mcp(request: Request) -> Response:
-        if not _origin_ok(request, allowed):
-            return _jsonrpc_error(-32600, "Forbidden: origin not allowed", 403)
         sid = request.headers.get("mcp-session-id")
         session = sessions.get(sid) if sid else sessionless()
         if session is None:
@@ -290,8 +294,6 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
         return Response(status_code=200)
 
     async def get_sse(request: Request) -> Response:
-        if not _origin_ok(request, allowed):
-            return _jsonrpc_error(-32600, "Forbidden: origin not allowed", 403)
         sid = uuid.uuid4().hex
         session = sessions[sid] = _HTTPSession(sid, mock.connection())
         session.open_stream()
@@ -308,8 +310,6 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
         return StreamingResponse(events(), media_type="text/event-stream", headers={"cache-control": "no-cache"})
 
     async def post_messages(request: Request) -> Response:
-        if not _origin_ok(request, allowed):
-            return _jsonrpc_error(-32600, "Forbidden: origin not allowed", 403)
         sid = request.query_params.get("session_id") or request.query_params.get("sessionId") or ""
         session = sessions.get(sid)
         if session is None or session.stream is None:
@@ -332,7 +332,7 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
     ]
     if messages_path.endswith("/"):
         routes.append(Route(messages_path.rstrip("/"), post_messages, methods=["POST"]))
-    return Starlette(routes=routes)
+    return OriginGuard(Starlette(routes=routes), RequestPolicy(tuple(allow_origins), host))
 
 
 async def _stream_pending(queue: list[Any], pending: Any) -> Any:
@@ -367,65 +367,14 @@ async def _stream_queue(session: _HTTPSession) -> Any:
         session.stream = None
 
 
-async def serve_http(app: Starlette, host: str = "127.0.0.1", port: int = 0, *,
-                     on_ready: Callable[[str, int], None] | None = None) -> None:
-    """Run ``app`` with uvicorn until interrupted; ``on_ready(host, port)`` once it listens."""
-    import uvicorn
-
-    class _Server(uvicorn.Server):
-        # a signal stops the server and lets the caller finish (uvicorn would raise it again after
-        # shutdown, killing the process before it can report what was served)
-        def handle_exit(self, sig: int, frame: Any) -> None:
-            if self.should_exit:
-                self.force_exit = True
-            self.should_exit = True
-
-    from mcpreel.errors import TransportError
-    from mcpreel.serving.listen import listening_socket
-
-    # bind here, not in uvicorn: a taken port is then one clear error, where uvicorn would log it and
-    # end the process with its own exit code
-    try:
-        sock = listening_socket(host, port)
-    except OSError as exc:
-        why = (exc.strerror or str(exc)).split(" (while attempting")[0]
-        raise TransportError(f"cannot listen on {host}:{port}: {why}") from exc
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off",
-                            timeout_graceful_shutdown=1)
-    server = _Server(config)
-
-    async def announce() -> None:
-        while not server.started:
-            if server.should_exit:
-                return
-            await asyncio.sleep(0.01)
-        if on_ready is not None:
-            on_ready(host, sock.getsockname()[1])
-
-    watcher = asyncio.ensure_future(announce())
-    try:
-        await server.serve(sockets=[sock])
-    finally:
-        watcher.cancel()
-        sock.close()
-    if not server.started:
-        raise TransportError(f"cannot serve on {host}:{port}")
-
-
-async def serve_transport(mock: Mock, transport: Any) -> None:
+async def serve_transport(mock: Mock, transport: Transport) -> None:
     """Serve one connection over any server-side :class:`~mcpreel.clients.Transport` (in-memory tests)."""
     conn = mock.connection()
-    send_nowait = getattr(transport, "send_nowait", None)
     tasks: set[asyncio.Task[Any]] = set()
 
     def emit(message: Any) -> None:
-        if send_nowait is not None:
-            with contextlib.suppress(Exception):
-                send_nowait(message)
-        else:
-            task = asyncio.ensure_future(transport.send(message))
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
+        with contextlib.suppress(Exception):
+            transport.send_nowait(message)
 
     async for record in transport:
         if record.kind != "message":

@@ -1,19 +1,30 @@
 """The recording proxies: sit where a client expects its server, forward every byte, record every line.
 
-- :mod:`mcpreel.record.stdio_proxy` runs a server command and pumps bytes between it and the client (the
-  proxy's own stdin/stdout), recording each line both ways in a reel: :func:`record_stdio`.
-- :mod:`mcpreel.record.stdio_recorder` turns what the pumps read into reel lines (and, optionally, a qai
-  session file kept by :mod:`mcpreel.record.session_file`); it never changes what is forwarded.
-- :mod:`mcpreel.record.lifecycle` is process hygiene: starting the server, forwarding signals, exit codes.
-- :mod:`mcpreel.record.naming` gives a recording its default label and file name.
+Three layers, the same for both transports:
+
+- **recorders** forward and turn what crossed the wire into records: stdio (:func:`record_stdio`;
+  :mod:`~mcpreel.record.stdio_proxy` pumps bytes, :mod:`~mcpreel.record.stdio_recorder` makes reel lines)
+  and HTTP (:func:`mcpreel.record.http_session.record_http`; :mod:`~mcpreel.record.http_proxy` forwards,
+  the sans-io :mod:`~mcpreel.record.http_recorder` makes records). What is forwarded never changes.
+- **the pipeline** (:mod:`~mcpreel.record.pipeline`): every record of either recorder passes through one
+  :class:`Pipeline` of addons on its way into the reel; the place for what cuts across recordings.
+- **addons**: :class:`Redaction` (``--redact``, one :class:`~mcpreel.redact.Redactor` that counts),
+  :class:`~mcpreel.record.session_file.SessionFileKeeper` (``--session-file``), and the caller's own.
+
+Beside them: :mod:`~mcpreel.record.naming` (a recording's default label and file name); starting the
+server, forwarding signals and exit codes are :mod:`mcpreel.clients.process`, shared with every other
+place mcpreel starts a server.
 """
 
-from mcpreel.record.lifecycle import ServerStartError, exit_status
+from mcpreel.clients.process import ServerStartError, exit_status
 from mcpreel.record.naming import default_label, default_out_path
+from mcpreel.record.pipeline import Pipeline, Redaction
 from mcpreel.record.stdio_proxy import RecordResult, record_stdio
 
 __all__ = [
+    "Pipeline",
     "RecordResult",
+    "Redaction",
     "ServerStartError",
     "default_label",
     "default_out_path",

@@ -2,9 +2,9 @@
 
 :class:`RecordingProxy` is a raw ASGI app that forwards every request to one target and streams the answer
 back as it comes, telling the sans-io :class:`~mcpreel.record.http_recorder.HttpRecorder` what crossed the
-wire. :class:`ProxyServer` serves it with uvicorn on a socket it binds first (port 0 works, and a taken
-port is a clean :class:`~mcpreel.errors.TransportError`), calls ``ready(url)`` once listening, and stops
-on SIGINT/SIGTERM or :meth:`ProxyServer.stop`.
+wire. :class:`ProxyServer` serves it with the serving loop of :mod:`mcpreel.serving.loop` (bound first:
+port 0 works, and a taken port is a clean :class:`~mcpreel.errors.TransportError`), calls ``ready(url)``
+once listening, and stops on SIGINT/SIGTERM or :meth:`ProxyServer.stop`.
 
 What a transparent proxy must respect (spec 03), and where it is done here:
 
@@ -14,8 +14,8 @@ What a transparent proxy must respect (spec 03), and where it is done here:
   for the record. The one rewrite is the legacy transport's ``endpoint`` event, when its URI is absolute:
   it is pointed at the proxy (a relative URI already resolves against the proxy, since paths map 1:1);
 - statuses: every status the target gives is passed on; the proxy answers by itself only 403 (a foreign
-  ``Origin`` on its own listener), 400 (a request target that is not a path, ``OPTIONS *``) and 502 (target
-  unreachable), each with a JSON-RPC error body;
+  ``Origin``, by the policy of :mod:`mcpreel.serving.origin`; any ``Host`` is answered), 400 (a request
+  target that is not a path, ``OPTIONS *``) and 502 (target unreachable), each with a JSON-RPC error body;
 - headers: end-to-end ones are kept (``Mcp-Session-Id``, ``MCP-Protocol-Version``, ``Mcp-Method``,
   ``Mcp-Name``, ``Mcp-Param-*``, ``Last-Event-ID``, ``Authorization``, ``WWW-Authenticate``, cookies, ...);
   hop-by-hop ones (and those a ``Connection`` header names) are dropped; ``Host`` is the target's. The
@@ -37,28 +37,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import logging
-import signal
-import socket
-import threading
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
-import uvicorn
 
 from mcpreel._infra import jsonio
-from mcpreel.errors import TransportError, UsageError
-from mcpreel.serving.listen import listening_socket
-from mcpreel.record.http_recorder import Exchange, HttpRecorder, body_decoder
-from mcpreel.record.http_wire import listener_protocol, loop_factory, upstream_transport
 from mcpreel._infra.sse import SSEParser
+from mcpreel.errors import UsageError
+from mcpreel.record.http_recorder import Exchange, HttpRecorder, body_decoder
+from mcpreel.record.http_wire import upstream_transport
+from mcpreel.serving.loop import DropConnection, Server, run
+from mcpreel.serving.origin import RequestPolicy
 
-__all__ = ["TRANSPORTS", "ProxyConfig", "ProxyServer", "RecordingProxy", "origin_allowed", "parse_listen",
-           "parse_target"]
+__all__ = ["TRANSPORTS", "ProxyConfig", "ProxyServer", "RecordingProxy", "parse_listen", "parse_target"]
 
 TRANSPORTS = ("streamable-http", "sse")
 
@@ -69,7 +64,6 @@ _HOP_BY_HOP = frozenset(
 )
 _REQUEST_DROP = _HOP_BY_HOP | {b"host", b"content-length"}
 _RESPONSE_DROP = _HOP_BY_HOP
-_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 #: bytes of a legacy GET stream held back while waiting for its first event (the ``endpoint``)
 _ENDPOINT_HOLD_LIMIT = 64 * 1024
 #: an exchange still running after this long gets a watcher for its client leaving (seconds)
@@ -109,24 +103,6 @@ def parse_listen(listen: str) -> tuple[str, int]:
     if not port_text.isdigit() or int(port_text) > 65535:
         raise UsageError(f"--listen must be HOST:PORT with a port from 0 to 65535, got {listen!r}")
     return host, int(port_text)
-
-
-def origin_allowed(origin: str, allowed: Sequence[str]) -> bool:
-    """Is a request with this ``Origin`` header allowed on the proxy's listener?
-
-    Loopback origins (any port) are always allowed: the MCP Inspector and other local tools run there.
-    Anything else must be listed (``--allow-origin``; ``*`` allows every origin). This is what stops a
-    web page from driving a local proxy through DNS rebinding.
-    """
-    if "*" in allowed:
-        return True
-    value = origin.strip()
-    if any(value.rstrip("/").lower() == a.rstrip("/").lower() for a in allowed):
-        return True
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https"):
-        return False
-    return (parts.hostname or "") in _LOOPBACK_HOSTS
 
 
 @dataclass
@@ -232,6 +208,9 @@ class RecordingProxy:
         self._timeout = {"connect": config.connect_timeout, "read": None, "write": None, "pool": None}
         self._flows: set[_Flow] = set()
         self._closing = False
+        #: which requests are answered; :class:`ProxyServer` names the address it is bound to. ``Host`` is
+        #: not checked: a transparent proxy answers any (it sends the target's own), as it always did
+        self.policy = RequestPolicy(tuple(config.allow_origins), check_host=False)
 
     # -- lifecycle ----------------------------------------------------------------------------------
     @property
@@ -295,7 +274,8 @@ class RecordingProxy:
                 coding = v
             elif k == b"host":
                 host = v
-        if origin is not None and not origin_allowed(origin.decode("latin-1"), self.config.allow_origins):
+        if origin is not None and self.policy.refusal(origin.decode("latin-1"),
+                                                      host.decode("latin-1") if host is not None else None):
             await self._reject_origin(method, path, headers, origin.decode("latin-1"), send)
             return
         if raw_path[:1] != b"/":
@@ -404,7 +384,7 @@ class RecordingProxy:
         elif error is not None:
             self._later(self.recorder.closed, ex, "upstream", error)
             # the target broke the answer: break the client's too, so it does not take a cut body for whole
-            raise _AbortResponse(error)
+            raise DropConnection(error)
 
     async def _forward(self, ex: Exchange, method: str, target: bytes, headers: list[tuple[bytes, bytes]],
                        body: bytes, send: Any, flow: _Flow) -> None:
@@ -574,55 +554,7 @@ class _UpstreamBroken(Exception):
     """The target's answer broke off (reset, malformed chunk) after it began."""
 
 
-class _AbortResponse(Exception):
-    """Raised to the ASGI server so it drops the client's connection instead of ending the body cleanly."""
-
-
-class _QuietAbort(logging.Filter):
-    """An :class:`_AbortResponse` is the proxy doing its job, not an application error: don't log it."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        return not isinstance(exc, _AbortResponse)
-
-
-logging.getLogger("uvicorn.error").addFilter(_QuietAbort())
-
-
 # -- serving ----------------------------------------------------------------------------------------
-
-
-class _Server(uvicorn.Server):
-    """uvicorn, with our signal handling (no re-raise after a clean stop) and streams ended at shutdown."""
-
-    def __init__(self, config: uvicorn.Config, proxy: RecordingProxy, handle_signals: bool):
-        super().__init__(config)
-        self._proxy = proxy
-        self._handle_signals = handle_signals
-        self.signal: int | None = None
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        if not self._handle_signals or threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-        original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
-        try:
-            yield
-        finally:
-            for sig, handler in original.items():
-                signal.signal(sig, handler)
-
-    def handle_exit(self, sig: int, frame: Any) -> None:
-        if self.signal is None:
-            self.signal = sig
-        super().handle_exit(sig, frame)
-        self._captured_signals.clear()
-
-    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        self._proxy.begin_shutdown()
-        await super().shutdown(sockets)
 
 
 class ProxyServer:
@@ -630,17 +562,10 @@ class ProxyServer:
 
     def __init__(self, proxy: RecordingProxy, host: str = "127.0.0.1", port: int = 0):
         self.proxy = proxy
+        proxy.policy = RequestPolicy(tuple(proxy.config.allow_origins), host, check_host=False)
+        self._server = Server(proxy, host, port, on_shutdown=proxy.begin_shutdown)
         self.host = host
-        try:
-            sock = listening_socket(host, port, backlog=128)
-        except OSError as exc:
-            raise TransportError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
-        sock.setblocking(False)
-        self._socket = sock
-        self.port: int = sock.getsockname()[1]
-        self._server: _Server | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop_requested = False
+        self.port: int = self._server.port
 
     @property
     def url(self) -> str:
@@ -651,47 +576,24 @@ class ProxyServer:
     @property
     def signal(self) -> int | None:
         """The signal that stopped the server (None when :meth:`stop` did)."""
-        return self._server.signal if self._server is not None else None
+        return self._server.signal
 
     def run(self, *, ready: Callable[[str], object] | None = None, handle_signals: bool = True) -> None:
         """Serve until SIGINT/SIGTERM/SIGHUP (main thread, ``handle_signals``) or :meth:`stop`."""
-        config = uvicorn.Config(
-            self.proxy, log_level="warning", log_config=None, access_log=False, lifespan="on",
-            server_header=False, date_header=False, timeout_graceful_shutdown=3, ws="none", http=listener_protocol(),
-        )
-        server = _Server(config, self.proxy, handle_signals)
-        self._server = server
 
         async def main() -> None:
-            self._loop = asyncio.get_running_loop()
-            if self._stop_requested:
-                server.should_exit = True
-
-            async def announce() -> None:
-                while not server.started and not server.should_exit:
-                    await asyncio.sleep(0.005)
-                if server.started and ready is not None:
-                    ready(self.url)
-
-            task = asyncio.create_task(announce())
             try:
-                await server.serve(sockets=[self._socket])
+                await self._server.serve(ready=None if ready is None else lambda h, p: ready(self.url),
+                                         handle_signals=handle_signals)
             finally:
-                task.cancel()
                 await self.proxy.aclose()
 
-        try:
-            with asyncio.Runner(loop_factory=loop_factory()) as runner:
-                runner.run(main())
-        finally:
-            self._socket.close()
+        run(main())
 
     def close(self) -> None:
         """Release the listening socket of a server that will not :meth:`run`."""
-        self._socket.close()
+        self._server.close()
 
     def stop(self) -> None:
         """Ask the server to stop (thread-safe); :meth:`run` returns once streams are closed."""
-        self._stop_requested = True
-        if self._server is not None:
-            self._server.should_exit = True
+        self._server.stop()

@@ -31,16 +31,17 @@ Headers are recorded as they came, with secrets redacted (:func:`mcpreel.redact.
 
 from __future__ import annotations
 
-import time
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel.model import Kind, Message
 from mcpreel.redact import MARKER, is_secret_header
+from mcpreel._infra.correlation import correlation_key
 from mcpreel._infra.sse import SSEEvent
+from mcpreel._infra.timeutil import now_ms
 
 __all__ = ["Exchange", "HttpRecorder", "RecorderStats", "body_decoder", "looks_jsonrpc"]
 
@@ -48,10 +49,6 @@ __all__ = ["Exchange", "HttpRecorder", "RecorderStats", "body_decoder", "looks_j
 MAX_TEXT_BODY = 1 << 20
 
 Emit = Callable[[Message], object]
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def looks_jsonrpc(value: Any) -> bool:
@@ -108,7 +105,7 @@ class Exchange:
     status: int | None = None
     response_headers: dict[str, str] | None = None
     sse: bool = False
-    request_keys: list[tuple[str, str]] = field(default_factory=list)  # (dir, id) of requests it carried
+    request_ids: list[Any] = field(default_factory=list)  # the ids of the requests it carried (client -> server)
     events: int = 0
     done: bool = False
 
@@ -178,12 +175,12 @@ def header(headers: dict[str, str] | None, name: str) -> str | None:
 class HttpRecorder:
     """Turns the proxy's HTTP events into session records (see the module docstring)."""
 
-    def __init__(self, emit: Emit, *, keep_secrets: bool = False, clock: Callable[[], int] = _now_ms):
+    def __init__(self, emit: Emit, *, keep_secrets: bool = False, clock: Callable[[], int] = now_ms):
         self._emit = emit
         self._keep_secrets = keep_secrets
         self._clock = clock
         self._next = 0
-        self._pending: dict[tuple[str, str], int] = {}  # (dir of the request, id) -> exchange
+        self._pending: dict[tuple[str, Hashable], int] = {}  # (dir of the request, id key) -> exchange
         self.stats = RecorderStats()
         #: the last ``MCP-Protocol-Version`` / ``Mcp-Session-Id`` seen (the envelope's session context)
         self.session_headers: dict[str, str] = {}
@@ -208,15 +205,15 @@ class HttpRecorder:
     def _correlate(self, msg: Message) -> None:
         ex = (msg.ctx or {}).get("exchange")
         for m in msg.members():
-            mid = m.get("id")
-            if mid is None or isinstance(mid, (bool, dict, list)):
+            mid = correlation_key(m.get("id"))
+            if mid is None:
                 continue
-            key = (msg.dir or "in", str(mid))
+            key = (msg.dir or "in", mid)
             if "method" in m:
                 self.stats.requests += 1
                 self._pending[key] = ex if isinstance(ex, int) else 0
             elif "result" in m or "error" in m:
-                asked = ("out" if msg.dir == "in" else "in", str(mid))
+                asked = ("out" if msg.dir == "in" else "in", mid)
                 if self._pending.pop(asked, None) is not None:
                     self.stats.answered += 1
 
@@ -282,8 +279,8 @@ class HttpRecorder:
             ctx["undecoded"] = why
         for msg in self._body_records("in", body, ctx, t):
             for m in msg.members():
-                if m.get("id") is not None and "method" in m and not isinstance(m.get("id"), (bool, dict, list)):
-                    ex.request_keys.append(("in", str(m["id"])))
+                if "method" in m and correlation_key(m.get("id")) is not None:
+                    ex.request_ids.append(m["id"])
             self._out(msg)
 
     def rejected(self, method: str, path: str, headers: Iterable[tuple[bytes, bytes]], status: int,
@@ -381,7 +378,7 @@ class HttpRecorder:
             ctx["status"] = ex.status
         if error:
             ctx["error"] = error
-        pending = [rid for (d, rid) in ex.request_keys if (d, rid) in self._pending]
+        pending = [str(rid) for rid in ex.request_ids if ("in", correlation_key(rid)) in self._pending]
         if pending:
             ctx["unanswered"] = pending
         self._out(Message("in" if how == "client" else "out", None, self._clock(), kind=Kind.TRANSPORT, ctx=ctx))

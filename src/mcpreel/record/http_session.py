@@ -4,28 +4,30 @@
 ``mcpreel proxy start``: it binds the listener first (a taken port fails before any file is created),
 then records into a reel (append-only, flushed per record, mode 0600: a crash loses nothing already
 recorded) until SIGINT/SIGTERM or ``stop``, closes the reel with its ``end`` line, saves the session file
-one last time and writes the HTTP transcript envelope from the reel when asked.
+one last time and writes the HTTP transcript envelope from the reel when asked. Every record goes through
+the recording pipeline (:mod:`mcpreel.record.pipeline`): redaction, the caller's addons, the session file.
 """
 
 from __future__ import annotations
 
 import contextlib
 import signal as _signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from mcpreel.errors import McpreelError, TransportError, UsageError
 from mcpreel._infra.fileio import atomic_output
+from mcpreel.errors import McpreelError, TransportError, UsageError
 from mcpreel.formats import get_writer, open_session
 from mcpreel.formats.http_envelope import LABEL_OF_TRANSPORT
 from mcpreel.formats.reel import ReelWriter
-from mcpreel.model import Kind, Message, SessionInfo
+from mcpreel.model import Message, SessionInfo
 from mcpreel.record.http_proxy import ProxyConfig, ProxyServer, RecordingProxy
 from mcpreel.record.http_recorder import HttpRecorder, RecorderStats
 from mcpreel.record.naming import check_writable, claim
+from mcpreel.record.pipeline import Pipeline, Redaction
 from mcpreel.record.session_file import SessionFileKeeper
+from mcpreel.redact import Redactor
 
 __all__ = ["HttpRecordResult", "record_http", "write_envelope"]
 
@@ -41,44 +43,35 @@ class HttpRecordResult:
     session_file: Path | None = None
     envelope: Path | None = None
     exit_code: int = 0
+    redacted: int | None = None  # values the redactor replaced (None: no redactor)
 
 
 class _Sink:
-    """Where records go: redacted (``--redact``), into the reel, and into the session file keeper.
+    """Where the HTTP recorder's records go: through the pipeline's addons, into the reel.
 
-    A failure to write (a full disk) is said once and stops the recording; forwarding goes on.
+    A failure to record (a full disk, an addon's bug) is said once and stops the recording; forwarding
+    goes on.
     """
 
-    def __init__(self, redactor: Callable[[Any], Any] | None, warn: Warn | None):
-        self.writer: ReelWriter | None = None
-        self.keeper: Any = None
-        self.redactor = redactor
+    def __init__(self, warn: Warn | None):
+        self.writer: ReelWriter | None = None  # both set once the listener is bound and the reel opened
+        self.pipeline = Pipeline()
         self.warn = warn
         self.failed = False
 
     def __call__(self, msg: Message) -> None:
         if self.failed or self.writer is None:
             return
-        if self.redactor is not None:
-            redact = self.redactor
-            if msg.kind == Kind.MESSAGE and msg.raw is not None:
-                msg.raw = redact(msg.raw)
-            if msg.text is not None:
-                msg.text = redact(msg.text)
-            ctx = msg.ctx
-            if ctx:
-                for key in ("path", "data", "body", "forwarded"):  # a query string, a 401 body, an error page
-                    if ctx.get(key) is not None:
-                        ctx[key] = redact(ctx[key])
         try:
-            self.writer.write(msg)
+            rec = self.pipeline.record(msg)
+            if rec is None:
+                return
+            self.writer.write(rec)
+            self.pipeline.recorded(rec)
         except Exception as exc:  # the recording must never take the proxy down
             self.failed = True
             if self.warn is not None:
                 self.warn(f"{self.writer.path}: recording stopped: {exc} (forwarding goes on)")
-            return
-        if self.keeper is not None:
-            self.keeper.add(msg)
 
 
 def _drop_if_empty(path: str | Path) -> None:
@@ -113,7 +106,8 @@ def record_http(
     label: str | None = None,
     session_file: str | Path | None = None,
     save_every: float | None = None,
-    redactor: Callable[[Any], Any] | None = None,
+    redactor: Redactor | None = None,
+    addons: Iterable[object] = (),
     envelope: str | Path | None = None,
     ready: Callable[[str], object] | None = None,
     warn: Warn | None = None,
@@ -122,6 +116,8 @@ def record_http(
 ) -> HttpRecordResult:
     """Record through the HTTP proxy until stopped; see the module docstring.
 
+    ``redactor`` changes what is recorded, never what is forwarded; the result says how many values it
+    replaced. ``addons`` see every record, after the redaction (:mod:`mcpreel.record.pipeline`).
     ``on_server`` receives the :class:`ProxyServer` before it serves (to stop it from another thread).
     """
     if session_file is not None:
@@ -129,28 +125,30 @@ def record_http(
         check_writable(session_file, "session file")
     if envelope is not None:
         check_writable(envelope, "envelope")  # said now, not after the session
-    sink = _Sink(redactor, warn)
+    redaction = Redaction(redactor) if redactor is not None else None
+    sink = _Sink(warn)
     recorder = HttpRecorder(sink, keep_secrets=config.keep_secrets)
     try:
         server = ProxyServer(RecordingProxy(config, recorder), host, port)  # binds now: errors before files
     except TransportError:
         _drop_if_empty(out)  # a default name claimed for this run (empty, 0600) is no recording
         raise
+    info = SessionInfo(label=label, transport=config.transport, url=config.target, command=[],
+                       metadata={"listen": server.url})
     keeper = None
-    info = SessionInfo(
-        label=label, transport=config.transport,
-        url=redactor(config.target) if redactor is not None else config.target, command=[],
-        metadata={"listen": redactor(server.url) if redactor is not None else server.url},
-    )
+    if session_file is not None:
+        keeper = SessionFileKeeper(session_file, info, save_every=save_every if save_every else None, warn=warn,
+                                   start=False)
+    sink.pipeline = Pipeline([a for a in (redaction, *addons, keeper) if a is not None])
+    sink.pipeline.started(info)
     try:
         out_path = claim(out)  # the stdio recorder's rule: --out is replaced, never appended to
         sink.writer = ReelWriter(out_path, info)
     except OSError as exc:
         server.close()
         raise UsageError(f"{out}: cannot write the recording: {exc.strerror or exc}") from exc
-    if session_file is not None:
-        keeper = SessionFileKeeper(session_file, info, save_every=save_every if save_every else None, warn=warn)
-        sink.keeper = keeper
+    if keeper is not None:
+        keeper.start()
     if on_server is not None:
         on_server(server)
     reason = "stopped"
@@ -163,9 +161,10 @@ def record_http(
         raise
     finally:
         sink.writer.close(0, reason)
-        session_saved = keeper.close() if keeper is not None else False  # a failure was warned
+        sink.pipeline.finished(0, reason)  # the session file's last save (a failure was warned)
     result = HttpRecordResult(out_path, recorder.stats, recorder.unanswered, reason,
-                              session_file=Path(session_file) if session_saved else None)
+                              session_file=keeper.path if keeper is not None and keeper.saved else None,
+                              redacted=redaction.total if redaction is not None else None)
     if envelope is not None:
         try:
             result.envelope = write_envelope(out_path, envelope, session_headers=recorder.session_headers)

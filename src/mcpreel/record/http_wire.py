@@ -3,13 +3,13 @@
 On a loopback hop each ``send()`` that reaches a waiting peer wakes it, and on a small machine the woken
 process preempts the sender: measured on the 2-core CI box, a proxied request spent ~1.2 ms in four
 ``send()`` calls, more than the whole server. HTTP/1.1 stacks write a message's head and its body with
-separate sends, so the peer wakes twice for one message. Both legs here write a message in one send:
+separate sends, so the peer wakes twice for one message. Both legs write a message in one send:
 
 - upstream, the lean transport of :mod:`~mcpreel.record.http_upstream` writes a request in one call; for
   ``https`` targets :class:`BatchingBackend` wraps httpcore2's network backend: writes are held until the
   connection is next read (a client reads right after sending its request), then sent as one buffer;
-- downstream, :class:`BatchingH11Protocol` is uvicorn's h11 protocol whose transport gathers the writes
-  made in one event-loop turn (``http.response.start`` + the first body chunk) and sends them together.
+- downstream, the listener's protocol (:mod:`mcpreel.serving.wire`, shared by every local server)
+  gathers the writes made in one event-loop turn (``http.response.start`` + the first body chunk).
 
 Nothing is reordered or changed; only the number of ``send()`` calls. SSE stream heads are never held:
 the proxy sends them at once (a stream may say nothing for minutes), and a held write goes out at the end
@@ -18,7 +18,6 @@ of the loop turn anyway.
 
 from __future__ import annotations
 
-import asyncio
 import ssl
 from collections.abc import Iterable
 from typing import Any
@@ -26,9 +25,8 @@ from typing import Any
 import httpcore2
 import httpx2
 from httpcore2 import AsyncNetworkBackend, AsyncNetworkStream
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["BatchingBackend", "BatchingH11Protocol", "listener_protocol", "loop_factory", "upstream_transport"]
+__all__ = ["BatchingBackend", "upstream_transport"]
 
 
 class _BatchingStream(AsyncNetworkStream):
@@ -110,70 +108,3 @@ def upstream_transport(scheme: str, connect_timeout: float = 10.0) -> httpx2.Asy
         network_backend=BatchingBackend(),
     )
     return transport
-
-
-class _BatchingTransport:
-    """An asyncio transport that sends what was written in one loop turn as one buffer."""
-
-    __slots__ = ("_transport", "_loop", "_pending", "_scheduled")
-
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop):
-        self._transport = transport
-        self._loop = loop
-        self._pending: list[bytes] = []
-        self._scheduled = False
-
-    def write(self, data: bytes) -> None:
-        if not data:
-            return
-        self._pending.append(data)
-        if not self._scheduled:
-            self._scheduled = True
-            self._loop.call_soon(self.flush)
-
-    def flush(self) -> None:
-        self._scheduled = False
-        if self._pending:
-            data = self._pending[0] if len(self._pending) == 1 else b"".join(self._pending)
-            self._pending.clear()
-            if not self._transport.is_closing():
-                self._transport.write(data)
-
-    def close(self) -> None:
-        self.flush()
-        self._transport.close()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._transport, name)
-
-
-class BatchingH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol writing through :class:`_BatchingTransport`."""
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self.transport = _BatchingTransport(transport, self.loop)  # type: ignore[assignment]
-
-
-def listener_protocol() -> type[asyncio.Protocol]:
-    """The listener's HTTP/1.1 protocol: uvicorn's httptools one (C parser) when installed, else h11."""
-    try:
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-    except ImportError:
-        return BatchingH11Protocol
-
-    class BatchingHttpToolsProtocol(HttpToolsProtocol):
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            self.transport = _BatchingTransport(transport, self.loop)  # type: ignore[assignment]
-
-    return BatchingHttpToolsProtocol
-
-
-def loop_factory() -> Any:
-    """uvloop's event loop when installed (the proxy's loop turns cost less), else asyncio's."""
-    try:
-        import uvloop
-    except ImportError:
-        return None
-    return uvloop.new_event_loop

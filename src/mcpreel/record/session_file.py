@@ -1,9 +1,11 @@
-"""The qai session file a proxy keeps beside its reel (``--session-file``, seed 003).
+"""The qai session file a proxy keeps beside its reel (``--session-file``, seed 003): a pipeline addon.
 
 A qai session is one JSON document, so it cannot be appended to: it is rewritten whole, atomically
 (temp file + rename, mode 0600), every ``save_every`` seconds while something new arrived, and once
 more at the end with ``ended_at`` set. Between two saves the reel is the crash-safe record.
 The writer comes from the formats table (``get_writer("qai")``), like every other writer.
+As an addon of the recording pipeline (:mod:`mcpreel.record.pipeline`) it collects every record once it
+is written (with its ``seq``) and saves the final file when the session is finished.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ __all__ = ["SessionFileKeeper"]
 class SessionFileKeeper:
     """Collects the recorded messages and saves them as a qai session file now and then, and at the end.
 
-    Thread-safe: the pumps call :meth:`add` from their threads; saving happens on a timer thread.
+    Thread-safe: the pumps call :meth:`recorded` from their threads; saving happens on a timer thread.
     """
 
     def __init__(
@@ -49,6 +51,8 @@ class SessionFileKeeper:
         self.saves = 0
         self._every_seconds = save_every
         self._timer: threading.Thread | None = None
+        #: the last save, at :meth:`finished`, succeeded (False also before the session finished)
+        self.saved = False
         if start:
             self.start()
 
@@ -60,7 +64,8 @@ class SessionFileKeeper:
                                            daemon=True)
             self._timer.start()
 
-    def add(self, msg: Message) -> None:
+    def recorded(self, msg: Message) -> None:
+        """The pipeline hook: ``msg`` was written to the reel (the qai writer keeps the messages among them)."""
         with self._lock:
             self._messages.append(msg)
             self._dirty = True
@@ -98,9 +103,9 @@ class SessionFileKeeper:
         """Stop the timer without saving (the recording never started)."""
         self._stop.set()
 
-    def close(self) -> bool:
-        """Stop the timer and save the final file (with the end the caller put in ``info``)."""
+    def finished(self, exit_code: int | None, reason: str) -> None:
+        """The pipeline hook: stop the timer and save the final file (with the end the reel put in ``info``)."""
         self._stop.set()
         if self._timer is not None:
             self._timer.join(5)
-        return self.save()
+        self.saved = self.save()

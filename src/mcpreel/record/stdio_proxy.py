@@ -18,19 +18,22 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcpreel.clients.process import ServerStartError, exit_status, forward_signals, signal_name, spawn
 from mcpreel.errors import UsageError
 from mcpreel.formats.reel import ReelWriter
 from mcpreel.model import SessionInfo
 from mcpreel.record.framing import LineCutter
-from mcpreel.record.lifecycle import ServerStartError, exit_status, forward_signals, signal_name, spawn_server
 from mcpreel.record.naming import check_writable, claim
-from mcpreel.record.stdio_recorder import RecordRedactor, WireRecorder, now_ms
+from mcpreel._infra.timeutil import now_ms
+from mcpreel.record.pipeline import Pipeline, Redaction
+from mcpreel.record.stdio_recorder import WireRecorder
 from mcpreel.record.session_file import SessionFileKeeper
+from mcpreel.redact import Redactor
 
 __all__ = ["RecordResult", "StdioProxy", "record_stdio"]
 
@@ -213,7 +216,8 @@ def record_stdio(
     label: str | None = None,
     session_file: str | os.PathLike[str] | None = None,
     save_every: float | None = 10.0,
-    redactor: RecordRedactor | None = None,
+    redactor: Redactor | None = None,
+    addons: Iterable[object] = (),
     metadata: Mapping[str, Any] | None = None,
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
@@ -226,9 +230,10 @@ def record_stdio(
 
     The reel goes to ``out`` (replaced if it exists; mode 0600), appended and flushed per read, and
     always closed by an ``end`` line. ``session_file`` also keeps a qai session file, saved every
-    ``save_every`` seconds and at the end. ``redactor`` (e.g. :class:`mcpreel.redact.Redactor`)
+    ``save_every`` seconds and at the end. ``redactor`` (a :class:`mcpreel.redact.Redactor`)
     changes what is recorded (messages, stderr, invalid lines, the argv in the header), never what is
-    forwarded. Raises :class:`ServerStartError` (exit 127)
+    forwarded; the result says how many values it replaced. ``addons`` see every record, after the
+    redaction (:mod:`mcpreel.record.pipeline`). Raises :class:`ServerStartError` (exit 127)
     after completing both files when the command cannot start.
     """
     warnings: list[str] = []
@@ -239,18 +244,20 @@ def record_stdio(
             warn(text)
 
     argv = [str(a) for a in command]
-    redact_argv = getattr(redactor, "command", None)
     info = SessionInfo(
         label=label or (os.path.basename(argv[0]) if argv else "session"),
         transport="stdio",
-        command=redact_argv(argv) if redact_argv is not None else argv,
+        command=argv,
         started=now_ms(),
         metadata=dict(metadata or {}),
     )
+    redaction = Redaction(redactor) if redactor is not None else None
     keeper = None
     if session_file is not None:
         check_writable(session_file, "session file")  # said now, not when the session ends
         keeper = SessionFileKeeper(session_file, info, save_every=save_every, warn=_warn, start=False)
+    pipeline = Pipeline([a for a in (redaction, *addons, keeper) if a is not None])
+    pipeline.started(info)
     try:
         out_path = claim(out)
         writer = ReelWriter(out_path, info)
@@ -258,9 +265,13 @@ def record_stdio(
         if keeper is not None:
             keeper.stop()
         raise UsageError(f"{os.fspath(out)}: cannot write the reel: {exc.strerror or exc}") from exc
-    recorder = WireRecorder(writer, keeper=keeper, redactor=redactor, warn=_warn)
+    recorder = WireRecorder(writer, pipeline=pipeline, warn=_warn)
     try:
-        process = spawn_server(argv, env=env, cwd=cwd)
+        if not argv:
+            raise ServerStartError("no server command given (put it after --)")
+        # from this (the main) thread, which lives as long as the server: Linux ties the
+        # parent-death signal to the thread that started the child
+        process = spawn(argv, env=env, cwd=cwd, die_with_parent=True)
     except ServerStartError as exc:
         info.metadata["error"] = str(exc)
         recorder.close(127, str(exc))
@@ -284,11 +295,11 @@ def record_stdio(
         exit_code=code,
         reason=reason,
         out=out_path,
-        session_file=Path(session_file) if session_file is not None and recorder.session_saved else None,
+        session_file=keeper.path if keeper is not None and keeper.saved else None,
         messages=recorder.messages,
         invalid=recorder.invalid,
         stderr_lines=recorder.stderr_lines,
-        redacted=getattr(redactor, "total", None) if redactor is not None else None,
+        redacted=redaction.total if redaction is not None else None,
         warnings=warnings,
         client_ended=proxy.client_ended,
     )

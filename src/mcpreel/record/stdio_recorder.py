@@ -1,4 +1,4 @@
-"""What the pumps read -> reel lines (and the qai session file). Recording never touches forwarding.
+"""What the pumps read -> reel lines, through the recording pipeline. Recording never touches forwarding.
 
 The pumps hand over complete lines as they came off the wire; this module decides what each line is
 and writes it:
@@ -9,37 +9,25 @@ and writes it:
 - anything else (not JSON, not UTF-8, a bare scalar, a blank line) is an ``invalid`` line with its text;
 - server stderr lines are ``stderr`` lines.
 
-Only ``--redact`` and ``--session-file`` need a parsed copy; then a line is parsed faithfully
-(:func:`mcpreel._infra.jsonio.loads`). With ``--redact`` (a :class:`mcpreel.redact.Redactor`, or anything with
-its ``value``/``text`` methods) a message the redactor changed is recorded as its redacted copy; one it
-left alone keeps its wire bytes; stderr and invalid lines go through its text rules.
-A failure to record (a full disk) is reported once and recording stops; forwarding goes on.
+Lines are parsed only when an addon of the :class:`~mcpreel.record.pipeline.Pipeline` looks at records
+(``--redact``, ``--session-file``, the caller's own); then each line becomes a
+:class:`~mcpreel.model.Message` (parsed faithfully, :func:`mcpreel._infra.jsonio.loads`) that goes
+through the addons before it is written. A message whose ``raw`` the addons left as the same object keeps
+its wire bytes; a changed one is recorded as its new copy; one an addon left out is not recorded.
+A failure to record (a full disk, an addon's bug) is reported once and recording stops; forwarding goes on.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel.formats.reel import ReelWriter
 from mcpreel.model import Kind, Message
-from mcpreel.record.session_file import SessionFileKeeper
+from mcpreel.record.pipeline import Pipeline
 
-__all__ = ["RecordRedactor", "WireRecorder", "classify", "now_ms"]
-
-
-class RecordRedactor(Protocol):
-    """What the recorder asks of a redactor (:class:`mcpreel.redact.Redactor` is one): copies, never edits."""
-
-    def value(self, value: Any) -> Any: ...
-
-    def text(self, text: str) -> str: ...
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
+__all__ = ["WireRecorder", "classify"]
 
 
 def _text(line: bytes) -> str:
@@ -68,20 +56,16 @@ class WireRecorder:
         self,
         writer: ReelWriter,
         *,
-        keeper: SessionFileKeeper | None = None,
-        redactor: RecordRedactor | None = None,
+        pipeline: Pipeline | None = None,
         warn: Callable[[str], None] | None = None,
     ):
         self.writer = writer
-        self.keeper = keeper
-        self.redactor = redactor
+        self.pipeline = pipeline if pipeline is not None else Pipeline()
         self._warn = warn
         self._failed = False
         self._closed = False
         self._counts = {"in": [0, 0], "out": [0, 0]}  # direction -> [messages, invalid lines]
         self.stderr_lines = 0
-        #: the session file's last save at :meth:`close` succeeded (False: there is none, or it failed)
-        self.session_saved = False
 
     @property
     def messages(self) -> int:
@@ -117,57 +101,69 @@ class WireRecorder:
             self._fail(exc)
 
     def _lines(self, direction: str, lines: Sequence[bytes], t: int) -> None:
-        keeper, redactor = self.keeper, self.redactor
-        frames: list[bytes | str] = []
-        parsed: list[Any] = []
-        bad = 0
-        if keeper is None and redactor is None:
+        if not self.pipeline.sees_records:
             if jsonio.all_containers(lines):  # the hot path: one check per line, the bytes spliced as they are
-                frames = lines  # type: ignore[assignment]
+                frames: Sequence[bytes | str] = lines
+                bad = 0
             else:
-                for line in lines:
-                    frame = classify(line)[0]
-                    frames.append(frame)
-                    bad += type(frame) is str
-        else:
-            for line in lines:
-                frame, value = classify(line)
-                if value is None:
-                    bad += 1
-                    if redactor is not None:
-                        frame = redactor.text(frame)  # type: ignore[arg-type]
-                elif redactor is not None:
-                    redacted = redactor.value(value)
-                    if redacted is not value:  # copy on write: the same object means nothing was secret
-                        frame, value = jsonio.dumps(redacted), redacted
-                frames.append(frame)
-                parsed.append(value)
-        first = self.writer.write_frames(direction, frames, t)
+                frames = [classify(line)[0] for line in lines]
+                bad = sum(type(frame) is str for frame in frames)
+            self.writer.write_frames(direction, frames, t)
+            self._count(direction, len(frames), bad)
+            return
+        pipeline = self.pipeline
+        kept: list[Message] = []
+        out: list[bytes | str] = []
+        bad = 0
+        for line in lines:
+            frame, value = classify(line)
+            if isinstance(frame, str):
+                rec = pipeline.record(Message(direction, None, t, kind=Kind.INVALID, text=frame))
+            else:
+                rec = pipeline.record(Message(direction, value, t))
+            if rec is None:
+                continue
+            if rec.kind == Kind.INVALID:
+                bad += 1
+                out.append(rec.text or "")
+            elif rec.raw is value and isinstance(frame, bytes):  # the addons changed nothing: the wire bytes
+                out.append(frame)
+            else:
+                out.append(jsonio.dumps(rec.raw))
+            kept.append(rec)
+        if not out:
+            return
+        first = self.writer.write_frames(direction, out, t)
+        self._count(direction, len(out), bad)
+        for i, rec in enumerate(kept):
+            rec.seq = first + i
+            pipeline.recorded(rec)
+
+    def _count(self, direction: str, frames: int, bad: int) -> None:
         counts = self._counts[direction]  # one pump thread per direction: no lock needed
-        counts[0] += len(frames) - bad
+        counts[0] += frames - bad
         counts[1] += bad
-        if keeper is not None:  # a qai file holds JSON-RPC messages only
-            for i, value in enumerate(parsed):
-                if value is not None:
-                    keeper.add(Message(direction, value, t, seq=first + i))
 
     def stderr(self, lines: Sequence[bytes], t: int) -> None:
         """Record lines the server wrote on its stderr."""
         if self._failed or self._closed:
             return
         try:
+            pipeline, write = self.pipeline, self.writer.write
             for line in lines:
                 text = _text(line[:-1] if line.endswith(b"\r") else line)
-                if self.redactor is not None:
-                    text = self.redactor.text(text)
-                self.writer.write(Message(None, None, t, kind=Kind.STDERR, text=text))
+                rec = pipeline.record(Message(None, None, t, kind=Kind.STDERR, text=text))
+                if rec is None:
+                    continue
+                write(rec)
+                pipeline.recorded(rec)
         except Exception as exc:
             self._fail(exc)
             return
         self.stderr_lines += len(lines)
 
-    def close(self, exit_code: int | None, reason: str | None) -> None:
-        """Write the ``end`` line and save the session file one last time.
+    def close(self, exit_code: int | None, reason: str) -> None:
+        """Write the ``end`` line and tell the addons the session ended (the session file's last save).
 
         What a pump still reads after this (a client writing to a server that already exited) is
         forwarded as ever, and not recorded: the session ended with its server.
@@ -177,5 +173,4 @@ class WireRecorder:
             self.writer.close(exit_code, reason)
         except Exception as exc:
             self._fail(exc)
-        if self.keeper is not None:
-            self.session_saved = self.keeper.close()
+        self.pipeline.finished(exit_code, reason)

@@ -1,24 +1,27 @@
-"""Drawing a :class:`~mcpreel.check.result.CheckReport`: a terminal table, JSON, or JUnit XML.
+"""Drawing a :class:`~mcpreel.check.result.CheckReport`: a terminal table, plain lines, JSON, or JUnit XML.
 
 The text form is a rich table (plain when piped: rich drops the colours itself) followed by one block per
-check that did not pass: what was sent, what came back, the fix. The console is passed in, so tests
-render into a string.
+check that did not pass: what was sent, what came back, the fix. :func:`renderables` yields the pieces
+for the CLI to print on its console, :func:`plain_lines` the same content as text lines (the ``--out``
+file, the demo's report); :func:`to_json` and :func:`to_junit` the documents.
 """
 
 from __future__ import annotations
 
-import re
-import xml.etree.ElementTree as ET
 from collections.abc import Iterator
-from typing import Any
+
+from rich import box
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
 
 from mcpreel._infra import jsonio
 from mcpreel.check.context import PROFILES
 from mcpreel.check.result import FAIL, PASS, SKIP, WARN, CheckReport, CheckResult
+from mcpreel.render.junit import Case, junit_xml
 
-__all__ = ["FORMATS", "render", "render_json", "render_junit", "render_text", "text_lines", "verdict"]
+__all__ = ["plain_lines", "renderables", "to_json", "to_junit", "verdict"]
 
-FORMATS = ("text", "json", "junit")
 _STYLE = {PASS: "green", FAIL: "bold red", WARN: "yellow", SKIP: "dim"}
 
 
@@ -65,7 +68,7 @@ def _block(r: CheckResult) -> Iterator[tuple[str, str]]:
         yield "-", d
 
 
-def text_lines(report: CheckReport) -> Iterator[str]:
+def plain_lines(report: CheckReport) -> Iterator[str]:
     """The text report as plain lines (what a file or a pipe gets when rich is not wanted)."""
     yield from _header(report)
     yield ""
@@ -84,27 +87,18 @@ def text_lines(report: CheckReport) -> Iterator[str]:
     yield verdict(report)
 
 
-def render_text(report: CheckReport, console: Any = None) -> None:
-    """Print the report as a rich table on ``console`` (stdout when None)."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    if console is None:
-        console = Console(highlight=False)
-        if not console.is_terminal:
-            console = Console(highlight=False, width=max(console.width, 120))
+def renderables(report: CheckReport) -> Iterator[RenderableType]:
+    """The report as rich renderables, to print one after the other on a console."""
     for line in _header(report):
-        console.print(Text(line))
+        yield Text(line)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("check", no_wrap=True)
     table.add_column("result", no_wrap=True)
     table.add_column("detail", overflow="fold")
     for r in report.results:
         table.add_row(Text(r.id), Text(r.status, style=_STYLE.get(r.status, "")), Text(r.summary))
-    console.print(table)
-    console.print()
+    yield table
+    yield Text("")
     for r in report.results:
         if r.status in (PASS, SKIP):
             continue
@@ -113,63 +107,38 @@ def render_text(report: CheckReport, console: Any = None) -> None:
         head.append(f" {r.id} · {r.title}")
         if r.issue:
             head.append(f"  [{r.issue}]", style="bold")
-        console.print(head)
+        yield head
         grid = Table.grid(padding=(0, 2), pad_edge=True)
         grid.add_column(style="dim", no_wrap=True)
         grid.add_column(overflow="fold")
         for label, text in _block(r):
             grid.add_row(f"  {label}", Text(text))
-        console.print(grid)
-        console.print()
-    console.print(Text(verdict(report), style="bold red" if report.failed else "bold green"))
+        yield grid
+        yield Text("")
+    yield Text(verdict(report), style="bold red" if report.failed else "bold green")
 
 
-def render_json(report: CheckReport) -> str:
+def to_json(report: CheckReport) -> str:
+    """The report as one JSON document (newline-terminated)."""
     return jsonio.dumps_str(report.to_dict()) + "\n"
 
 
-_XML_BAD = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
-def _x(text: str) -> str:
-    return _XML_BAD.sub("?", text)
-
-
-def render_junit(report: CheckReport) -> str:
+def to_junit(report: CheckReport) -> str:
     """JUnit XML: one testcase per check; fail -> <failure>, skip -> <skipped>, warn -> passes with
     <system-out> (a <failure> under --strict)."""
-    c = report.counts()
-    failures = c[FAIL] + (c[WARN] if report.strict else 0)
-    seconds = f"{report.duration_ms / 1000:.3f}"
-    suites = ET.Element("testsuites", name="mcpreel check", tests=str(len(report.results)),
-                        failures=str(failures), errors="0", skipped=str(c[SKIP]), time=seconds)
-    suite = ET.SubElement(suites, "testsuite", name=_x(f"mcpreel check {report.target} (profile {report.profile})"),
-                          tests=str(len(report.results)), failures=str(failures), errors="0",
-                          skipped=str(c[SKIP]), time=seconds)
-    props = ET.SubElement(suite, "properties")
-    for name, value in (("target", report.target), ("transport", report.transport), ("profile", report.profile),
-                        ("server", _server(report))):
-        ET.SubElement(props, "property", name=name, value=_x(str(value)))
+    classname = f"mcpreel.check.{report.profile}"
+    cases = []
     for r in report.results:
-        case = ET.SubElement(suite, "testcase", classname=f"mcpreel.check.{report.profile}", name=_x(r.id), time="0")
+        case = Case(r.id, classname, None)
         body = "\n".join(f"{label}: {text}" if label != "-" else f"- {text}" for label, text in _block(r))
         if r.status == FAIL or (r.status == WARN and report.strict):
-            el = ET.SubElement(case, "failure", message=_x(r.summary), type=_x(r.issue or r.status))
-            el.text = _x(body)
+            case.failure, case.failure_type, case.details = r.summary, r.issue or r.status, body
         elif r.status == SKIP:
-            ET.SubElement(case, "skipped", message=_x(r.summary))
+            case.skipped = r.summary
         elif r.status == WARN:
-            out = ET.SubElement(case, "system-out")
-            out.text = _x(f"warning: {r.summary}\n{body}".rstrip())
-    ET.indent(suites)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
-
-
-def render(report: CheckReport, fmt: str, console: Any = None) -> str | None:
-    """``json``/``junit`` -> the document as a string; ``text`` -> printed on ``console``, None."""
-    if fmt == "json":
-        return render_json(report)
-    if fmt == "junit":
-        return render_junit(report)
-    render_text(report, console)
-    return None
+            case.system_out = f"warning: {r.summary}\n{body}".rstrip()
+        cases.append(case)
+    properties = [("target", report.target), ("transport", report.transport), ("profile", report.profile),
+                  ("server", _server(report))]
+    return junit_xml(f"mcpreel check {report.target} (profile {report.profile})", cases, title="mcpreel check",
+                     properties=[(k, str(v)) for k, v in properties], time_s=report.duration_ms / 1000)

@@ -2,7 +2,8 @@
 
 Two faces of the same content. :func:`plain_lines` yields greppable text lines (no colour, no box
 drawing) for pipes and files; :func:`renderables` yields rich renderables (styled rows, tables) for a
-terminal. Both are built from :func:`row_parts`, so what a row says is decided once.
+terminal. Both are built from :func:`row_parts`, so what a row says is decided once. :func:`to_json` is
+the ``--json`` document.
 
 A row reads like qai's inspect: ``#000 > initialize id=1``, ``#001 < (response) id=1 corr=#000 12ms``,
 plus flags in brackets: ``[MODIFIED]``, ``[DROPPED]``, ``[ERROR -32602 …]``, ``[isError]``,
@@ -19,7 +20,7 @@ from mcpreel._infra import jsonio
 from mcpreel.inspect import Report, Row
 from mcpreel._infra.timeutil import iso_from_ms
 
-__all__ = ["plain_lines", "renderables", "row_parts", "row_text"]
+__all__ = ["plain_lines", "renderables", "row_parts", "row_text", "to_json"]
 
 _ARROWS = {"in": ">", "out": "<"}
 _TEXT_LIMIT = 200
@@ -69,6 +70,8 @@ def row_parts(row: Row) -> list[tuple[str, str]]:
         parts.append((f"id={_id(row.id)}", ""))
     if row.tool is not None and not row.is_response:
         parts.append((row.tool, "green"))
+    if row.retry_of is not None:
+        parts.append((f"retry of #{row.retry_of:03d}", "cyan"))
     if row.corr is not None:
         parts.append((f"corr=#{row.corr:03d}", "dim"))
     if row.latency_ms is not None:
@@ -82,6 +85,8 @@ def row_parts(row: Row) -> list[tuple[str, str]]:
         message = row.error.get("message")
         words = " ".join(str(x) for x in (code, message) if x is not None)
         parts.append((f"[ERROR {_short(words, 120)}]" if words else "[ERROR]", "bold red"))
+    if row.input_required:
+        parts.append(("[INPUT_REQUIRED]", "cyan"))
     if row.is_error:
         parts.append(("[isError]", "red"))
     if row.unanswered:
@@ -132,9 +137,32 @@ def _header_pairs(report: Report) -> list[tuple[str, str]]:
     pairs.append(("Messages", count))
     if h.format:
         pairs.append(("Format", h.format))
+    if len(h.sessions) == 1:
+        pairs.append(("Era", _session_text(h.sessions[0])))
+    elif h.sessions:
+        pairs.append(("Sessions", f"{len(h.sessions)} client sessions"))
+        for s in h.sessions:
+            pairs.append((f"  #{s['index']}", _session_text(s)))
     for note in h.notes:
         pairs.append(("Note", note))
     return pairs
+
+
+_ERA_NAMES = {"modern": "2026-07-28 (stateless)", "legacy": "handshake era", "unknown": "unknown (no handshake)"}
+
+
+def _session_text(s: dict[str, Any]) -> str:
+    era = _ERA_NAMES.get(s["era"], s["era"])
+    if s["era"] == "legacy" and s.get("protocol"):
+        era += f" {s['protocol']}"
+    parts = [era, f"{s['requests']} request{'s' if s['requests'] != 1 else ''}"]
+    if s.get("client"):
+        parts.append(f"client {s['client']}")
+    if s.get("file"):
+        parts.append(f"file {s['file']}")
+    if s.get("http_session"):
+        parts.append(f"Mcp-Session-Id {s['http_session']}")
+    return ", ".join(parts)
 
 
 def _tool_rows(report: Report) -> list[list[str]]:
@@ -198,6 +226,12 @@ def _table_lines(head: list[str], rows: list[list[str]], indent: str = "  ") -> 
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     fmt = lambda r: indent + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
     return [fmt(head), *(fmt(r) for r in rows)]
+
+
+def to_json(report: Report, *, verbose: bool = False, rows: bool = True) -> str:
+    """One indented JSON document (newline-terminated): session, rows (unless ``rows=False``), summary;
+    ``verbose`` adds each message's payload."""
+    return jsonio.dumps_indented(report.to_dict(payloads=verbose, rows=rows)).decode("utf-8") + "\n"
 
 
 # -- plain ------------------------------------------------------------------------------------------

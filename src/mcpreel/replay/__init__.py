@@ -16,10 +16,12 @@ from pathlib import Path
 
 from mcpreel.clients import open_target
 from mcpreel.compare.normalize import IgnorePath
+from mcpreel.errors import InputError, UsageError
 from mcpreel.formats import open_session
-from mcpreel.replay.verify import ReplayOptions, ReplayReport, replay
+from mcpreel.replay.verify import ERA_CHOICES, ReplayOptions, ReplayReport, replay
+from mcpreel.sessions import ClientSession, split_sessions
 
-__all__ = ["IgnorePath", "ReplayOptions", "ReplayReport", "replay", "replay_file"]
+__all__ = ["ERA_CHOICES", "IgnorePath", "ReplayOptions", "ReplayReport", "replay", "replay_file"]
 
 
 def replay_file(
@@ -32,10 +34,69 @@ def replay_file(
     format: str = "auto",
     options: ReplayOptions | None = None,
     on_event: Callable[[str], None] | None = None,
+    session_index: int | None = None,
 ) -> ReplayReport:
-    """Replay the session in ``path`` against a server command or URL; return the report."""
+    """Replay the session in ``path`` against a server command or URL; return the report.
+
+    A file that holds several client sessions (:func:`mcpreel.sessions.split_sessions`) is replayed
+    session by session, each on a fresh connection (a fresh server process over stdio), in recorded
+    order; ``session_index`` (1-based) picks one.
+    """
     session, _ = open_session(path, format)
     session.materialize()
-    target = open_target(command, url, transport=transport, headers=headers)
+    parts = split_sessions(session)
+    if session_index is not None:
+        if not 1 <= session_index <= len(parts):
+            listing = "; ".join(p.label() for p in parts)
+            raise UsageError(f"{path}: --session {session_index}: the file holds {len(parts)} "
+                             f"session{'s' if len(parts) != 1 else ''} ({listing})")
+        parts = [parts[session_index - 1]]
     shown = url if url is not None else (command if isinstance(command, str) else " ".join(command or []))
-    return asyncio.run(replay(session, target, options, target=shown, on_event=on_event))
+
+    def run_one(part: ClientSession) -> ReplayReport:
+        target = open_target(command, url, transport=transport, headers=headers)
+        sub = part.as_session(session.info) if len(parts) > 1 or session_index is not None else session
+        return asyncio.run(replay(sub, target, options, target=shown, on_event=on_event))
+
+    if len(parts) == 1:
+        report = run_one(parts[0])
+        report.sessions = [_session_entry(parts[0], report)]
+        return report
+    combined: ReplayReport | None = None
+    for part in parts:
+        if part.requests == 0:
+            continue  # server chatter or stderr with no client request: nothing to replay
+        report = run_one(part)
+        results, notes = report.results, report.notes
+        for r in results:
+            r.session = part.index
+        entry = _session_entry(part, report)
+        if combined is None:
+            combined = report
+            combined.results, combined.notes, combined.handshake = [], list(session.info.notes), None
+        else:
+            combined.server_requests.extend(report.server_requests)
+            combined.notifications_sent += report.notifications_sent
+            combined.notifications_received += report.notifications_received
+            combined.skipped_dropped += report.skipped_dropped
+            combined.ended = report.ended or combined.ended
+        for r in results:
+            r.index = len(combined.results) + 1
+            combined.results.append(r)
+        combined.notes.extend(f"session {part.index}: {note}" for note in
+                              ([entry["handshake"]] if entry["handshake"] else []) + notes
+                              if note not in session.info.notes)
+        combined.sessions.append(entry)
+    if combined is None:
+        raise InputError("holds no client requests to replay", path=str(path))
+    eras = {s["replayed_in"] for s in combined.sessions}
+    combined.era = eras.pop() if len(eras) == 1 else "mixed"
+    recorded = {s["era"] for s in combined.sessions}
+    combined.recorded_era = recorded.pop() if len(recorded) == 1 else "mixed"
+    return combined
+
+
+def _session_entry(part: ClientSession, report: ReplayReport) -> dict[str, object]:
+    return {"index": part.index, "label": part.label(), "era": part.era, "protocol": part.protocol,
+            "client": part.client, "replayed_in": report.era, "requests": len(report.results),
+            "handshake": report.handshake}

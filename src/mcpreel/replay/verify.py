@@ -6,8 +6,15 @@ requests. Pacing follows the recording: before a message is sent, the responses 
 requests that were in flight together in the recording are sent together again (so a
 ``notifications/cancelled`` still reaches a request that is running).
 
-- Handshake: a recorded ``initialize`` is replayed as recorded (the transport takes the protocol
-  version it negotiates); a recording without one gets ours first, and the report says so.
+- Era: a session is replayed in the era it was recorded in (:mod:`mcpreel.eras`), or in the one
+  ``ReplayOptions.era`` names. Handshake era: a recorded ``initialize`` is replayed as recorded (the
+  transport takes the protocol version it negotiates); a recording without one gets ours first, built
+  from the client's recorded identity, and the report says so. 2026-07-28 era: the requests go as
+  recorded, each with its own protocol ``_meta``; no handshake. Translating between the eras changes
+  the plumbing only (``initialize`` <-> ``server/discover``, per-request ``_meta``), and the translated
+  handshake is not compared.
+- Multi-round-trip requests (2026-07-28): when the server answers ``input_required``, the recording's
+  own retry is sent with the ``requestState`` the live server just gave in place of the recorded one.
 - Ids: a recorded id is kept unless it is already in use in this run; then the request gets a fresh
   one (and a ``notifications/cancelled`` naming it follows). The report shows both.
 - Server requests (sampling, roots, elicitation) are answered from the recording, matched like the
@@ -31,18 +38,34 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpreel._version import __version__
+from mcpreel.eras import (
+    LATEST_LEGACY_PROTOCOL,
+    LEGACY,
+    MODERN,
+    UNKNOWN,
+    client_identity,
+    discover_request,
+    initialize_request,
+    to_legacy_request,
+    to_modern_request,
+)
 from mcpreel.errors import InputError, TransportError
+from mcpreel.sessions import describe_session
 from mcpreel.model import Kind, Message, Session
-from mcpreel.exchanges import Cassette, Exchange, build, id_key, subject
+from mcpreel._infra.correlation import verbatim_key
+from mcpreel.exchanges import Cassette, Exchange, build, subject
 from mcpreel.compare.jsondiff import Difference, diff
 from mcpreel.mock.matcher import METHOD_NOT_FOUND, Matcher, Miss, RecordingIndex
 from mcpreel.compare.normalize import IgnorePath, comparable
 from mcpreel.clients.base import Transport
 
-__all__ = ["LATEST_PROTOCOL", "ReplayOptions", "ReplayReport", "RequestResult", "ServerRequestResult", "replay"]
+__all__ = ["ERA_CHOICES", "LATEST_PROTOCOL", "ReplayOptions", "ReplayReport", "RequestResult",
+           "ServerRequestResult", "replay"]
 
 #: the protocol version our own handshake asks for (a recording without ``initialize``)
-LATEST_PROTOCOL = "2025-11-25"
+LATEST_PROTOCOL = LATEST_LEGACY_PROTOCOL
+#: what ``--era`` accepts: the recording's own era, or one of the two
+ERA_CHOICES = ("auto", LEGACY, MODERN)
 STATUSES = ("same", "different", "error", "unrecorded")
 
 
@@ -53,6 +76,7 @@ class ReplayOptions:
     timeout: float = 30.0  # seconds to wait for one response
     unrecorded_grace: float = 1.0  # how long requests the recording never saw answered may take
     match: str = "method-params"  # how server requests are matched against the recording
+    era: str = "auto"  # the era to replay in: the recording's own ("auto"), "legacy" or "modern"
 
 
 @dataclass
@@ -72,10 +96,12 @@ class RequestResult:
     recorded_duration_ms: int | None = None
     diff: list[Difference] = field(default_factory=list)
     source: int | None = None
+    session: int | None = None  # which client session of the recording (1-based) it belongs to
 
     def to_json(self) -> dict[str, Any]:
         return {
             "index": self.index,
+            "session": self.session,
             "method": self.method,
             "tool": self.tool,
             "status": self.status,
@@ -118,6 +144,9 @@ class ReplayReport:
     handshake: str | None = None
     ended: str | None = None
     notes: list[str] = field(default_factory=list)
+    era: str | None = None  # the era the replay spoke
+    recorded_era: str | None = None
+    sessions: list[dict[str, Any]] = field(default_factory=list)  # one entry per client session replayed
 
     def count(self, status: str) -> int:
         return sum(1 for r in self.results if r.status == status)
@@ -162,6 +191,9 @@ class ReplayReport:
                 "dropped_skipped": self.skipped_dropped,
             },
             "handshake": self.handshake,
+            "era": self.era,
+            "recorded_era": self.recorded_era,
+            "sessions": self.sessions,
             "ended": self.ended,
             "notes": self.notes,
             "results": [r.to_json() for r in self.results],
@@ -197,6 +229,14 @@ class _Run:
         self.stderr_tail: list[str] = []
         self.ended: str | None = None
         self.tasks: set[asyncio.Task[None]] = set()
+        self.request_states: dict[str, str] = {}  # recorded requestState -> the live server's
+
+    def learn_request_state(self, ex: Exchange, answer: dict[str, Any] | None) -> None:
+        """An ``input_required`` answer: its ``requestState`` stands in for the recorded one from now on."""
+        recorded = _request_state(ex.response)
+        live = _request_state(answer)
+        if recorded is not None and live is not None and recorded != live:
+            self.request_states[recorded] = live
 
     # -- receiving --------------------------------------------------------------------------------
     async def read_loop(self) -> None:
@@ -218,7 +258,7 @@ class _Run:
         if msg.kind == Kind.TRANSPORT:
             ctx = msg.ctx or {}
             for rid in ctx.get("request_ids") or []:
-                p = self.pending.pop(id_key(rid), None)
+                p = self.pending.pop(verbatim_key(rid), None)
                 if p is not None and not p.future.done():
                     body = str(ctx.get("body") or ctx.get("error") or "").strip().splitlines()
                     reason = f"HTTP {ctx.get('status')}" + (f": {body[0][:200]}" if body else "")
@@ -235,7 +275,7 @@ class _Run:
                 else:
                     self.report.notifications_received += 1
                 continue
-            p = self.pending.pop(id_key(member.get("id")), None)
+            p = self.pending.pop(verbatim_key(member.get("id")), None)
             if p is not None and not p.future.done():
                 p.future.set_result((member, None, _ms(p.t0)))
 
@@ -264,24 +304,28 @@ class _Run:
     def _fresh_id(self, recorded: Any) -> Any:
         if isinstance(recorded, str):
             n = 2
-            while id_key(f"{recorded}~{n}") in self.used_ids:
+            while verbatim_key(f"{recorded}~{n}") in self.used_ids:
                 n += 1
             return f"{recorded}~{n}"
         self.max_int += 1
-        while id_key(self.max_int) in self.used_ids:
+        while verbatim_key(self.max_int) in self.used_ids:
             self.max_int += 1
         return self.max_int
 
     def prepare(self, message: dict[str, Any]) -> dict[str, Any]:
-        """The message as it goes out: a colliding id renamed, a cancellation pointed at the rename."""
+        """The message as it goes out: a colliding id renamed, a cancellation pointed at the rename, a
+        recorded ``requestState`` replaced by the one the live server issued."""
         out = message
+        params = message.get("params")
+        if self.request_states and isinstance(params, dict) and params.get("requestState") in self.request_states:
+            out = message = {**message, "params": {**params, "requestState": self.request_states[params["requestState"]]}}
         if "id" in message:
-            key = id_key(message["id"])
+            key = verbatim_key(message["id"])
             if key in self.used_ids:
                 new_id = self._fresh_id(message["id"])
                 out = {**message, "id": new_id}
                 self.renamed[key] = new_id
-                key = id_key(new_id)
+                key = verbatim_key(new_id)
             else:
                 self.renamed.pop(key, None)
             self.used_ids.add(key)
@@ -290,7 +334,7 @@ class _Run:
         elif message.get("method") == "notifications/cancelled":
             params = message.get("params")
             if isinstance(params, dict) and "requestId" in params:
-                renamed = self.renamed.get(id_key(params["requestId"]))
+                renamed = self.renamed.get(verbatim_key(params["requestId"]))
                 if renamed is not None:
                     out = {**message, "params": {**params, "requestId": renamed}}
         return out
@@ -300,12 +344,12 @@ class _Run:
         p = None
         if "id" in sent:
             p = _Pending(exchange, sent, result)
-            self.pending[id_key(sent["id"])] = p
+            self.pending[verbatim_key(sent["id"])] = p
             if result is not None:
                 result.sent_message = sent
         if self.ended is not None:
             if p is not None:
-                self.pending.pop(id_key(sent["id"]), None)
+                self.pending.pop(verbatim_key(sent["id"]), None)
                 p.future.set_result((None, self.ended, 0.0))
             return p
         try:
@@ -313,7 +357,7 @@ class _Run:
         except TransportError as exc:
             if p is None:
                 raise
-            self.pending.pop(id_key(sent["id"]), None)
+            self.pending.pop(verbatim_key(sent["id"]), None)
             if not p.future.done():
                 p.future.set_result((None, str(exc), _ms(p.t0)))
         return p
@@ -339,6 +383,14 @@ def _client_capabilities(cas: Cassette) -> dict[str, Any]:
         elif sx.method == "elicitation/create":
             caps["elicitation"] = {}
     return caps
+
+
+def _request_state(message: dict[str, Any] | None) -> str | None:
+    result = message.get("result") if isinstance(message, dict) else None
+    if isinstance(result, dict) and result.get("resultType") == "input_required":
+        state = result.get("requestState")
+        return state if isinstance(state, str) else None
+    return None
 
 
 def _judge(result: RequestResult, ex: Exchange, answer: dict[str, Any] | None, error: str | None,
@@ -371,6 +423,10 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
         raise InputError("holds no client requests to replay", path=path)
     report = ReplayReport(session=path, target=target, transport=transport.name, skipped_dropped=cas.skipped_dropped,
                           notes=list(session.info.notes))  # what the reader noticed (times rebuilt, say)
+    recorded_era = describe_session(session).era
+    era = options.era if options.era != "auto" else (recorded_era if recorded_era != UNKNOWN else LEGACY)
+    report.era, report.recorded_era = era, recorded_era
+    skipped = _translate(cas, era, report)
     run = _Run(cas, transport, options, report, on_event)
     # pacing: item j waits for the exchanges recorded as answered before it
     waits: dict[int, list[Exchange]] = {}
@@ -380,14 +436,18 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
     await transport.start()
     reader = asyncio.ensure_future(run.read_loop())
     try:
-        if not cas.has_initialize:
+        if era == LEGACY and not cas.has_initialize:
             await _handshake(run, cas)
+        elif era == MODERN and recorded_era == LEGACY:
+            await _discover(run, cas)
         results: dict[int, RequestResult] = {}
         pendings: dict[int, _Pending] = {}
         first_request = True
         for j, item in enumerate(cas.items):
             for ex in waits.get(j, ()):
                 await _settle(run, ex, pendings, results)
+            if j in skipped:
+                continue
             ex = item.exchange
             if ex is None:
                 await run.send(item.message, None, None)
@@ -430,16 +490,72 @@ async def _settle(run: _Run, ex: Exchange, pendings: dict[int, _Pending], result
     recorded = ex.response is not None or ex.method == "initialize"  # a handshake always gets the full time
     timeout = run.options.timeout if recorded else run.options.unrecorded_grace
     answer, error, ms = await run.wait(p, timeout)
-    run.pending.pop(id_key(p.sent.get("id")), None)
+    run.pending.pop(verbatim_key(p.sent.get("id")), None)
+    run.learn_request_state(ex, answer)
     result = results[ex.position]
     result.duration_ms = ms if answer is not None else None
     _judge(result, ex, answer, error, run.options)
 
 
+def _identity(cas: Cassette) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The recorded client's info and capabilities, from its first request that names them."""
+    for ex in cas.exchanges:
+        info, caps = client_identity(ex.request)
+        if info is not None or caps is not None:
+            return info, caps
+    return None, None
+
+
+def _translate(cas: Cassette, era: str, report: ReplayReport) -> set[int]:
+    """Say the recorded client side in ``era``: the items to leave out, and every other message's
+    plumbing rewritten (``cas`` is this run's own copy)."""
+    skipped: set[int] = set()
+    info, caps = _identity(cas)
+    for j, item in enumerate(cas.items):
+        method = item.method
+        if era == LEGACY:
+            if method == "server/discover" and not cas.has_initialize:
+                skipped.add(j)  # our initialize takes its place
+                continue
+            message = to_legacy_request(item.message)
+        elif cas.has_initialize:  # a handshake-era recording said in the 2026 era
+            if method in ("initialize", "notifications/initialized"):
+                skipped.add(j)  # server/discover takes their place
+                continue
+            message = to_modern_request(item.message, info, caps)
+        else:
+            continue
+        if message is not item.message:
+            item.message = message
+            if item.exchange is not None:
+                item.exchange.request = message
+    if skipped and era == LEGACY:
+        report.notes.append("the recorded server/discover was not sent: the session was replayed in the "
+                            "handshake era (--era legacy)")
+    return skipped
+
+
+async def _discover(run: _Run, cas: Cassette) -> None:
+    """The 2026-07-28 era's opening for a handshake-era recording: ``server/discover`` in place of
+    ``initialize``; a server that refuses it cannot be replayed in that era."""
+    info, caps = _identity(cas)
+    p = await run.send(discover_request("mcpreel-discover", info, caps), None, None)
+    assert p is not None
+    answer, error, _ = await run.wait(p, run.options.timeout)
+    if answer is None or "result" not in answer:
+        why = error or f"server/discover was answered with an error: {answer.get('error') if answer else None}"
+        raise TransportError(_dead(run, "server/discover (the 2026-07-28 era; --era legacy replays the "
+                                        "handshake era)", why))
+    run.report.handshake = ("the recording's initialize was sent as server/discover: the session was replayed "
+                            "in the 2026-07-28 era (--era modern)")
+
+
 async def _handshake(run: _Run, cas: Cassette) -> None:
-    request = {"jsonrpc": "2.0", "id": "mcpreel-initialize", "method": "initialize",
-               "params": {"protocolVersion": LATEST_PROTOCOL, "capabilities": _client_capabilities(cas),
-                          "clientInfo": {"name": "mcpreel-replay", "version": __version__}}}
+    info, caps = _identity(cas)
+    if caps is None:
+        caps = _client_capabilities(cas)
+    request = initialize_request("mcpreel-initialize", info or {"name": "mcpreel-replay", "version": __version__},
+                                 caps, LATEST_PROTOCOL)
     p = await run.send(request, None, None)
     assert p is not None
     answer, error, _ = await run.wait(p, run.options.timeout)
@@ -448,16 +564,20 @@ async def _handshake(run: _Run, cas: Cassette) -> None:
         raise TransportError(_dead(run, "our initialize", why))
     result = answer["result"]
     version = result.get("protocolVersion") if isinstance(result, dict) else None
-    run.report.handshake = (f"the recording has no initialize: mcpreel performed the handshake "
-                            f"(protocol {version or 'unknown'})")
+    if run.report.recorded_era == MODERN:
+        run.report.handshake = (f"the session was recorded in the 2026-07-28 era and replayed in the handshake "
+                                f"era (--era legacy): mcpreel performed the handshake (protocol {version or 'unknown'})")
+    else:
+        run.report.handshake = (f"the recording has no initialize: mcpreel performed the handshake "
+                                f"(protocol {version or 'unknown'})")
     await run.send({"jsonrpc": "2.0", "method": "notifications/initialized"}, None, None)
 
 
 def _dead(run: _Run, what: str | None, why: str | None) -> str:
     reason = why or "no response"
-    stdio_tail = getattr(run.transport, "dead_reason", None)
-    if run.ended and callable(stdio_tail):
-        reason = stdio_tail()
+    told = run.transport.dead_reason() if run.ended else None
+    if told:
+        reason = told
     elif run.stderr_tail and run.ended:
         reason += f"; its last stderr line: {run.stderr_tail[-1].strip()[:200]}"
     target = run.report.target or "the target"

@@ -12,8 +12,6 @@ from orjson import dumps as _orjson_dumps
 
 from mcpreel._infra import jsonio
 
-NAME = "assay-v2"
-LOSSES = "everything but tool semantics (steps, tool calls, final output)"
 
 _STEP_CALL = (b'{"type":"step","episode_id":%s,"step_id":"step_%03d","idx":%d,"timestamp":%d,"kind":"tool","name":%s,'
               b'"content":null,"content_sha256":null,"truncations":[],"meta":{"jsonrpc_id":%s}}\n')

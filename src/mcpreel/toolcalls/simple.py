@@ -7,9 +7,6 @@ from typing import Any, BinaryIO
 from mcpreel._infra import jsonio
 from mcpreel._infra.timeutil import iso_from_ms
 
-NAME = "simple"
-LOSSES = "everything but tool calls and their results"
-
 
 class SimpleSink:
     def __init__(self, out: BinaryIO, *_: Any, **__: Any):

@@ -125,6 +125,19 @@ def test_default_output_path(tmp_path: Path) -> None:
     assert len(files) == 1 and str(files[0].relative_to(tmp_path)) in err
 
 
+def test_redact_says_how_many_secrets_were_redacted(tmp_path: Path) -> None:
+    port = free_port()
+    rec = Recorder("record", "--transport", "streamable-http", "--target", "http://127.0.0.1:9/mcp",
+                   "--listen", f"127.0.0.1:{port}", "--out", "r.jsonl", "--redact", cwd=tmp_path)
+    rec.wait_for("point your MCP client at")
+    call = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"password":"hunter2"}}}'
+    assert httpx2.post(f"http://127.0.0.1:{port}/mcp", content=call).status_code == 502
+    code, _, err = rec.stop(signal.SIGINT)
+    assert code == 0
+    assert "(1 request, 1 unanswered, 1 secrets redacted) recorded -> r.jsonl" in err.strip().splitlines()[-1]
+    assert "hunter2" not in (tmp_path / "r.jsonl").read_text()
+
+
 def _one_line_error(args: list[str], cwd: Path) -> str:
     proc = subprocess.run([sys.executable, "-m", "mcpreel", *args], cwd=cwd, capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2, proc.stderr

@@ -301,13 +301,13 @@ async def test_stopping_mid_stream_ends_streams_and_the_record(tmp_path: Path) -
 
 
 async def test_redact_changes_the_record_never_the_wire(tmp_path: Path) -> None:
-    from mcpreel.redact import redact_message
+    from mcpreel.redact import Redactor
 
     target = ScriptedTarget()
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "login", "arguments": {"user": "bob", "password": "hunter2", "api_key": "sk-live-123456"}}}
     with ThreadServer(target) as srv:
-        with proxy("streamable-http", srv.url("/mcp?token=abc123"), tmp_path, redactor=redact_message) as run:
+        with proxy("streamable-http", srv.url("/mcp?token=abc123"), tmp_path, redactor=Redactor()) as run:
             async with httpx2.AsyncClient() as http:
                 assert run.url.endswith("/mcp?token=abc123")  # the client is pointed at the same path and query
                 r = await http.post(run.url.replace("/mcp", "/echo-headers") + "&k=1", content=jsonio.dumps(call))

@@ -13,14 +13,17 @@ from mcpreel._infra import jsonio
 from mcpreel.formats import open_session
 from mcpreel.formats.reel import ReelWriter
 from mcpreel.model import Kind, SessionInfo
+from mcpreel.record.pipeline import Pipeline, Redaction
 from mcpreel.record.stdio_recorder import WireRecorder, classify
 from mcpreel.redact import Redactor
 
 T = 1_747_090_800_123  # 2025-05-12T23:00:00.123Z
 
 
-def new_recorder(path, **kw):
-    return WireRecorder(ReelWriter(path, SessionInfo(label="t", transport="stdio", command=["srv"])), **kw)
+def new_recorder(path, redactor=None, **kw):
+    pipeline = Pipeline([Redaction(redactor)] if redactor is not None else [])
+    return WireRecorder(ReelWriter(path, SessionInfo(label="t", transport="stdio", command=["srv"])),
+                        pipeline=pipeline, **kw)
 
 
 def test_lines_become_message_invalid_and_batch_records(tmp_path):

@@ -1,16 +1,13 @@
-"""Default names, claiming the output file, exit statuses, starting a server."""
+"""Default names and claiming the output file (starting the server: tests/clients/test_process.py)."""
 
 from __future__ import annotations
 
 import os
-import signal
 import stat
-import sys
 
 import pytest
 
-from mcpreel.record import ServerStartError, default_label, default_out_path, exit_status
-from mcpreel.record.lifecycle import spawn_server
+from mcpreel.record import default_label, default_out_path
 from mcpreel.record.naming import claim
 
 
@@ -56,27 +53,16 @@ def test_claim_replaces_an_old_file_with_a_new_private_one(tmp_path):
         claim(tmp_path)
 
 
-def test_exit_status_is_what_a_shell_reports():
-    assert exit_status(0) == 0
-    assert exit_status(3) == 3
-    assert exit_status(-signal.SIGTERM) == 143
-    assert exit_status(-signal.SIGKILL) == 137
-
-
-def test_a_command_that_cannot_start_is_exit_127():
-    with pytest.raises(ServerStartError, match="cannot start 'no-such-server-x': No such file") as info:
-        spawn_server(["no-such-server-x"])
-    assert info.value.exit_code == 127
-    with pytest.raises(ServerStartError, match="no server command"):
-        spawn_server([])
-
-
-def test_the_server_runs_in_its_own_process_group():
-    proc = spawn_server([sys.executable, "-c", "import os; print(os.getpgrp(), os.getpid())"])
-    out, _ = proc.communicate(timeout=20)
-    pgrp, pid = out.split()
-    assert pgrp == pid
-
-
 def test_default_label_of_a_url_with_a_bad_port_is_still_its_host():
     assert default_label(url="http://example.com:99999/mcp") == "example.com"
+
+
+def test_record_stdio_without_a_command_is_a_start_error_that_still_ends_the_reel(tmp_path):
+    from mcpreel.formats import open_session
+    from mcpreel.record import ServerStartError, record_stdio
+
+    out = tmp_path / "s.jsonl"
+    with pytest.raises(ServerStartError, match=r"no server command given \(put it after --\)") as info:
+        record_stdio([], out)
+    assert info.value.exit_code == 127
+    assert open_session(out)[0].info.exit_code == 127

@@ -1,0 +1,156 @@
+"""JSONPath, the one parser: the subset that points at a member of a JSON value wherever it sits.
+
+``$``, ``.name``, ``['name']``/``["name"]`` (escapes as in RFC 9535: ``\\n``, ``\\uXXXX``, ``\\'``; any other
+``\\x`` is ``x``), ``[n]`` (negative from the end), ``[*]``, ``.*`` and ``..name``/``..*`` (recursive
+descent): ``$.params.arguments.email``, ``$.result.content[*].text``, ``$..apiKey``.
+
+:func:`parse` turns a path into :class:`Step` values; two users read them: :class:`JsonPath` (the
+redaction rules) rewrites the matches copy on write, so the caller can tell "nothing matched" by
+identity; :class:`mcpreel.compare.normalize.IgnorePath` (``--ignore-path``) deletes them, and refuses
+the steps it has no use for (recursive descent, negative indexes).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+__all__ = ["JsonPath", "PathSyntaxError", "Step", "parse"]
+
+_TOKEN = re.compile(
+    r"""\.\.(?P<dname>[A-Za-z_$][\w$-]*|\*)"""
+    r"""|\.(?P<name>[A-Za-z_$][\w$-]*|\*)"""
+    r"""|\[\s*(?:(?P<index>-?\d+)|'(?P<sq>(?:[^'\\]|\\.)*)'|"(?P<dq>(?:[^"\\]|\\.)*)"|(?P<star>\*))\s*\]"""
+)
+_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|.)", re.DOTALL)
+_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+class Step(NamedTuple):
+    """One step of a path: ``kind`` is ``key`` (``arg`` the name), ``index`` (``arg`` an int), ``wild``
+    (any member or item) or ``desc`` (``arg`` a name, or None for ``..*``); ``at`` is where it starts in
+    the path's text, for error messages."""
+
+    kind: str
+    arg: Any
+    at: int
+
+
+class PathSyntaxError(ValueError):
+    """A path that cannot be read; ``rest`` is the text from where reading stopped."""
+
+    def __init__(self, message: str, rest: str):
+        super().__init__(message)
+        self.rest = rest
+
+
+def _unescape(raw: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        c = m.group(1)
+        if len(c) == 5:
+            return chr(int(c[1:], 16))
+        return _ESCAPES.get(c, c)
+
+    return _ESCAPE.sub(one, raw) if "\\" in raw else raw
+
+
+def parse(text: str) -> tuple[Step, ...]:
+    """The steps of ``text`` (surrounding blanks ignored), which starts with ``$``."""
+    s = text.strip()
+    if not s.startswith("$"):
+        raise PathSyntaxError("a JSONPath starts with $", s)
+    pos = 1
+    steps: list[Step] = []
+    while pos < len(s):
+        m = _TOKEN.match(s, pos)
+        if m is None:
+            raise PathSyntaxError(f"cannot read the path at {s[pos:]!r}", s[pos:])
+        if m.group("dname") is not None:
+            steps.append(Step("desc", None if m.group("dname") == "*" else m.group("dname"), pos))
+        elif m.group("name") is not None:
+            name = m.group("name")
+            steps.append(Step("wild", None, pos) if name == "*" else Step("key", name, pos))
+        elif m.group("index") is not None:
+            steps.append(Step("index", int(m.group("index")), pos))
+        elif m.group("star") is not None:
+            steps.append(Step("wild", None, pos))
+        else:
+            raw = m.group("sq") if m.group("sq") is not None else m.group("dq")
+            steps.append(Step("key", _unescape(raw), pos))
+        pos = m.end()
+    return tuple(steps)
+
+
+class JsonPath:
+    """A parsed path that rewrites what it matches (see the module docstring)."""
+
+    __slots__ = ("text", "steps")
+
+    def __init__(self, text: str):
+        self.text = text
+        self.steps = parse(text)
+
+    def apply(self, value: Any, fn: Any) -> tuple[Any, int]:
+        """``value`` with ``fn(v) -> (new, changes)`` applied at every match; (copy, total changes)."""
+        return _apply(value, self.steps, 0, fn)
+
+    def __repr__(self) -> str:
+        return f"JsonPath({self.text!r})"
+
+
+def _apply(value: Any, steps: tuple[Step, ...], i: int, fn: Any) -> tuple[Any, int]:
+    if i == len(steps):
+        return fn(value)
+    kind, arg, at = steps[i]
+    if kind == "key":
+        if isinstance(value, dict) and arg in value:
+            new, n = _apply(value[arg], steps, i + 1, fn)
+            if n:
+                value = {**value, arg: new}
+            return value, n
+        return value, 0
+    if kind == "index":
+        if isinstance(value, list) and -len(value) <= arg < len(value):
+            new, n = _apply(value[arg], steps, i + 1, fn)
+            if n:
+                value = list(value)
+                value[arg] = new
+            return value, n
+        return value, 0
+    if kind == "wild":
+        return _each(value, lambda v: _apply(v, steps, i + 1, fn))
+    # recursive descent: the rest of the path from here and from every node below
+    total = 0
+    if arg is None:
+        value, n = _each(value, lambda v: _apply(v, steps, i + 1, fn))
+    else:
+        value, n = _apply(value, (Step("key", arg, at),) + steps[i + 1:], 0, fn)
+    total += n
+    value, n = _each(value, lambda v: _apply(v, steps, i, fn))
+    return value, total + n
+
+
+def _each(value: Any, fn: Any) -> tuple[Any, int]:
+    total = 0
+    if isinstance(value, dict):
+        out = None
+        for k, v in value.items():
+            new, n = fn(v)
+            if n:
+                if out is None:
+                    out = dict(value)
+                out[k] = new
+                total += n
+        return (out if out is not None else value), total
+    if isinstance(value, list):
+        out_l = None
+        for idx, v in enumerate(value):
+            new, n = fn(v)
+            if n:
+                if out_l is None:
+                    out_l = list(value)
+                out_l[idx] = new
+                total += n
+        return (out_l if out_l is not None else value), total
+    return value, 0
+

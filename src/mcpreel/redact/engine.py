@@ -1,0 +1,381 @@
+"""The :class:`Redactor`: applies :class:`~mcpreel.redact.rules.Rules` to JSON values, texts, argv,
+headers, messages and whole sessions, copy on write, and counts what it replaced by rule.
+
+One instance serves a whole run (a recording, a ``mcpreel redact``): its counts are that run's counts.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+from mcpreel._infra import jsonio
+from mcpreel.redact.headers import is_secret_header
+from mcpreel.redact.rules import Rules
+from mcpreel.redact.secrets import QUICK_LITERALS, Pattern, is_secret_key, norm_key
+
+__all__ = ["Redactor"]
+
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions"})
+_COMMAND_KEYS = frozenset({"command", "server_command", "cmd", "argv"})
+
+
+class Redactor:
+    """Applies :class:`Rules` to values, texts, argv, messages and whole sessions; counts what it replaced.
+
+    ``counts`` maps a rule name (``key``, ``header``, ``command``, a pattern's name, ``path …``,
+    ``rule N``) to the number of values it replaced; :attr:`total` is their sum. Thread-safe: a
+    recording's pipeline calls it from the recorder's threads (the stdio pumps, one per direction).
+    """
+
+    def __init__(self, rules: Rules | None = None):
+        self.rules = rules or Rules()
+        self.marker = self.rules.marker
+        self._patterns = self.rules.all_patterns
+        # one search over all patterns first: most strings hold no secret, and one regex is cheaper than many
+        try:
+            self._hint: re.Pattern[str] | None = re.compile("|".join(
+                f"(?i:{p.regex.pattern})" if p.regex.flags & re.IGNORECASE else f"(?:{p.regex.pattern})"
+                for p in self._patterns)) if self._patterns else None
+        except re.error:  # a user regex with global inline flags cannot be combined: no shortcut then
+            self._hint = None
+        self._no_hint = bool(self._patterns) and self._hint is None
+        # the built-in patterns each need one of these (lower-cased) literals: a cheaper first test still
+        self._quick = QUICK_LITERALS if self._patterns and not self.rules.patterns else None
+        self._keys: dict[str, bool] = {}
+        self._lock = threading.Lock()
+        self.counts: dict[str, int] = {}
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def _add(self, counts: dict[str, int]) -> None:
+        if counts:
+            with self._lock:
+                for k, v in counts.items():
+                    self.counts[k] = self.counts.get(k, 0) + v
+
+    def _secret_key(self, name: str) -> bool:
+        known = self._keys.get(name)
+        if known is None:
+            known = is_secret_key(name, self.rules.keys) if self.rules.defaults else norm_key(name) in self.rules.keys
+            if len(self._keys) < 65536:
+                self._keys[name] = known
+        return known
+
+    # -- strings -----------------------------------------------------------------------------------
+    def _text(self, s: str, counts: dict[str, int], depth: int = 0) -> str:
+        if s == self.marker or not s:
+            return s
+        stripped = s.lstrip()
+        if depth < 4 and stripped[:1] in ("{", "[") and len(s) < (16 << 20):
+            try:
+                inner = jsonio.loads(s)
+            except (ValueError, UnicodeDecodeError):
+                inner = None
+            if isinstance(inner, (dict, list)):
+                local: dict[str, int] = {}
+                new = self._value(inner, local, depth + 1)
+                if local:
+                    for k, v in local.items():
+                        counts[k] = counts.get(k, 0) + v
+                    return jsonio.dumps_str(new)
+                return s
+        quick = self._quick
+        if quick is not None:
+            low = s.lower()
+            if not any(q in low for q in quick):
+                return s
+        if not self._no_hint and (self._hint is None or self._hint.search(s) is None):
+            return s
+        for pat in self._patterns:
+            s = self._sub(pat, s, counts)
+        return s
+
+    def _sub(self, pat: Pattern, s: str, counts: dict[str, int]) -> str:
+        marker = self.marker
+        n = 0
+
+        def repl(m: re.Match[str]) -> str:
+            nonlocal n
+            g = pat.group
+            if g and m.group(g) is None:
+                return m.group(0)
+            secret = m.group(g)
+            if marker in secret:
+                return m.group(0)  # already redacted (by an earlier pattern or an earlier run)
+            n += 1
+            if not g:
+                return marker
+            start, end = m.start(g) - m.start(0), m.end(g) - m.start(0)
+            whole = m.group(0)
+            return whole[:start] + marker + whole[end:]
+
+        out = pat.regex.sub(repl, s)
+        if n:
+            counts[pat.name] = counts.get(pat.name, 0) + n
+        return out
+
+    # -- JSON values -------------------------------------------------------------------------------
+    def _value(self, value: Any, counts: dict[str, int], depth: int = 0, schema_map: bool = False) -> Any:
+        if isinstance(value, str):
+            return self._text(value, counts, depth)
+        if isinstance(value, dict):
+            out = None
+            for k, v in value.items():
+                new = v
+                if not schema_map and isinstance(k, str) and self._secret_key(k) and self._redactable(v):
+                    new = self.marker
+                    counts["key"] = counts.get("key", 0) + 1
+                elif isinstance(k, str) and k in _COMMAND_KEYS and _is_argv(v):
+                    new = self._command(v, counts)
+                elif isinstance(v, (dict, list, str)):
+                    new = self._value(v, counts, depth, schema_map=isinstance(k, str) and k in _SCHEMA_MAPS
+                                      and isinstance(v, dict))
+                if new is not v:
+                    if out is None:
+                        out = dict(value)
+                    out[k] = new
+            return out if out is not None else value
+        if isinstance(value, list):
+            out_l = None
+            for i, v in enumerate(value):
+                if isinstance(v, (dict, list, str)):
+                    new = self._value(v, counts, depth)
+                    if new is not v:
+                        if out_l is None:
+                            out_l = list(value)
+                        out_l[i] = new
+            return out_l if out_l is not None else value
+        return value
+
+    def _redactable(self, v: Any) -> bool:
+        if v is None or isinstance(v, bool) or v == self.marker:
+            return False
+        if isinstance(v, (dict, list, str)) and not v:
+            return False
+        return True
+
+    def _paths(self, value: Any, counts: dict[str, int]) -> Any:
+        marker = self.marker
+        for rule in self.rules.paths:
+            if rule.regex is None:
+                def whole(v: Any) -> tuple[Any, int]:
+                    return (v, 0) if v == marker or v is None else (marker, 1)
+
+                value, n = rule.path.apply(value, whole) if rule.path is not None else (value, 0)
+            else:
+                pat = Pattern(rule.name, rule.regex)
+
+                def inner(v: Any, pat: Pattern = pat) -> tuple[Any, int]:
+                    local: dict[str, int] = {}
+                    new = _map_strings(v, lambda s: self._sub(pat, s, local))
+                    return new, local.get(pat.name, 0)
+
+                if rule.path is None:
+                    value, n = inner(value)
+                else:
+                    value, n = rule.path.apply(value, inner)
+            if n:
+                counts[rule.name] = counts.get(rule.name, 0) + n
+        return value
+
+    # -- argv --------------------------------------------------------------------------------------
+    def _command(self, argv: Any, counts: dict[str, int]) -> Any:
+        if isinstance(argv, str):
+            try:
+                parts = shlex.split(argv)
+            except ValueError:
+                return self._text(argv, counts)
+            local: dict[str, int] = {}
+            new = self._argv(parts, local)
+            if not local:
+                return argv
+            for k, v in local.items():
+                counts[k] = counts.get(k, 0) + v
+            return shlex.join(new)
+        return self._argv(list(argv), counts)
+
+    def _argv(self, argv: list[str], counts: dict[str, int]) -> list[str]:
+        out: list[str] = []
+        marker = self.marker
+        redact_next = False
+        for arg in argv:
+            if redact_next:
+                redact_next = False
+                if not arg.startswith("-"):
+                    if arg != marker:
+                        counts["command"] = counts.get("command", 0) + 1
+                    out.append(marker)
+                    continue
+            if arg.startswith("-") and len(arg) > 1:
+                name, eq, val = arg.lstrip("-").partition("=")
+                if name and self._secret_key(name):
+                    if eq:
+                        if val and val != marker:
+                            counts["command"] = counts.get("command", 0) + 1
+                            arg = arg[: len(arg) - len(val)] + marker
+                        out.append(arg)
+                    else:
+                        out.append(arg)
+                        redact_next = True
+                    continue
+            elif re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", arg):
+                name, _, val = arg.partition("=")
+                if self._secret_key(name) and val and val != marker:
+                    counts["command"] = counts.get("command", 0) + 1
+                    out.append(f"{name}={marker}")
+                    continue
+            out.append(self._text(arg, counts))
+        return out
+
+    def _headers(self, headers: dict[str, Any], counts: dict[str, int]) -> dict[str, Any]:
+        out = None
+        for k, v in headers.items():
+            new = v
+            secret = isinstance(k, str) and (self._secret_key(k) or (self.rules.defaults and is_secret_header(k)))
+            if secret and self._redactable(v):
+                new = self.marker
+                counts["header"] = counts.get("header", 0) + 1
+            elif isinstance(v, (str, list, dict)):
+                new = self._value(v, counts)
+            if new is not v:
+                if out is None:
+                    out = dict(headers)
+                out[k] = new
+        return out if out is not None else headers
+
+    def _ctx(self, ctx: dict[str, Any], counts: dict[str, int]) -> dict[str, Any]:
+        out = None
+        for k, v in ctx.items():
+            if k == "headers" and isinstance(v, dict):
+                new = self._headers(v, counts)
+            elif isinstance(v, (dict, list, str)):
+                new = self._value(v, counts)
+            else:
+                new = v
+            if new is not v:
+                if out is None:
+                    out = dict(ctx)
+                out[k] = new
+        return out if out is not None else ctx
+
+    # -- the public surface ------------------------------------------------------------------------
+    def value(self, value: Any) -> Any:
+        """A JSON value with keys, patterns (and, for JSON-RPC messages, path rules) applied."""
+        counts: dict[str, int] = {}
+        new = self._value(value, counts)
+        if self.rules.paths:
+            new = self._paths(new, counts)
+        self._add(counts)
+        return new
+
+    raw = value  # a parsed JSON-RPC message (or batch) -> the copy to record
+
+    def text(self, text: str) -> str:
+        """A free text (stderr, an invalid frame, a URL) with the value patterns applied."""
+        counts: dict[str, int] = {}
+        new = self._text(text, counts)
+        self._add(counts)
+        return new
+
+    def command(self, argv: list[str]) -> list[str]:
+        """The server's argv: ``--token X``, ``--api-key=X``, ``GITHUB_TOKEN=X`` and patterns in any arg."""
+        counts: dict[str, int] = {}
+        new = self._argv(list(argv), counts)
+        self._add(counts)
+        return new
+
+    def message(self, msg: Any) -> Any:
+        """A redacted copy of a :class:`~mcpreel.model.Message` (the original is left as it was)."""
+        from mcpreel.model import Kind
+
+        counts: dict[str, int] = {}
+        changes: dict[str, Any] = {}
+        if msg.kind in (Kind.MESSAGE, Kind.EVENT) and msg.raw is not None:
+            raw = self._value(msg.raw, counts)
+            if msg.kind == Kind.MESSAGE and self.rules.paths:
+                raw = self._paths(raw, counts)
+            if raw is not msg.raw:
+                changes["raw"] = raw
+        if msg.original is not None:
+            original = self._value(msg.original, counts)
+            if self.rules.paths:
+                original = self._paths(original, counts)
+            if original is not msg.original:
+                changes["original"] = original
+        if msg.ctx:
+            ctx = self._ctx(msg.ctx, counts)
+            if ctx is not msg.ctx:
+                changes["ctx"] = ctx
+        if msg.text:
+            text = self._text(msg.text, counts)
+            if text != msg.text:
+                changes["text"] = text
+        if msg.extra:
+            extra = self._value(msg.extra, counts)
+            if extra is not msg.extra:
+                changes["extra"] = extra
+        self._add(counts)
+        return replace(msg, **changes) if changes else msg
+
+    def info(self, info: Any) -> Any:
+        """A redacted copy of a :class:`~mcpreel.model.SessionInfo` (command, URL, headers, metadata)."""
+        counts: dict[str, int] = {}
+        changes: dict[str, Any] = {}
+        if info.command:
+            command = self._argv(list(info.command), counts)
+            if command != info.command:
+                changes["command"] = command
+        for name in ("url", "label"):
+            value = getattr(info, name)
+            if value:
+                text = self._text(value, counts)
+                if text != value:
+                    changes[name] = text
+        if info.headers:
+            headers = self._headers(info.headers, counts)
+            if headers is not info.headers:
+                changes["headers"] = headers
+        for name in ("metadata", "extra"):
+            value = getattr(info, name)
+            if value:
+                new = self._value(value, counts)
+                if name == "extra" and isinstance(new.get("transport_context"), dict):
+                    new = {**new, "transport_context": self._ctx(new["transport_context"], counts)}
+                if new is not value:
+                    changes[name] = new
+        self._add(counts)
+        return replace(info, **changes) if changes else info
+
+    def session(self, session: Any) -> Any:
+        """The session redacted lazily: a streaming session stays streaming (its header at once)."""
+        from mcpreel.model import Session
+
+        info = self.info(session.info)
+        if session.is_streaming:
+            def factory() -> Iterator[Any]:
+                for msg in session:
+                    yield self.message(msg)
+
+            return Session.streaming(info, factory)
+        return Session(info, [self.message(m) for m in session.messages])
+
+
+def _is_argv(v: Any) -> bool:
+    return isinstance(v, str) or (isinstance(v, list) and bool(v) and all(isinstance(x, str) for x in v))
+
+
+def _map_strings(value: Any, fn: Any) -> Any:
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, dict):
+        return {k: _map_strings(v, fn) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_map_strings(v, fn) for v in value]
+    return value

@@ -1,0 +1,47 @@
+"""``mcpreel redact IN OUT``'s library call: a session file redacted into another, format kept."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mcpreel.redact.engine import Redactor
+from mcpreel.redact.rules import Rules
+
+__all__ = ["RedactResult", "redact_file"]
+
+
+@dataclass
+class RedactResult:
+    input: str
+    output: str
+    format: str
+    total: int
+    counts: dict[str, int] = field(default_factory=dict)
+    lost: list[str] = field(default_factory=list)
+
+
+def redact_file(
+    in_path: str | Path,
+    out_path: str | Path,
+    *,
+    rules: Rules | None = None,
+    from_: str = "auto",
+    to: str | None = None,
+) -> RedactResult:
+    """Redact a session file into ``out_path`` (atomically, mode 0600).
+
+    The output keeps the input's format unless ``to`` is given (or the input format cannot be
+    written: then the output file's name decides, as in ``convert``).
+    """
+    from mcpreel.convert import choose_output_format, write_session
+    from mcpreel.formats import FORMATS, open_session
+
+    session, detection = open_session(in_path, from_ or "auto")
+    if to in (None, "", "auto"):
+        fmt = detection.format if FORMATS[detection.format].writes else choose_output_format(out_path, session).format
+    else:
+        fmt = choose_output_format(out_path, session, to).format
+    redactor = Redactor(rules)
+    _, lost, _ = write_session(redactor.session(session), out_path, fmt)
+    return RedactResult(str(in_path), str(out_path), fmt, redactor.total, dict(redactor.counts), lost)

@@ -1,0 +1,259 @@
+"""The client sessions inside one recording, and the protocol era each one speaks.
+
+A recording is often more than one conversation: an HTTP proxy left running records every client that
+connects (the Inspector CLI opens a session per call, langchain-mcp-adapters one per tool call), and a
+merged reel holds one session per source file. Replaying or serving such a file as one stream gives
+wrong verdicts, so the verbs that judge work session by session.
+
+Where one session ends and the next begins, from the most to the least certain evidence:
+
+1. the source file of a merged reel (``Message.extra["file"]``);
+2. the HTTP session: ``Mcp-Session-Id`` (Streamable HTTP, handshake era) or the legacy endpoint's
+   ``session_id`` / ``sessionId`` query parameter, found on the exchange's request or answer;
+3. the start of a conversation in recorded order: a client ``initialize`` or ``server/discover``. A
+   ``server/discover`` that a handshake-era server refused (``-32601``), followed by ``initialize``, is one
+   session: that is how a 2026 client falls back.
+
+The era of a session:
+
+- ``modern`` (2026-07-28, stateless): a ``server/discover`` that succeeded, or requests carrying
+  ``_meta["io.modelcontextprotocol/protocolVersion"]`` and no ``initialize``;
+- ``legacy`` (the handshake era, 2024-11-05 .. 2025-11-25): an ``initialize``;
+- ``unknown``: neither (a fragment of a session, a bare JSON-RPC log).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from mcpreel.eras import CLIENT_INFO_KEY, LEGACY, MODERN, MODERN_PROTOCOL, UNKNOWN, protocol_of_request
+from mcpreel.model import SCOPE_KEY, Kind, Message, Session, SessionInfo
+
+__all__ = ["ClientSession", "describe_session", "split_sessions"]
+
+
+def _meta(message: dict[str, Any]) -> dict[str, Any]:
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+@dataclass
+class ClientSession:
+    """One client's conversation inside a recording."""
+
+    index: int  # 1-based, in order of first appearance
+    records: list[Message] = field(default_factory=list)
+    era: str = UNKNOWN
+    protocol: str | None = None
+    client: str | None = None  # "name version" from clientInfo
+    http_session: str | None = None  # Mcp-Session-Id or the legacy endpoint's session id
+    source_file: str | None = None  # the file of a merged reel
+    requests: int = 0  # client requests
+
+    def label(self) -> str:
+        parts = [f"session {self.index}", self.era if self.protocol is None else f"{self.era} {self.protocol}"]
+        if self.client:
+            parts.append(self.client)
+        if self.source_file:
+            parts.append(self.source_file)
+        if self.http_session:
+            parts.append(f"Mcp-Session-Id {self.http_session}")
+        return ", ".join(parts)
+
+    def as_session(self, info: SessionInfo) -> Session:
+        """This conversation alone, as a session of its own (the file's header, these records)."""
+        return Session(info, self.records)
+
+
+class _Splitter:
+    """One pass over the records; sessions open at conversation starts and close never (a late answer
+    still finds its session through the keys it carries)."""
+
+    def __init__(self) -> None:
+        self.sessions: list[ClientSession] = []
+        self.current: dict[Any, ClientSession] = {}  # group (source file) -> the session open in it
+        self.by_http: dict[tuple[Any, str], ClientSession] = {}
+        self.exchange_http: dict[Any, str] = {}  # HTTP exchange -> its session id, once seen
+        self.pending_discover: dict[Any, ClientSession] = {}  # group -> a session holding only a discover
+
+    def new(self, group: Any, source_file: str | None) -> ClientSession:
+        s = ClientSession(len(self.sessions) + 1, source_file=source_file)
+        self.sessions.append(s)
+        self.current[group] = s
+        return s
+
+    def place(self, rec: Message, http_ids: dict[Any, str]) -> None:
+        group = rec.extra.get(SCOPE_KEY) if rec.extra else None
+        source_file = group if isinstance(group, str) else None
+        http_id = _http_session_of(rec, http_ids)
+        target: ClientSession | None = None
+        if http_id is not None:
+            target = self.by_http.get((group, http_id))
+        if target is None and rec.kind == Kind.MESSAGE and rec.dir == "in":
+            starts = [m.get("method") for m in rec.members() if m.get("method") in ("initialize", "server/discover")
+                      and "id" in m]
+            if starts:
+                cur = self.current.get(group)
+                fallback = (starts[0] == "initialize" and cur is not None and self.pending_discover.get(group) is cur)
+                if fallback:
+                    target = cur
+                elif cur is not None and cur.requests == 0 and cur.http_session in (None, http_id):
+                    target = cur  # notifications or stderr before the first request: the same conversation
+                else:
+                    target = self.new(group, source_file)
+                self.pending_discover[group] = target if starts[0] == "server/discover" else None
+        if target is None:
+            target = self.current.get(group) or self.new(group, source_file)
+        elif target is not self.current.get(group) and http_id is None:
+            self.current[group] = target
+        if http_id is not None and target.http_session is None:
+            target.http_session = http_id
+            self.by_http[(group, http_id)] = target
+        if self.pending_discover.get(group) is target and rec.kind == Kind.MESSAGE and rec.dir == "in":
+            if any(m.get("method") not in ("server/discover", None) and "id" in m for m in rec.members()):
+                self.pending_discover[group] = None
+        target.records.append(rec)
+        if rec.kind == Kind.MESSAGE and rec.dir == "in":
+            target.requests += sum(1 for m in rec.members() if "method" in m and "id" in m)
+
+
+def _header(headers: Any, name: str) -> str | None:
+    if not isinstance(headers, dict):
+        return None
+    for k, v in headers.items():
+        if isinstance(k, str) and k.lower() == name and isinstance(v, str):
+            return v
+    return None
+
+
+def _query_session(path: Any) -> str | None:
+    if not isinstance(path, str) or "?" not in path:
+        return None
+    query = parse_qs(urlsplit(path).query)
+    for key in ("session_id", "sessionId"):
+        if query.get(key):
+            return query[key][0]
+    return None
+
+
+def _direct_http_session(rec: Message) -> str | None:
+    """The HTTP session a record names itself (its headers, its path, an ``endpoint`` event's URI)."""
+    ctx = rec.ctx
+    if not isinstance(ctx, dict):
+        return None
+    found = _header(ctx.get("headers"), "mcp-session-id") or _query_session(ctx.get("path"))
+    if not isinstance(found, str):
+        found = None
+    if found is None:
+        sse = ctx.get("sse")
+        if isinstance(sse, dict) and sse.get("event") == "endpoint":
+            found = _query_session(ctx.get("data") if isinstance(ctx.get("data"), str) else rec.text)
+    return found
+
+
+def _http_session_of(rec: Message, http_ids: dict[Any, str]) -> str | None:
+    found = _direct_http_session(rec)
+    if found is not None:
+        return found
+    ctx = rec.ctx
+    if isinstance(ctx, dict):
+        for key in ("exchange", "stream"):
+            value = ctx.get(key)
+            if isinstance(value, (int, str)) and value in http_ids:
+                return http_ids[value]
+    return None
+
+
+def _exchange_sessions(records: Iterable[Message]) -> dict[Any, str]:
+    """HTTP exchange -> session id, from any record of the exchange that names it (the answer to an
+    ``initialize`` carries the id its request could not)."""
+    out: dict[Any, str] = {}
+    for rec in records:
+        ctx = rec.ctx
+        if not isinstance(ctx, dict):
+            continue
+        found = _direct_http_session(rec)
+        if found is None:
+            continue
+        for key in ("exchange", "stream"):
+            value = ctx.get(key)
+            if value is not None and isinstance(value, (int, str)):
+                out.setdefault(value, found)
+    return out
+
+
+def _describe(session: ClientSession) -> None:
+    """Fill in the era, protocol and client of one conversation from its messages."""
+    discover_ok = initialize = False
+    request_protocol = None
+    for rec in session.records:
+        if rec.kind != Kind.MESSAGE:
+            continue
+        for m in rec.members():
+            method = m.get("method")
+            if rec.dir == "in" and "id" in m and isinstance(method, str):
+                if method == "initialize":
+                    initialize = True
+                    params = m.get("params") if isinstance(m.get("params"), dict) else {}
+                    info = params.get("clientInfo")
+                    if isinstance(info, dict) and session.client is None:
+                        session.client = _client_name(info)
+                    version = params.get("protocolVersion")
+                    if isinstance(version, str) and session.protocol is None:
+                        session.protocol = version
+                else:
+                    request_protocol = request_protocol or protocol_of_request(m)
+                    info = _meta(m).get(CLIENT_INFO_KEY)
+                    if isinstance(info, dict) and session.client is None:
+                        session.client = _client_name(info)
+            elif rec.dir == "out" and "method" not in m:
+                result = m.get("result")
+                if isinstance(result, dict):
+                    if isinstance(result.get("supportedVersions"), list) and "capabilities" in result:
+                        discover_ok = True
+                    version = result.get("protocolVersion")
+                    if initialize and isinstance(version, str):
+                        session.protocol = version  # the negotiated one wins over the asked one
+    if initialize:
+        session.era = LEGACY
+    elif discover_ok or request_protocol is not None:
+        session.era = MODERN
+        session.protocol = request_protocol or MODERN_PROTOCOL
+    else:
+        session.era = UNKNOWN
+
+
+def _client_name(info: dict[str, Any]) -> str | None:
+    name = info.get("name")
+    if not isinstance(name, str):
+        return None
+    version = info.get("version")
+    return f"{name} {version}" if isinstance(version, str) and version else name
+
+
+def split_sessions(session: Session) -> list[ClientSession]:
+    """The client sessions of a recording, in order of first appearance, each with its era.
+
+    A recording with one conversation gives one :class:`ClientSession` holding every record.
+    """
+    records = session.messages
+    http_ids = _exchange_sessions(records) if session.info.transport != "stdio" else {}
+    splitter = _Splitter()
+    for rec in records:
+        splitter.place(rec, http_ids)
+    sessions = [s for s in splitter.sessions if s.records]
+    for i, s in enumerate(sessions, 1):
+        s.index = i
+        _describe(s)
+    return sessions or [ClientSession(1)]
+
+
+def describe_session(session: Session) -> ClientSession:
+    """The whole recording taken as one conversation, with its era (for a session already split)."""
+    whole = ClientSession(1, records=session.messages)
+    _describe(whole)
+    return whole
