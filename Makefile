@@ -13,6 +13,9 @@ INSPECTOR := $(PEERS)/node_modules/@modelcontextprotocol/inspector/package.json
 # the SARIF 2.1.0 JSON schema (Microsoft's sarif-js-sdk ships it) that the tests validate our SARIF against
 JEST_SARIF_VERSION ?= 1.0.0-beta.0
 SARIF_SCHEMA := $(PEERS)/node_modules/@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json
+# a server whose tools write files: `mcpreel check` must leave its directory as it found it
+FILESYSTEM_VERSION ?= 2026.8.31
+FILESYSTEM := $(PEERS)/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
 
 # other recorders, each in its own virtualenv, replaying cassettes mcpreel wrote (tests/formats/hub)
 MCP_RECORDER_VERSION ?= 0.5.0
@@ -40,8 +43,9 @@ install-dev: $(VENV)/.installed-dev
 # every npm peer in one install, pinned (a later install of one alone would re-resolve the others)
 NPM_PEERS := @modelcontextprotocol/server-everything@$(EVERYTHING_VERSION) \
 	@modelcontextprotocol/inspector@$(INSPECTOR_VERSION) \
-	@microsoft/jest-sarif@$(JEST_SARIF_VERSION)
-NPM_STAMP := $(PEERS)/.npm-$(EVERYTHING_VERSION)-$(INSPECTOR_VERSION)-$(JEST_SARIF_VERSION)
+	@microsoft/jest-sarif@$(JEST_SARIF_VERSION) \
+	@modelcontextprotocol/server-filesystem@$(FILESYSTEM_VERSION)
+NPM_STAMP := $(PEERS)/.npm-$(EVERYTHING_VERSION)-$(INSPECTOR_VERSION)-$(JEST_SARIF_VERSION)-$(FILESYSTEM_VERSION)
 
 $(NPM_STAMP):
 	@if command -v npm >/dev/null 2>&1; then \

@@ -84,6 +84,8 @@ def test_exit_2_for_a_stdio_command_that_fails():
         (("http://x/mcp", "--call", '{"tool": 1}'), "expected a JSON object of tool name -> arguments object"),
         (("http://x/mcp", "--profile", "strictest"), "Invalid value for '--profile'"),
         (("http://x/mcp", "-H", "no-colon"), "expected 'Name: value'"),
+        (("http://x/mcp", "--call-all", "--no-call"), "--call-all and --no-call contradict each other"),
+        (("http://x/mcp", "--era", "2026"), "Invalid value for '--era'"),
     ],
 )
 def test_bad_words_exit_2(args, message):
@@ -91,3 +93,14 @@ def test_bad_words_exit_2(args, message):
     assert p.returncode == 2
     assert message in p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_the_strict_profile_by_its_name_and_its_old_one(base):
+    for name in ("strict-sse", "sse"):
+        p = mcpreel("check", f"{base}/ok/mcp", "--profile", name, "--format", "json")
+        assert p.returncode == 0, p.stderr
+        doc = json.loads(p.stdout)
+        assert doc["profile"] == "strict-sse"
+        # the seed server's tools say nothing of being read-only: listed, not called
+        skipped = [c for c in doc["checks"] if c["id"].startswith("tools-call:")]
+        assert skipped and all(c["status"] == "skip" and "--call-all" in c["summary"] for c in skipped)

@@ -51,10 +51,10 @@ def sdk_urls():
 
 
 def test_sdk_streamable_http_passes_mcp_and_fails_the_seed_on_plain_text(sdk_urls):
-    mcp = run_check(sdk_urls["sse"], options=CheckOptions(profile="mcp"))
+    mcp = run_check(sdk_urls["sse"], options=CheckOptions(profile="mcp", call_all=True))
     assert mcp.exit_code == 0
     assert not_passing(mcp) == {}
-    seed = run_check(sdk_urls["sse"], options=CheckOptions(profile="sse"))
+    seed = run_check(sdk_urls["sse"], options=CheckOptions(profile="sse", call_all=True))
     assert not_passing(seed) == {"tools-call:echo": FAIL}
     r = seed.get("tools-call:echo")
     assert r.issue == "Invalid JSON in Response" and r.summary == "content[0].text is not JSON: example"
@@ -129,7 +129,7 @@ def test_everything_http_on_the_seed_profile(everything_url):
         "session-id": WARN,
     }
     image = report.get("tools-call:get-tiny-image")
-    assert "fail: content[1] is of type 'image'; seed 002 accepts only type \"text\"" in image.details
+    assert "fail: content[1] is of type 'image'; the strict-sse profile accepts only type \"text\"" in image.details
     assert report.exit_code == 1
 
 

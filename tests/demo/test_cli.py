@@ -100,7 +100,7 @@ def test_the_trace_and_the_check_report(demo_run):
     tools = [x["name"] for x in lines if x.get("type") == "step" and x.get("kind") == "tool"]
     assert {"echo", "lookup_customer", "divide", "countdown", "ask_llm"} <= set(tools)
     report = json.loads((out / "check-report.json").read_text())
-    assert report["ok"] is True and report["profile"] == "sse"
+    assert report["ok"] is True and report["profile"] == "strict-sse"
     assert report["counts"]["fail"] == 0 and report["counts"]["warn"] == 0
     assert (out / "check-report.txt").read_text().rstrip().endswith("OK (exit 0)")
 
@@ -114,4 +114,4 @@ def test_demo_prints_the_inspect_summary_and_the_files(demo_run):
                  "check-report.txt"):
         assert re.search(rf"^  {re.escape(name)} +\S", p.stdout, re.M), name
     assert "(not written)" not in p.stdout
-    assert "check: 21 checks: 20 pass · 0 fail · 0 warn · 1 skip  ->  OK (exit 0)" in p.stdout
+    assert "check: 24 checks: 23 pass · 0 fail · 0 warn · 1 skip  ->  OK (exit 0)" in p.stdout

@@ -25,7 +25,7 @@ def url():
 
 
 def test_streamable_http_passes_every_seed_check_without_a_warning(url):
-    report = run_check(url, options=CheckOptions(profile="sse", strict=True))
+    report = run_check(url, options=CheckOptions(profile="sse", strict=True, call_all=True))
     assert {r.id: r.status for r in report.results if r.status != PASS} == {"stdout-clean": SKIP}
     assert report.exit_code == 0
     assert report.server_info["name"] == "mcpreel-demo"
@@ -36,11 +36,11 @@ def test_streamable_http_passes_every_seed_check_without_a_warning(url):
 
 def test_stdio_passes_every_seed_check_that_applies():
     report = run_check(command=[sys.executable, "-m", "mcpreel", "demo-server"],
-                       options=CheckOptions(profile="sse", strict=True))
+                       options=CheckOptions(profile="sse", strict=True, call_all=True))
     not_passing = {r.id: r.status for r in report.results if r.status != PASS}
     assert set(not_passing.values()) == {SKIP}
     assert set(not_passing) == {"http-post", "sse-content-type", "sse-framing", "session-id", "origin",
-                                "protocol-version-header"}
+                                "protocol-version-header", "routing-headers"}
     assert report.get("parse-error").summary == "-32700 Parse error, id null"
 
 

@@ -37,7 +37,7 @@ def test_text_table():
     assert "mcpreel check http://127.0.0.1:9/mcp  (http)" in out
     assert "server: srv 2.0 · protocol 2024-11-05 · 1.2 s" in out
     assert "sse-content-type" in out and "tools/list answered application/json" in out
-    assert "FAIL sse-content-type · Responses are text/event-stream  [seed 002: Response Not Streaming]" in out
+    assert "FAIL sse-content-type · Responses are text/event-stream  [Response Not Streaming]" in out
     assert "received  200 application/json {}" in out
     assert "4 checks: 1 pass · 1 fail · 1 warn · 1 skip  ->  FAILED (a check failed; exit 1)" in out
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpreel.check.legacy_sse import SseProbe
 from mcpreel.check.probe import Exchange, HttpProbe, StdioProbe
 from mcpreel.check.result import FAIL, PASS, SKIP, WARN, CheckResult
 
@@ -20,7 +21,9 @@ __all__ = [
     "FIRST_VERSION",
     "HEADER_ERA",
     "PASS",
+    "ERAS",
     "PROFILES",
+    "PROFILE_ALIASES",
     "SKIP",
     "WARN",
     "CheckMeta",
@@ -31,25 +34,39 @@ __all__ = [
     "result",
 ]
 
-#: ``sse``: seed 002's strict format; ``mcp``: what the MCP specification allows
+#: ``strict-sse``: the strict format some HTTP-SSE clients need (seed 002's); ``mcp``: what the MCP
+#: specification allows
 PROFILES = {
-    "sse": "seed 002's format: JSON-RPC over HTTP POST, SSE responses, JSON strings in text content",
+    "strict-sse": "strict SSE format: JSON-RPC over HTTP POST, SSE responses, JSON strings in text content",
     "mcp": "what the MCP specification allows: JSON or SSE responses, any content type",
 }
+#: other names a profile answers to (``sse`` was the strict profile's first name)
+PROFILE_ALIASES = {"sse": "strict-sse"}
+#: ``--era``: which protocol eras the check speaks (see :mod:`mcpreel.check.era`)
+ERAS = ("auto", "legacy", "modern")
 
-#: the protocol version the check speaks first, per profile (seed 002's own example uses 2024-11-05)
-FIRST_VERSION = {"sse": "2024-11-05", "mcp": "2025-11-25"}
+#: the protocol version the check speaks first, per profile (the strict format's own example uses 2024-11-05)
+FIRST_VERSION = {"strict-sse": "2024-11-05", "mcp": "2025-11-25"}
 #: from this version on a client sends MCP-Protocol-Version on every HTTP request
 HEADER_ERA = "2025-06-18"
 
 
 @dataclass
 class CheckOptions:
-    """How to run: ``calls`` gives a tool's arguments (``--call``); ``no_call`` calls no other tool."""
+    """How to run.
 
-    profile: str = "sse"
+    Tools: ``calls`` gives some tools' arguments (``--call``: those are called whatever their
+    annotations say); other tools are called only when annotated ``readOnlyHint: true``, unless
+    ``call_all`` (``--call-all``); ``no_call`` calls none but those in ``calls``. ``era`` picks the
+    protocol eras spoken (``auto``: the 2026-07-28 era when the server answers ``server/discover``, the
+    handshake era when it answers ``initialize``).
+    """
+
+    profile: str = "strict-sse"
     calls: dict[str, Any] = field(default_factory=dict)
     no_call: bool = False
+    call_all: bool = False
+    era: str = "auto"
     timeout: float = 10.0
     headers: dict[str, str] = field(default_factory=dict)
     strict: bool = False
@@ -61,15 +78,16 @@ class CheckMeta:
     title: str
     section: int
     only: str | None = None  # "http" | "stdio" | None
-    needs: tuple[str, ...] = ("init",)  # "init", "tools"
+    needs: tuple[str, ...] = ("init",)  # "init" (the era's first exchange answered), "tools"
+    handshake: bool = False  # a rule of the initialize handshake era only
 
 
-def check(id: str, title: str, section: int, *, only: str | None = None,
-          needs: tuple[str, ...] = ("init",)) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def check(id: str, title: str, section: int, *, only: str | None = None, needs: tuple[str, ...] = ("init",),
+          handshake: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a check function."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        fn.meta = CheckMeta(id, title, section, only, needs)  # type: ignore[attr-defined]
+        fn.meta = CheckMeta(id, title, section, only, needs, handshake)  # type: ignore[attr-defined]
         return fn
 
     return deco
@@ -82,11 +100,12 @@ def meta_of(fn: Callable[..., Any]) -> CheckMeta:
 class Run:
     """One check run's state. Checks read it and add what they learn (tools, versions, sessions)."""
 
-    def __init__(self, probe: HttpProbe | StdioProbe, options: CheckOptions,
-                 spawn: Callable[[], StdioProbe] | None = None) -> None:
+    def __init__(self, probe: HttpProbe | StdioProbe | SseProbe, options: CheckOptions,
+                 spawn: Callable[[], StdioProbe | SseProbe] | None = None, *, modern: bool = False) -> None:
         self.probe = probe
         self.options = options
-        self.spawn = spawn  # a fresh stdio server, for checks that need a new connection
+        self.modern = modern  # speaking 2026-07-28 (server/discover), not the initialize handshake
+        self.spawn = spawn  # a fresh stdio server (or SSE stream), for checks that need a new connection
         self.init: Exchange | None = None
         self.init_result: dict[str, Any] | None = None
         self.negotiated: str | None = None
@@ -101,15 +120,17 @@ class Run:
 
     @property
     def strict_format(self) -> bool:
-        """True under seed 002's profile."""
-        return self.options.profile == "sse"
+        """True under the strict SSE profile."""
+        return self.options.profile == "strict-sse"
 
     @property
     def http(self) -> bool:
         return self.probe.transport == "http"
 
-    def by_profile(self, sse: str, mcp: str) -> str:
-        return sse if self.strict_format else mcp
+    @property
+    def ping(self) -> str:
+        """The cheapest request of the era: ``ping`` (2026-07-28 has none: ``server/discover`` there)."""
+        return "server/discover" if self.modern else "ping"
 
 
 def result(fn: Callable[..., Any], status: str, summary: str, *, ex: Exchange | None = None,

@@ -18,7 +18,7 @@ from mcpreel.check.result import CheckResult
 NOT_STREAMING = "Response Not Streaming"
 STREAM_FIX = (
     'answer every POST that carries a request with "Content-Type: text/event-stream" and the response as '
-    'one "event: message" event (seed 002: StreamingResponse(stream(), media_type="text/event-stream"))'
+    'one "event: message" event (e.g. StreamingResponse(stream(), media_type="text/event-stream"))'
 )
 _RANK = {PASS: 0, SKIP: 0, WARN: 1, FAIL: 2}
 
@@ -49,11 +49,11 @@ def http_post(run: Run) -> CheckResult:
     status = ex.status
     path = urlsplit(ex.url or "").path
     if status in (404, 405):
-        fix = "expose a POST endpoint for JSON-RPC at this URL (seed 002: e.g. /mcp)"
+        fix = "expose a POST endpoint for JSON-RPC at this URL (e.g. /mcp)"
         if path in ("", "/"):
             fix += "; the URL has no path: did you mean …/mcp?"
-        if status == 405:
-            fix += "; a 405 on POST can also mean a legacy HTTP+SSE server (GET /sse), which seed 002 does not describe"
+        fix += ("; if this is a legacy HTTP+SSE server, check its event stream URL instead: mcpreel check "
+                "http://…/sse")
     elif status in (401, 403):
         challenge = ex.headers.get("www-authenticate")
         fix = "the server wants credentials: pass them with --header 'Authorization: Bearer …'"
@@ -69,7 +69,7 @@ def http_post(run: Run) -> CheckResult:
         fix = f"the endpoint redirects (to {ex.headers.get('location', '?')}): check with the final URL"
     else:
         fix = "answer a JSON-RPC POST with 200 and the response"
-    return result(http_post, FAIL, f"initialize POST answered {status}", ex=ex, fix=fix)
+    return result(http_post, FAIL, f"{ex.label} POST answered {status}", ex=ex, fix=fix)
 
 
 @check("sse-content-type", "Responses are text/event-stream", 2, only="http", needs=())
@@ -121,7 +121,7 @@ def sse_framing(run: Run) -> CheckResult:
             if ev.data == "":
                 if run.strict_format and not e.side:
                     problems.append((WARN, f"{e.label}: an event with empty data (the MCP 2025-11-25 priming event); "
-                                           "seed 002 expects every event to carry a message", e))
+                                           "the strict-sse profile expects every event to carry a message", e))
                 continue
             if ev.event != "message":
                 problems.append((FAIL, f"{e.label}: event type {ev.event!r}; MCP clients read only message "
@@ -154,7 +154,7 @@ def sse_framing(run: Run) -> CheckResult:
 _VISIBLE_ASCII = re.compile(r"[\x21-\x7e]+")
 
 
-@check("session-id", "Mcp-Session-Id issued, then required", 7, only="http")
+@check("session-id", "Mcp-Session-Id issued, then required", 7, only="http", handshake=True)
 def session_id(run: Run) -> CheckResult:
     sid = run.session_id
     probe = run.probe
@@ -192,7 +192,8 @@ def session_id(run: Run) -> CheckResult:
 
 @check("origin", "Origin validated", 7, only="http")
 def origin(run: Run) -> CheckResult:
-    ex = run.probe.request("ping", label="ping from a foreign Origin", headers={"Origin": "http://mcpreel-check.invalid"})
+    ex = run.probe.request(run.ping, label=f"{run.ping} from a foreign Origin",
+                           headers={"Origin": "http://mcpreel-check.invalid"})
     fix = ("reject requests whose Origin header is present and not one of yours with 403 (MCP: servers must "
            "validate Origin, against DNS rebinding); bind local servers to 127.0.0.1")
     if ex.status == 403:
@@ -207,7 +208,7 @@ def origin(run: Run) -> CheckResult:
 
 @check("protocol-version-header", "MCP-Protocol-Version honoured", 7, only="http")
 def protocol_version_header(run: Run) -> CheckResult:
-    ex = run.probe.request("ping", label="ping with MCP-Protocol-Version: 1999-01-01",
+    ex = run.probe.request(run.ping, label=f"{run.ping} with MCP-Protocol-Version: 1999-01-01",
                            headers={"MCP-Protocol-Version": "1999-01-01"})
     fix = "answer 400 to a request whose MCP-Protocol-Version header names a version you do not support"
     if ex.status == 400:

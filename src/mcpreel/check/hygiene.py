@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcpreel.check.context import FAIL, PASS, WARN, Run, check, result
+from mcpreel.check.legacy_sse import SseProbe
 from mcpreel.check.probe import Exchange, StdioProbe, excerpt
 from mcpreel.check.result import CheckResult
 
@@ -37,9 +38,9 @@ def notifications(run: Run) -> CheckResult:
             return result(notifications, FAIL, f"notifications/initialized -> {ex.status} with a body", ex=ex, fix=fix)
         return result(notifications, FAIL, f"notifications/initialized was refused: {ex.status or ex.error}", ex=ex,
                       fix="accept notifications/initialized after initialize (202, no body)")
-    # stdio: whatever answers the notification arrives before (or just after) the answer to a ping
-    assert isinstance(probe, StdioProbe)
-    ping = probe.request("ping", label="ping after notifications/initialized")
+    # stdio, legacy SSE: whatever answers the notification arrives before (or just after) the answer to a ping
+    assert isinstance(probe, (StdioProbe, SseProbe))
+    ping = probe.request(run.ping, label=f"{run.ping} after notifications/initialized")
     late = probe.drain(0.15)
     stray = [m for m in _responses(ex.messages + ping.messages + late) if m is not ping.response]
     if stray:
@@ -52,7 +53,7 @@ def notifications(run: Run) -> CheckResult:
 @check("jsonrpc-ids", "Ids echoed with their type; jsonrpc: \"2.0\"", 6)
 def jsonrpc_ids(run: Run) -> CheckResult:
     probe = run.probe
-    ping = probe.request("ping", id="mcpreel-check-ping", label="ping with a string id")
+    ping = probe.request(run.ping, id="mcpreel-check-ping", label=f"{run.ping} with a string id")
     problems: list[tuple[str, str, Exchange]] = []
     judged = 0
     for ex in probe.exchanges:
@@ -78,7 +79,7 @@ def jsonrpc_ids(run: Run) -> CheckResult:
         if isinstance(err, dict) and err.get("code") == -32601:
             problems.append((WARN, "ping is not supported (MCP requires every server to answer ping with {})", ping))
     elif ping.response is None and not any(p[2] is ping for p in problems):
-        problems.append((FAIL, f"ping with a string id: {ping.error or 'no response with that id'}", ping))
+        problems.append((FAIL, f"{ping.label}: {ping.error or 'no response with that id'}", ping))
     fix = "copy the request's id into the response unchanged (same value, same JSON type) with \"jsonrpc\": \"2.0\""
     if not problems:
         return result(jsonrpc_ids, PASS, f"{judged} responses: ids echoed with their type (string and number)")
@@ -110,9 +111,9 @@ def parse_error(run: Run) -> CheckResult:
         ex = probe.send(MALFORMED, label="malformed JSON")
         messages = ex.messages
     else:
-        assert isinstance(probe, StdioProbe)
-        ex = probe.send(MALFORMED, label="malformed JSON line")
-        after = probe.request("ping", label="ping after a malformed line")
+        assert isinstance(probe, (StdioProbe, SseProbe))
+        ex = probe.send(MALFORMED, label="malformed JSON line" if isinstance(probe, StdioProbe) else "malformed JSON")
+        after = probe.request(run.ping, label=f"{run.ping} after a malformed line")
         messages = ex.messages + after.messages + probe.drain(0.1)
         if not probe.alive:
             return result(parse_error, FAIL, f"a malformed line ended the server: {probe.exited_reason()}", ex=ex,
@@ -137,6 +138,9 @@ def parse_error(run: Run) -> CheckResult:
             return result(parse_error, WARN, f"no -32700: HTTP {ex.status} without a JSON-RPC error (MCP allows "
                                              "that, JSON-RPC 2.0 asks for -32700)", ex=ex, fix=fix)
         return result(parse_error, FAIL, f"no -32700: malformed JSON got {ex.status or ex.error}", ex=ex, fix=fix)
+    if isinstance(probe, SseProbe) and ex.error and ex.error.startswith("POST answered 4"):
+        return result(parse_error, WARN, f"no -32700: the {ex.error.split(':')[0]} without a JSON-RPC error (MCP "
+                                         "allows that, JSON-RPC 2.0 asks for -32700)", ex=ex, fix=fix)
     return result(parse_error, WARN, "no -32700: a malformed line got no answer (JSON-RPC 2.0 asks for one; "
                                      "the official SDKs stay silent on stdio)", ex=ex, fix=fix)
 

@@ -1,4 +1,4 @@
-"""Checks of the three methods seed 002 requires: ``initialize`` (and version negotiation), ``tools/list``
+"""Checks of the three methods every tool server answers: ``initialize`` (and version negotiation), ``tools/list``
 (and every tool's schema), ``tools/call`` of each tool (spec 05 parts 3, 4 and 5)."""
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ def _no_answer(ex: Exchange, what: str) -> str:
 # -- initialize ------------------------------------------------------------------------------------
 
 
-@check("initialize", "initialize: protocolVersion, capabilities.tools, serverInfo{name,version}", 3, needs=())
+@check("initialize", "initialize: protocolVersion, capabilities.tools, serverInfo{name,version}", 3, needs=(),
+       handshake=True)
 def initialize(run: Run) -> CheckResult:
     ex = run.init
     assert ex is not None
@@ -58,7 +59,8 @@ def initialize(run: Run) -> CheckResult:
                       fix="answer initialize with a JSON-RPC result carrying the same id")
     if "error" in resp:
         return result(initialize, FAIL, f"initialize answered {_error_text(resp)}", ex=ex,
-                      fix="answer initialize with a result (seed 002 shows the exact shape)")
+                      fix='answer initialize with a result: {"protocolVersion": ..., "capabilities": {"tools": {}}, '
+                          '"serverInfo": {"name": ..., "version": ...}}')
     res = resp.get("result")
     if not isinstance(res, dict):
         return result(initialize, FAIL, "initialize result is not an object", ex=ex)
@@ -92,7 +94,7 @@ def initialize(run: Run) -> CheckResult:
                   + "; ".join(p[1] for p in problems), ex=ex, fix=fix)
 
 
-@check("version-negotiation", "Protocol version negotiated for an older and a newer client", 3)
+@check("version-negotiation", "Protocol version negotiated for an older and a newer client", 3, handshake=True)
 def version_negotiation(run: Run) -> CheckResult:
     problems: list[tuple[str, str, Exchange | None]] = []
     answers = []
@@ -271,27 +273,55 @@ def tool_schemas(run: Run) -> CheckResult:
 # -- tools/call ------------------------------------------------------------------------------------
 
 
-@check("tools-call", "tools/call returns content[] (text holding JSON, for seed 002)", 5, needs=("init", "tools"))
+@check("tools-call", "tools/call returns content[] (text holding JSON, for the strict-sse profile)", 5,
+       needs=("init", "tools"))
 def tool_calls(run: Run) -> list[CheckResult]:
+    """Call the tools it may: those given with ``--call``, and by default only those annotated read-only.
+
+    MCP's defaults make a tool without annotations potentially destructive (``readOnlyHint`` false,
+    ``destructiveHint`` true): a check must not write files, commit or delete because it was pointed at a
+    server, so every other tool is listed as skipped, with why and how to opt in.
+    """
     assert run.tools is not None
     opts = run.options
     listed = [t for t in run.tools if isinstance(t.get("name"), str)]
     plan: list[tuple[str, Any, str, dict[str, Any] | None]] = []  # name, arguments, origin, schema
+    skipped: list[CheckResult] = []
     for tool in listed:
         name = tool["name"]
         if name in opts.calls:
             plan.append((name, opts.calls[name], "given", tool.get("inputSchema")))
-        elif not opts.no_call:
+        elif opts.no_call:
+            continue
+        elif opts.call_all or read_only(tool):
             schema = tool.get("inputSchema")
             plan.append((name, example_arguments(schema), "generated", schema))
+        else:
+            skipped.append(CheckResult(id=f"tools-call:{name}", title=f"tools/call {name}", status=SKIP,
+                                       summary=f"not called: {not_read_only_reason(tool)}; --call-all or "
+                                               f"--call '{{\"{name}\": {{...}}}}' to call it", section=5))
     names = {t["name"] for t in listed}
     for name, args in opts.calls.items():
         if name not in names:
             plan.append((name, args, "given, not in tools/list", None))
-    if not plan:
+    if not plan and not skipped:
         why = "--no-call" if opts.no_call else "no tools"
         return [result(tool_calls, SKIP, f"not run: {why}")]
-    return [_call_one(run, name, args, origin, schema) for name, args, origin, schema in plan]
+    return [_call_one(run, name, args, origin, schema) for name, args, origin, schema in plan] + skipped
+
+
+def read_only(tool: dict[str, Any]) -> bool:
+    """True when the tool says it changes nothing: ``annotations.readOnlyHint`` is ``true``."""
+    annotations = tool.get("annotations")
+    return isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
+
+
+def not_read_only_reason(tool: dict[str, Any]) -> str:
+    """Why a tool is not taken as read-only, in the words of its annotations."""
+    annotations = tool.get("annotations")
+    if not isinstance(annotations, dict) or "readOnlyHint" not in annotations:
+        return "not annotated readOnlyHint: true"
+    return f"annotated readOnlyHint: {jsonio.dumps_str(annotations.get('readOnlyHint'))}"
 
 
 def _call_one(run: Run, name: str, args: Any, origin: str, schema: Any) -> CheckResult:
@@ -340,7 +370,7 @@ def _first_text(res: dict[str, Any]) -> str | None:
 
 
 def _judge_content(run: Run, res: dict[str, Any]) -> tuple[str, str, str | None, str | None, list[str]]:
-    """(status, summary, fix, seed issue, further problems) for a tools/call result."""
+    """(status, summary, fix, named issue, further problems) for a tools/call result."""
     content = res.get("content")
     if not isinstance(content, list):
         return (FAIL, "result.content is missing or not an array",
@@ -367,10 +397,10 @@ def _judge_content(run: Run, res: dict[str, Any]) -> tuple[str, str, str | None,
                     jsonio.loads(text)
                 except (ValueError, UnicodeDecodeError, RecursionError):
                     problems.append((FAIL, f"content[{i}].text is not JSON: {excerpt(text, 80)}",
-                                     'seed 002\'s client parses text as JSON: put json.dumps(result) in "text"',
+                                     'strict SSE clients parse text as JSON: put json.dumps(result) in "text"',
                                      INVALID_JSON))
         elif run.strict_format:
-            problems.append((FAIL, f"content[{i}] is of type {kind!r}; seed 002 accepts only type \"text\"",
+            problems.append((FAIL, f"content[{i}] is of type {kind!r}; the strict-sse profile accepts only type \"text\"",
                              'return the data as {"type": "text", "text": json.dumps(data)}', None))
         elif kind not in CONTENT_TYPES:
             problems.append((WARN, f"content[{i}] is of type {kind!r}, which MCP does not define",

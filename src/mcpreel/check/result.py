@@ -24,7 +24,7 @@ class CheckResult:
     """One check. ``id`` is stable (``sse-framing``, ``tools-call:echo``) and is what JSON and JUnit name.
 
     ``summary`` is one line; ``sent`` / ``received`` are short excerpts of the exchange that decided the
-    result; ``fix`` says what to change; ``issue`` names seed 002's "Common Issues" entry when the
+    result; ``fix`` says what to change; ``issue`` names a well-known failure ("Response Not Streaming") when the
     failure is one of them; ``details`` lists every further problem found by the same check.
     """
 
@@ -55,13 +55,14 @@ class CheckReport:
     """Every result of one run against one server, and what the run learned about the server."""
 
     target: str
-    transport: str  # "http" | "stdio"
-    profile: str  # "sse" | "mcp"
+    transport: str  # "http" (Streamable HTTP) | "stdio" | "sse" (legacy HTTP+SSE)
+    profile: str  # "strict-sse" | "mcp"
     results: list[CheckResult] = field(default_factory=list)
     server_info: dict[str, Any] | None = None
     protocol_version: str | None = None
     duration_ms: int = 0
     strict: bool = False  # warnings count as failures
+    eras: list[str] = field(default_factory=list)  # what each protocol era's first request got, one line each
 
     def counts(self) -> dict[str, int]:
         out = {s: 0 for s in STATUSES}
@@ -95,6 +96,7 @@ class CheckReport:
             "exit_code": self.exit_code,
             "server_info": self.server_info,
             "protocol_version": self.protocol_version,
+            "eras": list(self.eras),
             "duration_ms": self.duration_ms,
             "counts": self.counts(),
             "checks": [r.to_dict() for r in self.results],

@@ -14,7 +14,8 @@ from mcpreel.cli import output
 if TYPE_CHECKING:
     from rich.console import Console
 
-_PROFILES = click.Choice(["sse", "mcp"])
+_PROFILES = click.Choice(["strict-sse", "mcp", "sse"])
+_ERAS = click.Choice(["auto", "legacy", "modern"])
 _FORMATS = click.Choice(["text", "json", "junit"])
 
 
@@ -66,10 +67,16 @@ def _text_console() -> Console:
 @click.argument("url", required=False)
 @click.option("--command", "command", metavar="CMD",
               help="Check a stdio server started by CMD (HTTP-only checks are skipped).")
-@click.option("--profile", type=_PROFILES, default="sse", show_default=True,
-              help="sse: seed 002's strict format (SSE responses, JSON in text); mcp: what the MCP spec allows.")
+@click.option("--profile", type=_PROFILES, default="strict-sse", show_default=True,
+              help="strict-sse: the strict HTTP-SSE format (SSE responses, JSON in text; 'sse' for short); "
+                   "mcp: what the MCP spec allows.")
+@click.option("--era", type=_ERAS, default="auto", show_default=True,
+              help="Protocol era: legacy (initialize handshake), modern (2026-07-28: server/discover), "
+                   "auto (each one the server answers).")
 @click.option("--call", "calls", type=CallsParam(), multiple=True,
-              help='Arguments for tools: \'{"tool": {...}}\' or @file.json (repeatable).')
+              help='Call these tools with these arguments: \'{"tool": {...}}\' or @file.json (repeatable).')
+@click.option("--call-all", is_flag=True,
+              help="Call every tool, also those not annotated readOnlyHint: true (they may change things).")
 @click.option("--no-call", is_flag=True, help="Call no tool (except those given with --call).")
 @click.option("--format", "fmt", type=_FORMATS, default="text", show_default=True)
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
@@ -81,12 +88,14 @@ def _text_console() -> Console:
 @click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False),
               help="Also write a SARIF 2.1.0 report here (failed checks as errors, warnings as warnings).")
 @output.run_command
-def check_command(url: str | None, command: str | None, profile: str, calls: tuple[dict[str, Any], ...],
-                  no_call: bool, fmt: str, timeout: float, headers: tuple[tuple[str, str], ...], strict: bool,
-                  out: str | None, sarif_path: str | None = None) -> None:
-    """Check a live MCP server against seed 002's format and MCP's rules.
+def check_command(url: str | None, command: str | None, profile: str, era: str, calls: tuple[dict[str, Any], ...],
+                  call_all: bool, no_call: bool, fmt: str, timeout: float, headers: tuple[tuple[str, str], ...],
+                  strict: bool, out: str | None, sarif_path: str | None = None) -> None:
+    """Check a live MCP server against the strict SSE format and MCP's rules.
 
-    Exit 0 when nothing failed, 1 when a check failed, 2 when the server could not be reached.
+    URL is a Streamable HTTP endpoint (…/mcp) or a legacy HTTP+SSE stream (…/sse). By default only tools
+    annotated readOnlyHint: true are called (--call-all, --call to call others), and what the report
+    quotes of their answers is redacted. Exit 0 when nothing failed, 1 when a check failed, 2 when the server could not be reached.
     """
     from mcpreel.check import CheckOptions, run_check
     from mcpreel.errors import UsageError
@@ -97,7 +106,9 @@ def check_command(url: str | None, command: str | None, profile: str, calls: tup
     merged: dict[str, Any] = {}
     for c in calls:
         merged.update(c)
-    options = CheckOptions(profile=profile, calls=merged, no_call=no_call, timeout=timeout,
+    if call_all and no_call:
+        raise UsageError("--call-all and --no-call contradict each other: give one")
+    options = CheckOptions(profile=profile, era=era, calls=merged, call_all=call_all, no_call=no_call, timeout=timeout,
                            headers=dict(headers), strict=strict)
     report = run_check(url, command=command, options=options)
     doc = render.to_json(report) if fmt == "json" else render.to_junit(report) if fmt == "junit" else None

@@ -10,8 +10,8 @@
 3. **Streamable HTTP, recorded by the HTTP recorder.** The demo server serves Streamable HTTP on a free
    loopback port; the HTTP recorder (:func:`mcpreel.record.http_session.record_http`) sits in front of it;
    the same client session runs through it; the recorder writes the HTTP transcript envelope.
-4. **The check.** ``mcpreel check --profile sse`` runs against the HTTP demo server; the report is saved
-   as text and JSON.
+4. **The check.** ``mcpreel check --profile strict-sse --call-all`` runs against the HTTP demo server (its tools
+   are safe to call); the report is saved as text and JSON.
 
 :func:`run_demo` returns a :class:`DemoResult` (the files, the inspect report of the reel, the check
 report, what each step did). It never prints: the CLI renders it. A step that cannot run (a part of
@@ -42,7 +42,7 @@ DEMO_FILES = {
     "trace": ("session.trace.jsonl", "the same session as an Assay V2 trace"),
     "envelope": ("session.http.json", "the Streamable HTTP run as an HTTP transcript envelope"),
     "http-reel": ("session-http.reel.jsonl", "the Streamable HTTP run as the HTTP recorder's reel"),
-    "check-text": ("check-report.txt", "mcpreel check --profile sse of the demo server"),
+    "check-text": ("check-report.txt", "mcpreel check --profile strict-sse of the demo server"),
     "check-json": ("check-report.json", "the same check report as JSON"),
 }
 
@@ -232,18 +232,18 @@ def record_http_run(envelope: Path, http_reel: Path, server_url: str, said: Call
 
 
 def check_server(server_url: str, text_path: Path, json_path: Path, said: Callable[[str], None]) -> Any:
-    """Step 4: ``mcpreel check --profile sse`` of the HTTP demo server, saved as text and JSON."""
+    """Step 4: ``mcpreel check --profile strict-sse --call-all`` of the HTTP demo server, saved as text and JSON."""
     from mcpreel.check import CheckOptions, run_check
     from mcpreel.render.check import plain_lines, to_json
     from mcpreel._infra.fileio import atomic_output
 
-    report = run_check(server_url, options=CheckOptions(profile="sse"))
+    report = run_check(server_url, options=CheckOptions(profile="strict-sse", call_all=True))  # our tools are safe
     with atomic_output(text_path) as fh:
         fh.write(("\n".join(plain_lines(report)) + "\n").encode("utf-8"))
     with atomic_output(json_path) as fh:
         fh.write(to_json(report).encode("utf-8"))
     c = report.counts()
-    said(f"mcpreel check --profile sse: {c['pass']} pass, {c['fail']} fail, {c['warn']} warn, {c['skip']} skip")
+    said(f"mcpreel check --profile strict-sse: {c['pass']} pass, {c['fail']} fail, {c['warn']} warn, {c['skip']} skip")
     return report
 
 

@@ -47,10 +47,12 @@ def verdict(report: CheckReport) -> str:
 
 
 def _header(report: CheckReport) -> list[str]:
+    eras = [f"eras: {'; '.join(report.eras)}"] if report.eras else []
     return [
         f"mcpreel check {report.target}  ({report.transport})",
         f"profile {report.profile}: {PROFILES.get(report.profile, '')}",
         f"{_server(report)} · {report.duration_ms / 1000:.1f} s",
+        *eras,
     ]
 
 
@@ -77,7 +79,7 @@ def plain_lines(report: CheckReport) -> Iterator[str]:
         if r.status in (PASS, SKIP):
             continue
         yield ""
-        issue = f"  [seed 002: {r.issue}]" if r.issue else ""
+        issue = f"  [{r.issue}]" if r.issue else ""
         yield f"{r.status.upper()} {r.id} · {r.title}{issue}"
         for label, text in _block(r):
             yield f"  {label:<8}  {text}" if label != "-" else f"    - {text}"
@@ -104,7 +106,7 @@ def renderables(report: CheckReport) -> Iterator[RenderableType]:
         head.append(r.status.upper(), style=_STYLE[r.status])
         head.append(f" {r.id} · {r.title}")
         if r.issue:
-            head.append(f"  [seed 002: {r.issue}]", style="bold")
+            head.append(f"  [{r.issue}]", style="bold")
         yield head
         grid = Table.grid(padding=(0, 2), pad_edge=True)
         grid.add_column(style="dim", no_wrap=True)
