@@ -8,7 +8,7 @@ PEERS  := .peers
 EVERYTHING_VERSION ?= 2026.8.31
 EVERYTHING := $(PEERS)/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 
-.PHONY: demo test install install-dev peers bench clean
+.PHONY: demo test install install-dev peers chromium phoenix bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +31,17 @@ $(EVERYTHING):
 			@modelcontextprotocol/server-everything@$(EVERYTHING_VERSION) || echo "warning: npm install failed; server-everything tests will be skipped"; \
 	else echo "warning: npm not found; server-everything tests will be skipped"; fi
 
-peers: $(EVERYTHING)
+peers: $(EVERYTHING) chromium phoenix
+
+# headless Chromium for the HTML report's browser tests (Debian's package; Playwright drives it, its own
+# browser download is never used). Installed only when missing and apt is usable; else the tests skip.
+chromium:
+	@if [ -x /usr/bin/chromium ]; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "installing chromium (apt)"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+			|| echo "warning: apt-get install chromium failed; browser tests will be skipped"; \
+	else echo "warning: /usr/bin/chromium missing and apt-get unusable here; browser tests will be skipped"; fi
 
 # the main job on the built-in demo server: record (stdio and Streamable HTTP), convert, check -> demo-output/
 demo: install
