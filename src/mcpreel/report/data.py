@@ -137,7 +137,7 @@ def _info_name(info: Any) -> str | None:
     if not isinstance(name, str):
         return None
     version = info.get("version")
-    return f"{name} {version}" if isinstance(version, str) else name
+    return f"{name} {version}" if isinstance(version, str) and version else name
 
 
 class _Collector:

@@ -27,6 +27,8 @@
   var statusBox = document.getElementById("call-status");
   var countBox = document.getElementById("call-count");
   var sortKey = "n", sortDir = 1;
+  // "first" and "slowest" say why a call is in the page: noise when every call is
+  var allShown = calls.length >= (data.calls_total || 0);
 
   calls.forEach(function (c) {
     c._failed = !!FAILED[c.status];
@@ -46,7 +48,7 @@
     var st = el("td", { "class": "status" }, c.status === "error" ? "error " + (c.code === null ? "" : c.code) : c.status);
     if (c.cancelled) st.appendChild(el("span", { "class": "tag" }, "cancelled"));
     if (c.dropped) st.appendChild(el("span", { "class": "tag" }, "dropped"));
-    (c.tags || []).forEach(function (t) { if (t !== "failed") st.appendChild(el("span", { "class": "tag" }, t)); });
+    if (!allShown) (c.tags || []).forEach(function (t) { if (t !== "failed") st.appendChild(el("span", { "class": "tag" }, t)); });
     tr.appendChild(st);
     tr.addEventListener("click", function () { toggleCall(tr, c); });
     tr.addEventListener("keydown", function (ev) { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); toggleCall(tr, c); } });
