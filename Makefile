@@ -43,6 +43,15 @@ chromium:
 			|| echo "warning: apt-get install chromium failed; browser tests will be skipped"; \
 	else echo "warning: /usr/bin/chromium missing and apt-get unusable here; browser tests will be skipped"; fi
 
+# Arize Phoenix, a real OTLP backend for the export tests, in its own virtualenv (its pins stay out of ours)
+PHOENIX_VERSION ?= 20.26.1
+$(PEERS)/phoenix/.installed:
+	@mkdir -p $(PEERS)
+	@($(PYTHON) -m venv $(PEERS)/phoenix && $(PEERS)/phoenix/bin/pip install -q arize-phoenix==$(PHOENIX_VERSION) \
+		&& touch $@) || echo "warning: installing arize-phoenix failed; the Phoenix test will be skipped"
+
+phoenix: $(PEERS)/phoenix/.installed
+
 # the main job on the built-in demo server: record (stdio and Streamable HTTP), convert, check -> demo-output/
 demo: install
 	$(VENV)/bin/mcpreel demo --out demo-output
