@@ -102,14 +102,11 @@ class Exchange:
     response_index: int | None = None
     t_end: int | None = None
     cancelled: bool = False  # a notifications/cancelled named it
+    target: str | None = None  # the tool or prompt name or resource URI (see :func:`target_of`)
 
     @property
     def params(self) -> Any:
         return self.request.get("params")
-
-    @property
-    def target(self) -> str | None:
-        return target_of(self.method, self.params)
 
     @property
     def tool(self) -> str | None:
@@ -176,7 +173,8 @@ class _Walker:
         if method is not None:
             method = method if isinstance(method, str) else str(method)
             if "id" in raw:
-                ex = Exchange(self.n, index, d, method, raw.get("id"), raw, msg.t, origin, dropped=msg.dropped)
+                ex = Exchange(self.n, index, d, method, raw.get("id"), raw, msg.t, origin, dropped=msg.dropped,
+                              target=target_of(method, raw.get("params")))
                 self.n += 1
                 if not msg.dropped and self.correlator.request(d, raw.get("id"), ex, scope=origin):
                     self.by_id[(origin, d, _hashable(raw.get("id")))] = ex
