@@ -52,6 +52,9 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
                      help="HTTP transports: an Origin the proxy's listener accepts (repeatable)."),
         click.option("-q", "--quiet", is_flag=True, help="Say nothing of the recorder's own on stderr (warnings still)."),
+        click.option("--otlp-endpoint", metavar="URL",
+                     help="stdio: also export spans live to this OTLP/HTTP collector (batched, off the forwarding path; "
+                          "a dead collector costs one warning). Needs mcpreel[otel]."),
     ]
     for decorate in reversed(decorators):
         fn = decorate(fn)
@@ -82,6 +85,7 @@ def run_record(
     quiet: bool,
     command_flag: str = "-- CMD",
     target_flag: str = "--target",
+    otlp_endpoint: str | None = None,
 ) -> None:
     """Check the words of the call, pick the defaults, run the recorder of ``transport``, exit with its code."""
     from mcpreel.proxy import ServerStartError, default_label, default_out_path, record_stdio
@@ -115,6 +119,12 @@ def run_record(
         from mcpreel.redact import Redactor
 
         redactor = Redactor()
+    if otlp_endpoint is not None:
+        if transport != "stdio":
+            raise UsageError("--otlp-endpoint records stdio sessions only for now (export HTTP ones with `mcpreel export otlp`)")
+        from mcpreel.otel.export import endpoint_url
+
+        endpoint_url(otlp_endpoint)  # a bad URL is refused before anything starts
     if transport != "stdio":
         from mcpreel.cli.record_http import run_http_record
 
@@ -135,7 +145,7 @@ def run_record(
     try:
         result = record_stdio(
             command, out_path, label=label, session_file=session_file, save_every=save_every,
-            redactor=redactor, warn=output.warning,
+            redactor=redactor, warn=output.warning, otlp_endpoint=otlp_endpoint,
         )
     except ServerStartError:
         say(f"session recorded in {out_path}" + (f" and {session_file}" if session_file else ""))

@@ -71,8 +71,11 @@ class WireRecorder:
         keeper: SessionFileKeeper | None = None,
         redactor: RecordRedactor | None = None,
         warn: Callable[[str], None] | None = None,
+        tap: Any = None,
     ):
         self.writer = writer
+        #: also gets every read's lines, stderr and the end (``record --otlp-endpoint``: mcpreel.otel.live)
+        self.tap = tap
         self.keeper = keeper
         self.redactor = redactor
         self._warn = warn
@@ -109,6 +112,8 @@ class WireRecorder:
         Never raises: whatever goes wrong in recording (a full disk, a redactor's bug) stops the
         recording with one warning, and the pump goes on forwarding.
         """
+        if self.tap is not None and not self._closed:
+            self.tap.lines(direction, lines, t)
         if self._failed or self._closed:
             return
         try:
@@ -153,6 +158,8 @@ class WireRecorder:
 
     def stderr(self, lines: Sequence[bytes], t: int) -> None:
         """Record lines the server wrote on its stderr."""
+        if self.tap is not None and not self._closed:
+            self.tap.stderr(lines, t)
         if self._failed or self._closed:
             return
         try:
@@ -177,5 +184,7 @@ class WireRecorder:
             self.writer.close(exit_code, reason)
         except Exception as exc:
             self._fail(exc)
+        if self.tap is not None:
+            self.tap.close(exit_code, reason)
         if self.keeper is not None:
             self.session_saved = self.keeper.close()

@@ -221,6 +221,7 @@ def record_stdio(
     stdout_fd: int = 1,
     stderr_fd: int = 2,
     warn: Callable[[str], None] | None = None,
+    otlp_endpoint: str | None = None,
 ) -> RecordResult:
     """Run ``command`` as a stdio MCP server behind a transparent recording proxy until it exits.
 
@@ -228,7 +229,8 @@ def record_stdio(
     always closed by an ``end`` line. ``session_file`` also keeps a qai session file, saved every
     ``save_every`` seconds and at the end. ``redactor`` (e.g. :class:`mcpreel.redact.Redactor`)
     changes what is recorded (messages, stderr, invalid lines, the argv in the header), never what is
-    forwarded. Raises :class:`ServerStartError` (exit 127)
+    forwarded. ``otlp_endpoint`` also exports spans live, off the forwarding path
+    (:mod:`mcpreel.otel.live`). Raises :class:`ServerStartError` (exit 127)
     after completing both files when the command cannot start.
     """
     warnings: list[str] = []
@@ -258,7 +260,12 @@ def record_stdio(
         if keeper is not None:
             keeper.stop()
         raise UsageError(f"{os.fspath(out)}: cannot write the reel: {exc.strerror or exc}") from exc
-    recorder = WireRecorder(writer, keeper=keeper, redactor=redactor, warn=_warn)
+    tap = None
+    if otlp_endpoint is not None:
+        from mcpreel.otel.live import LiveExport
+
+        tap = LiveExport(otlp_endpoint, info, warn=_warn)
+    recorder = WireRecorder(writer, keeper=keeper, redactor=redactor, warn=_warn, tap=tap)
     try:
         process = spawn_server(argv, env=env, cwd=cwd)
     except ServerStartError as exc:

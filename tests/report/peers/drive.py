@@ -1,16 +1,18 @@
 """Record sessions with ``mcpreel record`` between the official SDK client and ``server.py``, both eras.
 
-    python drive.py OUT_DIR
+    python drive.py OUT_DIR [RECORD OPTIONS...]
 
 writes ``OUT_DIR/legacy.jsonl`` (``Client(mode="legacy")``: the initialize handshake, sampling works)
 and ``OUT_DIR/modern.jsonl`` (the default mode: server/discover, 2026-07-28, sampling has no
-back-channel and fails) and prints what the client saw as JSON.
+back-channel and fails) and prints what the client saw as JSON. Options after OUT_DIR go to
+``mcpreel record``; ``DRIVE_ERAS=legacy`` records one era only.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -28,8 +30,8 @@ async def sampling(ctx, params):
 
 
 async def session(out: Path, mode: str) -> dict:
-    params = StdioServerParameters(command=PY, args=["-m", "mcpreel", "record", "-q", "--out", str(out), "--",
-                                                     PY, str(HERE / "server.py")])
+    params = StdioServerParameters(command=PY, args=["-m", "mcpreel", "record", "-q", "--out", str(out),
+                                                     *sys.argv[2:], "--", PY, str(HERE / "server.py")])
     seen: dict = {"progress": []}
 
     async def on_progress(p, total, message):
@@ -56,8 +58,8 @@ async def session(out: Path, mode: str) -> dict:
 
 
 async def main(out_dir: Path) -> None:
-    result = {"legacy": await session(out_dir / "legacy.jsonl", "legacy"),
-              "modern": await session(out_dir / "modern.jsonl", "auto")}
+    eras = os.environ.get("DRIVE_ERAS", "legacy,modern").split(",")
+    result = {era: await session(out_dir / f"{era}.jsonl", "legacy" if era == "legacy" else "auto") for era in eras}
     print(json.dumps(result))
 
 
