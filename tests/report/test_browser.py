@@ -159,3 +159,43 @@ def test_report_of_a_big_session_shows_the_bounded_detail(browser, tmp_path):
     data = out["data"]
     assert data.calls_total == 5000 and 25 <= len(data.calls) <= 25 + 25 + 13
     assert (tmp_path / "big.html").stat().st_size < 400_000
+
+
+@pytest.mark.e2e
+def test_diff_page_of_two_real_recordings(browser, tmp_path, recordings):
+    """``diff --html`` of the two eras' recordings: the same calls, different envelopes and one failure."""
+    import subprocess
+    import sys
+
+    from mcpreel.replay import diff_files
+
+    html = tmp_path / "diff.html"
+    proc = subprocess.run([sys.executable, "-m", "mcpreel", "diff", str(recordings["legacy"]), str(recordings["modern"]),
+                           "--html", str(html)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, proc.stderr  # they differ
+    result = diff_files(str(recordings["legacy"]), str(recordings["modern"]))
+    changed = [c for c in result.calls if c.kind != "same"]
+    opened = Opened(browser, html)
+    page = opened.page
+    try:
+        rows = page.locator("#diff-table tbody tr.call")
+        assert rows.count() == len(changed) > 0
+        page.select_option("#call-kind", "all")
+        assert rows.count() == len(result.calls)
+        page.select_option("#call-kind", "changed")
+        assert rows.count() == sum(1 for c in result.calls if c.kind == "changed")
+        page.fill("#call-filter", "ask")
+        ask = [c for c in result.calls if c.kind == "changed" and c.subject == "ask"]
+        assert rows.count() == len(ask) == 1
+        rows.first.click()
+        detail = page.locator("#diff-table tbody tr.detail")
+        paths = detail.locator("table.paths tr.path").all_inner_texts()
+        assert len(paths) == len(ask[0].arguments) + len(ask[0].result)
+        assert any("$.error" in p or "$.result" in p for p in paths)
+        assert detail.locator("pre.json").count() == 4  # A and B, request and response each
+        assert json.loads(detail.locator("pre.request").nth(1).inner_text())["params"]["name"] == "ask"
+        page.screenshot(path=str(tmp_path / "diff.png"))
+        assert opened.problems == [] and opened.requests == [opened.url]
+    finally:
+        opened.close()
+    assert (tmp_path / "diff.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -14,6 +14,7 @@ from mcpreel.cli.params import FORMAT_AUTO
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True, help="Both files' format.")
 @click.option("--json", "as_json", is_flag=True, help="Print the differences as JSON.")
 @click.option("--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML report here.")
+@click.option("--html", type=click.Path(dir_okay=False), help="Also write the differences as a self-contained HTML page.")
 @click.option("--ignore-path", "ignore_paths", multiple=True, metavar="PATH",
               help="Leave this path out of result comparisons (repeatable).")
 @click.option("--latency-factor", type=click.FloatRange(min=1.0), default=2.0, show_default=True,
@@ -23,7 +24,7 @@ from mcpreel.cli.params import FORMAT_AUTO
 @click.option("--fail-on-latency", is_flag=True, help="Count latency shifts as differences (exit 1).")
 @click.pass_context
 @output.run_command
-def diff_command(ctx: click.Context, a: str, b: str, fmt: str, as_json: bool, junit: str | None,
+def diff_command(ctx: click.Context, a: str, b: str, fmt: str, as_json: bool, junit: str | None, html: str | None,
                  ignore_paths: tuple[str, ...], latency_factor: float, latency_min_ms: int,
                  fail_on_latency: bool) -> None:
     """Compare two recordings: tools, calls (arguments, results, error status) and latency.
@@ -44,4 +45,9 @@ def diff_command(ctx: click.Context, a: str, b: str, fmt: str, as_json: bool, ju
         console().print(diff_renderable(result))
     if junit:
         save(junit, lambda fh: write_junit(fh, f"mcpreel diff {a} {b}", diff_cases(result)))
+    if html:
+        from mcpreel.report.diff_page import diff_page
+
+        page = diff_page(result).encode("utf-8", "replace")
+        save(html, lambda fh: fh.write(page))
     ctx.exit(result.exit_code)
