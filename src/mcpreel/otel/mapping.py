@@ -240,10 +240,11 @@ class SpanMapper:
             root.counts["notifications"] += 1
             self._event(step, root)
             return []
-        if kind == "orphan":
+        if kind in ("orphan", "other"):
             root = self._root(_origin(msg))
             self._seen(root, msg.t)
-            root.counts["orphans"] += 1
+            if kind == "orphan":
+                root.counts["orphans"] += 1
             return []
         if kind == "unanswered":
             ex = step.exchange
