@@ -199,3 +199,45 @@ def test_diff_page_of_two_real_recordings(browser, tmp_path, recordings):
     finally:
         opened.close()
     assert (tmp_path / "diff.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.e2e
+def test_replay_page_against_a_changed_server(browser, tmp_path, recordings):
+    """``replay --html``: the legacy recording, with one recorded answer changed, replayed against the real
+    server: that call is ``different``, path by path, and everything else the same."""
+    import subprocess
+    import sys
+
+    lines = recordings["legacy"].read_text().splitlines(keepends=True)
+    doctored = tmp_path / "doctored.jsonl"
+    # the server's first echo answer, as if an older version had said something else
+    first = next(i for i, line in enumerate(lines) if '"result"' in line and "hello <b>&</b>" in line)
+    doctored.write_text("".join(lines[:first] + [lines[first].replace("hello <b>&</b>", "hullo")] + lines[first + 1:]))
+    html = tmp_path / "replay.html"
+    server = f"{sys.executable} {Path(__file__).resolve().parent / 'peers' / 'server.py'}"
+    proc = subprocess.run([sys.executable, "-m", "mcpreel", "replay", str(doctored), "--target-command", server,
+                           "--html", str(html), "--output", str(tmp_path / "replay.json")],
+                          capture_output=True, text=True, timeout=90)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    results = json.loads((tmp_path / "replay.json").read_text())["results"]
+    different = [r for r in results if r["status"] == "different"]
+    assert [r["tool"] for r in different] == ["echo"]
+    opened = Opened(browser, html)
+    page = opened.page
+    try:
+        rows = page.locator("#diff-table tbody tr.call")
+        assert rows.count() == 1
+        page.select_option("#call-kind", "all")
+        assert rows.count() == len(results)
+        page.select_option("#call-kind", "different")
+        rows.first.click()
+        detail = page.locator("#diff-table tbody tr.detail")
+        paths = detail.locator("table.paths tr.path").all_inner_texts()
+        assert len(paths) == len(different[0]["diff"]) and all("hullo" in p for p in paths)
+        assert detail.locator("pre.json").count() == 4
+        assert page.locator("#server-requests tbody tr").count() == 1  # the sampling request, answered from the recording
+        page.screenshot(path=str(tmp_path / "replay.png"))
+        assert opened.problems == [] and opened.requests == [opened.url]
+    finally:
+        opened.close()
+    assert (tmp_path / "replay.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

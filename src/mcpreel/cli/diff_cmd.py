@@ -46,7 +46,7 @@ def diff_command(ctx: click.Context, a: str, b: str, fmt: str, as_json: bool, ju
     if junit:
         save(junit, lambda fh: write_junit(fh, f"mcpreel diff {a} {b}", diff_cases(result)))
     if html:
-        from mcpreel.report.diff_page import diff_page
+        from mcpreel.report.compare_page import diff_page
 
         page = diff_page(result).encode("utf-8", "replace")
         save(html, lambda fh: fh.write(page))

@@ -44,7 +44,7 @@ def console(stream: object = None):  # type: ignore[no-untyped-def]
 
 def run_replay(session: str, fmt: str, target_command: str | None, target_url: str | None, transport: str,
                headers: tuple[str, ...], ignore_paths: tuple[str, ...], out_json: str | None, junit: str | None,
-               original: bool, timeout: float) -> int:
+               original: bool, timeout: float, html: str | None = None) -> int:
     """Parse, run, render, write; returns the exit code (0 all same, 1 differences)."""
     from mcpreel import jsonio
     from mcpreel.replay import IgnorePath, ReplayOptions, replay_file
@@ -62,6 +62,11 @@ def run_replay(session: str, fmt: str, target_command: str | None, target_url: s
         save(out_json, lambda fh: fh.write(jsonio.dumps(report.to_json()) + b"\n"))
     if junit:
         save(junit, lambda fh: write_junit(fh, f"mcpreel replay {session}", replay_cases(report)))
+    if html:
+        from mcpreel.report.compare_page import replay_page
+
+        page = replay_page(report).encode("utf-8", "replace")
+        save(html, lambda fh: fh.write(page))
     return report.exit_code
 
 
@@ -80,6 +85,7 @@ _TRANSPORTS = click.Choice(["auto", "streamable-http", "sse"])
               help="Leave this path out of every comparison, e.g. '$.result.content[0].text.timestamp' (repeatable).")
 @click.option("--output", "out_json", type=click.Path(dir_okay=False), help="Write the results as JSON here.")
 @click.option("--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML report here.")
+@click.option("--html", type=click.Path(dir_okay=False), help="Also write the results as a self-contained HTML page.")
 @click.option("--original", is_flag=True, help="Replay the pre-edit payload of messages edited in intercept mode.")
 @click.option("--timeout", type=click.FloatRange(min=0.01), default=30.0, show_default=True,
               help="Seconds to wait for each response.")
@@ -87,13 +93,13 @@ _TRANSPORTS = click.Choice(["auto", "streamable-http", "sse"])
 @output.run_command
 def replay_command(ctx: click.Context, session: str, target_command: str | None, target_url: str | None,
                    transport: str, headers: tuple[str, ...], fmt: str, ignore_paths: tuple[str, ...],
-                   out_json: str | None, junit: str | None, original: bool, timeout: float) -> None:
+                   out_json: str | None, junit: str | None, html: str | None, original: bool, timeout: float) -> None:
     """Replay a recorded session against a server and compare every response.
 
     Exit 0 when every response matches the recording, 1 on any difference, 2 when the replay could not run.
     """
     ctx.exit(run_replay(session, fmt, target_command, target_url, transport, headers, ignore_paths, out_json,
-                        junit, original, timeout))
+                        junit, original, timeout, html))
 
 
 @click.command("replay")

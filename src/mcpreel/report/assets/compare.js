@@ -1,4 +1,4 @@
-// mcpreel diff page: the calls table (filter, kind, expansion to A and B side by side) from #report-data.
+// mcpreel diff / replay page: the calls table (filter, kind, expansion to A and B side by side) from #report-data.
 // Every text from the sessions goes in through textContent, never as markup.
 (function () {
   "use strict";
@@ -25,8 +25,8 @@
   function pane(title, request, response) {
     var d = el("div");
     d.appendChild(el("h3", null, title));
-    d.appendChild(el("pre", { "class": "json request" }, request === null ? "— not in this recording" : request));
-    if (request !== null) d.appendChild(el("pre", { "class": "json response" }, response === null ? "— no response" : response));
+    d.appendChild(el("pre", { "class": "json request" }, request === null || request === undefined ? "— not in this recording" : request));
+    if (request !== null && request !== undefined) d.appendChild(el("pre", { "class": "json response" }, response === null || response === undefined ? "— no response" : response));
     return d;
   }
 
@@ -49,8 +49,8 @@
     }
     if (c.json) {
       var pair = el("div", { "class": "json-pair" });
-      pair.appendChild(pane("A: " + (c.a_line === null ? "absent" : "record " + c.a_line), c.a_request, c.a_response));
-      pair.appendChild(pane("B: " + (c.b_line === null ? "absent" : "record " + c.b_line), c.b_request, c.b_response));
+      pair.appendChild(pane(c.a_title || ("A: " + (c.a_line === null ? "absent" : "record " + c.a_line)), c.a_request, c.a_response));
+      pair.appendChild(pane(c.b_title || ("B: " + (c.b_line === null ? "absent" : "record " + c.b_line)), c.b_request, c.b_response));
       td.appendChild(pair);
     } else {
       td.appendChild(el("p", { "class": "note" }, "The same in both; its JSON is not kept in this page."));
