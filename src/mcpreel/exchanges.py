@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpreel.correlation import Correlator
+from mcpreel.inspect import _first_text
 from mcpreel.model import Kind, Message, Session
 
 __all__ = [
@@ -29,6 +30,9 @@ __all__ = [
     "META_SERVER_INFO",
     "Exchange",
     "Step",
+    "info_name",
+    "mcp_session_id",
+    "origin_of",
     "status_of",
     "target_of",
     "walk",
@@ -70,19 +74,18 @@ def status_of(response: dict[str, Any] | None) -> tuple[str, Any, str | None]:
     result = response.get("result")
     if isinstance(result, dict):
         if result.get("isError") is True:
-            return "isError", None, first_text(result)
+            return "isError", None, _first_text(result)
         if result.get("resultType") == "input_required":
             return "input_required", None, None
     return "ok", None, None
 
 
-def first_text(result: dict[str, Any]) -> str | None:
-    content = result.get("content")
-    if isinstance(content, list):
-        for item in content:
-            if isinstance(item, dict) and isinstance(item.get("text"), str):
-                return item["text"]
-    return None
+def info_name(info: Any) -> str | None:
+    """``name version`` of a ``clientInfo``/``serverInfo`` object (None when it names nothing)."""
+    if not isinstance(info, dict) or not isinstance(info.get("name"), str) or not info["name"]:
+        return None
+    version = info.get("version")
+    return f"{info['name']} {version}" if isinstance(version, str) and version else info["name"]
 
 
 @dataclass(slots=True, eq=False)
@@ -153,8 +156,19 @@ class Step:
     related: Exchange | None = None
 
 
-def _origin(msg: Message) -> str | None:
-    if msg.extra:
+def mcp_session_id(msg: Message) -> str | None:
+    """The ``Mcp-Session-Id`` header a record's HTTP context carries, or None."""
+    headers = msg.ctx.get("headers") if msg.ctx else None
+    if isinstance(headers, dict):
+        for k, v in headers.items():
+            if isinstance(k, str) and k.lower() == "mcp-session-id" and isinstance(v, str) and v:
+                return v
+    return None
+
+
+def origin_of(msg: Message | None) -> str | None:
+    """The source file a record of a merged session came from (:mod:`mcpreel.merge`), or None."""
+    if msg is not None and msg.extra:
         origin = msg.extra.get(ORIGIN_KEY)
         if isinstance(origin, str):
             return origin
@@ -231,7 +245,7 @@ def walk(session: Session) -> Iterator[Step]:
             yield Step("record", index, msg)
             continue
         d = msg.dir if msg.dir in ("in", "out") else "in"
-        origin = _origin(msg)
+        origin = origin_of(msg)
         raw = msg.raw
         if isinstance(raw, dict):
             yield w.member(index, msg, raw, d, origin)

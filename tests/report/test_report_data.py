@@ -204,3 +204,26 @@ def test_write_report_returns_what_it_wrote(tmp_path):
     doc = page_data((tmp_path / "x.html").read_text())
     assert [c["n"] for c in doc["calls"]] == [c["n"] for c in data.calls] == list(range(5))
     assert data.latency["tools/call"].p50_ms == 20 and data.latency["tools/call"].max_ms == 40
+
+
+def test_a_file_holding_several_sessions(recordings, tmp_path):
+    """``mcpreel merge`` of the two eras' recordings: one page, two sessions; one root span per session."""
+    from mcpreel.otel.mapping import spans
+
+    merged = tmp_path / "merged.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "mcpreel", "merge", str(recordings["legacy"]), str(recordings["modern"]),
+                           "-o", str(merged)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    session = open_session(merged)[0]
+    data = collect(session)
+    assert data.sessions == 2 and data.era.startswith("both")
+    assert data.tools["echo"].calls == 4 and data.counts["unanswered"] == 0 and data.counts["orphans"] == 0
+    assert {c["origin"] for c in data.calls} == {"legacy.jsonl", "modern.jsonl"}
+    records = spans(session)
+    roots = {r.attributes["mcpreel.session.file"]: r for r in records if r.parent_id is None}
+    assert set(roots) == {"legacy.jsonl", "modern.jsonl"}
+    assert roots["legacy.jsonl"].attributes["mcp.protocol.version"] == "2025-11-25"
+    assert roots["modern.jsonl"].attributes["mcp.protocol.version"] == "2026-07-28"
+    for r in records:
+        if r.parent_id is not None and not r.parent_remote:
+            assert r.parent_id == roots[r.attributes["mcpreel.session.file"]].span_id

@@ -38,7 +38,16 @@ from urllib.parse import urlsplit
 
 from mcpreel import jsonio
 from mcpreel._version import __version__
-from mcpreel.exchanges import META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO, Exchange, walk
+from mcpreel.exchanges import (
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    Exchange,
+    info_name,
+    mcp_session_id,
+    origin_of,
+    walk,
+)
 from mcpreel.model import Kind, Session
 
 __all__ = ["MAX_ROOT_EVENTS", "SpanEvent", "SpanLink", "SpanMapper", "SpanRecord", "parse_traceparent", "spans"]
@@ -102,6 +111,7 @@ class _Root:
     first_ms: int | None = None
     last_ms: int | None = None
     dropped_events: int = 0
+    protocol_version: str | None = None  # each session of a merged file has its own
     counts: dict[str, int] = field(default_factory=lambda: {"requests": 0, "notifications": 0, "errors": 0,
                                                             "stderr": 0, "unanswered": 0, "orphans": 0})
 
@@ -158,7 +168,6 @@ class SpanMapper:
         self.spans: dict[int, SpanRecord] = {}  # exchange n -> its open span
         self.rounds: dict[str, tuple[int, int, int]] = {}  # requestState -> (trace, span, round)
         self.last_ms: int | None = self.info.started
-        self.protocol_version: str | None = None
         self.server_name: str | None = None
         self.server_version: str | None = None
         self.client_name: str | None = None
@@ -208,7 +217,7 @@ class SpanMapper:
         kind = step.kind
         msg = step.msg
         if kind == "record":
-            root = self._root(_origin(msg))
+            root = self._root(origin_of(msg))
             self._seen(root, msg.t)
             if msg.kind == Kind.STDERR:
                 root.counts["stderr"] += 1
@@ -228,20 +237,20 @@ class SpanMapper:
             ex = step.exchange
             root = self._root(ex.origin)
             self._seen(root, ex.t_end)
-            self._learn(ex)
+            self._learn(ex, root)
             span = self.spans.pop(ex.n, None)
             if span is None:
                 return []
             self._close(span, ex, root)
             return [span]
         if kind == "notification":
-            root = self._root(_origin(msg))
+            root = self._root(origin_of(msg))
             self._seen(root, msg.t)
             root.counts["notifications"] += 1
             self._event(step, root)
             return []
         if kind in ("orphan", "other"):
-            root = self._root(_origin(msg))
+            root = self._root(origin_of(msg))
             self._seen(root, msg.t)
             if kind == "orphan":
                 root.counts["orphans"] += 1
@@ -277,8 +286,8 @@ class SpanMapper:
             attrs.update(self.base_attrs)
             if self.session_id or self.info.id:
                 attrs["mcp.session.id"] = self.session_id or self.info.id
-            if self.protocol_version:
-                attrs["mcp.protocol.version"] = self.protocol_version
+            if root.protocol_version:
+                attrs["mcp.protocol.version"] = root.protocol_version
             if self.client_name:
                 attrs["mcpreel.client"] = self.client_name
             if self.info.label:
@@ -327,14 +336,14 @@ class SpanMapper:
         version = meta.get(META_PROTOCOL_VERSION)
         if isinstance(version, str):
             attrs["mcp.protocol.version"] = version
-            self.protocol_version = self.protocol_version or version
-        elif self.protocol_version:
-            attrs["mcp.protocol.version"] = self.protocol_version
+            root.protocol_version = root.protocol_version or version
+        elif root.protocol_version:
+            attrs["mcp.protocol.version"] = root.protocol_version
         if ex.dir == "in" and self.client_name is None:
             info = meta.get(META_CLIENT_INFO)
             if ex.method == "initialize" and isinstance(ex.params, dict):
                 info = ex.params.get("clientInfo")
-            self.client_name = _name(info)
+            self.client_name = info_name(info)
         if self.session_id or self.info.id:
             attrs["mcp.session.id"] = self.session_id or self.info.id
         params = ex.params if isinstance(ex.params, dict) else {}
@@ -428,13 +437,13 @@ class SpanMapper:
         else:
             root.dropped_events += 1
 
-    def _learn(self, ex: Exchange) -> None:
+    def _learn(self, ex: Exchange, root: _Root) -> None:
         result = (ex.response or {}).get("result")
         if not isinstance(result, dict):
             return
         if ex.method == "initialize":
             if isinstance(result.get("protocolVersion"), str):
-                self.protocol_version = result["protocolVersion"]
+                root.protocol_version = result["protocolVersion"]
             info = result.get("serverInfo")
             if isinstance(info, dict):
                 self.server_name = self.server_name or _str(info.get("name"))
@@ -447,33 +456,12 @@ class SpanMapper:
                 self.server_version = _str(info.get("version"))
 
     def _session_id(self, msg: Any) -> None:
-        if self.session_id is not None or not msg.ctx:
-            return
-        headers = msg.ctx.get("headers")
-        if isinstance(headers, dict):
-            for k, v in headers.items():
-                if isinstance(k, str) and k.lower() == "mcp-session-id" and isinstance(v, str) and v:
-                    self.session_id = v
-                    return
-
-
-def _origin(msg: Any) -> Any:
-    if msg is not None and msg.extra:
-        origin = msg.extra.get("file")
-        if isinstance(origin, str):
-            return origin
-    return None
+        if self.session_id is None and msg.ctx:
+            self.session_id = mcp_session_id(msg)
 
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-def _name(info: Any) -> str | None:
-    if isinstance(info, dict) and isinstance(info.get("name"), str):
-        version = info.get("version")
-        return f"{info['name']} {version}" if isinstance(version, str) and version else info["name"]
-    return None
 
 
 def _wall_ms() -> int:

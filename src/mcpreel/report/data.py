@@ -30,6 +30,9 @@ from mcpreel.exchanges import (
     META_SERVER_INFO,
     Exchange,
     Step,
+    info_name,
+    mcp_session_id,
+    origin_of,
     status_of,
     walk,
 )
@@ -130,16 +133,6 @@ class _Activity:
                 "fail": self.fail[:used]}
 
 
-def _info_name(info: Any) -> str | None:
-    if not isinstance(info, dict):
-        return None
-    name = info.get("name")
-    if not isinstance(name, str):
-        return None
-    version = info.get("version")
-    return f"{name} {version}" if isinstance(version, str) and version else name
-
-
 class _Collector:
     def __init__(self, session: Session, limits: Limits, redactor: Any):
         self.session = session
@@ -194,10 +187,9 @@ class _Collector:
         c["records"] += 1
         if self.t0 is None and msg.t is not None:
             self.t0 = msg.t
-        if msg.extra:
-            origin = msg.extra.get("file")
-            if isinstance(origin, str):
-                self.origins.add(origin)
+        origin = origin_of(msg)
+        if origin is not None:
+            self.origins.add(origin)
         if msg.ctx:
             self._ctx(msg)
         if msg.kind != Kind.MESSAGE:
@@ -217,12 +209,9 @@ class _Collector:
         self.activity.add(msg.t, d=msg.dir)
 
     def _ctx(self, msg: Message) -> None:
-        ctx = msg.ctx or {}
-        headers = ctx.get("headers")
-        if isinstance(headers, dict):
-            for k, v in headers.items():
-                if isinstance(k, str) and k.lower() == "mcp-session-id" and isinstance(v, str):
-                    self.session_ids.add(v)
+        sid = mcp_session_id(msg)
+        if sid is not None:
+            self.session_ids.add(sid)
         if msg.dir != "in" and msg.kind in (Kind.MESSAGE, Kind.TRANSPORT):
             flags = auth_discovery.summarize((msg,))
             if flags["visible"]:
@@ -265,9 +254,9 @@ class _Collector:
             self.meta_version = True
             self.data.protocol_version = self.data.protocol_version or _str(meta.get(META_PROTOCOL_VERSION))
             if self.data.client is None and ex.dir == "in":
-                self.data.client = _info_name(meta.get(META_CLIENT_INFO))
+                self.data.client = info_name(meta.get(META_CLIENT_INFO))
         if ex.method == "initialize" and isinstance(ex.params, dict) and self.data.client is None:
-            self.data.client = _info_name(ex.params.get("clientInfo"))
+            self.data.client = info_name(ex.params.get("clientInfo"))
         tool = ex.tool
         if tool is not None:
             stats = self._tool(tool)
@@ -286,10 +275,10 @@ class _Collector:
             if ex.method == "initialize":
                 self.era_handshake = True
                 self.data.protocol_version = _str(result.get("protocolVersion")) or self.data.protocol_version
-                self.data.server = self.data.server or _info_name(result.get("serverInfo"))
+                self.data.server = self.data.server or info_name(result.get("serverInfo"))
             meta = result.get("_meta")
             if isinstance(meta, dict) and self.data.server is None:
-                self.data.server = _info_name(meta.get(META_SERVER_INFO))
+                self.data.server = info_name(meta.get(META_SERVER_INFO))
             if ex.method == "server/discover":
                 self.era_modern = True
         if ex.method == "server/discover" and ex.response is not None and "error" in ex.response:
@@ -434,7 +423,9 @@ class _Collector:
         data.counts = c
         data.calls_total = c["requests"]
         data.timeline_omitted = max(0, c["records"] - self.limits.timeline)
-        if self.era_handshake:
+        if self.era_handshake and self.era_modern:
+            data.era = "both: handshake (initialize) and 2026-07-28 (server/discover) sessions"
+        elif self.era_handshake:
             data.era = "handshake (initialize)"
             if self.discover_failed:
                 data.era += ", after a failed server/discover"
