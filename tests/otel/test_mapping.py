@@ -221,3 +221,17 @@ def test_otlp_json_has_hex_ids_kinds_times_and_the_resource():
     assert read["traceId"] == TRACE and read["parentSpanId"] == PARENT and read["traceState"] == "vendor=abc"
     assert read["links"][0]["spanId"] == root["spanId"]
     assert out["tools/call fail"]["status"] == {"message": "no way", "code": 2}
+
+
+def test_a_real_http_session_recorded_by_another_tool(fixtures_dir):
+    """An mcp-replay reel of a public Streamable HTTP server: tcp, the server's address, every request a span."""
+    path = fixtures_dir / "mcp-replay-v1" / "mcp-api-coingecko-com-2026-08-19T23-43-21-646Z.mcp.jsonl"
+    session = open_session(path)[0]
+    records = spans(session, ids=ids())
+    root = records[-1]
+    assert root.name == "mcp session coingecko_coingecko_typescript_api" and root.attributes["mcpreel.requests"] == 42
+    calls = [r for r in records if r.attributes.get("gen_ai.tool.name")]
+    assert len(calls) == 37 and sum(1 for r in calls if r.attributes.get("error.type") == "tool_error") == 19
+    for r in records:
+        assert r.attributes["network.transport"] == "tcp" and r.attributes["server.address"] == "mcp.api.coingecko.com"
+        assert r.attributes["server.port"] == 443 and r.end_ns >= r.start_ns
