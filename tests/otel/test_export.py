@@ -17,7 +17,6 @@ import pytest
 from mcpreel.formats import open_session
 from mcpreel.otel.mapping import spans as map_spans
 from tests.otel.receiver import Receiver
-from tests.report.conftest import recordings  # noqa: F401  (the fixture: real sessions, both eras)
 from tests.report.peers.drive import TRACEPARENT
 
 pytestmark = pytest.mark.e2e
@@ -68,7 +67,7 @@ def check_recorded(spans: list[dict], era: str) -> None:
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
-def test_export_to_an_otlp_http_receiver(recordings, era):  # noqa: F811
+def test_export_to_an_otlp_http_receiver(recordings, era):
     with Receiver() as rx:
         proc = mcpreel("export", "otlp", str(recordings[era]), "--endpoint", rx.url)
         assert proc.returncode == 0, proc.stderr
@@ -79,7 +78,7 @@ def test_export_to_an_otlp_http_receiver(recordings, era):  # noqa: F811
     assert {s["scope"] for s in got} == {"mcpreel"}
 
 
-def test_export_to_a_json_file_matches_what_the_endpoint_gets(recordings, tmp_path):  # noqa: F811
+def test_export_to_a_json_file_matches_what_the_endpoint_gets(recordings, tmp_path):
     out = tmp_path / "spans.json"
     proc = mcpreel("export", "otlp", str(recordings["legacy"]), "--out", str(out))
     assert proc.returncode == 0, proc.stderr
@@ -102,7 +101,7 @@ def test_export_to_a_json_file_matches_what_the_endpoint_gets(recordings, tmp_pa
     check_recorded(flat, "legacy")
 
 
-def test_the_standard_environment_variables_are_respected(recordings):  # noqa: F811
+def test_the_standard_environment_variables_are_respected(recordings):
     with Receiver() as rx:
         proc = mcpreel("export", "otlp", str(recordings["modern"]), "--include-content",
                        env={"OTEL_EXPORTER_OTLP_ENDPOINT": rx.url, "OTEL_EXPORTER_OTLP_HEADERS": "x-team=mcp,x-key=abc"})
@@ -113,7 +112,7 @@ def test_the_standard_environment_variables_are_respected(recordings):  # noqa: 
     assert "hello <b>&</b>" in echo["attributes"]["gen_ai.tool.call.result"]
 
 
-def test_refusals_are_one_line_and_exit_2(recordings, tmp_path):  # noqa: F811
+def test_refusals_are_one_line_and_exit_2(recordings, tmp_path):
     env = {"OTEL_EXPORTER_OTLP_ENDPOINT": "", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": ""}
     cases = [
         (["export", "otlp", str(recordings["legacy"])], "no OTLP endpoint"),
@@ -129,7 +128,7 @@ def test_refusals_are_one_line_and_exit_2(recordings, tmp_path):  # noqa: F811
     assert not list(tmp_path.iterdir())
 
 
-def test_a_dead_collector_is_an_error_not_a_hang(recordings):  # noqa: F811
+def test_a_dead_collector_is_an_error_not_a_hang(recordings):
     with Receiver() as rx:
         dead = rx.url  # the port was ours; after the with block nobody listens there
     started = time.monotonic()

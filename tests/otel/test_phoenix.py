@@ -24,7 +24,6 @@ import pytest
 from mcpreel.formats import open_session
 from mcpreel.otel.mapping import spans as map_spans
 from tests.conftest import ROOT, free_port
-from tests.report.conftest import recordings  # noqa: F401
 from tests.report.peers.drive import TRACEPARENT
 
 PHOENIX_PY = ROOT / ".peers" / "phoenix" / "bin" / "python"
@@ -92,7 +91,7 @@ def _ns(iso: str) -> int:
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
-def test_phoenix_receives_the_spans_of_a_recorded_session(phoenix, recordings, era):  # noqa: F811
+def test_phoenix_receives_the_spans_of_a_recorded_session(phoenix, recordings, era):
     path = recordings[era]
     proc = subprocess.run([sys.executable, "-m", "mcpreel", "export", "otlp", str(path), "--endpoint", phoenix],
                           capture_output=True, text=True, timeout=60)
