@@ -53,7 +53,7 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="HTTP transports: an Origin the proxy's listener accepts (repeatable)."),
         click.option("-q", "--quiet", is_flag=True, help="Say nothing of the recorder's own on stderr (warnings still)."),
         click.option("--otlp-endpoint", metavar="URL",
-                     help="stdio: also export spans live to this OTLP/HTTP collector (batched, off the forwarding path; "
+                     help="Also export spans live to this OTLP/HTTP collector (batched, off the forwarding path; "
                           "a dead collector costs one warning). Needs mcpreel[otel]."),
     ]
     for decorate in reversed(decorators):
@@ -120,8 +120,6 @@ def run_record(
 
         redactor = Redactor()
     if otlp_endpoint is not None:
-        if transport != "stdio":
-            raise UsageError("--otlp-endpoint records stdio sessions only for now (export HTTP ones with `mcpreel export otlp`)")
         from mcpreel.otel.export import endpoint_url
 
         endpoint_url(otlp_endpoint)  # a bad URL is refused before anything starts
@@ -132,7 +130,7 @@ def run_record(
         sys.exit(run_http_record(
             transport=transport, target=target, listen=listen, out=Path(out) if out else None, label=label,
             session_file=session_file, save_every=save_every, redact=redact, keep_secrets=keep_secrets,
-            envelope=envelope, allow_origins=list(allow_origins),
+            envelope=envelope, allow_origins=list(allow_origins), otlp_endpoint=otlp_endpoint,
         ))
 
     out_path = Path(out) if out else default_out_path(label)

@@ -1,6 +1,7 @@
 """``record --otlp-endpoint URL``: spans exported while the session is being recorded.
 
-The recorder's pumps hand each read's lines to :meth:`LiveExport.lines` on the forwarding path, so
+The stdio recorder's pumps hand each read's lines to :meth:`LiveExport.lines` on the forwarding path
+(the HTTP recorder its parsed records to :meth:`LiveExport.message`), so
 that call only puts a reference on a bounded queue (a microsecond; when the queue is full the lines are
 not exported and counted, never waited for). One background thread parses them, maps them with the
 same :class:`~mcpreel.otel.mapping.SpanMapper` as ``export otlp`` (a span leaves when its response
@@ -66,6 +67,13 @@ class LiveExport:
         except queue.Full:
             self.dropped_reads += 1
 
+    def message(self, msg: Message) -> None:
+        """A record the HTTP recorder already parsed (it is not changed after it is handed over)."""
+        try:
+            self.queue.put_nowait(msg)
+        except queue.Full:
+            self.dropped_reads += 1
+
     def close(self, exit_code: int | None = None, reason: str | None = None) -> None:
         """Let the thread send what is left, for at most :data:`CLOSE_SECONDS`."""
         self.info.exit_code = exit_code
@@ -94,6 +102,10 @@ class LiveExport:
                 continue
             if item is _END:
                 return
+            if isinstance(item, Message):
+                yield item
+                self._flush(force=False)
+                continue
             direction, lines, t = item
             for line in lines:
                 if direction is None:

@@ -119,10 +119,12 @@ def record_http(
     warn: Warn | None = None,
     handle_signals: bool = True,
     on_server: Callable[[ProxyServer], object] | None = None,
+    otlp_endpoint: str | None = None,
 ) -> HttpRecordResult:
     """Record through the HTTP proxy until stopped; see the module docstring.
 
     ``on_server`` receives the :class:`ProxyServer` before it serves (to stop it from another thread).
+    ``otlp_endpoint`` also exports spans live, off the forwarding path (:mod:`mcpreel.otel.live`).
     """
     if session_file is not None:
         get_writer("qai")  # a build without the qai writer fails here, before anything is bound or created
@@ -130,7 +132,14 @@ def record_http(
     if envelope is not None:
         check_writable(envelope, "envelope")  # said now, not after the session
     sink = _Sink(redactor, warn)
-    recorder = HttpRecorder(sink, keep_secrets=config.keep_secrets)
+    tap: Any = None  # record --otlp-endpoint: made once the session's header is known, below
+
+    def emit(msg: Message) -> None:
+        sink(msg)
+        if tap is not None:
+            tap.message(msg)
+
+    recorder = HttpRecorder(emit, keep_secrets=config.keep_secrets)
     try:
         server = ProxyServer(RecordingProxy(config, recorder), host, port)  # binds now: errors before files
     except TransportError:
@@ -151,6 +160,10 @@ def record_http(
     if session_file is not None:
         keeper = SessionFileKeeper(session_file, info, save_every=save_every if save_every else None, warn=warn)
         sink.keeper = keeper
+    if otlp_endpoint is not None:
+        from mcpreel.otel.live import LiveExport
+
+        tap = LiveExport(otlp_endpoint, info, warn=warn)
     if on_server is not None:
         on_server(server)
     reason = "stopped"
@@ -163,6 +176,8 @@ def record_http(
         raise
     finally:
         sink.writer.close(0, reason)
+        if tap is not None:
+            tap.close(0, reason)
         session_saved = keeper.close() if keeper is not None else False  # a failure was warned
     result = HttpRecordResult(out_path, recorder.stats, recorder.unanswered, reason,
                               session_file=Path(session_file) if session_saved else None)
