@@ -22,7 +22,7 @@ MCP_RECORDER_VERSION ?= 0.5.0
 MCP_RECORDER := $(PEERS)/mcp-recorder/.installed-$(MCP_RECORDER_VERSION)
 MCP_CASSETTE := $(PEERS)/mcp-cassette/.installed
 
-.PHONY: demo test install install-dev peers hub-peers bench clean
+.PHONY: demo test install install-dev peers hub-peers chromium phoenix bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -53,7 +53,7 @@ $(NPM_STAMP):
 			&& touch $@ || echo "warning: npm install failed; the tests of npm peers will fail or skip"; \
 	else echo "warning: npm not found; the tests of npm peers will be skipped"; fi
 
-peers: $(NPM_STAMP)
+peers: $(NPM_STAMP) chromium phoenix
 
 $(MCP_RECORDER):
 	@$(PYTHON) -m venv $(PEERS)/mcp-recorder && $(PEERS)/mcp-recorder/bin/pip install -q \
@@ -68,6 +68,25 @@ $(MCP_CASSETTE):
 		|| echo "warning: mcp-cassette could not be installed; its cassette test will be skipped"
 
 hub-peers: $(MCP_RECORDER) $(MCP_CASSETTE)
+
+# headless Chromium for the HTML report's browser tests (Debian's package; Playwright drives it, its own
+# browser download is never used). Installed only when missing and apt is usable; else the tests skip.
+chromium:
+	@if [ -x /usr/bin/chromium ]; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "installing chromium (apt)"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+			|| echo "warning: apt-get install chromium failed; browser tests will be skipped"; \
+	else echo "warning: /usr/bin/chromium missing and apt-get unusable here; browser tests will be skipped"; fi
+
+# Arize Phoenix, a real OTLP backend for the export tests, in its own virtualenv (its pins stay out of ours)
+PHOENIX_VERSION ?= 20.26.1
+$(PEERS)/phoenix/.installed:
+	@mkdir -p $(PEERS)
+	@($(PYTHON) -m venv $(PEERS)/phoenix && $(PEERS)/phoenix/bin/pip install -q arize-phoenix==$(PHOENIX_VERSION) \
+		&& touch $@) || echo "warning: installing arize-phoenix failed; the Phoenix test will be skipped"
+
+phoenix: $(PEERS)/phoenix/.installed
 
 # the main job on the built-in demo server: record (stdio and Streamable HTTP), convert, check -> demo-output/
 demo: install

@@ -54,3 +54,19 @@ def free_port() -> int:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def recordings(tmp_path_factory) -> dict:
+    """Real sessions made with ``mcpreel record`` (the report and OTLP tests read them): the SDK client drives
+    ``tests/report/peers/server.py``, once with ``mode="legacy"`` and once in its default (2026-07-28) mode.
+    ``{"legacy": Path, "modern": Path, "seen": what the client saw}``."""
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("recorded")
+    drive = ROOT / "tests" / "report" / "peers" / "drive.py"
+    proc = subprocess.run([sys.executable, str(drive), str(out)], capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
+    return {"legacy": out / "legacy.jsonl", "modern": out / "modern.jsonl", "seen": json.loads(proc.stdout)}

@@ -21,6 +21,8 @@ COMMANDS: dict[str, str] = {
     "trace": "mcpreel.cli.import_cmd:trace_group",
     "convert": "mcpreel.cli.convert_cmd:convert_command",
     "inspect": "mcpreel.cli.inspect_cmd:inspect_command",
+    "report": "mcpreel.cli.report_cmd:report_command",
+    "export": "mcpreel.cli.export_cmd:export_group",
     "merge": "mcpreel.cli.merge_cmd:merge_command",
     "redact": "mcpreel.cli.redact_cmd:redact_command",
     "replay": "mcpreel.cli.replay_cmd:replay_command",

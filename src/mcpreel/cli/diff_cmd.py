@@ -14,6 +14,7 @@ from mcpreel.cli.params import FORMAT_AUTO
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True, help="Both files' format.")
 @click.option("--json", "as_json", is_flag=True, help="Print the differences as JSON.")
 @click.option("--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML report here.")
+@click.option("--html", type=click.Path(dir_okay=False), help="Also write the differences as a self-contained HTML page.")
 @click.option("--ignore-path", "ignore_paths", multiple=True, metavar="PATH",
               help="Leave this path out of result comparisons (repeatable).")
 @click.option("--latency-factor", type=click.FloatRange(min=1.0), default=2.0, show_default=True,
@@ -25,7 +26,7 @@ from mcpreel.cli.params import FORMAT_AUTO
               help="Also write a SARIF 2.1.0 report here (tool changes classed as in `contract check`).")
 @click.pass_context
 @output.run_command
-def diff_command(ctx: click.Context, a: str, b: str, fmt: str, as_json: bool, junit: str | None,
+def diff_command(ctx: click.Context, a: str, b: str, fmt: str, as_json: bool, junit: str | None, html: str | None,
                  ignore_paths: tuple[str, ...], latency_factor: float, latency_min_ms: int,
                  fail_on_latency: bool, sarif_path: str | None = None) -> None:
     """Compare two recordings: tools, calls (arguments, results, error status) and latency.
@@ -52,6 +53,10 @@ def diff_command(ctx: click.Context, a: str, b: str, fmt: str, as_json: bool, ju
         output.save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(_diff_sarif(result, classes, b))))
     if junit:
         output.save_text(junit, render.to_junit(result, f"mcpreel diff {a} {b}"))
+    if html:
+        from mcpreel.report.compare_page import diff_page
+
+        output.save(html, lambda fh: fh.write(diff_page(result).encode("utf-8", "replace")))
     ctx.exit(result.exit_code)
 
 

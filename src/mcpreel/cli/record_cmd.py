@@ -52,6 +52,9 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
                      help="HTTP transports: an Origin the proxy's listener accepts (repeatable)."),
         click.option("-q", "--quiet", is_flag=True, help="Say nothing of the recorder's own on stderr (warnings still)."),
+        click.option("--otlp-endpoint", metavar="URL",
+                     help="Also export spans live to this OTLP/HTTP collector (batched, off the forwarding path; "
+                          "a dead collector costs one warning). Needs mcpreel[otel]."),
     ]
     for decorate in reversed(decorators):
         fn = decorate(fn)
@@ -83,6 +86,7 @@ def run_record(
     command_flag: str = "-- CMD",
     target_flag: str = "--target",
     out_dir: str | None = None,
+    otlp_endpoint: str | None = None,
 ) -> None:
     """Check the words of the call, pick the defaults, run the recorder of ``transport``, exit with its code."""
     from mcpreel.record import ServerStartError, default_label, default_out_path, record_stdio
@@ -116,6 +120,10 @@ def run_record(
         from mcpreel.redact import Redactor
 
         redactor = Redactor()
+    if otlp_endpoint is not None:
+        from mcpreel.otel.export import endpoint_url
+
+        endpoint_url(otlp_endpoint)  # a bad URL is refused before anything starts
     if transport != "stdio":
         from mcpreel.cli.record_http import run_http_record
 
@@ -123,7 +131,7 @@ def run_record(
         sys.exit(run_http_record(
             transport=transport, target=target, listen=listen, out=Path(out) if out else None, label=label,
             session_file=session_file, save_every=save_every, redactor=redactor, keep_secrets=keep_secrets,
-            envelope=envelope, allow_origins=list(allow_origins),
+            envelope=envelope, allow_origins=list(allow_origins), otlp_endpoint=otlp_endpoint,
         ))
 
     if out_dir and out:
@@ -136,7 +144,7 @@ def run_record(
     try:
         result = record_stdio(
             command, out_path, label=label, session_file=session_file, save_every=save_every,
-            redactor=redactor, warn=output.warning,
+            redactor=redactor, warn=output.warning, otlp_endpoint=otlp_endpoint,
         )
     except ServerStartError:
         say(f"session recorded in {out_path}" + (f" and {session_file}" if session_file else ""))

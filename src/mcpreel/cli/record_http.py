@@ -55,6 +55,7 @@ def run_http_record(
     keep_secrets: bool = False,
     envelope: str | Path | None = None,
     allow_origins: Sequence[str] = (),
+    otlp_endpoint: str | None = None,
 ) -> int:
     """Record an HTTP MCP session until SIGINT/SIGTERM; returns the exit code (0 after a clean stop)."""
     from mcpreel.record.naming import default_label, default_out_path
@@ -74,6 +75,7 @@ def run_http_record(
     result = record_http(
         config, out_path, host=host, port=port, label=label, session_file=session_file,
         save_every=save_every, redactor=redactor, envelope=envelope, ready=ready, warn=output.warning,
+        otlp_endpoint=otlp_endpoint,
     )
     output.info(f"mcpreel: {summary(result)}")
     return result.exit_code

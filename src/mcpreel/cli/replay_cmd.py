@@ -21,7 +21,8 @@ def parse_headers(values: tuple[str, ...]) -> dict[str, str]:
 
 def run_replay(session: str, fmt: str, target_command: str | None, target_url: str | None, transport: str,
                headers: tuple[str, ...], ignore_paths: tuple[str, ...], out_json: str | None, junit: str | None,
-               original: bool, timeout: float, era: str = "auto", session_index: int | None = None) -> int:
+               original: bool, timeout: float, era: str = "auto", session_index: int | None = None,
+               html: str | None = None) -> int:
     """Parse, run, render, write; returns the exit code (0 all same, 1 differences)."""
     from mcpreel.render import replay as render
     from mcpreel.replay import IgnorePath, ReplayOptions, replay_file
@@ -38,6 +39,10 @@ def run_replay(session: str, fmt: str, target_command: str | None, target_url: s
         output.save_text(out_json, render.to_json(report))
     if junit:
         output.save_text(junit, render.to_junit(report, f"mcpreel replay {session}"))
+    if html:
+        from mcpreel.report.compare_page import replay_page
+
+        output.save(html, lambda fh: fh.write(replay_page(report).encode("utf-8", "replace")))
     return report.exit_code
 
 
@@ -56,6 +61,7 @@ _TRANSPORTS = click.Choice(["auto", "streamable-http", "sse"])
               help="Leave this path out of every comparison, e.g. '$.result.content[0].text.timestamp' (repeatable).")
 @click.option("--output", "out_json", type=click.Path(dir_okay=False), help="Write the results as JSON here.")
 @click.option("--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML report here.")
+@click.option("--html", type=click.Path(dir_okay=False), help="Also write the results as a self-contained HTML page.")
 @click.option("--original", is_flag=True, help="Replay the pre-edit payload of messages edited in intercept mode.")
 @click.option("--timeout", type=click.FloatRange(min=0.01), default=30.0, show_default=True,
               help="Seconds to wait for each response.")
@@ -68,8 +74,8 @@ _TRANSPORTS = click.Choice(["auto", "streamable-http", "sse"])
 @output.run_command
 def replay_command(ctx: click.Context, session: str, target_command: str | None, target_url: str | None,
                    transport: str, headers: tuple[str, ...], fmt: str, ignore_paths: tuple[str, ...],
-                   out_json: str | None, junit: str | None, original: bool, timeout: float, era: str,
-                   session_index: int | None) -> None:
+                   out_json: str | None, junit: str | None, html: str | None, original: bool, timeout: float,
+                   era: str, session_index: int | None) -> None:
     """Replay a recorded session against a server and compare every response.
 
     A file holding several client sessions is replayed session by session, each on a fresh connection
@@ -78,7 +84,7 @@ def replay_command(ctx: click.Context, session: str, target_command: str | None,
     Exit 0 when every response matches the recording, 1 on any difference, 2 when the replay could not run.
     """
     ctx.exit(run_replay(session, fmt, target_command, target_url, transport, headers, ignore_paths, out_json,
-                        junit, original, timeout, era, session_index))
+                        junit, original, timeout, era, session_index, html))
 
 
 @click.command("replay")

@@ -113,12 +113,14 @@ def record_http(
     warn: Warn | None = None,
     handle_signals: bool = True,
     on_server: Callable[[ProxyServer], object] | None = None,
+    otlp_endpoint: str | None = None,
 ) -> HttpRecordResult:
     """Record through the HTTP proxy until stopped; see the module docstring.
 
     ``redactor`` changes what is recorded, never what is forwarded; the result says how many values it
     replaced. ``addons`` see every record, after the redaction (:mod:`mcpreel.record.pipeline`).
     ``on_server`` receives the :class:`ProxyServer` before it serves (to stop it from another thread).
+    ``otlp_endpoint`` also exports spans live, from a background thread (:mod:`mcpreel.otel.live`, an addon).
     """
     if session_file is not None:
         get_writer("qai")  # a build without the qai writer fails here, before anything is bound or created
@@ -139,7 +141,12 @@ def record_http(
     if session_file is not None:
         keeper = SessionFileKeeper(session_file, info, save_every=save_every if save_every else None, warn=warn,
                                    start=False)
-    sink.pipeline = Pipeline([a for a in (redaction, *addons, keeper) if a is not None])
+    live = None
+    if otlp_endpoint is not None:
+        from mcpreel.otel.live import LiveExport
+
+        live = LiveExport(otlp_endpoint, info, warn=warn)
+    sink.pipeline = Pipeline([a for a in (redaction, *addons, live, keeper) if a is not None])
     sink.pipeline.started(info)
     try:
         out_path = claim(out)  # the stdio recorder's rule: --out is replaced, never appended to

@@ -225,6 +225,7 @@ def record_stdio(
     stdout_fd: int = 1,
     stderr_fd: int = 2,
     warn: Callable[[str], None] | None = None,
+    otlp_endpoint: str | None = None,
 ) -> RecordResult:
     """Run ``command`` as a stdio MCP server behind a transparent recording proxy until it exits.
 
@@ -233,7 +234,8 @@ def record_stdio(
     ``save_every`` seconds and at the end. ``redactor`` (a :class:`mcpreel.redact.Redactor`)
     changes what is recorded (messages, stderr, invalid lines, the argv in the header), never what is
     forwarded; the result says how many values it replaced. ``addons`` see every record, after the
-    redaction (:mod:`mcpreel.record.pipeline`). Raises :class:`ServerStartError` (exit 127)
+    redaction (:mod:`mcpreel.record.pipeline`). ``otlp_endpoint`` also exports spans live, from a
+    background thread (:mod:`mcpreel.otel.live`, an addon). Raises :class:`ServerStartError` (exit 127)
     after completing both files when the command cannot start.
     """
     warnings: list[str] = []
@@ -256,7 +258,12 @@ def record_stdio(
     if session_file is not None:
         check_writable(session_file, "session file")  # said now, not when the session ends
         keeper = SessionFileKeeper(session_file, info, save_every=save_every, warn=_warn, start=False)
-    pipeline = Pipeline([a for a in (redaction, *addons, keeper) if a is not None])
+    live = None
+    if otlp_endpoint is not None:
+        from mcpreel.otel.live import LiveExport
+
+        live = LiveExport(otlp_endpoint, info, warn=_warn)
+    pipeline = Pipeline([a for a in (redaction, *addons, live, keeper) if a is not None])
     pipeline.started(info)
     try:
         out_path = claim(out)

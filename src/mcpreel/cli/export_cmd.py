@@ -1,0 +1,53 @@
+"""``mcpreel export otlp SESSION (--out spans.json | --endpoint URL)``: a session as OpenTelemetry spans."""
+
+from __future__ import annotations
+
+import click
+
+from mcpreel.cli import output
+from mcpreel.cli.params import FORMAT_AUTO
+
+
+@click.group("export")
+def export_group() -> None:
+    """Send a recorded session where other telemetry lives."""
+
+
+@export_group.command("otlp")
+@click.argument("path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.option("--out", type=click.Path(dir_okay=False),
+              help="Write OTLP JSON here (one ExportTraceServiceRequest per line).")
+@click.option("--endpoint", metavar="URL",
+              help="Send OTLP/HTTP protobuf to this collector (base URL; /v1/traces is added when it has no path). "
+                   "Without --out or --endpoint, OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is used.")
+@click.option("--include-content", is_flag=True,
+              help="Also export tool arguments and results (redacted by the rules of `mcpreel redact`).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=None, metavar="SECONDS",
+              help="How long to wait for the collector per batch [default: OTEL_EXPORTER_OTLP_TIMEOUT or 10].")
+@click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True,
+              help="Input format; auto sniffs the content.")
+@output.run_command
+def otlp_command(path: str, out: str | None, endpoint: str | None, include_content: bool, timeout: float | None,
+                 fmt: str) -> None:
+    """Map a session to spans (OpenTelemetry GenAI MCP conventions) and export them as OTLP."""
+    from mcpreel.errors import UsageError
+    from mcpreel.formats import open_session
+
+    if out and endpoint:
+        raise UsageError("--out and --endpoint: give one of them")
+    from mcpreel.otel.export import export_session, otlp_exporter
+
+    exporter = None if out else otlp_exporter(endpoint, timeout=timeout)
+    session, detection = open_session(path, fmt)
+    if not detection.obvious:
+        output.info(f"{path}: read as {detection.format}: {detection.reason}")
+    if out:
+        from mcpreel._infra.fileio import atomic_output
+
+        with atomic_output(out) as fh:
+            summary = export_session(session, out=fh, include_content=include_content)
+        where = out
+    else:
+        summary = export_session(session, exporter=exporter, include_content=include_content)
+        where = getattr(exporter, "_endpoint", endpoint or "the OTLP endpoint")
+    output.info(f"exported {summary.spans:,} spans in {len(summary.traces):,} traces to {where}")

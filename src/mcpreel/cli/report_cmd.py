@@ -1,0 +1,40 @@
+"""``mcpreel report SESSION [-o report.html]``: a session as one self-contained HTML page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from mcpreel.cli import output
+from mcpreel.cli.params import FORMAT_AUTO
+
+
+@click.command("report")
+@click.argument("path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.option("-o", "--out", type=click.Path(dir_okay=False),
+              help="The HTML file to write [default: ./<session name>.html].")
+@click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True,
+              help="Input format; auto sniffs the content.")
+@click.option("--detail", type=click.IntRange(min=0), default=100, show_default=True, metavar="N",
+              help="Calls shown with their JSON: the first N and the N slowest (failures always, up to --max-errors).")
+@click.option("--max-errors", type=click.IntRange(min=0), default=2000, show_default=True, metavar="N",
+              help="Failed or unanswered calls shown with their JSON.")
+@click.option("--timeline", type=click.IntRange(min=0), default=400, show_default=True, metavar="N",
+              help="Records shown in the sequence view (the first N).")
+@click.option("--redact", is_flag=True, help="Redact secrets in the messages shown (the rules of `mcpreel redact`).")
+@output.run_command
+def report_command(path: str, out: str | None, fmt: str, detail: int, max_errors: int, timeline: int,
+                   redact: bool) -> None:
+    """Write an HTML report of a session: header, latency chart, calls per tool, calls, sequence."""
+    from mcpreel.formats import open_session
+    from mcpreel.report import Limits, write_report
+
+    session, detection = open_session(path, fmt)
+    if not detection.obvious:
+        output.info(f"{path}: read as {detection.format}: {detection.reason}")
+    target = out or f"{Path(path).name.split('.')[0] or 'session'}.html"
+    data = write_report(session, target, Limits(timeline=timeline, detail=detail, max_errors=max_errors), redact=redact)
+    c = data.counts
+    output.info(f"wrote {target}: {c.get('messages', 0):,} messages, {data.calls_total:,} calls "
+                f"({len(data.calls):,} in detail), {data.failures_total:,} failed or unanswered")

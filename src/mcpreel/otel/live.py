@@ -1,0 +1,178 @@
+"""``record --otlp-endpoint URL``: spans exported while the session is being recorded.
+
+The stdio recorder's pumps hand each read's lines to :meth:`LiveExport.lines` on the forwarding path
+(the HTTP recorder its parsed records to :meth:`LiveExport.message`), so
+that call only puts a reference on a bounded queue (a microsecond; when the queue is full the lines are
+not exported and counted, never waited for). One background thread parses them, maps them with the
+same :class:`~mcpreel.otel.mapping.SpanMapper` as ``export otlp`` (a span leaves when its response
+arrives) and sends batches through the SDK's OTLP/HTTP exporter: every :data:`BATCH` spans or
+:data:`FLUSH_SECONDS` after the last send. A collector that is down or refuses costs one warning;
+the recording and the forwarding never wait for it. At the end the thread gets :data:`CLOSE_SECONDS`
+to send what is left (the session span last).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from mcpreel._infra import jsonio
+from mcpreel.model import Kind, Message, Session, SessionInfo
+
+__all__ = ["BATCH", "CLOSE_SECONDS", "FLUSH_SECONDS", "LiveExport"]
+
+BATCH = 512
+FLUSH_SECONDS = 1.0
+CLOSE_SECONDS = 3.0
+QUEUE_READS = 20_000  # reads waiting for the exporter thread before new ones are dropped
+
+_END = object()
+
+
+class LiveExport:
+    """A tap for the recorder (``lines``/``stderr``/``close``), exporting spans in the background."""
+
+    def __init__(self, endpoint: str | None, info: SessionInfo, *, warn: Callable[[str], None] | None = None,
+                 timeout: float = 3.0, exporter: Any = None):
+        from mcpreel.otel.export import otlp_exporter
+
+        self.info = info
+        self.warn = warn
+        self.exporter = exporter if exporter is not None else otlp_exporter(endpoint, timeout=timeout)
+        self.where = getattr(self.exporter, "_endpoint", endpoint)
+        self.queue: queue.Queue[Any] = queue.Queue(QUEUE_READS)
+        self.dropped_reads = 0
+        self.sent = 0
+        self.failed_batches = 0
+        self._warned = False
+        self._dead = False  # a collector that failed once is not asked again: it must cost nothing
+        self._pending: list[Any] = []
+        self._last_send = time.monotonic()
+        self._thread = threading.Thread(target=self._run, name="mcpreel-otlp", daemon=True)
+        self._thread.start()
+
+    # -- the recorder's side: never blocks --------------------------------------------------------
+    def lines(self, direction: str, lines: Sequence[bytes], t: int) -> None:
+        try:
+            self.queue.put_nowait((direction, lines, t))
+        except queue.Full:
+            self.dropped_reads += 1
+
+    def stderr(self, lines: Sequence[bytes], t: int) -> None:
+        try:
+            self.queue.put_nowait((None, lines, t))
+        except queue.Full:
+            self.dropped_reads += 1
+
+    def message(self, msg: Message) -> None:
+        """A record the HTTP recorder already parsed (it is not changed after it is handed over)."""
+        try:
+            self.queue.put_nowait(msg)
+        except queue.Full:
+            self.dropped_reads += 1
+
+    # -- as an addon of the recording pipeline (mcpreel.record.pipeline) ------------------------------
+    def recorded(self, rec: Message) -> None:
+        """A record was written to the reel (already redacted when ``--redact`` is on)."""
+        self.message(rec)
+
+    def finished(self, exit_code: int | None, reason: str) -> None:
+        self.close(exit_code, reason)
+
+    def close(self, exit_code: int | None = None, reason: str | None = None) -> None:
+        """Let the thread send what is left, for at most :data:`CLOSE_SECONDS`."""
+        self.info.exit_code = exit_code
+        deadline = time.monotonic() + CLOSE_SECONDS
+        while True:
+            try:
+                self.queue.put(_END, timeout=0.1)
+                break
+            except queue.Full:
+                if time.monotonic() > deadline:
+                    break
+        self._thread.join(max(0.0, deadline - time.monotonic()))
+        if self._thread.is_alive():
+            self._say(f"OTLP export to {self.where}: gave up on what was left after {CLOSE_SECONDS:g} s")
+        elif self.dropped_reads:
+            self._say(f"OTLP export to {self.where}: {self.dropped_reads} reads were not exported (the exporter fell behind)")
+
+    # -- the exporter's thread ---------------------------------------------------------------------
+    def _messages(self) -> Iterator[Message]:
+        seq = 0
+        while True:
+            try:
+                item = self.queue.get(timeout=FLUSH_SECONDS / 2)
+            except queue.Empty:
+                self._flush(force=False)
+                continue
+            if item is _END:
+                return
+            if isinstance(item, Message):
+                yield item
+                self._flush(force=False)
+                continue
+            direction, lines, t = item
+            for line in lines:
+                if direction is None:
+                    yield Message(None, None, t, kind=Kind.STDERR, seq=seq, text=line.decode("utf-8", "replace"))
+                else:
+                    try:
+                        value = jsonio.loads(line)
+                    except Exception:
+                        value = None
+                    if type(value) is dict or type(value) is list:
+                        yield Message(direction, value, t, seq=seq)
+                    else:
+                        yield Message(direction, None, t, kind=Kind.INVALID, seq=seq)
+                seq += 1
+            self._flush(force=False)
+
+    def _run(self) -> None:
+        from mcpreel.otel.mapping import SpanMapper
+
+        try:
+            session = Session.streaming(self.info, self._messages)
+            self.mapper = SpanMapper(session)
+            for record in self.mapper.feed_all(session):
+                self._pending.append(record)
+                if len(self._pending) >= BATCH:
+                    self._flush(force=True)
+            self._flush(force=True)
+        except Exception as exc:  # the exporter's thread must never take the recording down
+            self._say(f"OTLP export to {self.where} stopped: {exc}")
+        finally:
+            try:
+                self.exporter.shutdown()
+            except Exception:
+                pass
+
+    def _flush(self, *, force: bool) -> None:
+        if not self._pending or (not force and time.monotonic() - self._last_send < FLUSH_SECONDS):
+            return
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        from mcpreel.otel.export import readable_spans
+
+        batch, self._pending = self._pending, []
+        self._last_send = time.monotonic()
+        if self._dead:
+            self.failed_batches += 1
+            return
+        try:
+            ok = self.exporter.export(readable_spans(batch, self.mapper.resource_attributes())) is SpanExportResult.SUCCESS
+        except Exception:
+            ok = False
+        if ok:
+            self.sent += len(batch)
+        else:
+            self.failed_batches += 1
+            self._dead = True
+            self._say(f"OTLP export to {self.where} failed; the recording goes on without it")
+
+    def _say(self, text: str) -> None:
+        if self.warn is not None and not self._warned:
+            self._warned = True
+            self.warn(text)

@@ -1,0 +1,476 @@
+"""A session as OpenTelemetry spans, with the GenAI MCP semantic conventions, as plain data.
+
+One pass over the session (:func:`mcpreel.exchange_stream.walk`); a span is handed out as soon as its
+request is answered, so a long session streams out in batches and only pending requests are held.
+
+- **A span per request**, named ``{mcp.method.name} {target}`` (target = the tool or prompt name, or
+  the resource URI, when there is one), kind CLIENT for client→server requests and SERVER for
+  server→client ones (sampling, elicitation, roots), start and end at the recorded request and
+  response times. Attributes: ``mcp.method.name``, ``mcp.session.id``, ``mcp.protocol.version``,
+  ``jsonrpc.request.id``, ``jsonrpc.protocol.version``, ``gen_ai.tool.name`` and
+  ``gen_ai.operation.name=execute_tool`` for tool calls, ``gen_ai.prompt.name``, ``mcp.resource.uri``,
+  ``network.transport`` (``pipe`` for stdio, ``tcp`` for HTTP), ``network.protocol.name``,
+  ``server.address``/``server.port``, ``rpc.response.status_code`` and ``error.type`` (the JSON-RPC
+  code, or ``tool_error`` for an ``isError`` result) with an ERROR status.
+- **Content is opt-in** (``include_content``): ``gen_ai.tool.call.arguments`` and
+  ``gen_ai.tool.call.result`` as JSON text, after the default redaction rules.
+- **A session span is the root** (one per source file of a merged session), kind INTERNAL, named
+  ``mcp session {server}``; ``traceparent``/``tracestate`` in a request's ``params._meta`` make that
+  request a child of the caller's span (its trace), with a link back to the session span.
+- **Notifications are span events**: progress and cancellation on the request they name while it is
+  pending, every other one on the session span (at most :data:`MAX_ROOT_EVENTS`; the rest counted).
+- **2026-07-28**, where the conventions are silent, in the same style: ``server/discover`` is a span
+  like any other method; ``mcp.result.type`` is the result's ``resultType``; a retry that carries an
+  ``input_required`` round's ``requestState`` links to that round's span and has ``mcp.request.round``.
+
+Attributes of mcpreel's own (``mcpreel.*``) say what the conventions have no word for: a request never
+answered, counts on the session span.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from mcpreel._infra import jsonio
+from mcpreel._version import __version__
+from mcpreel.exchange_stream import (
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    Exchange,
+    info_name,
+    mcp_session_id,
+    origin_of,
+    walk,
+)
+from mcpreel.model import Kind, Session
+
+__all__ = ["MAX_ROOT_EVENTS", "SpanEvent", "SpanLink", "SpanMapper", "SpanRecord", "parse_traceparent", "spans"]
+
+#: events kept on a session span; a session of a million log notifications must not make one huge span
+MAX_ROOT_EVENTS = 1000
+
+_TRACEPARENT = re.compile(r"^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
+
+
+def parse_traceparent(value: Any) -> tuple[int, int, int] | None:
+    """``(trace_id, span_id, flags)`` of a W3C ``traceparent`` value, or None when it is not a valid one."""
+    if not isinstance(value, str):
+        return None
+    m = _TRACEPARENT.match(value.strip().lower())
+    if m is None or m.group(1) == "ff":
+        return None
+    trace_id, span_id = int(m.group(2), 16), int(m.group(3), 16)
+    if trace_id == 0 or span_id == 0:
+        return None
+    return trace_id, span_id, int(m.group(4), 16)
+
+
+@dataclass(slots=True)
+class SpanEvent:
+    name: str
+    time_ns: int
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class SpanLink:
+    trace_id: int
+    span_id: int
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class SpanRecord:
+    """One finished span, independent of any SDK (:mod:`mcpreel.otel.export` turns it into one)."""
+
+    name: str
+    kind: str  # "client" | "server" | "internal"
+    trace_id: int
+    span_id: int
+    parent_id: int | None
+    start_ns: int
+    end_ns: int
+    attributes: dict[str, Any] = field(default_factory=dict)
+    events: list[SpanEvent] = field(default_factory=list)
+    links: list[SpanLink] = field(default_factory=list)
+    error: str | None = None  # the status description of an ERROR status; None = unset
+    parent_remote: bool = False
+    trace_state: str | None = None
+    trace_flags: int = 1
+
+
+@dataclass(slots=True)
+class _Root:
+    span: SpanRecord
+    first_ms: int | None = None
+    last_ms: int | None = None
+    dropped_events: int = 0
+    protocol_version: str | None = None  # each session of a merged file has its own
+    counts: dict[str, int] = field(default_factory=lambda: {"requests": 0, "notifications": 0, "errors": 0,
+                                                            "stderr": 0, "unanswered": 0, "orphans": 0})
+
+
+def _network(transport: str | None, url: str | None) -> dict[str, Any]:
+    attrs: dict[str, Any] = {}
+    if transport == "stdio":
+        attrs["network.transport"] = "pipe"
+    elif transport in ("sse", "streamable-http", "http-sse", "http") or url:
+        attrs["network.transport"] = "tcp"
+        attrs["network.protocol.name"] = "http"
+    if url:
+        try:
+            parts = urlsplit(url)
+            if parts.hostname:
+                attrs["server.address"] = parts.hostname
+                port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+                if port:
+                    attrs["server.port"] = port
+        except ValueError:
+            pass
+    return attrs
+
+
+def _json_text(value: Any, redactor: Any) -> str:
+    if redactor is not None:
+        value = redactor.value(value)
+    return jsonio.dumps_str(value)
+
+
+def _attr(value: Any) -> Any:
+    """A value OTLP attributes can carry (str, bool, int, float); anything else as JSON text."""
+    if isinstance(value, (str, bool, float)) or (isinstance(value, int) and -(2**63) <= value < 2**63):
+        return value
+    return jsonio.dumps_str(value)
+
+
+class SpanMapper:
+    """Feed it a session's steps; it hands out finished spans. ``ids`` makes span and trace ids
+    (``random.getrandbits`` by default; tests pass a seeded generator)."""
+
+    def __init__(self, session: Session, *, include_content: bool = False,
+                 ids: Callable[[int], int] | None = None, now_ms: Callable[[], int] | None = None):
+        self.info = session.info
+        self.bits = ids or random.SystemRandom().getrandbits
+        self.redactor = None
+        if include_content:
+            from mcpreel.redact import Redactor
+
+            self.redactor = Redactor()
+        self.include_content = include_content
+        self.now_ms = now_ms
+        self.roots: dict[Any, _Root] = {}
+        self.spans: dict[int, SpanRecord] = {}  # exchange n -> its open span
+        self.rounds: dict[str, tuple[int, int, int]] = {}  # requestState -> (trace, span, round)
+        self.last_ms: int | None = self.info.started
+        self.server_name: str | None = None
+        self.server_version: str | None = None
+        self.client_name: str | None = None
+        self.session_id: str | None = None
+        self.base_attrs = _network(self.info.transport, self.info.url)
+
+    # -- ids and times -----------------------------------------------------------------------------
+    def _id(self, bits: int) -> int:
+        while True:
+            value = self.bits(bits)
+            if value:
+                return value
+
+    def _ns(self, t: int | None) -> int:
+        if t is None:
+            t = self.last_ms
+        if t is None:
+            t = self.now_ms() if self.now_ms else _wall_ms()
+            self.last_ms = t
+        return int(t) * 1_000_000
+
+    def _root(self, origin: Any) -> _Root:
+        root = self.roots.get(origin)
+        if root is None:
+            span = SpanRecord("mcp session", "internal", self._id(128), self._id(64), None, 0, 0)
+            root = self.roots[origin] = _Root(span)
+            if origin is not None:
+                span.attributes["mcpreel.session.file"] = origin
+        return root
+
+    def _seen(self, root: _Root, t: int | None) -> None:
+        if t is None:
+            return
+        self.last_ms = t
+        if root.first_ms is None or t < root.first_ms:
+            root.first_ms = t
+        if root.last_ms is None or t > root.last_ms:
+            root.last_ms = t
+
+    # -- the pass ----------------------------------------------------------------------------------
+    def feed_all(self, session: Session) -> Iterator[SpanRecord]:
+        for step in walk(session):
+            yield from self.feed(step)
+        yield from self.finish()
+
+    def feed(self, step: Any) -> list[SpanRecord]:
+        kind = step.kind
+        msg = step.msg
+        if kind == "record":
+            root = self._root(origin_of(msg))
+            self._seen(root, msg.t)
+            if msg.kind == Kind.STDERR:
+                root.counts["stderr"] += 1
+            self._session_id(msg)
+            return []
+        if msg is not None:
+            self._session_id(msg)
+        if kind == "request":
+            ex = step.exchange
+            root = self._root(ex.origin)
+            self._seen(root, ex.t)
+            root.counts["requests"] += 1
+            if not ex.dropped:
+                self.spans[ex.n] = self._open(ex, root)
+            return []
+        if kind == "response":
+            ex = step.exchange
+            root = self._root(ex.origin)
+            self._seen(root, ex.t_end)
+            self._learn(ex, root)
+            span = self.spans.pop(ex.n, None)
+            if span is None:
+                return []
+            self._close(span, ex, root)
+            return [span]
+        if kind == "notification":
+            root = self._root(origin_of(msg))
+            self._seen(root, msg.t)
+            root.counts["notifications"] += 1
+            self._event(step, root)
+            return []
+        if kind in ("orphan", "other"):
+            root = self._root(origin_of(msg))
+            self._seen(root, msg.t)
+            if kind == "orphan":
+                root.counts["orphans"] += 1
+            return []
+        if kind == "unanswered":
+            ex = step.exchange
+            root = self._root(ex.origin)
+            root.counts["unanswered"] += 1
+            span = self.spans.pop(ex.n, None)
+            if span is None:
+                return []
+            span.end_ns = max(span.start_ns, self._ns(root.last_ms))
+            span.attributes["mcpreel.unanswered"] = True
+            if ex.cancelled:
+                span.attributes["error.type"] = "cancelled"
+            return [span]
+        return []
+
+    def finish(self) -> list[SpanRecord]:
+        """The session spans, last: their end is the session's last record."""
+        out = []
+        for root in self.roots.values():
+            span = root.span
+            start = root.first_ms if root.first_ms is not None else self.info.started
+            end = root.last_ms if root.last_ms is not None else self.info.ended
+            span.start_ns = self._ns(start)
+            span.end_ns = max(span.start_ns, self._ns(end if end is not None else start))
+            if self.info.ended is not None and len(self.roots) == 1:
+                span.end_ns = max(span.end_ns, self._ns(self.info.ended))
+            if self.server_name:
+                span.name = f"mcp session {self.server_name}"
+            attrs = span.attributes
+            attrs.update(self.base_attrs)
+            if self.session_id or self.info.id:
+                attrs["mcp.session.id"] = self.session_id or self.info.id
+            if root.protocol_version:
+                attrs["mcp.protocol.version"] = root.protocol_version
+            if self.client_name:
+                attrs["mcpreel.client"] = self.client_name
+            if self.info.label:
+                attrs["mcpreel.session.label"] = self.info.label
+            if self.info.command:
+                attrs["mcpreel.server.command"] = " ".join(self.info.command)
+            if self.info.exit_code is not None:
+                attrs["mcpreel.server.exit_code"] = self.info.exit_code
+            for key, value in root.counts.items():
+                attrs[f"mcpreel.{key}"] = value
+            if root.dropped_events:
+                attrs["mcpreel.events_not_kept"] = root.dropped_events
+            if root.counts["errors"]:
+                span.error = f"{root.counts['errors']} failed requests"
+            out.append(span)
+        return out
+
+    def resource_attributes(self) -> dict[str, Any]:
+        """Who the spans are about (``service.*`` = the MCP server) and who made them (the recorder)."""
+        name = self.server_name or self.info.label or (self.info.command[0] if self.info.command else None)
+        if not name and self.info.url:
+            name = urlsplit(self.info.url).hostname
+        attrs: dict[str, Any] = {"service.name": name or "mcp-server", "mcpreel.version": __version__}
+        if self.server_version:
+            attrs["service.version"] = self.server_version
+        producer = self.info.producer
+        if isinstance(producer, dict):
+            if isinstance(producer.get("name"), str):
+                attrs["mcpreel.recorder.name"] = producer["name"]
+            if isinstance(producer.get("version"), str):
+                attrs["mcpreel.recorder.version"] = producer["version"]
+        if self.info.source_format:
+            attrs["mcpreel.source.format"] = self.info.source_format
+        return attrs
+
+    # -- spans ---------------------------------------------------------------------------------------
+    def _open(self, ex: Exchange, root: _Root) -> SpanRecord:
+        target = ex.target
+        name = f"{ex.method} {target}" if target else ex.method
+        meta = ex.meta
+        attrs: dict[str, Any] = dict(self.base_attrs)
+        attrs["mcp.method.name"] = ex.method
+        attrs["jsonrpc.protocol.version"] = "2.0"
+        if ex.id is not None:
+            attrs["jsonrpc.request.id"] = ex.id if isinstance(ex.id, str) else jsonio.dumps_str(ex.id)
+        version = meta.get(META_PROTOCOL_VERSION)
+        if isinstance(version, str):
+            attrs["mcp.protocol.version"] = version
+            root.protocol_version = root.protocol_version or version
+        elif root.protocol_version:
+            attrs["mcp.protocol.version"] = root.protocol_version
+        if ex.dir == "in" and self.client_name is None:
+            info = meta.get(META_CLIENT_INFO)
+            if ex.method == "initialize" and isinstance(ex.params, dict):
+                info = ex.params.get("clientInfo")
+            self.client_name = info_name(info)
+        if self.session_id or self.info.id:
+            attrs["mcp.session.id"] = self.session_id or self.info.id
+        params = ex.params if isinstance(ex.params, dict) else {}
+        if ex.method == "tools/call":
+            attrs["gen_ai.operation.name"] = "execute_tool"
+            attrs["gen_ai.tool.name"] = ex.tool
+            if self.include_content and "arguments" in params:
+                attrs["gen_ai.tool.call.arguments"] = _json_text(params["arguments"], self.redactor)
+        elif ex.method == "prompts/get" and target:
+            attrs["gen_ai.prompt.name"] = target
+        elif ex.method.startswith("resources/") and target:
+            attrs["mcp.resource.uri"] = target
+        if ex.origin is not None:
+            attrs["mcpreel.session.file"] = ex.origin
+        span = SpanRecord(name, "client" if ex.dir == "in" else "server", root.span.trace_id, self._id(64),
+                          root.span.span_id, self._ns(ex.t), 0, attrs)
+        parent = parse_traceparent(meta.get("traceparent"))
+        if parent is not None:
+            span.trace_id, span.parent_id, span.trace_flags = parent[0], parent[1], parent[2] & 1
+            span.parent_remote = True
+            state = meta.get("tracestate")
+            if isinstance(state, str) and state.strip():
+                span.trace_state = state.strip()
+            span.links.append(SpanLink(root.span.trace_id, root.span.span_id, {"mcpreel.link": "session"}))
+        state = params.get("requestState")
+        if isinstance(state, str) and state in self.rounds:
+            trace_id, span_id, n = self.rounds.pop(state)
+            attrs["mcp.request.round"] = n + 1
+            span.links.append(SpanLink(trace_id, span_id, {"mcpreel.link": "previous_round"}))
+        return span
+
+    def _close(self, span: SpanRecord, ex: Exchange, root: _Root) -> None:
+        span.end_ns = max(span.start_ns, self._ns(ex.t_end))
+        status, code, message = ex.status()
+        response = ex.response or {}
+        result = response.get("result")
+        if status == "error":
+            span.attributes["rpc.response.status_code"] = str(code)
+            span.attributes["error.type"] = str(code)
+            span.error = message or f"JSON-RPC error {code}"
+            root.counts["errors"] += 1
+        elif status == "isError":
+            span.attributes["error.type"] = "tool_error"
+            span.error = message or "tool_error"
+            root.counts["errors"] += 1
+        if isinstance(result, dict):
+            if ex.method == "initialize" and isinstance(result.get("protocolVersion"), str):
+                span.attributes["mcp.protocol.version"] = result["protocolVersion"]  # what was agreed
+            result_type = result.get("resultType")
+            if isinstance(result_type, str):
+                span.attributes["mcp.result.type"] = result_type
+            state = result.get("requestState")
+            if result_type == "input_required" and isinstance(state, str):
+                n = span.attributes.get("mcp.request.round", 1)
+                self.rounds[state] = (span.trace_id, span.span_id, n)
+                requests = result.get("inputRequests")
+                if isinstance(requests, dict):
+                    methods = [r.get("method") for r in requests.values() if isinstance(r, dict)]
+                    span.attributes["mcp.input_required.methods"] = [m for m in methods if isinstance(m, str)]
+            if self.include_content and ex.method == "tools/call":
+                span.attributes["gen_ai.tool.call.result"] = _json_text(result, self.redactor)
+
+    def _event(self, step: Any, root: _Root) -> None:
+        raw = step.member
+        method = raw.get("method")
+        attrs: dict[str, Any] = {"mcp.method.name": method,
+                                 "mcpreel.direction": "server_to_client" if step.msg.dir == "out" else "client_to_server"}
+        params = raw.get("params")
+        if isinstance(params, dict):
+            if method == "notifications/progress":
+                for key, name in (("progress", "mcp.progress"), ("total", "mcp.progress.total"),
+                                  ("message", "mcp.progress.message")):
+                    if key in params and params[key] is not None:
+                        attrs[name] = _attr(params[key])
+            elif method == "notifications/cancelled":
+                if params.get("requestId") is not None:
+                    attrs["jsonrpc.request.id"] = _attr(params.get("requestId"))
+                if isinstance(params.get("reason"), str) and self.include_content:
+                    attrs["mcpreel.reason"] = params["reason"]
+            elif method == "notifications/message" and isinstance(params.get("level"), str):
+                attrs["mcp.log.level"] = params["level"]
+            if self.include_content:
+                attrs["mcpreel.params"] = _json_text(params, self.redactor)
+        event = SpanEvent(method, self._ns(step.msg.t), attrs)
+        related = step.related
+        span = self.spans.get(related.n) if related is not None else None
+        if span is not None:
+            span.events.append(event)
+        elif len(root.span.events) < MAX_ROOT_EVENTS:
+            root.span.events.append(event)
+        else:
+            root.dropped_events += 1
+
+    def _learn(self, ex: Exchange, root: _Root) -> None:
+        result = (ex.response or {}).get("result")
+        if not isinstance(result, dict):
+            return
+        if ex.method == "initialize":
+            if isinstance(result.get("protocolVersion"), str):
+                root.protocol_version = result["protocolVersion"]
+            info = result.get("serverInfo")
+            if isinstance(info, dict):
+                self.server_name = self.server_name or _str(info.get("name"))
+                self.server_version = self.server_version or _str(info.get("version"))
+        meta = result.get("_meta")
+        if isinstance(meta, dict) and self.server_name is None:
+            info = meta.get(META_SERVER_INFO)
+            if isinstance(info, dict):
+                self.server_name = _str(info.get("name"))
+                self.server_version = _str(info.get("version"))
+
+    def _session_id(self, msg: Any) -> None:
+        if self.session_id is None and msg.ctx:
+            self.session_id = mcp_session_id(msg)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _wall_ms() -> int:
+    import time
+
+    return int(time.time() * 1000)
+
+
+def spans(session: Session, *, include_content: bool = False, ids: Callable[[int], int] | None = None) -> list[SpanRecord]:
+    """Every span of ``session`` (a list: for tests and small sessions; exporters stream via :class:`SpanMapper`)."""
+    mapper = SpanMapper(session, include_content=include_content, ids=ids)
+    return list(mapper.feed_all(session))

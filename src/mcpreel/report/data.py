@@ -1,0 +1,485 @@
+"""What the HTML report shows, as data, gathered in one streaming pass over a session.
+
+A report must stay usable for a session of a million messages, so this pass keeps *counts* of
+everything and *detail* of a bounded part: the first ``timeline`` records of the sequence view, the
+first ``detail`` calls, the ``detail`` slowest calls and every failed or unanswered call (up to
+``max_errors``). Everything else is summarised: calls and latency per tool and per method, activity
+over time in at most :data:`ACTIVITY_BUCKETS` buckets. Memory is bounded by those limits plus the
+requests still waiting for their response.
+
+The numbers follow ``mcpreel inspect`` (:mod:`mcpreel.inspect`): the same :class:`~mcpreel.inspect.ToolStats`
+and :class:`~mcpreel.inspect.LatencyStats`, nearest-rank percentiles, correlation by direction and id;
+the tests hold the two to the same figures. ``inspect`` keeps a row per record in memory, which is
+what it prints; the report cannot afford that, hence its own pass (:func:`mcpreel.exchange_stream.walk`).
+
+Payloads are kept as pretty JSON *text* (``jsonio``), cut at ``payload_chars``: the page never parses
+a message again, so big integers, NaN and lone surrogates show as they were recorded.
+"""
+
+from __future__ import annotations
+
+import heapq
+from array import array
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcpreel._infra import jsonio
+from mcpreel.exchange_stream import (
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    Exchange,
+    Step,
+    info_name,
+    mcp_session_id,
+    origin_of,
+    status_of,
+    walk,
+)
+from mcpreel.inspect import Header, LatencyStats, ToolStats, _text_of_transport, percentile
+from mcpreel.model import Kind, Message, Session
+from mcpreel.toolcalls import auth_discovery
+
+__all__ = ["ACTIVITY_BUCKETS", "Limits", "ReportData", "collect"]
+
+#: a message's JSON in the sequence view is cut here (the calls table keeps up to ``payload_chars``)
+TIMELINE_CHARS = 4000
+#: the activity chart's resolution: buckets double in width as the session grows past this many
+ACTIVITY_BUCKETS = 96
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How much detail a report keeps (see the module docstring)."""
+
+    timeline: int = 400  # records shown in the sequence view
+    detail: int = 100  # first N calls and slowest N calls with their JSON
+    max_errors: int = 2000  # failed / unanswered calls with their JSON
+    payload_chars: int = 20_000  # a message's pretty JSON is cut here
+
+
+@dataclass
+class ReportData:
+    """Everything the page shows. ``calls`` are plain dicts, ready for the page's JSON."""
+
+    header: Header
+    era: str | None = None
+    protocol_version: str | None = None
+    client: str | None = None
+    server: str | None = None
+    sessions: int = 1
+    k2a: dict[str, Any] = field(default_factory=lambda: dict(auth_discovery.DEFAULT))
+    counts: dict[str, int] = field(default_factory=dict)
+    tools: dict[str, ToolStats] = field(default_factory=dict)
+    tool_max: dict[str, int] = field(default_factory=dict)
+    latency: dict[str, LatencyStats] = field(default_factory=dict)
+    timeline: list[dict[str, Any]] = field(default_factory=list)
+    timeline_omitted: int = 0  # records past the timeline limit
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    calls_total: int = 0
+    failures_total: int = 0  # failed or unanswered calls, all of them (``calls`` holds up to max_errors)
+    activity: dict[str, Any] = field(default_factory=dict)
+    limits: Limits = field(default_factory=Limits)
+    redacted: bool = False
+
+
+_COUNT_KEYS = ("records", "messages", "client_to_server", "server_to_client", "requests", "notifications",
+               "responses", "batches", "stderr", "invalid", "transport", "events", "modified", "dropped",
+               "errors", "is_errors", "unanswered", "orphans")
+
+
+class _Activity:
+    """Messages and failures per time bucket; the bucket width doubles to keep at most N buckets."""
+
+    def __init__(self, buckets: int = ACTIVITY_BUCKETS):
+        self.size = buckets
+        self.start: int | None = None
+        self.width = 1  # ms
+        self.c2s = [0] * buckets
+        self.s2c = [0] * buckets
+        self.fail = [0] * buckets
+
+    def add(self, t: int | None, series: list[int] | None = None, d: str | None = None) -> None:
+        if t is None:
+            return
+        if self.start is None:
+            self.start = t
+        offset = max(0, t - self.start)
+        while offset // self.width >= self.size:
+            self._widen()
+        b = offset // self.width
+        if series is not None:
+            series[b] += 1
+        elif d == "out":
+            self.s2c[b] += 1
+        else:
+            self.c2s[b] += 1
+
+    def fail_at(self, t: int | None) -> None:
+        if t is not None and self.start is not None:
+            self.add(t, self.fail)
+
+    def _widen(self) -> None:
+        self.width *= 2
+        for series in (self.c2s, self.s2c, self.fail):
+            merged = [series[i] + series[i + 1] for i in range(0, self.size, 2)]
+            series[:] = merged + [0] * (self.size - len(merged))
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.start is None:
+            return {}
+        used = max((i + 1 for i in range(self.size) if self.c2s[i] or self.s2c[i] or self.fail[i]), default=1)
+        return {"start": self.start, "width_ms": self.width, "c2s": self.c2s[:used], "s2c": self.s2c[:used],
+                "fail": self.fail[:used]}
+
+
+class _Collector:
+    def __init__(self, session: Session, limits: Limits, redactor: Any):
+        self.session = session
+        self.limits = limits
+        self.redactor = redactor
+        self.data = ReportData(Header.of(session.info), limits=limits, redacted=redactor is not None)
+        self.c = dict.fromkeys(_COUNT_KEYS, 0)
+        self.latencies: dict[str, array[int]] = {}
+        self.tool_latencies: dict[str, array[int]] = {}
+        self.activity = _Activity()
+        self.kept: dict[int, dict[str, Any]] = {}  # exchange n -> call row (first N and failures)
+        self.slowest: list[tuple[int, int, dict[str, Any]]] = []  # min-heap of (latency, -n, call row)
+        self.origins: set[str] = set()
+        self.session_ids: set[str] = set()
+        self.last_index = -1
+        self.era_modern = False  # a server/discover answered
+        self.era_handshake = False  # an initialize answered
+        self.discover_failed = False
+        self.meta_version = False  # requests carry the 2026-07-28 _meta
+        self.t0: int | None = session.info.started
+
+    # -- the pass ---------------------------------------------------------------------------------
+    def feed(self, step: Step) -> None:
+        kind = step.kind
+        msg = step.msg
+        if msg is not None and step.index != self.last_index:
+            self._record(step.index, msg)
+        if kind == "request":
+            self._request(step, step.exchange)  # type: ignore[arg-type]
+        elif kind == "response":
+            self._response(step, step.exchange)  # type: ignore[arg-type]
+        elif kind == "notification":
+            self.c["notifications"] += 1
+            self._line(step, step.member.get("method"), related=step.related)  # type: ignore[union-attr]
+        elif kind == "orphan":
+            self.c["responses"] += 1
+            self.c["orphans"] += 1
+            status, code, text = status_of(step.member)
+            if status == "error":
+                self.c["errors"] += 1  # as inspect counts it: an error, whoever it answers
+            self._line(step, "(response)", status="orphan" if status == "ok" else status, code=code, text=text)
+        elif kind == "other":
+            self._line(step, "(not JSON-RPC)")
+        elif kind == "record":
+            self._other_record(step)
+        elif kind == "unanswered":
+            self._unanswered(step.exchange)  # type: ignore[arg-type]
+
+    def _record(self, index: int, msg: Message) -> None:
+        self.last_index = index
+        c = self.c
+        c["records"] += 1
+        if self.t0 is None and msg.t is not None:
+            self.t0 = msg.t
+        origin = origin_of(msg)
+        if origin is not None:
+            self.origins.add(origin)
+        if msg.ctx:
+            self._ctx(msg)
+        if msg.kind != Kind.MESSAGE:
+            return
+        if isinstance(msg.raw, list):
+            c["batches"] += 1
+        if msg.modified:
+            c["modified"] += 1
+        if msg.dropped:
+            c["dropped"] += 1
+        members = len([m for m in msg.raw if isinstance(m, dict)]) if isinstance(msg.raw, list) else int(isinstance(msg.raw, dict))
+        if msg.dir == "out":
+            c["server_to_client"] += members
+        else:
+            c["client_to_server"] += members
+        c["messages"] += members
+        self.activity.add(msg.t, d=msg.dir)
+
+    def _ctx(self, msg: Message) -> None:
+        sid = mcp_session_id(msg)
+        if sid is not None:
+            self.session_ids.add(sid)
+        if msg.dir != "in" and msg.kind in (Kind.MESSAGE, Kind.TRANSPORT):
+            flags = auth_discovery.summarize((msg,))
+            if flags["visible"]:
+                k = self.data.k2a
+                k["visible"] = True
+                k["source_kind"] = flags["source_kind"]
+                for key in ("resource_metadata_visible", "scope_challenge_visible"):
+                    k[key] = k[key] or flags[key]
+
+    def _other_record(self, step: Step) -> None:
+        msg = step.msg
+        assert msg is not None
+        kind = msg.kind
+        if kind == Kind.STDERR:
+            self.c["stderr"] += 1
+            self._line(step, "stderr", text=msg.text)
+        elif kind == Kind.INVALID:
+            self.c["invalid"] += 1
+            self._line(step, "invalid", text=msg.text, status="invalid")
+        elif kind == Kind.TRANSPORT:
+            self.c["transport"] += 1
+            self._line(step, "transport", text=_text_of_transport(msg.ctx or {}))
+        elif kind == Kind.EVENT:
+            self.c["events"] += 1
+            raw = msg.raw
+            label = "event"
+            if isinstance(raw, dict):
+                for key in ("kind", "type", "dir"):
+                    if isinstance(raw.get(key), str):
+                        label = raw[key]
+                        break
+            self._line(step, label, payload=raw)
+        else:  # a message record that is not JSON-RPC
+            self._line(step, "(not JSON-RPC)", payload=msg.raw)
+
+    def _request(self, step: Step, ex: Exchange) -> None:
+        self.c["requests"] += 1
+        meta = ex.meta
+        if META_PROTOCOL_VERSION in meta:
+            self.meta_version = True
+            self.data.protocol_version = self.data.protocol_version or _str(meta.get(META_PROTOCOL_VERSION))
+            if self.data.client is None and ex.dir == "in":
+                self.data.client = info_name(meta.get(META_CLIENT_INFO))
+        if ex.method == "initialize" and isinstance(ex.params, dict) and self.data.client is None:
+            self.data.client = info_name(ex.params.get("clientInfo"))
+        tool = ex.tool
+        if tool is not None:
+            stats = self._tool(tool)
+            stats.calls += 1
+            if ex.dropped:
+                stats.dropped += 1
+        self._line(step, ex.method, ex=ex)
+        if ex.n < self.limits.detail:
+            self.kept[ex.n] = self._call(ex)
+
+    def _response(self, step: Step, ex: Exchange) -> None:
+        c = self.c
+        c["responses"] += 1
+        result = ex.response.get("result") if ex.response else None
+        if isinstance(result, dict):
+            if ex.method == "initialize":
+                self.era_handshake = True
+                self.data.protocol_version = _str(result.get("protocolVersion")) or self.data.protocol_version
+                self.data.server = self.data.server or info_name(result.get("serverInfo"))
+            meta = result.get("_meta")
+            if isinstance(meta, dict) and self.data.server is None:
+                self.data.server = info_name(meta.get(META_SERVER_INFO))
+            if ex.method == "server/discover":
+                self.era_modern = True
+        if ex.method == "server/discover" and ex.response is not None and "error" in ex.response:
+            self.discover_failed = True
+        latency = ex.latency_ms
+        if latency is not None:
+            self.latencies.setdefault(ex.method, array("q")).append(latency)
+            if ex.tool is not None:
+                self.tool_latencies.setdefault(ex.tool, array("q")).append(latency)
+        status, code, text = ex.status()
+        failed = status in ("error", "isError")
+        if status == "error":
+            c["errors"] += 1
+        elif status == "isError":
+            c["is_errors"] += 1
+        if ex.tool is not None:
+            stats = self._tool(ex.tool)
+            if status == "error":
+                stats.errors += 1
+            elif status == "isError":
+                stats.is_errors += 1
+        if failed:
+            self.activity.fail_at(step.msg.t if step.msg else None)
+        self._line(step, "(response)", ex=ex, status=status, code=code, text=text)
+        call = self.kept.get(ex.n)
+        if call is not None or failed:
+            call = self._complete(ex, call, failed)
+        if latency is not None:
+            self._maybe_slowest(ex, latency, call)
+
+    def _unanswered(self, ex: Exchange) -> None:
+        self.c["unanswered"] += 1
+        if ex.tool is not None:
+            self._tool(ex.tool).unanswered += 1
+        self._complete(ex, self.kept.get(ex.n), True)
+
+    # -- calls with their JSON ----------------------------------------------------------------------
+    def _call(self, ex: Exchange) -> dict[str, Any]:
+        return {
+            "n": ex.n, "row": ex.index, "dir": ex.dir, "method": ex.method, "target": ex.target, "id": _id_text(ex.id),
+            "t": self._offset(ex.t), "origin": ex.origin, "dropped": ex.dropped, "request": self._pretty(ex.request),
+            "response": None, "latency": None, "status": "unanswered", "code": None, "message": None,
+            "tags": [],
+        }
+
+    def _complete(self, ex: Exchange, call: dict[str, Any] | None, failed: bool) -> dict[str, Any] | None:
+        """Fill in the response of a call; keep it if it is one of the first N or a failure (under the cap)."""
+        if call is None:
+            call = self._call(ex)
+        status, code, text = ex.status()
+        call.update(latency=ex.latency_ms, status=status, code=code, message=text,
+                    response=self._pretty(ex.response) if ex.response is not None else None,
+                    response_row=ex.response_index, cancelled=ex.cancelled)
+        if failed:
+            self.data.failures_total += 1
+            if self.data.failures_total <= self.limits.max_errors:
+                call["tags"].append("failed")
+                self.kept[ex.n] = call
+        if ex.n < self.limits.detail:
+            call["tags"].append("first")
+            self.kept[ex.n] = call
+        return call if ex.n in self.kept else None
+
+    def _maybe_slowest(self, ex: Exchange, latency: int, call: dict[str, Any] | None) -> None:
+        """Keep the N slowest calls in a min-heap; a call's JSON is made only when it gets in."""
+        if self.limits.detail <= 0:
+            return
+        key = (latency, -ex.n)
+        if len(self.slowest) >= self.limits.detail and key <= self.slowest[0][:2]:
+            return
+        if call is None:
+            call = self._call(ex)
+            self._complete(ex, call, False)
+        if len(self.slowest) < self.limits.detail:
+            heapq.heappush(self.slowest, (key[0], key[1], call))
+        else:
+            heapq.heapreplace(self.slowest, (key[0], key[1], call))
+
+    def _pretty(self, value: Any, limit: int | None = None) -> str:
+        if self.redactor is not None:
+            value = self.redactor.value(value)
+        text = jsonio.dumps_indented(value).decode("utf-8", "replace")
+        limit = min(limit or self.limits.payload_chars, self.limits.payload_chars)
+        if len(text) > limit:
+            text = text[:limit] + f"\n… cut: {len(text) - limit:,} more characters of {len(text):,}"
+        return text
+
+    # -- the sequence view ----------------------------------------------------------------------------
+    def _line(self, step: Step, label: Any, *, ex: Exchange | None = None, status: str | None = None, code: Any = None,
+              text: str | None = None, payload: Any = None, related: Exchange | None = None) -> None:
+        if step.index >= self.limits.timeline:
+            return
+        msg = step.msg
+        d = msg.dir if msg is not None and msg.dir in ("in", "out") else None
+        if d is None and msg is not None and msg.kind == Kind.MESSAGE:
+            d = "in"  # as the correlation reads a message with no direction
+        entry: dict[str, Any] = {"i": step.index, "t": self._offset(msg.t if msg else None), "dir": d,
+                                 "label": label if isinstance(label, str) else str(label)}
+        if ex is not None:
+            entry["id"] = _id_text(ex.id)
+            entry["n"] = ex.n
+            target = ex.target
+            if target is not None:
+                entry["target"] = target
+            if step.kind == "response":
+                entry["method"] = ex.method
+                entry["latency"] = ex.latency_ms
+                entry["req"] = ex.index
+        if related is not None:
+            entry["rel"] = related.index
+        if status is not None and status != "ok":
+            entry["status"] = status
+        if code is not None:
+            entry["code"] = code if isinstance(code, (int, str)) else str(code)
+        if text:
+            entry["text"] = text if len(text) <= 500 else text[:500] + "…"
+        member = step.member if step.member is not None else payload
+        if member is not None:
+            entry["json"] = self._pretty(member, TIMELINE_CHARS)
+        if msg is not None and msg.dropped:
+            entry["dropped"] = True
+        if msg is not None and msg.modified:
+            entry["modified"] = True
+        self.data.timeline.append(entry)
+
+    def _offset(self, t: int | None) -> int | None:
+        if t is None or self.t0 is None:
+            return None
+        return t - self.t0
+
+    def _tool(self, name: str) -> ToolStats:
+        stats = self.data.tools.get(name)
+        if stats is None:
+            stats = self.data.tools[name] = ToolStats()
+        return stats
+
+    # -- the end ------------------------------------------------------------------------------------
+    def finish(self) -> ReportData:
+        data = self.data
+        c = self.c
+        data.header.messages = c["messages"]
+        data.counts = c
+        data.calls_total = c["requests"]
+        data.timeline_omitted = max(0, c["records"] - self.limits.timeline)
+        if self.era_handshake and self.era_modern:
+            data.era = "both: handshake (initialize) and 2026-07-28 (server/discover) sessions"
+        elif self.era_handshake:
+            data.era = "handshake (initialize)"
+            if self.discover_failed:
+                data.era += ", after a failed server/discover"
+        elif self.era_modern or self.meta_version:
+            data.era = "2026-07-28 (no initialize, _meta on every request)"
+        data.sessions = max(1, len(self.origins), len(self.session_ids))
+        for method, values in sorted(self.latencies.items()):
+            ordered = sorted(values)
+            data.latency[method] = LatencyStats(len(ordered), percentile(ordered, 50), percentile(ordered, 95), ordered[-1])
+        for tool, values in self.tool_latencies.items():
+            ordered = sorted(values)
+            stats = self._tool(tool)
+            stats.p50_ms = percentile(ordered, 50)
+            stats.p95_ms = percentile(ordered, 95)
+            data.tool_max[tool] = ordered[-1]
+        data.tools = dict(sorted(data.tools.items()))
+        calls = dict(self.kept)
+        for _, _, call in self.slowest:
+            if call["n"] in calls:
+                calls[call["n"]]["tags"].append("slowest")
+            else:
+                call["tags"].append("slowest")
+                calls[call["n"]] = call
+        data.calls = [calls[n] for n in sorted(calls)]
+        for call in data.calls:
+            call["tags"] = sorted(set(call["tags"]))
+        data.activity = self.activity.to_dict()
+        if data.activity and self.t0 is not None:
+            data.activity["start"] -= self.t0
+        return data
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _id_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else jsonio.dumps_str(value)
+
+
+def collect(session: Session, limits: Limits | None = None, *, redact: bool = False) -> ReportData:
+    """Read ``session`` once and return what its report shows.
+
+    ``redact=True`` runs every kept message through the default :class:`~mcpreel.redact.Redactor`
+    (the rules of ``mcpreel redact``) before it goes into the page.
+    """
+    redactor = None
+    if redact:
+        from mcpreel.redact import Redactor
+
+        redactor = Redactor()
+    collector = _Collector(session, limits or Limits(), redactor)
+    for step in walk(session):
+        collector.feed(step)
+    return collector.finish()

@@ -1,0 +1,126 @@
+"""The report's charts, drawn as inline SVG on the Python side.
+
+Why SVG strings rather than a vendored chart library: the charts are two (bars of p50/p95/max per
+method, message counts over time), their data is already summarised, and a few dozen lines of SVG
+draw them with no script, no licence to carry and nothing to keep up to date. The chart is in the
+file as markup, so it shows with scripts off, prints, and can be asserted on in tests; it scales with
+the page (``viewBox``) and takes its colours from the page's CSS variables.
+
+Every text that comes from a session (method names) is escaped; numbers are formatted here.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from mcpreel.inspect import LatencyStats
+
+__all__ = ["activity_chart", "latency_chart", "fmt_ms"]
+
+
+def fmt_ms(ms: float | None) -> str:
+    if ms is None:
+        return "–"
+    if ms < 1000:
+        return f"{ms:g} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.3g} s"
+    return f"{ms / 60_000:.3g} min"
+
+
+def _nice_max(value: float) -> float:
+    """The next 1/2/5 x 10^k at or above ``value`` (an axis end a reader can count on)."""
+    if value <= 0:
+        return 1
+    k = 1.0
+    while k * 10 <= value:
+        k *= 10
+    while k > value:
+        k /= 10
+    for m in (1, 2, 2.5, 5, 10):
+        if m * k >= value:
+            return m * k
+    return 10 * k
+
+
+def latency_chart(latency: dict[str, LatencyStats], *, limit: int = 40) -> str:
+    """Horizontal bars per method: max (light), p95 (mid) and p50 (dark) on one shared axis."""
+    items = sorted(latency.items(), key=lambda kv: (-kv[1].p95_ms, kv[0]))[:limit]
+    if not items:
+        return '<p class="empty">No request with a response and times on both ends: no latency to draw.</p>'
+    label_w, bar_w, row_h, top = 230, 520, 26, 28
+    width = label_w + bar_w + 230
+    height = top + row_h * len(items) + 24
+    axis = _nice_max(max(s.max_ms for _, s in items))
+    scale = bar_w / axis
+    out = [f'<svg class="chart" id="latency-chart" role="img" viewBox="0 0 {width} {height}" '
+           f'width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
+           f'<title>Latency per method: p50, p95 and max over {sum(s.count for _, s in items)} responses</title>']
+    # legend
+    x = label_w
+    for cls, name in (("p50", "p50"), ("p95", "p95"), ("max", "max")):
+        out.append(f'<rect class="bar-{cls}" x="{x}" y="6" width="12" height="12"/>'
+                   f'<text class="legend" x="{x + 16}" y="16">{name}</text>')
+        x += 70
+    # grid
+    for i in range(5):
+        gx = label_w + bar_w * i / 4
+        out.append(f'<line class="grid" x1="{gx:.1f}" y1="{top - 4}" x2="{gx:.1f}" y2="{height - 20}"/>'
+                   f'<text class="tick" x="{gx:.1f}" y="{height - 6}" text-anchor="middle">{escape(fmt_ms(axis * i / 4))}</text>')
+    for row, (method, s) in enumerate(items):
+        y = top + row * row_h
+        name = method if len(method) <= 34 else method[:33] + "…"
+        out.append(f'<g class="lat-row" data-method="{escape(method)}">'
+                   f'<title>{escape(method)}: {s.count} × · p50 {fmt_ms(s.p50_ms)} · p95 {fmt_ms(s.p95_ms)} · max {fmt_ms(s.max_ms)}</title>'
+                   f'<text class="label" x="{label_w - 8}" y="{y + 16}" text-anchor="end">{escape(name)}</text>')
+        for cls, value, inset in (("max", s.max_ms, 2), ("p95", s.p95_ms, 5), ("p50", s.p50_ms, 8)):
+            w = max(1.0, value * scale) if value > 0 else 0.5
+            out.append(f'<rect class="bar-{cls}" x="{label_w}" y="{y + inset}" width="{w:.1f}" height="{row_h - 2 * inset}"/>')
+        out.append(f'<text class="value" x="{label_w + bar_w + 8}" y="{y + 16}">{escape(fmt_ms(s.p50_ms))} / '
+                   f'{escape(fmt_ms(s.p95_ms))} / {escape(fmt_ms(s.max_ms))}</text></g>')
+    out.append("</svg>")
+    if len(latency) > limit:
+        out.append(f'<p class="note">The {limit} methods with the highest p95 of {len(latency)}.</p>')
+    return "".join(out)
+
+
+def activity_chart(activity: dict[str, object]) -> str:
+    """Messages per time bucket, client→server above the axis and server→client below; failures marked."""
+    if not activity:
+        return '<p class="empty">No timestamps in this session: no activity over time to draw.</p>'
+    c2s: list[int] = activity["c2s"]  # type: ignore[assignment]
+    s2c: list[int] = activity["s2c"]  # type: ignore[assignment]
+    fail: list[int] = activity["fail"]  # type: ignore[assignment]
+    width_ms = int(activity["width_ms"])  # type: ignore[call-overload]
+    n = len(c2s)
+    plot_w, half, left = 760, 60, 50
+    width, height = left + plot_w + 10, 2 * half + 40
+    mid = 10 + half
+    peak = max(max(c2s, default=0), max(s2c, default=0), 1)
+    bw = plot_w / max(n, 1)
+    out = [f'<svg class="chart" id="activity-chart" role="img" viewBox="0 0 {width} {height}" width="{width}" '
+           f'height="{height}" xmlns="http://www.w3.org/2000/svg">',
+           f'<title>Messages over time, {fmt_ms(width_ms)} per bar: client→server above, server→client below</title>',
+           f'<text class="tick" x="{left - 6}" y="16" text-anchor="end">{peak}</text>',
+           f'<text class="tick" x="{left - 6}" y="{mid + 4}" text-anchor="end">0</text>',
+           f'<text class="tick" x="{left - 6}" y="{2 * half + 8}" text-anchor="end">{peak}</text>',
+           f'<line class="axis" x1="{left}" y1="{mid}" x2="{left + plot_w}" y2="{mid}"/>']
+    for i in range(n):
+        x = left + i * bw
+        tip = f"{fmt_ms(i * width_ms)}–{fmt_ms((i + 1) * width_ms)}: {c2s[i]} → server, {s2c[i]} → client"
+        if fail[i]:
+            tip += f", {fail[i]} failed"
+        out.append(f'<g class="bucket"><title>{escape(tip)}</title>')
+        if c2s[i]:
+            h = half * c2s[i] / peak
+            out.append(f'<rect class="c2s" x="{x:.1f}" y="{mid - h:.1f}" width="{max(bw - 1, 1):.1f}" height="{h:.1f}"/>')
+        if s2c[i]:
+            h = half * s2c[i] / peak
+            out.append(f'<rect class="s2c" x="{x:.1f}" y="{mid}" width="{max(bw - 1, 1):.1f}" height="{h:.1f}"/>')
+        if fail[i]:
+            out.append(f'<circle class="fail" cx="{x + bw / 2:.1f}" cy="{mid}" r="4"/>')
+        out.append("</g>")
+    out.append(f'<text class="tick" x="{left}" y="{height - 4}">0</text>'
+               f'<text class="tick" x="{left + plot_w}" y="{height - 4}" text-anchor="end">{escape(fmt_ms(n * width_ms))}</text>')
+    out.append("</svg>")
+    return "".join(out)
