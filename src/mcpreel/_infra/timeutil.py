@@ -26,6 +26,11 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def in_range(ms: int) -> bool:
+    """True when ``ms`` names a time ISO-8601 can write (see :data:`MIN_MS`, :data:`MAX_MS`)."""
+    return MIN_MS <= ms <= MAX_MS
+
+
 def iso_from_ms(ms: int) -> str:
     """``1747090800123`` -> ``"2025-05-12T23:00:00.123Z"`` (the reel's and seed 004's form).
 
