@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from proxy_http import SDK_SERVER, TCP_RELAY, free_port, measure, process, wait_port  # noqa: E402
+from proxy_http import SDK_SERVER, TCP_RELAY, free_port, measure, process, wait_port
 
 RECORDING_OFF = textwrap.dedent("""
     import sys

@@ -24,7 +24,6 @@ import threading
 import time
 from pathlib import Path
 
-
 PY = sys.executable
 N_STDIO = 20_000
 N_HTTP = 3_000

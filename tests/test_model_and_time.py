@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcpreel.model import IdError, Kind, Message, Session, SessionInfo, is_server_method, jsonrpc_id
 from mcpreel._infra.timeutil import MAX_MS, MIN_MS, iso_from_ms, ms_from_any, ms_from_iso
+from mcpreel.model import IdError, Kind, Message, Session, SessionInfo, is_server_method, jsonrpc_id
 
 
 def test_message_views():

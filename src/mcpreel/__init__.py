@@ -9,6 +9,7 @@ The library is organised in layers around one session model (:mod:`mcpreel.model
 The public API is re-exported here.
 """
 
+from mcpreel._version import __version__
 from mcpreel.errors import (
     FormatError,
     InputError,
@@ -17,8 +18,6 @@ from mcpreel.errors import (
     UsageError,
 )
 from mcpreel.model import Direction, Message, Session, SessionInfo
-
-from mcpreel._version import __version__
 
 __all__ = [
     "Direction",

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcpreel.errors import UsageError
 from mcpreel._infra.fileio import atomic_output
+from mcpreel.errors import UsageError
 from mcpreel.formats import FORMATS, canonical_name, format_for_name, get_writer, open_session, writer_names
 from mcpreel.formats._foreign import STASH_KEYS
 from mcpreel.formats.sniff import Detection

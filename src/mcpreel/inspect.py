@@ -23,8 +23,8 @@ from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import Correlator
-from mcpreel.sessions import split_sessions
 from mcpreel.model import Kind, Message, Session, SessionInfo
+from mcpreel.sessions import split_sessions
 
 __all__ = ["ErrorItem", "Header", "LatencyStats", "Report", "Row", "Summary", "ToolStats", "analyze", "percentile"]
 

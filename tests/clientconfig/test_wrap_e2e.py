@@ -43,7 +43,7 @@ def test_claude_desktop_sdk_server_both_eras(tmp_path, mode):
     config.parent.mkdir(parents=True)
     (home / "proj").mkdir()
     original = (
-        '{\n  "mcpServers": {\n    "peer": {\n      "command": "%s",\n      "args": ["%s"],\n'
+        '{\n  "mcpServers": {\n    "peer": {\n      "command": "%s",\n      "args": ["%s"],\n'  # noqa: UP031 (JSON text: %-format keeps its braces single)
         '      "env": {"PEER_TOKEN": "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}\n    }\n  },\n'
         '  "globalShortcut": ""\n}\n' % (PY, CONTRACT_SERVER)
     ).encode()
@@ -111,7 +111,7 @@ def test_http_server_pointed_at_a_recording_proxy(tmp_path):
     config = home / "proj" / ".vscode" / "mcp.json"
     config.parent.mkdir(parents=True)
     server_port, proxy_port = free_port(), free_port()
-    original = ('{\n  // team servers\n  "servers": {\n    "api": {"type": "http", "url": "http://127.0.0.1:%d/mcp"}\n'
+    original = ('{\n  // team servers\n  "servers": {\n    "api": {"type": "http", "url": "http://127.0.0.1:%d/mcp"}\n'  # noqa: UP031 (JSON text: %-format keeps its braces single)
                 '  }\n}\n' % server_port).encode()
     config.write_bytes(original)
     r = mcpreel(home, "wrap", "api", "--http", str(proxy_port))

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpreel.errors import UsageError
 from mcpreel.compare.jsondiff import diff
 from mcpreel.compare.normalize import IgnorePath, canonical_params, comparable, strip_volatile_meta
+from mcpreel.errors import UsageError
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-10**20, 10**20) | st.floats(allow_nan=False) | st.text(max_size=8),
@@ -106,7 +106,7 @@ def test_diff_is_empty_exactly_when_values_are_equal_json(a, b):
         if isinstance(x, dict) and isinstance(y, dict):
             return x.keys() == y.keys() and all(same(x[k], y[k]) for k in x)
         if isinstance(x, list) and isinstance(y, list):
-            return len(x) == len(y) and all(same(p, q) for p, q in zip(x, y))
+            return len(x) == len(y) and all(same(p, q) for p, q in zip(x, y, strict=True))
         return type(x) is type(y) and x == y
 
     assert (diff(a, b) == []) == same(a, b)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from mcpreel.demo import run as demo_run
 import pytest
 
+from mcpreel.demo import run as demo_run
 from mcpreel.errors import TransportError, UsageError
 
 

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mcpreel._infra.timeutil import iso_from_ms
 from mcpreel.errors import McpreelError
 from mcpreel.formats import Source, get_reader, get_writer
 from mcpreel.inspect import analyze
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel._infra.timeutil import iso_from_ms
 
 from .support import assert_same_wire, fixture, messages_only, t1, wire
 

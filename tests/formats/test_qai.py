@@ -6,12 +6,12 @@ import json
 
 import pytest
 
+from mcpreel._infra.timeutil import ms_from_iso
 from mcpreel.errors import FormatError
 from mcpreel.formats import open_session
 from mcpreel.formats.qai import iso_micro
 from mcpreel.inspect import analyze
 from mcpreel.model import Message
-from mcpreel._infra.timeutil import ms_from_iso
 
 from .support import assert_same_wire, fixture, messages_only, read, read_as, req, resp, session_of, t1, wire, write
 

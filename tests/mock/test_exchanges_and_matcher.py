@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from mcpreel.model import Message
 from mcpreel.exchanges import build
 from mcpreel.mock.matcher import INVALID_PARAMS, METHOD_NOT_FOUND, Matcher, Miss, RecordingIndex
-
+from mcpreel.model import Message
 from tests.replay.helpers import INIT, INIT_OK, call, handshake, note, req, res, session, text
 
 
@@ -64,7 +63,7 @@ def test_batches_are_split_into_members():
 
 def _index(*exchanges_msgs, mode="method-params"):
     records = []
-    for i, (request, result) in enumerate(exchanges_msgs):
+    for request, result in exchanges_msgs:
         records += [("in", request), ("out", res(request["id"], result))]
     return RecordingIndex(build(session(*records)).exchanges, mode)
 

@@ -8,8 +8,8 @@ import xml.etree.ElementTree as ET
 
 from rich.console import Console
 
-from mcpreel.render.check import plain_lines, renderables, to_json, to_junit
 from mcpreel.check.result import FAIL, PASS, SKIP, WARN, CheckReport, CheckResult
+from mcpreel.render.check import plain_lines, renderables, to_json, to_junit
 
 
 def report(strict: bool = False) -> CheckReport:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from mcpreel.model import Message, Session, SessionInfo
+from mcpreel.clients import memory_pair
 from mcpreel.exchanges import build
 from mcpreel.mock.engine import Mock, MockOptions
 from mcpreel.mock.server import serve_transport
+from mcpreel.model import Message, Session, SessionInfo
 from mcpreel.replay.verify import ReplayOptions, ReplayReport, replay
-from mcpreel.clients import memory_pair
 
 
 def req(id_: Any, method: str, params: Any = None) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import LISTEN127, free_port
 
-from .e2e_helpers import MCPREEL, PEERS, Background, mcpreel, record, run_client
+from .e2e_helpers import MCPREEL, Background, mcpreel, record, run_client
 
 pytestmark = pytest.mark.e2e
 

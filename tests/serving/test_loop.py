@@ -44,7 +44,7 @@ class Running:
 
         try:
             self.server.run(ready=ready, handle_signals=False)
-        except BaseException as exc:  # noqa: BLE001  (reported to the test)
+        except BaseException as exc:  # reported to the test
             self.error = exc
 
     def __enter__(self) -> Running:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 __all__ = ["MAX_MS", "MIN_MS", "iso_from_ms", "ms_from_any", "ms_from_iso", "now_ms"]
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 #: The times an ISO-8601 string can name (years 1 to 9999 UTC). Readers refuse or ignore times outside
 #: this range, so every time in the model can be written back in every format.
@@ -56,7 +56,7 @@ def ms_from_iso(text: str) -> int:
         s = s[:-1] + "+00:00"
     dt = datetime.fromisoformat(s)
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     delta = dt - _EPOCH
     ms = (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
     if not MIN_MS <= ms <= MAX_MS:

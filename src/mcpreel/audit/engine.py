@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpreel.audit.rules import Rule
 from mcpreel._infra.correlation import Correlator
+from mcpreel.audit.rules import Rule
 from mcpreel.model import SCOPE_KEY, Kind, Session
 
 __all__ = ["AuditReport", "Finding", "audit_session"]

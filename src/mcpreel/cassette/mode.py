@@ -5,14 +5,14 @@ Kept free of heavy imports: the pytest plugin loads it in every pytest run.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 from mcpreel.errors import UsageError
 
 __all__ = ["RecordMode"]
 
 
-class RecordMode(str, Enum):
+class RecordMode(StrEnum):
     """What a cassette run does with the real server."""
 
     #: the cassette exists: replay it, a request it lacks fails; it is missing: record it
@@ -23,9 +23,6 @@ class RecordMode(str, Enum):
     NONE = "none"
     #: always record, replacing the cassette (only once the new recording ended cleanly)
     ALL = "all"
-
-    def __str__(self) -> str:
-        return self.value
 
     @classmethod
     def values(cls) -> tuple[str, ...]:

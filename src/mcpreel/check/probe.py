@@ -26,9 +26,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.sse import SSEEvent, SSEParser
 from mcpreel.clients.process import ServerStartError, command_argv, spawn, stop
 from mcpreel.errors import TransportError
-from mcpreel._infra.sse import SSEEvent, SSEParser
 
 __all__ = ["Exchange", "HttpProbe", "StdioProbe", "Unreachable", "excerpt"]
 

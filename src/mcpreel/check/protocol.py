@@ -347,7 +347,7 @@ def _call_one(run: Run, name: str, args: Any, origin: str, schema: Any) -> Check
         err = resp.get("error") if isinstance(resp.get("error"), dict) else {}
         if err.get("code") == -32602:
             return result(tool_calls, WARN, f"the server rejected the arguments: {_error_text(resp)}", ex=ex, id=rid,
-                          title=title, details=notes, fix="give arguments with --call '{\"%s\": {...}}'" % name)
+                          title=title, details=notes, fix=f"give arguments with --call '{{\"{name}\": {{...}}}}'")
         return result(tool_calls, FAIL, f"tools/call answered {_error_text(resp)}", ex=ex, id=rid, title=title,
                       details=notes, fix="report tool failures as a result with isError: true, not a JSON-RPC error")
     res = resp.get("result")

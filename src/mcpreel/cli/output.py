@@ -84,7 +84,7 @@ def run_command(fn: F) -> F:
         except BrokenPipeError:
             # stdout closed by a pager or `head`: nothing more to say to anyone
             with contextlib.suppress(OSError):
-                sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+                sys.stdout = open(os.devnull, "w")
             sys.exit(0)
 
     return wrapper  # type: ignore[return-value]

@@ -14,8 +14,8 @@ from pathlib import Path
 from mcpreel.cli import output
 from mcpreel.record.http_proxy import ProxyConfig, parse_listen
 from mcpreel.record.http_session import HttpRecordResult, record_http
-from mcpreel.serving.origin import is_loopback
 from mcpreel.redact import Redactor
+from mcpreel.serving.origin import is_loopback
 
 __all__ = ["run_http_record", "summary"]
 

@@ -28,10 +28,10 @@ from urllib.parse import urljoin, urlsplit
 import httpx2
 
 from mcpreel._infra import jsonio
-from mcpreel.errors import TransportError
 from mcpreel._infra.sse import SSEParser
 from mcpreel.clients.base import Transport
 from mcpreel.eras import protocol_of_request
+from mcpreel.errors import TransportError
 
 __all__ = ["LegacySSETransport", "StreamableHTTPTransport"]
 
@@ -254,7 +254,7 @@ class LegacySSETransport(_HTTPBase):
         self._spawn(self._stream())
         try:
             self.endpoint = await asyncio.wait_for(asyncio.shield(self._endpoint_ready), self.timeout)
-        except asyncio.TimeoutError as exc:
+        except TimeoutError as exc:
             await self.close()
             raise TransportError(f"{self.url}: no endpoint event within {self.timeout:g} s (is it a legacy SSE URL?)") from exc
         except TransportError:

@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpreel.model import Session
-from mcpreel.exchanges import Exchange, build
 from mcpreel.compare.jsondiff import Difference, diff
 from mcpreel.compare.normalize import IgnorePath, comparable, strip_volatile_meta
+from mcpreel.exchanges import Exchange, build
+from mcpreel.model import Session
 
 __all__ = ["CallChange", "DiffOptions", "SessionDiff", "ToolChange", "diff_sessions", "error_status"]
 

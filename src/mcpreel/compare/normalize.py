@@ -24,8 +24,8 @@ from typing import Any, NoReturn
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.jsonpath import PathSyntaxError, parse
-from mcpreel.errors import UsageError
 from mcpreel.eras import is_protocol_meta_key
+from mcpreel.errors import UsageError
 
 __all__ = [
     "VOLATILE_META",

@@ -13,12 +13,12 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+from mcpreel._infra.timeutil import now_ms
 from mcpreel._version import __version__
+from mcpreel.clients import Transport, open_target
 from mcpreel.contract.snapshot import KINDS
 from mcpreel.errors import TransportError
 from mcpreel.model import Direction, Kind, Message, Session, SessionInfo
-from mcpreel._infra.timeutil import now_ms
-from mcpreel.clients import Transport, open_target
 
 __all__ = ["HANDSHAKE_VERSION", "live_session"]
 
@@ -52,7 +52,7 @@ class _Asker:
                 raise TransportError(f"the server did not answer {method} within {self.timeout:g} s")
             try:
                 msg = await asyncio.wait_for(self.t.receive(), left)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 continue
             if msg is None:
                 why = self.t.ended or "closed"
@@ -81,7 +81,7 @@ async def _ask_all(transport: Transport, timeout: float) -> list[Message]:
     caps = hello.get("result", {}).get("capabilities", {}) if isinstance(hello.get("result"), dict) else {}
     offered = {"tools": "tools" in caps, "prompts": "prompts" in caps,
                "resources": "resources" in caps, "resourceTemplates": "resources" in caps}
-    for kind, (method, member, _) in KINDS.items():
+    for kind, (method, _, _) in KINDS.items():
         if not offered[kind]:
             continue
         cursor = None

@@ -41,7 +41,7 @@ class Contract:
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)
     prompts: dict[str, dict[str, Any]] = field(default_factory=dict)
     resources: dict[str, dict[str, Any]] = field(default_factory=dict)
-    resourceTemplates: dict[str, dict[str, Any]] = field(default_factory=dict)  # noqa: N815 (the MCP name)
+    resourceTemplates: dict[str, dict[str, Any]] = field(default_factory=dict)  # the MCP name
     listed: set[str] = field(default_factory=set)
     source: str | None = None
     scopes: set[str] = field(default_factory=set)  # the servers of a merged session (not written)

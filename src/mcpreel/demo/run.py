@@ -233,9 +233,9 @@ def record_http_run(envelope: Path, http_reel: Path, server_url: str, said: Call
 
 def check_server(server_url: str, text_path: Path, json_path: Path, said: Callable[[str], None]) -> Any:
     """Step 4: ``mcpreel check --profile strict-sse --call-all`` of the HTTP demo server, saved as text and JSON."""
+    from mcpreel._infra.fileio import atomic_output
     from mcpreel.check import CheckOptions, run_check
     from mcpreel.render.check import plain_lines, to_json
-    from mcpreel._infra.fileio import atomic_output
 
     report = run_check(server_url, options=CheckOptions(profile="strict-sse", call_all=True))  # our tools are safe
     with atomic_output(text_path) as fh:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.timeutil import MAX_MS, MIN_MS, ms_from_iso
 from mcpreel.formats._source import Source
 from mcpreel.model import Kind, Message
-from mcpreel._infra.timeutil import MAX_MS, MIN_MS, ms_from_iso
 
 __all__ = ["STASH_KEYS", "iso_time", "object_at", "offset_time", "producer_of", "rest", "text_record"]
 

@@ -23,11 +23,11 @@ import shlex
 from typing import Any
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.timeutil import MAX_MS
 from mcpreel.formats._foreign import iso_time, object_at
 from mcpreel.formats._source import Source
 from mcpreel.formats.jsonrpc import DirectionGuesser
 from mcpreel.model import Message, Session, SessionInfo
-from mcpreel._infra.timeutil import MAX_MS
 
 NAME = "agent-vcr"
 

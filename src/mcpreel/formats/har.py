@@ -22,11 +22,11 @@ from typing import Any, BinaryIO
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 from mcpreel._infra import jsonio
-from mcpreel._version import __version__
 from mcpreel._infra.correlation import Correlator
-from mcpreel.model import Kind, Message, Session
 from mcpreel._infra.sse import encode_event
 from mcpreel._infra.timeutil import iso_from_ms
+from mcpreel._version import __version__
+from mcpreel.model import Kind, Message, Session
 
 NAME = "har"
 LOSSES = "other producers' lines"

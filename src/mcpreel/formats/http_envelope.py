@@ -19,11 +19,11 @@ from __future__ import annotations
 from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.timeutil import MAX_MS
 from mcpreel.errors import UsageError
 from mcpreel.formats._source import Source
 from mcpreel.formats.jsonrpc import own_time
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel._infra.timeutil import MAX_MS
 
 NAME = "streamable-http"
 LOSSES = "stderr, invalid frames, intercept edits, dropped messages and the session header"

@@ -14,10 +14,10 @@ from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import verbatim_key
+from mcpreel._infra.timeutil import MAX_MS, iso_from_ms, ms_from_any
 from mcpreel.formats._source import Source
 from mcpreel.formats.jsonrpc import DirectionGuesser, own_time
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel._infra.timeutil import MAX_MS, iso_from_ms, ms_from_any
 
 NAME = "inspector"
 LOSSES = "stderr, transport context, invalid frames and intercept edits"

@@ -21,12 +21,12 @@ from __future__ import annotations
 from typing import Any
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.sse import SSEParser
+from mcpreel._infra.timeutil import MAX_MS
 from mcpreel.formats._foreign import iso_time, object_at
 from mcpreel.formats._source import Source
 from mcpreel.model import Kind, Message, Session, SessionInfo
 from mcpreel.redact import MARKER, is_secret_header
-from mcpreel._infra.sse import SSEParser
-from mcpreel._infra.timeutil import MAX_MS
 
 NAME = "inspector-network"
 

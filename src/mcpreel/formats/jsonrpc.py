@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from mcpreel._infra import jsonio
 from orjson import loads as fast_loads
 
+from mcpreel._infra import jsonio
+from mcpreel._infra.timeutil import MAX_MS
 from mcpreel.formats._source import Source, iter_json_lines, iter_line_blocks, parse_line
 from mcpreel.model import Kind, Message, Session, SessionInfo, WireBlock, is_server_method
-from mcpreel._infra.timeutil import MAX_MS
 
 NAME = "jsonrpc"
 LOSSES = "direction, time, transport context, stderr and intercept edits"

@@ -20,9 +20,9 @@ from __future__ import annotations
 from typing import Any
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.timeutil import ms_from_any
 from mcpreel.formats._source import Source
 from mcpreel.model import Message, Session, SessionInfo
-from mcpreel._infra.timeutil import ms_from_any
 
 NAME = "langchain"
 

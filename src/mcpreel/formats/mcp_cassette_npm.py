@@ -23,10 +23,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.timeutil import iso_from_ms
 from mcpreel.formats._foreign import iso_time, object_at, offset_time, producer_of, rest, text_record
 from mcpreel.formats._source import Source, iter_json_lines
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel._infra.timeutil import iso_from_ms
 
 NAME = "mcp-cassette-npm"
 VERSIONS = (1, 2)

@@ -25,9 +25,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.timeutil import MAX_MS, ms_from_any
 from mcpreel.formats._source import Source
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel._infra.timeutil import MAX_MS, ms_from_any
 
 NAME = "mcp-recorder"
 

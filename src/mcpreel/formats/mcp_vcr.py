@@ -74,7 +74,7 @@ def load(source: Source) -> Any:
     if not data.strip():
         raise source.fail("empty file: no transcript in it")
     try:
-        return yaml.load(data, Loader=_Loader)  # noqa: S506 (a safe loader)
+        return yaml.load(data, Loader=_Loader)  # a safe loader (see _Loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         line = mark.line + 1 if mark is not None else None

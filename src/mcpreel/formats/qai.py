@@ -28,14 +28,14 @@ from __future__ import annotations
 
 import shlex
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import Correlator
+from mcpreel._infra.timeutil import ms_from_any, ms_from_iso
 from mcpreel.formats._source import Source
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel._infra.timeutil import ms_from_any, ms_from_iso
 
 NAME = "qai"
 LOSSES = "stderr lines, invalid frames, transport-only events and other producers' lines"
@@ -181,7 +181,7 @@ def read(source: Source) -> Session:
 def iso_micro(ms: int) -> str:
     """Epoch ms -> qai's own form, ``2026-11-20T21:46:46.725000+00:00``."""
     secs, rem = divmod(int(ms), 1000)
-    return datetime.fromtimestamp(secs, tz=timezone.utc).replace(microsecond=rem * 1000).isoformat()
+    return datetime.fromtimestamp(secs, tz=UTC).replace(microsecond=rem * 1000).isoformat()
 
 
 def _stamp(ms: int | None, original: Any) -> str | None:

@@ -25,12 +25,12 @@ from collections.abc import Iterator, Sequence
 from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
-from mcpreel._version import __version__
 from mcpreel._infra.fileio import open_private_append
+from mcpreel._infra.timeutil import iso_from_ms, ms_from_iso, now_ms
+from mcpreel._version import __version__
 from mcpreel.errors import FormatError
 from mcpreel.formats._source import Source, iter_json_lines
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel._infra.timeutil import iso_from_ms, ms_from_iso, now_ms
 
 NAME = "reel"
 LOSSES = ""

@@ -381,7 +381,7 @@ class MockConnection:
             fut = self.server_request(step, emit)
             try:
                 await asyncio.wait_for(fut, timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 self.mock.on_event(f"{ex.label()}: the client did not answer the recorded {step.get('method')} "
                                    f"within {timeout:g} s; answering anyway")
         self._answer(ex, request_id, emit)

@@ -20,16 +20,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mcpreel._version import __version__
-from mcpreel.errors import TransportError, UsageError
-from mcpreel._infra.fileio import atomic_output
-from mcpreel.formats import FORMATS, canonical_name, get_writer
-from mcpreel.model import Kind, Message, Session
 from mcpreel._infra.correlation import verbatim_key
-from mcpreel.exchanges import Exchange
-from mcpreel.mock.engine import Emit, MockConnection
+from mcpreel._infra.fileio import atomic_output
 from mcpreel._infra.timeutil import now_ms
+from mcpreel._version import __version__
 from mcpreel.clients.base import Transport
+from mcpreel.errors import TransportError, UsageError
+from mcpreel.exchanges import Exchange
+from mcpreel.formats import FORMATS, canonical_name, get_writer
+from mcpreel.mock.engine import Emit, MockConnection
+from mcpreel.model import Kind, Message, Session
 
 __all__ = ["CassetteFile", "Forwarder"]
 
@@ -128,7 +128,7 @@ class Forwarder:
         try:
             await self.transport.send({**request, "id": upstream_id})
             return await asyncio.wait_for(flight.future, self.timeout)
-        except asyncio.TimeoutError as exc:
+        except TimeoutError as exc:
             raise TransportError(f"the live server did not answer within {self.timeout:g} s") from exc
         finally:
             self._flights.pop(verbatim_key(upstream_id), None)
@@ -152,7 +152,7 @@ class Forwarder:
                 if "id" in member:
                     upstream_id = member["id"]
 
-                    def answer(reply: dict[str, Any], upstream_id: Any = upstream_id) -> None:
+                    def answer(reply: dict[str, Any], upstream_id: Any = upstream_id, flight: _Flight = flight) -> None:
                         flight.notes.append(Message("in", {**reply, "id": upstream_id}, now_ms()))
                         asyncio.ensure_future(self._send_quietly({**reply, "id": upstream_id}))
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpreel.exchanges import Exchange, subject
 from mcpreel.compare.jsondiff import Difference, diff
 from mcpreel.compare.normalize import canonical_params, strip_volatile_meta
+from mcpreel.exchanges import Exchange, subject
 
 __all__ = ["MATCH_MODES", "Matcher", "Miss", "RecordingIndex", "METHOD_NOT_FOUND", "INVALID_PARAMS"]
 

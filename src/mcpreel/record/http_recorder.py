@@ -37,11 +37,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpreel._infra import jsonio
-from mcpreel.model import Kind, Message
-from mcpreel.redact import MARKER, is_secret_header
 from mcpreel._infra.correlation import correlation_key
 from mcpreel._infra.sse import SSEEvent
 from mcpreel._infra.timeutil import now_ms
+from mcpreel.model import Kind, Message
+from mcpreel.redact import MARKER, is_secret_header
 
 __all__ = ["Exchange", "HttpRecorder", "RecorderStats", "body_decoder", "looks_jsonrpc"]
 

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from mcpreel.errors import UsageError
 from mcpreel._infra.fileio import PRIVATE_MODE
+from mcpreel.errors import UsageError
 
 __all__ = ["DEFAULT_DIR", "check_writable", "claim", "default_label", "default_out_path"]
 

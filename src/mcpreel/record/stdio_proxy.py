@@ -23,16 +23,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcpreel._infra.timeutil import now_ms
 from mcpreel.clients.process import ServerStartError, exit_status, forward_signals, signal_name, spawn
 from mcpreel.errors import UsageError
 from mcpreel.formats.reel import ReelWriter
 from mcpreel.model import SessionInfo
 from mcpreel.record.framing import LineCutter
 from mcpreel.record.naming import check_writable, claim
-from mcpreel._infra.timeutil import now_ms
 from mcpreel.record.pipeline import Pipeline, Redaction
-from mcpreel.record.stdio_recorder import WireRecorder
 from mcpreel.record.session_file import SessionFileKeeper
+from mcpreel.record.stdio_recorder import WireRecorder
 from mcpreel.redact import Redactor
 
 __all__ = ["RecordResult", "StdioProxy", "record_stdio"]

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from mcpreel._infra import jsonio
-from mcpreel.inspect import Report, Row
 from mcpreel._infra.timeutil import iso_from_ms
+from mcpreel.inspect import Report, Row
 
 __all__ = ["plain_lines", "renderables", "row_parts", "row_text", "to_json"]
 

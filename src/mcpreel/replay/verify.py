@@ -37,7 +37,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpreel._infra.correlation import verbatim_key
 from mcpreel._version import __version__
+from mcpreel.clients.base import Transport
+from mcpreel.compare.jsondiff import Difference, diff
+from mcpreel.compare.normalize import IgnorePath, comparable
 from mcpreel.eras import (
     LATEST_LEGACY_PROTOCOL,
     LEGACY,
@@ -50,14 +54,10 @@ from mcpreel.eras import (
     to_modern_request,
 )
 from mcpreel.errors import InputError, TransportError
-from mcpreel.sessions import describe_session
-from mcpreel.model import Kind, Message, Session
-from mcpreel._infra.correlation import verbatim_key
 from mcpreel.exchanges import Cassette, Exchange, build, subject
-from mcpreel.compare.jsondiff import Difference, diff
 from mcpreel.mock.matcher import METHOD_NOT_FOUND, Matcher, Miss, RecordingIndex
-from mcpreel.compare.normalize import IgnorePath, comparable
-from mcpreel.clients.base import Transport
+from mcpreel.model import Kind, Message, Session
+from mcpreel.sessions import describe_session
 
 __all__ = ["ERA_CHOICES", "LATEST_PROTOCOL", "ReplayOptions", "ReplayReport", "RequestResult",
            "ServerRequestResult", "replay"]
@@ -365,7 +365,7 @@ class _Run:
     async def wait(self, p: _Pending, timeout: float) -> tuple[dict[str, Any] | None, str | None, float]:
         try:
             return await asyncio.wait_for(asyncio.shield(p.future), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return (None, f"no response within {timeout:g} s", _ms(p.t0))
 
 

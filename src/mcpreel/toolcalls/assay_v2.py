@@ -12,7 +12,6 @@ from orjson import dumps as _orjson_dumps
 
 from mcpreel._infra import jsonio
 
-
 _STEP_CALL = (b'{"type":"step","episode_id":%s,"step_id":"step_%03d","idx":%d,"timestamp":%d,"kind":"tool","name":%s,'
               b'"content":null,"content_sha256":null,"truncations":[],"meta":{"jsonrpc_id":%s}}\n')
 _STEP_OTHER = (b'{"type":"step","episode_id":%s,"step_id":"step_%03d","idx":%d,"timestamp":%d,"kind":"tool","name":%s,'

@@ -10,7 +10,6 @@ Prints {"protocol", "tools", "text"} as JSON.
 import asyncio
 import json
 import sys
-
 import tomllib
 
 from mcp import Client, StdioServerParameters

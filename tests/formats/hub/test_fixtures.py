@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mcpreel.model import Kind, Session
 from mcpreel._infra.timeutil import ms_from_iso
+from mcpreel.model import Kind, Session
 
 from ..support import FIXTURES, read
 

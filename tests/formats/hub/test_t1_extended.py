@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
-from mcpreel.model import Session
 from mcpreel._infra.timeutil import iso_from_ms
+from mcpreel.model import Session
 
 from ..support import messages_only, note, read, read_as, req, resp, session_of, t1, write
 

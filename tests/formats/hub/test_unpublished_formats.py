@@ -3,10 +3,10 @@ written here field by field from their source (``samples.py``)."""
 
 from __future__ import annotations
 
+from mcpreel._infra.timeutil import ms_from_iso
 from mcpreel.formats import open_session
 from mcpreel.model import Kind
 from mcpreel.redact import MARKER
-from mcpreel._infra.timeutil import ms_from_iso
 
 from .samples import write_inspector_network, write_mcpsnoop
 

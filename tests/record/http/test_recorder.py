@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.sse import SSEParser
 from mcpreel.model import Kind, Message
 from mcpreel.record.http_recorder import HttpRecorder, body_decoder, looks_jsonrpc
 from mcpreel.redact import MARKER
-from mcpreel._infra.sse import SSEParser
 
 from .helpers import gzip_bytes
 from .scripted import SSE_CHUNKS

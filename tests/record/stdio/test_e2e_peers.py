@@ -17,7 +17,7 @@ from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 from mcp.client.session import ClientRequestContext
 from mcp.types import CreateMessageRequestParams, CreateMessageResult, TextContent
 
-from tests.record.stdio.helpers import PY, SDK, reel_lines, record_argv
+from tests.record.stdio.helpers import PY, SDK, record_argv, reel_lines
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 

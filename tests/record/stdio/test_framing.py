@@ -30,7 +30,7 @@ def run(chunks: list[bytes], batch: int = 64) -> tuple[bytes, list[bytes], list[
 
 def cut(data: bytes, points: list[int]) -> list[bytes]:
     points = sorted({p for p in points if 0 < p < len(data)})
-    return [data[a:b] for a, b in zip([0, *points], [*points, len(data)])]
+    return [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
 
 
 def test_one_chunk_of_whole_lines():

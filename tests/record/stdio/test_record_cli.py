@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.record.stdio.helpers import PY, RAW, messages, of_type, reel_lines, record_argv, run_record
+from tests.record.stdio.helpers import PY, RAW, messages, of_type, record_argv, reel_lines, run_record
 
 PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
 

@@ -128,7 +128,7 @@ def test_property_any_bytes_make_a_reel_our_reader_reads_back(tmp_path, batches)
     records = list(session)
     expected = [(d, line) for d, lines in batches for line in lines]
     assert len(records) == len(expected)
-    for (direction, line), rec_ in zip(expected, records):
+    for (direction, line), rec_ in zip(expected, records, strict=True):
         frame, value = classify(line)
         assert rec_.dir == direction
         if value is None:

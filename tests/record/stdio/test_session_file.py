@@ -9,7 +9,7 @@ import subprocess
 import time
 
 from mcpreel.formats import open_session
-from tests.record.stdio.helpers import PY, RAW, reel_lines, record_argv, run_record
+from tests.record.stdio.helpers import PY, RAW, record_argv, reel_lines, run_record
 
 PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
 SECRET_CALL = (b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"login",'

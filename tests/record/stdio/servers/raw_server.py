@@ -57,7 +57,7 @@ elif mode == "signal":
     sys.stdin.buffer.readline()
     os.kill(os.getpid(), int(sys.argv[2]))
 elif mode == "sigterm":
-    def on_term(signum, frame):  # noqa: ANN001
+    def on_term(signum, frame):
         err.write("got SIGTERM\n")
         err.flush()
         os._exit(42)
