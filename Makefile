@@ -93,6 +93,8 @@ demo: install
 	$(VENV)/bin/mcpreel demo --out demo-output
 
 test: install-dev peers hub-peers
+	$(PY) -m ruff check src tests bench
+	$(PY) -m mypy
 	$(PY) -m pytest -n 2
 
 bench: install-dev
