@@ -148,7 +148,7 @@ def choose_output_format(path: str | Path, session: Session | None = None, to: s
     The names are the format table's (:data:`mcpreel.formats.FORMATS`, each row's ``extensions``).
     """
     if to not in (None, "", "auto"):
-        name = canonical_name(to)  # type: ignore[arg-type]
+        name = canonical_name(to)
         if not FORMATS[name].writes:
             raise UsageError(f"format {name!r} can be read but not written (writable: {', '.join(writer_names())})")
         return OutputChoice(name, "given")

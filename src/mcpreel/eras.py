@@ -138,8 +138,12 @@ def discover_request(request_id: Any, client_info: dict[str, Any] | None,
 
 def initialize_result_from_discover(result: dict[str, Any], protocol: str) -> dict[str, Any]:
     """What a handshake-era server would have answered to ``initialize``, from a ``server/discover`` result."""
-    meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
-    info = meta.get(SERVER_INFO_KEY) if isinstance(meta.get(SERVER_INFO_KEY), dict) else None
+    meta = result.get("_meta")
+    if not isinstance(meta, dict):
+        meta = {}
+    info = meta.get(SERVER_INFO_KEY)
+    if not isinstance(info, dict):
+        info = None
     out: dict[str, Any] = {"protocolVersion": protocol,
                            "capabilities": result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {},
                            "serverInfo": info or {"name": "mcpreel-mock", "version": "0"}}

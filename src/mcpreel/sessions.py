@@ -198,7 +198,9 @@ def _describe(session: ClientSession) -> None:
             if rec.dir == "in" and "id" in m and isinstance(method, str):
                 if method == "initialize":
                     initialize = True
-                    params = m.get("params") if isinstance(m.get("params"), dict) else {}
+                    params = m.get("params")
+                    if not isinstance(params, dict):
+                        params = {}
                     info = params.get("clientInfo")
                     if isinstance(info, dict) and session.client is None:
                         session.client = _client_name(info)

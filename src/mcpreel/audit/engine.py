@@ -271,7 +271,9 @@ def audit_session(session: Session, rules: list[Rule]) -> AuditReport:
             if isinstance(method, str):
                 if "id" not in raw:
                     continue
-                params = raw.get("params") if isinstance(raw.get("params"), dict) else {}
+                params = raw.get("params")
+                if not isinstance(params, dict):
+                    params = {}
                 tool = params.get("name") if method == "tools/call" and isinstance(params.get("name"), str) else None
                 pending.request(m.dir, raw.get("id"), (method, tool), scope)
                 if method == "tools/call":

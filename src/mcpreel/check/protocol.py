@@ -116,7 +116,9 @@ def version_negotiation(run: Run) -> CheckResult:
             problems.append((FAIL, f"initialize at {version} ({kind} client) answered {_error_text(resp)}: a server "
                                    "must answer with a version it supports", ex))
             continue
-        res = resp.get("result") if isinstance(resp.get("result"), dict) else {}
+        res = resp.get("result")
+        if not isinstance(res, dict):
+            res = {}
         got = res.get("protocolVersion")
         if not isinstance(got, str) or not got:
             problems.append((FAIL, f"initialize at {version} gave no protocolVersion", ex))
@@ -174,7 +176,9 @@ def tools_list(run: Run) -> CheckResult:
         if resp is None:
             return result(tools_list, FAIL, _no_answer(ex, "tools/list"), ex=ex, fix=fix, issue=TOOLS_NOT_FOUND)
         if "error" in resp:
-            err = resp.get("error") if isinstance(resp.get("error"), dict) else {}
+            err = resp.get("error")
+            if not isinstance(err, dict):
+                err = {}
             if err.get("code") == -32601 and not declares and not run.strict_format:
                 run.tools = []
                 return result(tools_list, SKIP, "the server has no tools (no tools capability, tools/list not found)")
@@ -344,7 +348,9 @@ def _call_one(run: Run, name: str, args: Any, origin: str, schema: Any) -> Check
                                              "with --no-call")
         return result(tool_calls, FAIL, _no_answer(ex, f"tools/call {name}"), ex=ex, id=rid, title=title, details=notes)
     if "error" in resp:
-        err = resp.get("error") if isinstance(resp.get("error"), dict) else {}
+        err = resp.get("error")
+        if not isinstance(err, dict):
+            err = {}
         if err.get("code") == -32602:
             return result(tool_calls, WARN, f"the server rejected the arguments: {_error_text(resp)}", ex=ex, id=rid,
                           title=title, details=notes, fix=f"give arguments with --call '{{\"{name}\": {{...}}}}'")

@@ -187,8 +187,12 @@ def example_value(schema: Any, root: Any = None, depth: int = 0) -> Any:
 
 
 def _object(schema: dict[str, Any], root: Any, depth: int) -> dict[str, Any]:
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        props = {}
+    required = schema.get("required")
+    if not isinstance(required, list):
+        required = []
     out: dict[str, Any] = {}
     for name in required:
         if isinstance(name, str):

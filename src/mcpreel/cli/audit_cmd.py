@@ -8,7 +8,7 @@ from mcpreel.cli import output
 from mcpreel.cli.contract_cmd import source_options
 
 
-def audit_sarif(report, artifact: str | None) -> dict:  # type: ignore[no-untyped-def]
+def audit_sarif(report, artifact: str | None) -> dict:
     from mcpreel.render.sarif import Finding, RuleInfo, sarif_log
 
     rules = [RuleInfo(r.id, r.message, r.level, help=f"{r.name} ({r.kind})") for r in report.rules]

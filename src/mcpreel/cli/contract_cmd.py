@@ -14,7 +14,7 @@ FAIL_ON = ("breaking", "dangerous", "any")
 _LEVEL = {"breaking": "error", "dangerous": "warning", "minor": "note"}
 
 
-def source_options(fn):  # type: ignore[no-untyped-def]
+def source_options(fn):
     """SOURCE as a recording or a live server: the options ``contract`` and ``audit`` share."""
     for decorate in reversed([
         click.option("--command", "command", metavar="'CMD ARGS'", help="A live stdio server to ask instead of a recording."),
@@ -70,13 +70,13 @@ def snapshot_command(source: str | None, command: str | None, url: str | None, t
         sys.stdout.write(data.decode("utf-8"))
 
 
-def _one_server(contract, name: str) -> None:  # type: ignore[no-untyped-def]
+def _one_server(contract, name: str) -> None:
     if len(contract.scopes) > 1:
         raise InputError(f"holds {len(contract.scopes)} servers (a merged file: {', '.join(sorted(contract.scopes))}); "
                          "a contract is one server's: give one recording", path=name)
 
 
-def contract_sarif(diff, contract_path: str) -> dict:  # type: ignore[no-untyped-def]
+def contract_sarif(diff, contract_path: str) -> dict:
     from mcpreel.render.sarif import Finding, RuleInfo, sarif_log
 
     rules: dict[str, RuleInfo] = {}

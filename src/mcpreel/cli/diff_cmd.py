@@ -60,7 +60,7 @@ def diff_command(ctx: click.Context, a: str, b: str, fmt: str, as_json: bool, ju
     ctx.exit(result.exit_code)
 
 
-def _tool_classes(a: str, b: str, fmt: str) -> list:  # type: ignore[type-arg]
+def _tool_classes(a: str, b: str, fmt: str) -> list:
     """The changes of the tools both recordings listed, classed breaking/dangerous/minor (mcpreel.contract)."""
     from mcpreel.contract.compare import classify_tool_changes
     from mcpreel.formats import open_session
@@ -68,7 +68,7 @@ def _tool_classes(a: str, b: str, fmt: str) -> list:  # type: ignore[type-arg]
     return classify_tool_changes(open_session(a, fmt)[0], open_session(b, fmt)[0])
 
 
-def _diff_sarif(result, classes: list, b: str) -> dict:  # type: ignore[no-untyped-def,type-arg]
+def _diff_sarif(result, classes: list, b: str) -> dict:
     from mcpreel.render.sarif import Finding, RuleInfo, sarif_log
 
     level = {"breaking": "error", "dangerous": "warning", "minor": "note"}

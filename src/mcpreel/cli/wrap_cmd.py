@@ -12,7 +12,7 @@ from mcpreel.cli import output
 from mcpreel.errors import UsageError
 
 
-def file_options(fn):  # type: ignore[no-untyped-def]
+def file_options(fn):
     from mcpreel.clientconfig import CLIENTS
 
     for decorate in reversed([
@@ -31,7 +31,7 @@ def file_options(fn):  # type: ignore[no-untyped-def]
     return fn
 
 
-def documents(home: str | None, project: str, clients: tuple[str, ...], configs: tuple[str, ...]):  # type: ignore[no-untyped-def]
+def documents(home: str | None, project: str, clients: tuple[str, ...], configs: tuple[str, ...]):
     from mcpreel.clientconfig import ConfigDocument, candidate_files, shape_for
 
     if configs:
@@ -48,7 +48,7 @@ def documents(home: str | None, project: str, clients: tuple[str, ...], configs:
     return [ConfigDocument.load(f) for f in files if f.path.is_file() and (not clients or f.client in clients)]
 
 
-def _show_list(docs) -> None:  # type: ignore[no-untyped-def]
+def _show_list(docs) -> None:
     from mcpreel.clientconfig import describe
     from mcpreel.clientconfig.wrapping import http_record_argv, proxy_url
 
@@ -114,7 +114,7 @@ def wrap_command(names: tuple[str, ...], clients: tuple[str, ...], configs: tupl
     _finish(edits, names, dry_run)
 
 
-def _finish(edits, names: tuple[str, ...], dry_run: bool) -> int:  # type: ignore[no-untyped-def]
+def _finish(edits, names: tuple[str, ...], dry_run: bool) -> int:
     from mcpreel.clientconfig import apply_edit
 
     seen = {n for e in edits for n in e.changed} | {note.split(":", 1)[0] for e in edits for note in e.notes}

@@ -179,8 +179,12 @@ def _schema_changes(old: Any, new: Any, path: str, role: str, out: list[Change])
         out.append(Change(MINOR, "title-changed", f"{path}/title", "title changed", old.get("title"), new.get("title")))
 
     # properties and required
-    po = old.get("properties") if isinstance(old.get("properties"), dict) else {}
-    pn = new.get("properties") if isinstance(new.get("properties"), dict) else {}
+    po = old.get("properties")
+    if not isinstance(po, dict):
+        po = {}
+    pn = new.get("properties")
+    if not isinstance(pn, dict):
+        pn = {}
     ro = set(old.get("required") or []) if isinstance(old.get("required"), list) else set()
     rn = set(new.get("required") or []) if isinstance(new.get("required"), list) else set()
     for name in po:

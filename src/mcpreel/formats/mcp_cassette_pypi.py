@@ -127,7 +127,9 @@ def write(session: Session, out: Any) -> list[str]:
     start = info.started
     if start is None:
         start = next((m.t for m in records if m.t is not None), None)
-    kept = info.extra.get("mcp_cassette") if isinstance(info.extra.get("mcp_cassette"), dict) else {}
+    kept = info.extra.get("mcp_cassette")
+    if not isinstance(kept, dict):
+        kept = {}
     doc: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
         "recorded_at": iso_from_ms(start if start is not None else 0),

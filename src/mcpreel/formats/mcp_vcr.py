@@ -31,7 +31,7 @@ _DIRS = {"c2s": "in", "s2c": "out"}
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Loader(_Base):  # type: ignore[misc,valid-type]
+class _Loader(_Base):
     """The safe loader without YAML 1.1's implicit timestamps (they stay strings)."""
 
 

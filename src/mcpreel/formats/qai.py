@@ -219,7 +219,9 @@ def session_document_id(info: SessionInfo) -> str:
 
 def _header(session: Session) -> tuple[dict[str, Any], int | None]:
     info = session.info
-    stash = info.extra.get("qai") if isinstance(info.extra.get("qai"), dict) else {}
+    stash = info.extra.get("qai")
+    if not isinstance(stash, dict):
+        stash = {}
     started = info.started
     if started is None and not session.is_streaming:
         started = next((m.t for m in session.messages if m.t is not None), None)

@@ -403,7 +403,7 @@ class ReelWriter:
             else:
                 data = b"".join([
                     raw_head + frame + b',"seq":%d}\n' % seq if type(frame) is not str
-                    else _invalid_line(head, frame, seq)  # type: ignore[arg-type]
+                    else _invalid_line(head, frame, seq)
                     for seq, frame in enumerate(frames, first)
                 ])
             if b"\r" in data:  # only a frame can hold one (invalid texts are escaped), and only as whitespace
