@@ -381,7 +381,7 @@ class _Analyzer:
             if single:
                 row.is_error = True
             s.errors.append(ErrorItem(row.index, "isError", method_name, row.tool if single else None, raw.get("id"),
-                                      message=_first_text(result), request=req.index if req is not None else None))
+                                      message=_first_text(result) if isinstance(result, dict) else None, request=req.index if req is not None else None))
 
     def finish(self) -> Summary:
         s = self.summary

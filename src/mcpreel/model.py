@@ -216,7 +216,8 @@ class Session:
 
     def __init__(self, info: SessionInfo | None = None, messages: Iterable[Message] | None = None):
         self.info = info if info is not None else SessionInfo()
-        self._messages = list(messages) if messages is not None and not isinstance(messages, list) else messages
+        self._messages: list[Message] | None = (
+            list(messages) if messages is not None and not isinstance(messages, list) else messages)
         if self._messages is None:
             self._messages = []
         self._factory: Callable[[], Iterator[Message]] | None = None
@@ -249,6 +250,7 @@ class Session:
     def __iter__(self) -> Iterator[Message]:
         if self._factory is not None:
             return self._factory()
+        assert self._messages is not None  # a session without a factory holds its list
         return iter(self._messages)
 
     @property
@@ -264,7 +266,7 @@ class Session:
         return self
 
     def __repr__(self) -> str:
-        n = "streaming" if self._factory is not None else f"{len(self._messages)} records"
+        n = "streaming" if self._factory is not None else f"{len(self.messages)} records"
         return f"<Session {self.info.label or self.info.id or ''} {self.info.transport or ''} {n}>"
 
 

@@ -78,7 +78,7 @@ class _Splitter:
         self.current: dict[Any, ClientSession] = {}  # group (source file) -> the session open in it
         self.by_http: dict[tuple[Any, str], ClientSession] = {}
         self.exchange_http: dict[Any, str] = {}  # HTTP exchange -> its session id, once seen
-        self.pending_discover: dict[Any, ClientSession] = {}  # group -> a session holding only a discover
+        self.pending_discover: dict[Any, ClientSession | None] = {}  # group -> a session holding only a discover
 
     def new(self, group: Any, source_file: str | None) -> ClientSession:
         s = ClientSession(len(self.sessions) + 1, source_file=source_file)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -84,7 +85,7 @@ def loads(data: bytes | str) -> Any:
         return _stdlib_loads(data)
 
 
-def all_containers(items: list[bytes]) -> bool:
+def all_containers(items: Sequence[bytes]) -> bool:
     """True when every item is one JSON object or array: the check a recorder makes before it splices
     lines into its records as they are (:meth:`mcpreel.formats.reel.ReelWriter.write_frames`).
 

@@ -9,7 +9,7 @@ line or entry of the input, as the format numbers them) and an excerpt.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,7 +157,7 @@ class _Auditor:
         self.findings.append(Finding(rule.id, rule.name, rule.level, message or rule.message, path, record, excerpt,
                                      server if isinstance(server, str) else None))
 
-    def texts(self, target: str, items: list[tuple[str, str, str | None]], record: int | None, scope: Any) -> None:
+    def texts(self, target: str, items: Sequence[tuple[str, str, str | None]], record: int | None, scope: Any) -> None:
         from mcpreel.redact import DEFAULT_PATTERNS, MARKER, is_secret_key
 
         for rule in self.rules:

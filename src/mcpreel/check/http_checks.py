@@ -8,6 +8,8 @@ The SSE checks judge every exchange the run made, so a server that streams ``ini
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from mcpreel._infra import jsonio
@@ -27,7 +29,7 @@ def _worst(problems: list[tuple[str, str, Exchange | None]]) -> tuple[str, str, 
     return max(problems, key=lambda p: _RANK[p[0]])
 
 
-def _from_problems(fn: object, problems: list[tuple[str, str, Exchange | None]], ok: str, *,
+def _from_problems(fn: Callable[..., Any], problems: list[tuple[str, str, Exchange | None]], ok: str, *,
                    fix: str | None = None, issue: str | None = None) -> CheckResult:
     if not problems:
         return result(fn, PASS, ok)

@@ -119,7 +119,7 @@ def parse_error(run: Run) -> CheckResult:
             return result(parse_error, FAIL, f"a malformed line ended the server: {probe.exited_reason()}", ex=ex,
                           fix=fix)
         messages = [m for m in messages if m is not after.response]
-    errors = [m.get("error") for m in _responses(messages) if isinstance(m.get("error"), dict)]
+    errors = [e for e in (m.get("error") for m in _responses(messages)) if isinstance(e, dict)]
     codes = [e.get("code") for e in errors]
     if -32700 in codes:
         resp = next(m for m in _responses(messages) if isinstance(m.get("error"), dict)

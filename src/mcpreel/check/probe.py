@@ -21,6 +21,7 @@ import subprocess
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -173,9 +174,9 @@ class _Base:
             msg["params"] = params
         return self.send(jsonio.dumps(msg), label=label or method, request_id=None, **kw)
 
-    def send(self, body: bytes, *, label: str, request_id: Any = None, timeout: float | None = None,
-             **kw: Any) -> Exchange:  # pragma: no cover - abstract
-        raise NotImplementedError
+    #: one exchange: ``send(body, *, label, request_id=None, timeout=None, **options)``, the options each
+    #: transport's own (an HTTP session header, a stdio settle time)
+    send: Callable[..., Exchange]
 
     def close(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -239,15 +240,16 @@ class HttpProbe(_Base):
                 del h[k]
         if headers:
             h.update(headers)
+        target_url = url or self.url
         ex = Exchange(label=label, sent=body, request_id=request_id, http_method=http_method,
-                      url=url or self.url, sent_headers=h)
+                      url=target_url, sent_headers=h)
         self.exchanges.append(ex)
         limit = self.timeout if timeout is None else timeout
         start = time.monotonic()
         deadline = start + limit
         httpx2 = self._httpx
         try:
-            with self.client.stream(http_method, ex.url, content=body if http_method == "POST" else None,
+            with self.client.stream(http_method, target_url, content=body if http_method == "POST" else None,
                                     headers=h, timeout=httpx2.Timeout(limit)) as resp:
                 ex.status = resp.status_code
                 ex.headers = {k.lower(): v for k, v in resp.headers.items()}

@@ -88,6 +88,7 @@ def initialize(run: Run) -> CheckResult:
     fix = ('answer {"protocolVersion": "<a version you support>", "capabilities": {"tools": {}}, '
            '"serverInfo": {"name": "...", "version": "1.0.0"}}')
     if not problems:
+        assert isinstance(info, dict)  # else a problem says so
         return result(initialize, PASS, f"protocol {pv}, server {info.get('name')} {info.get('version')}")
     status = max((p[0] for p in problems), key=_RANK.__getitem__)
     return result(initialize, status, problems[0][1] if len(problems) == 1 else f"{len(problems)} problems: "
@@ -131,8 +132,8 @@ def version_negotiation(run: Run) -> CheckResult:
     fix = "answer initialize with the client's version when you support it, else with the latest version you support"
     if not problems:
         return result(version_negotiation, PASS, ", ".join(answers))
-    status, summary, ex = max(problems, key=lambda p: _RANK[p[0]])
-    return result(version_negotiation, status, summary, ex=ex, fix=fix,
+    status, summary, culprit = max(problems, key=lambda p: _RANK[p[0]])
+    return result(version_negotiation, status, summary, ex=culprit, fix=fix,
                   details=[f"{s}: {t}" for s, t, _ in problems] if len(problems) > 1 else [])
 
 
@@ -191,7 +192,7 @@ def tools_list(run: Run) -> CheckResult:
                 "result.tools is not an array"
             return result(tools_list, FAIL, where, ex=ex, fix=fix, issue=TOOLS_NOT_FOUND)
         tools.extend(page)
-        cursor = res.get("nextCursor")
+        cursor = res.get("nextCursor") if isinstance(res, dict) else None
         if not isinstance(cursor, str) or not cursor:
             break
     bad = [t for t in tools if not isinstance(t, dict)]

@@ -127,6 +127,7 @@ def run_record(
     if transport != "stdio":
         from mcpreel.cli.record_http import run_http_record
 
+        assert target is not None  # checked above: an HTTP transport needs one
         # the default file is claimed there, once --listen and the target are known to be good
         sys.exit(run_http_record(
             transport=transport, target=target, listen=listen, out=Path(out) if out else None, label=label,

@@ -24,7 +24,7 @@ __all__ = ["StdioTransport"]
 
 _LINE_LIMIT = 1 << 28  # a single message may be large (images, file contents)
 #: how a start failure is put when the system's words are longer than needed
-_SHORT_REASONS: dict[type[BaseException], str] = {FileNotFoundError: "not found", PermissionError: "permission denied"}
+_SHORT_REASONS: dict[type[BaseException | None], str] = {FileNotFoundError: "not found", PermissionError: "permission denied"}
 
 
 class StdioTransport(Transport):

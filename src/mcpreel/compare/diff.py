@@ -217,12 +217,12 @@ def diff_sessions(a: Session, b: Session, options: DiffOptions | None = None) ->
         out.tools += [ToolChange(name, "added") for name in tools_b if name not in tools_a]
 
     ga, gb = _groups(ca.exchanges), _groups(cb.exchanges)
-    for key in list(ga) + [k for k in gb if k not in ga]:
-        la, lb = ga.get(key, []), gb.get(key, [])
+    for group in list(ga) + [k for k in gb if k not in ga]:
+        la, lb = ga.get(group, []), gb.get(group, [])
         for i in range(max(len(la), len(lb))):
             xa = la[i] if i < len(la) else None
             xb = lb[i] if i < len(lb) else None
-            change = CallChange(key[0], key[1], i + 1, "same", xa, xb)
+            change = CallChange(group[0], group[1], i + 1, "same", xa, xb)
             if xa is None or xb is None:
                 change.kind = "added" if xa is None else "removed"
             else:

@@ -63,7 +63,7 @@ class _Exchange:
 def _headers(value: Any) -> list[dict[str, str]]:
     if not isinstance(value, dict):
         return []
-    out = []
+    out: list[dict[str, str]] = []
     for k, v in value.items():
         if isinstance(v, list):
             out.extend({"name": str(k), "value": str(x)} for x in v)
@@ -284,10 +284,10 @@ def _query(url: str) -> list[dict[str, str]]:
 
 def _entry(ex: _Exchange, *, http: bool, base: str, session_t: int | None, endpoint: str | None = None) -> dict[str, Any]:
     asks = [m for m in (*ex.requests, *ex.transport) if m.ctx and m.dir == "in"]
-    req_ctx = next((m.ctx for m in asks if m.ctx.get("headers")), None) or (asks[0].ctx if asks else {})
+    req_ctx = next((m.ctx for m in asks if m.ctx and m.ctx.get("headers")), None) or ((asks[0].ctx or {}) if asks else {})
     resp_msgs = ex.responses
     answers = [m for m in (*resp_msgs, *ex.transport) if m.ctx and m.dir != "in"]
-    resp_ctx = next((m.ctx for m in answers if m.ctx.get("headers")), None) or (answers[0].ctx if answers else {})
+    resp_ctx = next((m.ctx for m in answers if m.ctx and m.ctx.get("headers")), None) or ((answers[0].ctx or {}) if answers else {})
     t0 = ex.first_t()
     t1 = ex.last_t()
     if t0 is None:
@@ -323,7 +323,7 @@ def _entry(ex: _Exchange, *, http: bool, base: str, session_t: int | None, endpo
         mime = "application/json" if body is not None else ""
         if status is None:
             lifecycle = next((t for t in ex.transport if t.dir == "in" and t.ctx), None)
-            if lifecycle is not None and type(lifecycle.ctx.get("status")) is int:
+            if lifecycle is not None and lifecycle.ctx and type(lifecycle.ctx.get("status")) is int:
                 status = lifecycle.ctx["status"]
             elif ex.requests and (ex.answer is not None or not any("id" in m for r in ex.requests for m in r.members())):
                 # a notification (nothing comes back), or a legacy POST answered on the stream

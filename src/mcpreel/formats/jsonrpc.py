@@ -8,7 +8,7 @@ opposite way of the pending request it answers. A message's own integer ``timest
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 from orjson import loads as fast_loads
@@ -99,7 +99,7 @@ def _wire(source: Source) -> Iterator[WireBlock]:
     path, which also names the line of an error.
     """
     for first, all_lines, chunk in iter_line_blocks(source):
-        loads = fast_loads
+        loads: Callable[[bytes], Any] = fast_loads
         if source.strict or jsonio.might_lose_ints(chunk):
             loads = jsonio.loads_strict if source.strict else jsonio.loads
         timed = b'"timestamp' in chunk

@@ -150,7 +150,9 @@ def write(session: Session, out: Any) -> list[str]:
             continue
         sender = "client" if msg.dir == "in" else "server"
         ctx = msg.ctx or {}
-        stash = msg.extra.get("mcp_cassette") if msg.extra and isinstance(msg.extra.get("mcp_cassette"), dict) else {}
+        stash = msg.extra.get("mcp_cassette") if msg.extra else None
+        if not isinstance(stash, dict):
+            stash = {}
         if msg.kind == Kind.MESSAGE and any(k not in ("exchange", "channel") for k in ctx):
             other_ctx += 1
         exchange = ctx.get("exchange") if type(ctx.get("exchange")) is int else None

@@ -165,7 +165,7 @@ def write(session: Session, out: Any) -> list[str]:
             first_t = msg.t
         ctx = msg.ctx or {}
         if msg.kind == Kind.TRANSPORT and msg.dir == "in" and ctx.get("method") in ("GET", "DELETE"):
-            it = interaction("lifecycle", None, ctx.get("status") if type(ctx.get("status")) is int else 200)
+            it = interaction("lifecycle", None, ctx["status"] if type(ctx.get("status")) is int else 200)
             it["http_method"] = ctx["method"]
             it["http_path"] = ctx.get("path") if isinstance(ctx.get("path"), str) else "/mcp"
             it["response_is_sse"] = ctx.get("stream") is True

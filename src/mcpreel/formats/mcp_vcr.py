@@ -114,7 +114,8 @@ def read(source: Source) -> Session:
     for i, item in enumerate(doc["messages"]):
         n = i + 1
         m = object_at(source, item, "message", n)
-        d = _DIRS.get(m.get("dir")) if isinstance(m.get("dir"), str) else None
+        direction = m.get("dir")
+        d = _DIRS.get(direction) if isinstance(direction, str) else None
         if d is None:
             raise source.fail(f'message {n}: dir must be "c2s" or "s2c", found {jsonio.dumps_str(str(m.get("dir")))[:30]}', line=n)
         payload = m.get("payload")

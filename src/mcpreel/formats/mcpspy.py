@@ -68,7 +68,7 @@ def _message(ev: dict[str, Any]) -> Any:
 
 
 def _probe(ev: dict[str, Any]) -> dict[str, Any]:
-    out = {}
+    out: dict[str, Any] = {}
     for key in ("transport_type", "stdio_transport", "http_transport"):
         if key in ev:
             out[key] = ev[key]

@@ -22,7 +22,7 @@ import os
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.fileio import open_private_append
@@ -399,10 +399,11 @@ class ReelWriter:
             first = self._seq
             self._seq = first + len(frames)
             if str not in set(map(type, frames)):
-                data = b"".join([raw_head + frame + b',"seq":%d}\n' % seq for seq, frame in enumerate(frames, first)])
+                raw = cast("Sequence[bytes]", frames)  # no str among them
+                data = b"".join([raw_head + frame + b',"seq":%d}\n' % seq for seq, frame in enumerate(raw, first)])
             else:
                 data = b"".join([
-                    raw_head + frame + b',"seq":%d}\n' % seq if type(frame) is not str
+                    raw_head + frame + b',"seq":%d}\n' % seq if not isinstance(frame, str)
                     else _invalid_line(head, frame, seq)
                     for seq, frame in enumerate(frames, first)
                 ])

@@ -90,8 +90,8 @@ def detect_document(doc: Any, name: str) -> Detection:
             )
         msgs = doc.get("messages")
         if isinstance(msgs, list):
-            first = next((m for m in msgs if isinstance(m, dict)), {})
-            if "proxy_id" in first or "direction" in first and "payload" in first or "started_at" in doc:
+            sample = next((m for m in msgs if isinstance(m, dict)), {})
+            if "proxy_id" in sample or "direction" in sample and "payload" in sample or "started_at" in doc:
                 return Detection("qai", "qai session file (messages with proxy_id and payload)")
             return Detection("inspector", 'MCP Inspector export {"messages": [...]}')
         if isinstance(doc.get("events"), list):

@@ -145,8 +145,8 @@ class Matcher:
         more = f" (+{len(found) - 3} more)" if len(found) > 3 else ""
         head = f"no recorded {method} matches these params"
         if other_subject and named is not None:
-            known = list(dict.fromkeys(c.subject for c in candidates if c.subject is not None))
-            listed = ", ".join(known[:12]) + (", …" if len(known) > 12 else "")
+            subjects = list(dict.fromkeys(c.subject for c in candidates if c.subject is not None))
+            listed = ", ".join(subjects[:12]) + (", …" if len(subjects) > 12 else "")
             head = f"no recorded {method} of {named!r} (the recording has {method} of: {listed or 'nothing named'})"
         reason = f"{head}; closest is {ex.label()}, which differs at {shown}{more} (recorded -> received)"
         return Miss(method, INVALID_PARAMS, reason, ex, found)

@@ -56,14 +56,14 @@ def default_label(command: Sequence[str] = (), url: str | None = None) -> str:
     for arg in command[1:]:
         if arg.startswith("-") or arg in _LAUNCHER_WORDS or "=" in arg:
             continue
-        parts = arg.rstrip("/").split("/")
-        name = parts[-1]
+        segments = arg.rstrip("/").split("/")
+        name = segments[-1]
         name = name.split("@", 1)[0] if not name.startswith("@") else name
         for suffix in (".py", ".js", ".mjs", ".cjs", ".ts", ".jar"):
             if name.endswith(suffix):
                 name = name[: -len(suffix)]
         if name in _GENERIC_STEMS:
-            folder = next((p for p in reversed(parts[:-1]) if p and p not in _BUILD_DIRS and p != "."), None)
+            folder = next((p for p in reversed(segments[:-1]) if p and p not in _BUILD_DIRS and p != "."), None)
             name = folder or name
         return _clean(name)
     return _clean(first)

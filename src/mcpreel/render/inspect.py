@@ -141,8 +141,8 @@ def _header_pairs(report: Report) -> list[tuple[str, str]]:
         pairs.append(("Era", _session_text(h.sessions[0])))
     elif h.sessions:
         pairs.append(("Sessions", f"{len(h.sessions)} client sessions"))
-        for s in h.sessions:
-            pairs.append((f"  #{s['index']}", _session_text(s)))
+        for session in h.sessions:
+            pairs.append((f"  #{session['index']}", _session_text(session)))
     for note in h.notes:
         pairs.append(("Note", note))
     return pairs

@@ -53,7 +53,7 @@ def junit_xml(suite: str, cases: Sequence[Case], *, title: str | None = None,
     counts = {"tests": str(len(cases)), "failures": str(failures), "errors": str(errors), "skipped": str(skipped),
               "time": seconds}
     suites = ET.Element("testsuites", {"name": _x(title)} if title is not None else {}, **counts)
-    node = ET.SubElement(suites, "testsuite", name=_x(suite), **counts)
+    node = ET.SubElement(suites, "testsuite", {"name": _x(suite), **counts})
     if properties:
         props = ET.SubElement(node, "properties")
         for name, value in properties:

@@ -54,7 +54,7 @@ def renderables(report: ReplayReport) -> Iterator[RenderableType]:
     table.add_column("recorded ms", justify="right")
     table.add_column("new ms", justify="right")
     for r in report.results:
-        cells: list[RenderableType] = [str(r.index)] + ([str(r.session or "")] if many else [])
+        cells: list[RenderableType] = [str(r.index), *([str(r.session or "")] if many else [])]
         table.add_row(*cells, r.method, r.tool or "", Text(r.status, style=_STYLE.get(r.status, "")),
                       ms(r.recorded_duration_ms), ms(r.duration_ms))
     parts.append(table)
@@ -69,8 +69,8 @@ def renderables(report: ReplayReport) -> Iterator[RenderableType]:
             parts.append(lines)
         elif r.status == "error":
             parts.append(Text(f"#{r.index} {r.method}{' ' + r.tool if r.tool else ''}: {r.error}", style="magenta"))
-    for s in report.unmatched_server_requests:
-        parts.append(Text(f"server request {s.method} not in the recording: {s.error}", style="red"))
+    for asked in report.unmatched_server_requests:
+        parts.append(Text(f"server request {asked.method} not in the recording: {asked.error}", style="red"))
     for note in report.notes:
         parts.append(Text(note, style="dim"))
     style = "bold green" if report.ok else "bold red"

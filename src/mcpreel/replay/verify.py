@@ -430,9 +430,9 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
     run = _Run(cas, transport, options, report, on_event)
     # pacing: item j waits for the exchanges recorded as answered before it
     waits: dict[int, list[Exchange]] = {}
-    for ex in cas.exchanges:
-        if ex.answered_before_item is not None:
-            waits.setdefault(ex.answered_before_item, []).append(ex)
+    for paced in cas.exchanges:
+        if paced.answered_before_item is not None:
+            waits.setdefault(paced.answered_before_item, []).append(paced)
     await transport.start()
     reader = asyncio.ensure_future(run.read_loop())
     try:
@@ -444,8 +444,8 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
         pendings: dict[int, _Pending] = {}
         first_request = True
         for j, item in enumerate(cas.items):
-            for ex in waits.get(j, ()):
-                await _settle(run, ex, pendings, results)
+            for waited in waits.get(j, ()):
+                await _settle(run, waited, pendings, results)
             if j in skipped:
                 continue
             ex = item.exchange

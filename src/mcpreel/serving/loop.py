@@ -124,8 +124,9 @@ class Server:
         logging.getLogger("uvicorn.error").addFilter(_QUIET_DROP)  # the same filter once, however many servers
         config = uvicorn.Config(
             self.app, log_level="warning", log_config=None, access_log=False, lifespan="on",
-            server_header=False, date_header=False, timeout_graceful_shutdown=self._graceful_timeout, ws="none",
-            http=listener_protocol(),
+            server_header=False, date_header=False, ws="none", http=listener_protocol(),
+            # uvicorn's stub says int; it is an asyncio.wait_for timeout, so a float is what it takes
+            timeout_graceful_shutdown=self._graceful_timeout,  # type: ignore[arg-type]
         )
         server = self._server = _Uvicorn(config, self._on_shutdown, handle_signals)
         if self._stop_requested:
