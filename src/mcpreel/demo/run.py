@@ -74,19 +74,25 @@ class DemoResult:
 async def drive_session(read: Any, write: Any, said: Callable[[str], None]) -> None:
     """A real client session with the official SDK (legacy era: ``ClientSession.initialize``)."""
     from mcp import ClientSession
-    from mcp.types import CreateMessageResult, TextContent
+    from mcp.types import CallToolResult, CreateMessageResult, TextContent
 
-    progress: list[float] = []
+    progressed: list[float] = []
     sampled: list[str] = []
 
-    async def sampling(ctx: Any, params: Any) -> CreateMessageResult:
+    def text_of(result: CallToolResult) -> str:
+        first = result.content[0]
+        assert isinstance(first, TextContent)  # the demo server's tools answer in text
+        return first.text
+
+    # the SDK's callback protocols name their parameters: these keep the names
+    async def sampling(context: Any, params: Any) -> CreateMessageResult:
         first = params.messages[0].content if params.messages else None
         sampled.append(getattr(first, "text", "") or "")
         return CreateMessageResult(role="assistant", model="mcpreel-demo-client",
                                    content=TextContent(type="text", text=CANNED_ANSWER))
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append(value)
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        progressed.append(progress)
 
     async with ClientSession(read, write, sampling_callback=sampling) as s:
         init = await s.initialize()
@@ -94,16 +100,16 @@ async def drive_session(read: Any, write: Any, said: Callable[[str], None]) -> N
         tools = (await s.list_tools()).tools
         said(f"tools/list -> {len(tools)} tools: {', '.join(t.name for t in tools)}")
         r = await s.call_tool("echo", {"text": "hello from mcpreel"})
-        said(f"tools/call echo -> {r.content[0].text}")
+        said(f"tools/call echo -> {text_of(r)}")
         r = await s.call_tool("lookup_customer", {"customer_id": "cust_123"})
-        said(f"tools/call lookup_customer -> {r.content[0].text}")
+        said(f"tools/call lookup_customer -> {text_of(r)}")
         r = await s.call_tool("divide", {"a": 1, "b": 0})
         said(f"tools/call divide by zero -> isError={r.is_error}")
         r = await s.call_tool("countdown", {"steps": 3, "delay_ms": 20}, progress_callback=on_progress)
-        said(f"tools/call countdown -> {len(progress)} progress notifications")
+        said(f"tools/call countdown -> {len(progressed)} progress notifications")
         r = await s.call_tool("ask_llm", {"question": QUESTION})
         said(f"tools/call ask_llm -> the server asked the client to sample ({len(sampled)} request), "
-             f"answer {r.content[0].text}")
+             f"answer {text_of(r)}")
 
 
 # -- the steps --------------------------------------------------------------------------------------
@@ -127,7 +133,8 @@ def record_stdio_run(reel: Path, said: Callable[[str], None]) -> None:
         with tempfile.TemporaryFile() as errlog:
             try:
                 with anyio.fail_after(STEP_SECONDS):
-                    async with stdio_client(params, errlog=errlog) as (read, write):
+                    # the SDK types errlog TextIO; it only hands it to the child as its stderr
+                    async with stdio_client(params, errlog=errlog) as (read, write):  # type: ignore[arg-type]
                         await drive_session(read, write, said)
             except Exception as exc:
                 errlog.seek(0)

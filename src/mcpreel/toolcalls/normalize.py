@@ -126,7 +126,11 @@ def _may_repeat_int(rid: str, watermark: int) -> bool:
     return rid.isascii() and rid.isdigit() and (len(rid) > 4000 or int(rid) <= watermark)
 
 
-def _take(pending: dict[str, int], rid: str) -> bool:
+#: the key of a pending request: its id, or ``(scope, id)`` in a merged file (each server's ids apart)
+_Key = str | tuple[str, str]
+
+
+def _take(pending: dict[_Key, int], rid: _Key) -> bool:
     n = pending.get(rid)
     if not n:
         return False
@@ -150,8 +154,8 @@ class _Pass:
         self.report = ImportReport(authorization_discovery=discovery, sorted_in_memory=not streaming)
         self.idx = 0
         # tools/call requests waiting for an answer, by id: from the client (nearly all) and the server
-        self.calls_in: dict[str, tuple[int, str, Any]] = {}
-        self.calls_out: dict[str, tuple[int, str, Any]] = {}
+        self.calls_in: dict[_Key, tuple[int, str, Any]] = {}
+        self.calls_out: dict[_Key, tuple[int, str, Any]] = {}
         # Duplicate tools/call ids are refused, so every id must be remembered -- cheaply: integer ids
         # that keep rising (every SDK counts) only move a watermark; other ids leave their hash in
         # `seen`. An id that might repeat one not remembered exactly sends the streaming pass to the
@@ -159,8 +163,8 @@ class _Pass:
         self.max_int_id = -1
         self.seen: set[int] = set()
         # other requests waiting for an answer (counts by id), from the client and the server
-        self.other_in: dict[str, int] = {}
-        self.other_out: dict[str, int] = {}
+        self.other_in: dict[_Key, int] = {}
+        self.other_out: dict[_Key, int] = {}
         self.last_response: dict[str, Any] | None = None
         self.prev_t = 0
         self.committed_zero = False
@@ -289,7 +293,7 @@ class _Pass:
             method = raw.get("method")
             if method == "tools/call":
                 params = raw.get("params")
-                rid = raw.get("id")
+                rid: Any = raw.get("id")  # told apart by type() below: the hot loop's cheapest test
                 if type(params) is dict and type(params.get("name")) is str and "arguments" in params:
                     tr = type(rid)
                     if tr is int and rid > max_id:
@@ -341,7 +345,7 @@ class _Pass:
         r.steps += n_calls
         r.answered += n_answered
 
-    def _duplicate(self, rid: str, calls: dict[str, Any], line: int) -> None:
+    def _duplicate(self, rid: str, calls: dict[_Key, Any], line: int) -> None:
         """A tools/call id whose hash was seen before."""
         if rid in calls:
             raise InputError(f"duplicate tools/call request id {jsonio.dumps_str(rid)} at source line {line}",
@@ -515,7 +519,7 @@ def _normalize(session: Session, sink: TraceSink, name: str, warnings: list[str]
 
 def _sorted_records(session: Session, name: str) -> list[tuple[int | None, int, Any, str | None, str | None]]:
     records: list[tuple[int | None, int, Any, str | None, str | None]] = []
-    seen: set[tuple[str | None, str, str]] = set()
+    seen: set[tuple[str | None, str, str | None]] = set()
     for block in session.wire_blocks():
         for i, raw in enumerate(block.raws):
             line = block.sources[i] if block.sources is not None else block.first_source + i
