@@ -150,6 +150,7 @@ def discover(run: Run) -> CheckResult:
     if isinstance(run.probe, HttpProbe) and ex.headers.get("mcp-session-id"):
         problems.append((WARN, "the answer carries Mcp-Session-Id: the 2026-07-28 era has no sessions"))
     if not problems:
+        assert isinstance(versions, list)  # else a problem says so
         name = f", server {info.get('name')} {info.get('version') or ''}".rstrip() if isinstance(info, dict) else ""
         return result(discover, PASS, f"supportedVersions {', '.join(versions)}{name}")
     status = max((p[0] for p in problems), key=_RANK.__getitem__)

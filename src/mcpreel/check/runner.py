@@ -111,7 +111,9 @@ def run_check(
             notes.append(f"{era.MODERN}: not checked (legacy HTTP+SSE speaks only the handshake era)")
         elif opts.era in ("auto", "modern"):
             modern_stack = stack.enter_context(ExitStack())
-            modern_run = Run(modern_stack.enter_context(connect(True)), opts, spawner(True), modern=True)
+            modern_probe = connect(True)
+            modern_stack.enter_context(modern_probe)
+            modern_run = Run(modern_probe, opts, spawner(True), modern=True)
             _discover(modern_run, probe_only=opts.era == "auto")
             if modern_run.init_result is not None:
                 notes.append(f"{era.MODERN}: server/discover answered")
@@ -124,7 +126,9 @@ def run_check(
             notes.append(f"{era.MODERN}: not checked (--era legacy)")
         legacy_run: Run | None = None
         if opts.era in ("auto", "legacy"):
-            legacy_run = Run(stack.enter_context(connect(False)), opts, spawner(False))
+            legacy_probe = connect(False)
+            stack.enter_context(legacy_probe)
+            legacy_run = Run(legacy_probe, opts, spawner(False))
             try:
                 _initialize(legacy_run)
             except Unreachable:
