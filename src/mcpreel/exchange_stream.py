@@ -199,14 +199,14 @@ class _Walker:
             return Step("notification", index, msg, raw, related=self._related(method, raw, d, origin))
         if "result" not in raw and "error" not in raw:
             return Step("other", index, msg, raw)
-        ex = None if msg.dropped else self.correlator.response(d, raw.get("id"), scope=origin)
-        if ex is None:
+        answered = None if msg.dropped else self.correlator.response(d, raw.get("id"), scope=origin)
+        if answered is None:
             return Step("orphan", index, msg, raw)
-        ex.response = raw
-        ex.response_index = index
-        ex.t_end = msg.t
-        self._forget(ex)
-        return Step("response", index, msg, raw, ex)
+        answered.response = raw
+        answered.response_index = index
+        answered.t_end = msg.t
+        self._forget(answered)
+        return Step("response", index, msg, raw, answered)
 
     def _related(self, method: str, raw: dict[str, Any], d: str, origin: str | None) -> Exchange | None:
         params = raw.get("params")

@@ -11,7 +11,6 @@ import pytest
 from mcpreel.formats import open_session
 from mcpreel.model import Message, Session, SessionInfo
 from mcpreel.otel.mapping import MAX_ROOT_EVENTS, parse_traceparent, spans
-from tests.conftest import FIXTURES
 
 T0 = 1_767_000_000_000  # ms
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"

@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]  # Phoenix takes ~20-90
 
 
 def _get(url: str, timeout: float = 5) -> bytes:
-    with urllib.request.urlopen(url, timeout=timeout) as r:  # noqa: S310 - loopback only
+    with urllib.request.urlopen(url, timeout=timeout) as r:  # loopback only
         return r.read()
 
 
@@ -45,7 +45,7 @@ def phoenix(tmp_path_factory):
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(work), "PHOENIX_HOST": "127.0.0.1",
            "PHOENIX_PORT": str(port), "PHOENIX_GRPC_PORT": str(grpc_port), "PHOENIX_WORKING_DIR": str(work),
            "PHOENIX_TELEMETRY_ENABLED": "false"}
-    log = open(work / "phoenix.log", "wb")  # noqa: SIM115
+    log = open(work / "phoenix.log", "wb")
     proc = subprocess.Popen([str(PHOENIX_PY), str(Path(__file__).with_name("phoenix_serve.py"))], env=env,
                             stdout=log, stderr=subprocess.STDOUT, cwd=work)
     url = f"http://127.0.0.1:{port}"

@@ -150,7 +150,7 @@ def test_report_of_a_big_session_shows_the_bounded_detail(browser, tmp_path):
     msgs = []
     for i in range(5000):
         msgs.append(Message("in", {"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                                   "params": {"name": "tool%d" % (i % 4), "arguments": {"i": i}}}, t=10 * i))
+                                   "params": {"name": f"tool{i % 4}", "arguments": {"i": i}}}, t=10 * i))
         result = {"content": [{"type": "text", "text": "ok"}], "isError": i % 400 == 3}
         msgs.append(Message("out", {"jsonrpc": "2.0", "id": i, "result": result}, t=10 * i + (i % 7) + (500 if i % 1000 == 999 else 0)))
     session = Session(SessionInfo(label="big", transport="stdio"), msgs)
