@@ -54,9 +54,14 @@ def test_spans_are_exported_while_recording(tmp_path):
 
 
 def test_a_dead_collector_costs_a_warning_and_nothing_else(tmp_path):
-    with Receiver() as rx:
-        dead = rx.url
-    seen, stderr, took = drive(tmp_path / "dead", "--otlp-endpoint", dead)
+    import socket
+
+    # a port held bound but never listening: refused for the whole test, and no other test can take it
+    # (a receiver's port closed before the run could be bound again by a parallel test's server)
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{held.getsockname()[1]}"
+        seen, stderr, took = drive(tmp_path / "dead", "--otlp-endpoint", dead)
     baseline, _, _ = drive(tmp_path / "base")
     assert seen == baseline  # the client saw the same session
     warnings = [line for line in stderr.splitlines() if "OTLP export" in line]

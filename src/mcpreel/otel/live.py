@@ -22,11 +22,15 @@ from typing import Any
 from mcpreel._infra import jsonio
 from mcpreel.model import Kind, Message, Session, SessionInfo
 
-__all__ = ["BATCH", "CLOSE_SECONDS", "FLUSH_SECONDS", "LiveExport"]
+__all__ = ["BATCH", "CLOSE_SECONDS", "EXPORT_TIMEOUT", "FLUSH_SECONDS", "LiveExport"]
 
 BATCH = 512
 FLUSH_SECONDS = 1.0
-CLOSE_SECONDS = 3.0
+#: the end must come quickly: an MCP client that closed the server's stdin sends SIGTERM 2 s later (the
+#: official SDK does), so what is left gets at most this long, each export attempt at most
+#: :data:`EXPORT_TIMEOUT`, and a dead collector is given up on within the budget
+CLOSE_SECONDS = 1.5
+EXPORT_TIMEOUT = 1.0
 QUEUE_READS = 20_000  # reads waiting for the exporter thread before new ones are dropped
 
 _END = object()
@@ -36,7 +40,7 @@ class LiveExport:
     """A tap for the recorder (``lines``/``stderr``/``close``), exporting spans in the background."""
 
     def __init__(self, endpoint: str | None, info: SessionInfo, *, warn: Callable[[str], None] | None = None,
-                 timeout: float = 3.0, exporter: Any = None):
+                 timeout: float = EXPORT_TIMEOUT, exporter: Any = None):
         from mcpreel.otel.export import otlp_exporter
 
         self.info = info
