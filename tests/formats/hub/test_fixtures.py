@@ -9,16 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from mcpreel.model import Kind, Session
 from mcpreel._infra.timeutil import ms_from_iso
+from mcpreel.model import Kind, Session
 
-from ..support import FIXTURES, read
-
-HUB = FIXTURES / "hub"
+from ..support import fixture, read
 
 
 def hub(rel: str) -> Path:
-    return HUB / rel
+    return fixture(f"hub/{rel}")
 
 
 def msgs(session: Session):
