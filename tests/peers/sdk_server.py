@@ -37,11 +37,11 @@ def _tools(changed: bool) -> dict[str, Callable[..., Any]]:
 
     # the bare ``dict`` of info and add is the point: the SDK then sends no structuredContent, as the
     # sessions the tests recorded (and assert on) have none for them
-    def info(verbose: bool = False) -> dict:  # type: ignore[type-arg]
+    def info(verbose: bool = False) -> dict:
         """Facts about the server, as a JSON object."""
         return {"name": "sdk-peer", "verbose": verbose}
 
-    def add(a: int, b: int) -> dict:  # type: ignore[type-arg]
+    def add(a: int, b: int) -> dict:
         """Add two numbers; the answer is JSON text."""
         out: dict[str, Any] = {"sum": a + b, "inputs": [a, b]}
         if changed:
@@ -59,7 +59,7 @@ def _tools(changed: bool) -> dict[str, Callable[..., Any]]:
         res = await ctx.session.create_message(
             [SamplingMessage(role="user", content=TextContent(type="text", text=question))],
             max_tokens=50, related_request_id=ctx.request_id)
-        return f"llm said: {res.content.text}"  # type: ignore[union-attr]
+        return f"llm said: {res.content.text}"
 
     async def slow(steps: int, ctx: Context) -> str:
         """Reports progress once a step, then says it is done."""
