@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from mcpreel.cassette.server import CassetteServer
+from tests import peers
 
-PEERS = Path(__file__).resolve().parent.parent / "replay" / "peers"
-SDK_SERVER = [sys.executable, str(PEERS / "sdk_server.py")]
+SDK_SERVER = [sys.executable, str(peers.SDK_SERVER)]
 #: a server command that would fail: a replay that needed it would show
 DEAD = [sys.executable, "-c", "import sys; sys.exit(3)"]
 

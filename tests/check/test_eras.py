@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,12 +18,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mcpreel.check import FAIL, PASS, SKIP, CheckOptions, run_check
-from tests.check.peers.sdk_server import build
 from tests.check.servers import serve_app
+from tests.peers import SDK_SERVER
+from tests.peers.sdk_server import build
 
 pytestmark = pytest.mark.e2e
 
-PEERS = Path(__file__).parent / "peers"
 MODERN_CHECKS = ("discover", "routing-headers", "unsupported-version")
 HANDSHAKE_CHECKS = ("initialize", "version-negotiation", "session-id")
 
@@ -35,7 +34,7 @@ def statuses(report) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def sdk_url():
-    with serve_app(build().streamable_http_app()) as base:
+    with serve_app(build("check").streamable_http_app()) as base:
         yield f"{base}/mcp"
 
 
@@ -68,7 +67,7 @@ def test_modern_only_runs_every_check_in_2026_07_28(sdk_url):
 
 
 def test_modern_over_stdio():
-    report = run_check(command=[sys.executable, str(PEERS / "sdk_server.py"), "stdio"],
+    report = run_check(command=[sys.executable, str(SDK_SERVER), "stdio", "--as", "check"],
                        options=CheckOptions(profile="mcp", era="modern", calls={"echo": {"text": "hi"}}))
     s = statuses(report)
     assert s["discover"] == PASS and s["unsupported-version"] == PASS and s["tools-call:echo"] == PASS

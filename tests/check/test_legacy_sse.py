@@ -15,9 +15,9 @@ import pytest
 
 from mcpreel.check import PASS, SKIP, WARN, CheckOptions, Unreachable, run_check
 from mcpreel.errors import UsageError
-from tests.check.peers.sdk_server import build
 from tests.check.servers import SeedServer, serve_app
 from tests.conftest import LISTEN127, free_port
+from tests.peers.sdk_server import build
 
 pytestmark = pytest.mark.e2e
 
@@ -37,7 +37,7 @@ def check_protocol_and_skips(report) -> None:
 
 
 def test_the_sdk_server_in_sse_mode():
-    with serve_app(build().sse_app()) as base:
+    with serve_app(build("check").sse_app()) as base:
         report = run_check(f"{base}/sse", options=CheckOptions(profile="mcp", calls={"echo": {"text": "hi"}}))
     check_protocol_and_skips(report)
     assert report.get("tools-call:echo").status == PASS
@@ -88,7 +88,7 @@ def test_a_url_that_is_no_event_stream_says_so_in_one_line():
 
 
 def test_a_streamable_url_that_is_refused_hints_at_sse():
-    with serve_app(build().sse_app()) as base:
+    with serve_app(build("check").sse_app()) as base:
         report = run_check(f"{base}/mcp", options=CheckOptions(profile="mcp", era="legacy", timeout=3))
     r = report.get("http-post")
     assert r.summary == "initialize POST answered 404"

@@ -12,18 +12,17 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from mcpreel.check import FAIL, PASS, SKIP, WARN, CheckOptions, run_check
-from tests.check.peers.sdk_server import build
 from tests.check.servers import serve_app
 from tests.conftest import LISTEN127, free_port
+from tests.peers import SDK_SERVER
+from tests.peers.sdk_server import build
 
 pytestmark = pytest.mark.e2e
 
-PEERS = Path(__file__).parent / "peers"
 #: server-everything's tools that are quick and stay on this machine (gzip-file-as-resource fetches a URL)
 EVERYTHING_CALLS = {
     "echo": {"message": "hi"},
@@ -44,9 +43,9 @@ def not_passing(report) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def sdk_urls():
     """One SDK server per HTTP mode, each in a thread."""
-    with serve_app(build().streamable_http_app()) as sse_url, \
-            serve_app(build().streamable_http_app(json_response=True)) as json_url, \
-            serve_app(build().streamable_http_app(json_response=True, stateless_http=True)) as stateless_url:
+    with serve_app(build("check").streamable_http_app()) as sse_url, \
+            serve_app(build("check").streamable_http_app(json_response=True)) as json_url, \
+            serve_app(build("check").streamable_http_app(json_response=True, stateless_http=True)) as stateless_url:
         yield {"sse": f"{sse_url}/mcp", "json": f"{json_url}/mcp", "stateless": f"{stateless_url}/mcp"}
 
 
@@ -77,7 +76,7 @@ def test_sdk_stateless_has_no_session(sdk_urls):
 
 
 def test_sdk_stdio():
-    cmd = f"{sys.executable} {PEERS / 'sdk_server.py'} stdio"
+    cmd = f"{sys.executable} {SDK_SERVER} stdio --as check"
     mcp = run_check(command=cmd, options=CheckOptions(profile="mcp"))
     assert mcp.exit_code == 0
     # the SDK drops a malformed line silently on stdio: a warning, not a failure

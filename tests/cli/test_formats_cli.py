@@ -13,15 +13,16 @@ import pytest
 from click.testing import CliRunner
 
 from mcpreel.cli import cli
+from tests.conftest import FIXTURES, needs_shared
 
-FIX = (Path(__file__).resolve().parents[2].parent / "shared" / "fixtures").resolve()
-FASTMCP = FIX / "qai" / "qai_session_fastmcp.json"
+FASTMCP = FIXTURES / "qai" / "qai_session_fastmcp.json"
 
 
 def run(*args: str):
     return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
+@needs_shared
 def test_convert_lossless_says_nothing_but_what_it_did(tmp_path):
     out = tmp_path / "s.jsonl"
     r = run("convert", FASTMCP, out)
@@ -31,6 +32,7 @@ def test_convert_lossless_says_nothing_but_what_it_did(tmp_path):
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
 
 
+@needs_shared
 def test_convert_lossy_prints_one_warning_line(tmp_path):
     r = run("convert", FASTMCP, tmp_path / "s.ndjson")
     assert r.exit_code == 0
@@ -39,22 +41,25 @@ def test_convert_lossy_prints_one_warning_line(tmp_path):
     assert "message times (19 messages)" in lines[0] and "the originals of 1 edited message" in lines[0]
 
 
+@needs_shared
 def test_convert_says_which_format_it_chose_when_not_obvious(tmp_path):
-    r = run("convert", FIX / "mcp-replay-v1" / "readme-minimal.jsonl", tmp_path / "s.json")
+    r = run("convert", FIXTURES / "mcp-replay-v1" / "readme-minimal.jsonl", tmp_path / "s.json")
     assert r.exit_code == 0
     assert "written as qai: the extension .json" in r.stderr
 
 
+@needs_shared
 def test_convert_says_what_the_reader_noticed(tmp_path):
-    agent = FIX / "mcp-replay-v1" / "mcp-deepwiki-com-2026-08-20T17-10-35-825Z.agent.jsonl"
+    agent = FIXTURES / "mcp-replay-v1" / "mcp-deepwiki-com-2026-08-20T17-10-35-825Z.agent.jsonl"
     r = run("convert", agent, tmp_path / "a.jsonl")
     assert r.exit_code == 0
     assert f"{agent}: kind 'llm': this file holds no MCP messages" in r.stderr
 
 
+@needs_shared
 def test_convert_to_a_trace(tmp_path):
     out = tmp_path / "x.trace.jsonl"
-    r = run("convert", FIX / "assay-docs" / "edge_case.json", out)
+    r = run("convert", FIXTURES / "assay-docs" / "edge_case.json", out)
     assert r.exit_code == 0
     assert "orphan response" in r.stderr and "writing assay-v2 drops everything but tool semantics" in r.stderr
     assert json.loads(out.read_text().splitlines()[0])["type"] == "episode_start"
@@ -62,8 +67,10 @@ def test_convert_to_a_trace(tmp_path):
 
 @pytest.mark.parametrize(("args", "needle"), [
     (["convert", "{bad}", "{out}"], "{bad}: qai message 1: direction must be"),
-    (["convert", str(FASTMCP), "{out}", "--to", "streamable-http"], "a stdio session has no HTTP exchanges"),
-    (["convert", str(FASTMCP), "{out}", "--to", "langchain"], "can be read but not written"),
+    pytest.param(["convert", str(FASTMCP), "{out}", "--to", "streamable-http"], "a stdio session has no HTTP exchanges",
+                 marks=needs_shared),
+    pytest.param(["convert", str(FASTMCP), "{out}", "--to", "langchain"], "can be read but not written",
+                 marks=needs_shared),
     (["convert", "{missing}", "{out}"], "{missing}: cannot read"),
     (["inspect", "{bad}"], "{bad}: qai message 1: direction must be"),
     (["merge", str(FASTMCP), "-o", "{out}"], "merge needs at least two session files"),
@@ -90,6 +97,7 @@ def test_unknown_format_name_is_a_usage_error(tmp_path):
     assert r.exit_code == 2 and "unknown format 'yaml'" in r.stderr
 
 
+@needs_shared
 def test_inspect_plain_when_piped():
     r = run("inspect", FASTMCP)
     assert r.exit_code == 0
@@ -101,6 +109,7 @@ def test_inspect_plain_when_piped():
     assert "\x1b[" not in out
 
 
+@needs_shared
 def test_inspect_verbose_json_and_summary():
     v = run("inspect", FASTMCP, "-v").stdout
     assert '"message": "MODIFIED"' in v and "original (before the edit):" in v and '"message": "original"' in v
@@ -113,21 +122,24 @@ def test_inspect_verbose_json_and_summary():
     assert "#000" not in s and "Summary: 19 messages" in s
 
 
+@needs_shared
 def test_merge_and_redact(tmp_path):
     out = tmp_path / "m.jsonl"
-    r = run("merge", FIX / "mcp-replay-v1" / "readme-minimal.jsonl", FIX / "qai" / "qai_session_minimal.json", "-o", out)
+    r = run("merge", FIXTURES / "mcp-replay-v1" / "readme-minimal.jsonl", FIXTURES / "qai" / "qai_session_minimal.json",
+            "-o", out)
     assert r.exit_code == 0, r.output
     assert r.stdout == (f"merged 2 files (readme-minimal.jsonl (reel), qai_session_minimal.json (qai)) -> {out} (reel): "
                         "7 records\n")
     rules = tmp_path / "rules.json"
     rules.write_text('{"paths": ["$.params.arguments.message"]}')
     red = tmp_path / "r.json"
-    r = run("redact", FIX / "qai" / "qai_session_minimal.json", red, "--rules", rules)
+    r = run("redact", FIXTURES / "qai" / "qai_session_minimal.json", red, "--rules", rules)
     assert r.exit_code == 0
     assert r.stdout == f"redacted 1 value (1 path $.params.arguments.message) -> {red} (qai)\n"
     assert json.loads(red.read_text())["messages"][3]["payload"]["params"]["arguments"]["message"] == "[REDACTED]"
 
 
+@needs_shared
 def test_the_installed_command_runs_and_pipes(tmp_path):
     """The real entry point, piped through a pipe as a user would: plain text, exit codes kept."""
     exe = shutil.which("mcpreel", path=str(Path(sys.executable).parent))

@@ -105,7 +105,8 @@ def test_http_server_pointed_at_a_recording_proxy(tmp_path):
     import shlex
 
     from tests.conftest import free_port
-    from tests.replay.e2e_helpers import PEERS, Background, run_client
+    from tests.peers import SDK_SERVER
+    from tests.replay.e2e_helpers import Background, run_client
 
     home = tmp_path / "home"
     config = home / "proj" / ".vscode" / "mcp.json"
@@ -120,7 +121,7 @@ def test_http_server_pointed_at_a_recording_proxy(tmp_path):
     assert url == f"http://127.0.0.1:{proxy_port}/mcp"
     command = re.search(r"start the recording proxy with (mcpreel record .*)$", r.stderr, re.M).group(1)
     argv = [PY, "-m", "mcpreel", *shlex.split(command)[1:], "--out", str(tmp_path / "api.jsonl")]
-    server = Background([PY, str(PEERS / "sdk_server.py"), "streamable-http", str(server_port)], port=server_port)
+    server = Background([PY, str(SDK_SERVER), "streamable-http", str(server_port)], port=server_port)
     proxy = Background(argv, port=proxy_port)
     try:
         got = run_client("streamable-http", url)

@@ -172,10 +172,11 @@ def test_diff_of_two_recordings_reports_the_classes_and_sarif(recordings, tmp_pa
 @pytest.mark.parametrize("transport", ["streamable-http", "sse"])
 def test_live_http_server(tmp_path, transport):
     from tests.conftest import free_port
-    from tests.replay.e2e_helpers import PEERS, PY, Background
+    from tests.peers import SDK_SERVER
+    from tests.replay.e2e_helpers import PY, Background
 
     port = free_port()
-    server = Background([PY, str(PEERS / "sdk_server.py"), transport, str(port)], port=port)
+    server = Background([PY, str(SDK_SERVER), transport, str(port)], port=port)
     try:
         url = f"http://127.0.0.1:{port}/" + ("mcp" if transport == "streamable-http" else "sse")
         out = tmp_path / "c.json"

@@ -12,7 +12,10 @@ from mcpreel.convert import convert
 from mcpreel.errors import UsageError
 from mcpreel.formats import FORMATS, writer_names
 
+from ..conftest import needs_shared
 from .support import assert_same_wire, fixture_files, messages_only, read, read_as, t1, wire
+
+pytestmark = needs_shared
 
 FILES = fixture_files()
 IDS = [f"{p.parent.name}/{p.name}" for p in FILES]

@@ -18,7 +18,8 @@ from mcpreel.formats import Source, get_reader, get_writer
 from mcpreel.inspect import analyze
 from mcpreel.model import Kind, Message, Session, SessionInfo
 
-from .support import assert_same_wire, fixture, messages_only, t1, wire
+from ..conftest import needs_shared
+from .support import FIXTURES, assert_same_wire, messages_only, t1, wire
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -194,10 +195,12 @@ def _read_everything(fmt: str, data: bytes) -> None:
 
 READERS = ["qai", "langchain", "mcp-recorder"]
 SAMPLES = {
-    "qai": fixture("qai/qai_session_fastmcp.json"),
+    "qai": FIXTURES / "qai/qai_session_fastmcp.json",
     "langchain": None,
-    "mcp-recorder": fixture("mcp-recorder/mcp-recorder_mock_session.json"),
+    "mcp-recorder": FIXTURES / "mcp-recorder/mcp-recorder_mock_session.json",
 }
+#: the readers again, those whose sample is a spec fixture marked ``needs_shared``
+SAMPLED = [fmt if SAMPLES[fmt] is None else pytest.param(fmt, marks=needs_shared) for fmt in READERS]
 LANGCHAIN_SAMPLE = json.dumps({"runs": [
     {"id": "r1", "name": "Tool", "inputs": {"tool": "get_customer", "tool_input": {"id": "c1"}},
      "outputs": {"output": {"name": "Alice"}}},
@@ -218,7 +221,7 @@ def test_random_bytes_never_crash_a_reader(fmt, data):
     _read_everything(fmt, data)
 
 
-@pytest.mark.parametrize("fmt", READERS)
+@pytest.mark.parametrize("fmt", SAMPLED)
 @settings(max_examples=40, deadline=None)
 @given(cut=st.floats(0, 1))
 def test_truncated_files_never_crash_a_reader(fmt, cut):
@@ -239,7 +242,7 @@ def _mutations(doc, draw_value):
                 yield [*doc[:i], sub, *doc[i + 1:]]
 
 
-@pytest.mark.parametrize("fmt", READERS)
+@pytest.mark.parametrize("fmt", SAMPLED)
 @settings(max_examples=25, deadline=None)
 @given(data=st.data())
 def test_documents_with_wrong_types_fail_cleanly(fmt, data):

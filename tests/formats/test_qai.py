@@ -13,9 +13,23 @@ from mcpreel.formats.qai import iso_micro
 from mcpreel.inspect import analyze
 from mcpreel.model import Message
 
-from .support import assert_same_wire, fixture, messages_only, read, read_as, req, resp, session_of, t1, wire, write
+from ..conftest import needs_shared
+from .support import (
+    FIXTURES,
+    assert_same_wire,
+    fixture,
+    messages_only,
+    read,
+    read_as,
+    req,
+    resp,
+    session_of,
+    t1,
+    wire,
+    write,
+)
 
-QAI = sorted(fixture("qai").glob("*.json"))
+QAI = sorted((FIXTURES / "qai").glob("*.json"))
 
 
 def test_sniffed_and_read():
@@ -60,6 +74,7 @@ def test_writer_computes_correlated_id_as_the_requests_proxy_id(tmp_path):
     assert by_seq[3]["correlated_id"] is None and by_seq[2]["correlated_id"] is None
 
 
+@needs_shared
 @pytest.mark.parametrize("path", QAI, ids=[p.name for p in QAI])
 def test_qai_to_qai_keeps_the_document(path, tmp_path):
     """Everything but a wrong correlated_id comes back as it was, timestamps with their microseconds."""
@@ -73,6 +88,7 @@ def test_qai_to_qai_keeps_the_document(path, tmp_path):
     assert [list(m) for m in again["messages"]] == [list(m) for m in original["messages"]]
 
 
+@needs_shared
 @pytest.mark.parametrize("path", QAI, ids=[p.name for p in QAI])
 def test_qai_through_a_reel_keeps_the_document(path, tmp_path):
     reel = write(read(path), tmp_path / "s.jsonl", "reel")

@@ -9,11 +9,13 @@ import sys
 import time
 from pathlib import Path
 
+from tests import peers
+
 HERE = Path(__file__).resolve().parent
 PEERS = HERE / "peers"
 PY = sys.executable
 MCPREEL = [PY, "-m", "mcpreel"]
-SDK_SERVER = f"{PY} {PEERS / 'sdk_server.py'}"
+SDK_SERVER = f"{PY} {peers.SDK_SERVER}"
 
 
 def run_client(mode: str, target: str, script: str = "peer", timeout: float = 60, era: str | None = None) -> dict:

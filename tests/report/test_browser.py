@@ -19,7 +19,7 @@ import pytest
 from mcpreel.formats import open_session
 from mcpreel.model import Message, Session, SessionInfo
 from mcpreel.report import Limits, write_report
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, needs_shared
 
 CHROMIUM = Path("/usr/bin/chromium")
 #: root needs --no-sandbox; the rest keep a headless run on a shared machine quiet and offline
@@ -133,6 +133,7 @@ def check_report(browser, session: Session, tmp_path: Path, name: str, word: str
     return {"data": data, "shot": shot}
 
 
+@needs_shared
 def test_report_of_an_imported_fixture(browser, tmp_path):
     path = FIXTURES / "mcp-replay-v1" / "mcp-api-coingecko-com-2026-08-19T23-43-21-646Z.mcp.jsonl"
     out = check_report(browser, open_session(path)[0], tmp_path, "fixture", "execute")

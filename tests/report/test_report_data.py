@@ -15,7 +15,7 @@ from mcpreel.formats import open_session
 from mcpreel.inspect import analyze
 from mcpreel.model import Message, Session, SessionInfo
 from mcpreel.report import Limits, collect, render, write_report
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, needs_shared
 
 SESSION_FILES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".har"))
 
@@ -27,6 +27,7 @@ def page_data(html: str) -> dict:
     return json.loads(m.group(1))
 
 
+@needs_shared
 @pytest.mark.parametrize("path", SESSION_FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_every_readable_fixture_gives_the_figures_inspect_gives(path):
     try:

@@ -9,10 +9,9 @@ from click.testing import CliRunner
 from mcpreel.cli import cli
 from mcpreel.convert import convert
 
-from ..support import FIXTURES, read_as
+from ..support import fixture, read_as
 from .samples import write_mcpsnoop
 
-HUB = FIXTURES / "hub"
 HEADER = "the session header (id, command or URL, start and end)"
 DIRECTIONS = "directions (guessed again from the methods when read)"
 
@@ -35,7 +34,7 @@ DIRECTIONS = "directions (guessed again from the methods when read)"
     ("mcpspy/tests__expected_output_stdio.jsonl", "reel", []),
 ])
 def test_the_warning_names_what_was_lost(rel, to, lost, tmp_path):
-    result = convert(HUB / rel, tmp_path / f"out.{to}", to=to)
+    result = convert(fixture(f"hub/{rel}"), tmp_path / f"out.{to}", to=to)
     assert result.lost == lost
 
 
@@ -48,7 +47,7 @@ def test_mcpsnoop_to_inspector_names_stderr_and_invalid_frames(tmp_path):
 
 def test_the_reel_keeps_the_recorders_own_members(tmp_path):
     out = tmp_path / "spy.jsonl"
-    convert(HUB / "mcpspy/tests__expected_output_stdio.jsonl", out, to="reel")
+    convert(fixture("hub/mcpspy/tests__expected_output_stdio.jsonl"), out, to="reel")
     back = read_as(out, "reel")
     first = back.messages[0]
     assert first.extra["mcpspy"]["stdio_transport"] == {"from_pid": 54777, "from_comm": "python",
@@ -56,7 +55,7 @@ def test_the_reel_keeps_the_recorders_own_members(tmp_path):
 
 
 def test_cli_prints_the_one_warning_line(tmp_path):
-    r = CliRunner().invoke(cli, ["convert", str(HUB / "mcpspy/tests__expected_output_stdio.jsonl"),
+    r = CliRunner().invoke(cli, ["convert", str(fixture("hub/mcpspy/tests__expected_output_stdio.jsonl")),
                                  str(tmp_path / "x.ndjson")], catch_exceptions=False)
     assert r.exit_code == 0
     warnings = [ln for ln in r.stderr.splitlines() if ln.startswith("warning:")]

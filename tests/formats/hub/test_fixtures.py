@@ -12,13 +12,11 @@ import pytest
 from mcpreel._infra.timeutil import ms_from_iso
 from mcpreel.model import Kind, Session
 
-from ..support import FIXTURES, read
-
-HUB = FIXTURES / "hub"
+from ..support import fixture, read
 
 
 def hub(rel: str) -> Path:
-    return HUB / rel
+    return fixture(f"hub/{rel}")
 
 
 def msgs(session: Session):

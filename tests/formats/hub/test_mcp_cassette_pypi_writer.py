@@ -11,14 +11,15 @@ import pytest
 
 from mcpreel.convert import convert
 
-from ...conftest import ROOT
-from ..support import FIXTURES, messages_only, read_as, t1, write
+from ...conftest import ROOT, needs_shared
+from ..support import FIXTURES, fixture, messages_only, read_as, t1, write
 from .test_t1_extended import the_session
 
 PYPI = FIXTURES / "hub" / "mcp-cassette-pypi"
 PEER = ROOT / ".peers" / "mcp-cassette"
 
 
+@needs_shared
 @pytest.mark.parametrize("name", sorted(p.name for p in PYPI.glob("*.mcp.json")))
 def test_a_published_cassette_comes_back_the_same(name, tmp_path):
     src = PYPI / name
@@ -77,6 +78,6 @@ def test_the_real_tool_loads_and_inspects_a_cassette_we_wrote(tmp_path):
 
 
 def test_the_output_name_chooses_the_format(tmp_path):
-    result = convert(FIXTURES / "hub/mcp-vcr/fixtures__with_notifications.yaml", tmp_path / "session.mcp.json")
+    result = convert(fixture("hub/mcp-vcr/fixtures__with_notifications.yaml"), tmp_path / "session.mcp.json")
     assert result.to == "mcp-cassette-pypi" and result.output_choice.obvious
     assert json.loads((tmp_path / "session.mcp.json").read_text())["messages"][5]["method"] == "notifications/tools/list_changed"

@@ -18,7 +18,7 @@ from mcpreel.convert import convert
 
 from ...conftest import ROOT, free_port
 from ...record.http.helpers import wait_port
-from ..support import FIXTURES, read_as, t1, write
+from ..support import fixture, read_as, t1, write
 from .test_t1_extended import the_session
 
 PEER = ROOT / ".peers" / "mcp-recorder"
@@ -34,14 +34,14 @@ def _peer() -> Path:
 
 
 def test_reading_and_writing_mcp_recorders_own_cassette_keeps_every_interaction(tmp_path):
-    src = FIXTURES / "mcp-recorder" / "mcp-recorder_mock_session.json"
+    src = fixture("mcp-recorder/mcp-recorder_mock_session.json")
     out = tmp_path / "again.json"
     convert(src, out, to="mcp-recorder")
     assert json.loads(out.read_text())["interactions"] == json.loads(src.read_text())["interactions"]
 
 
 def test_what_a_cassette_cannot_hold_is_named(tmp_path):
-    result = convert(FIXTURES / "hub/mcp-cassette-pypi/examples__cassettes__sampling.mcp.json", tmp_path / "c.json",
+    result = convert(fixture("hub/mcp-cassette-pypi/examples__cassettes__sampling.mcp.json"), tmp_path / "c.json",
                      to="mcp-recorder")
     assert "2 server-to-client messages and answers to them (a cassette holds client-driven exchanges only)" in result.lost
     doc = json.loads((tmp_path / "c.json").read_text())

@@ -13,7 +13,8 @@ from mcpreel.cli import cli
 from mcpreel.errors import InputError
 from mcpreel.formats import FORMATS, Source, get_reader, open_session
 
-from ..support import FIXTURES
+from ...conftest import needs_shared
+from ..support import FIXTURES, fixture
 from .samples import write_inspector_network, write_mcpsnoop
 
 HUB = FIXTURES / "hub"
@@ -48,12 +49,13 @@ NEW_READERS = ["mcpspy", "mcp-cassette-npm", "mcp-cassette-pypi", "mcp-vcr", "ag
 
 
 def _files(tmp: Path) -> dict[Path, str]:
-    files = {HUB / rel: fmt for rel, fmt in EXPECTED.items()}
+    files = {fixture(f"hub/{rel}"): fmt for rel, fmt in EXPECTED.items()}
     files[write_mcpsnoop(tmp / "snoop.jsonl")] = "mcpsnoop"
     files[write_inspector_network(tmp / "net.json")] = "inspector-network"
     return files
 
 
+@needs_shared
 def test_the_table_covers_every_hub_session_file():
     on_disk = {str(p.relative_to(HUB)) for p in HUB.rglob("*") if p.is_file() and p.suffix != ".md"}
     not_sessions = {p for p in on_disk if p.endswith(("__MANIFEST.json", "transcript-schema-v1.json"))}
@@ -97,7 +99,7 @@ def test_a_new_reader_refuses_every_other_formats_file(tmp_path):
     ("mcp-cassette-npm/tests__fixtures__stdio-tape.jsonl", "mcp-conformance"),
 ])
 def test_a_wrong_forced_format_exits_2_with_one_line(rel, forced):
-    path = HUB / rel
+    path = fixture(f"hub/{rel}")
     for command in (["inspect", str(path), "--format", forced], ["convert", str(path), "/dev/null", "--from", forced]):
         r = CliRunner().invoke(cli, command, catch_exceptions=False)
         assert r.exit_code == 2, (command, r.output)
@@ -129,7 +131,7 @@ def test_the_readme_lists_every_format():
 ])
 def test_the_bare_message_readers_refuse_other_recorders_files(rel, forced, needle):
     with pytest.raises(InputError) as err:
-        get_reader(forced)(Source(HUB / rel)).materialize()
+        get_reader(forced)(Source(fixture(f"hub/{rel}"))).materialize()
     assert needle in str(err.value) and "\n" not in str(err.value)
 
 

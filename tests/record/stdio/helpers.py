@@ -8,10 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.peers import SDK_SERVER
+
 HERE = Path(__file__).resolve().parent
 PY = sys.executable
 RAW = str(HERE / "servers" / "raw_server.py")
-SDK = str(HERE / "servers" / "sdk_server.py")
+#: the shared official-SDK server, as the proxy tests want it (progress, big answers, a crash, stderr)
+SDK = [PY, str(SDK_SERVER), "--as", "proxy"]
 
 
 def record_argv(out: Path, *options: str) -> list[str]:

@@ -17,7 +17,7 @@ from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 from mcp.client.session import ClientRequestContext
 from mcp.types import CreateMessageRequestParams, CreateMessageResult, TextContent
 
-from tests.record.stdio.helpers import PY, SDK, record_argv, reel_lines
+from tests.record.stdio.helpers import SDK, record_argv, reel_lines
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -85,9 +85,9 @@ def methods(body: list[dict[str, Any]], direction: str) -> Counter[str]:
 
 
 async def test_sdk_server_session_through_the_proxy_equals_a_direct_run(tmp_path):
-    direct = await drive([PY, SDK], tmp_path / "direct.err", sdk_steps)
+    direct = await drive(SDK, tmp_path / "direct.err", sdk_steps)
     out = tmp_path / "sdk.jsonl"
-    proxied = await drive(record_argv(out) + [PY, SDK], tmp_path / "proxied.err", sdk_steps)
+    proxied = await drive(record_argv(out) + SDK, tmp_path / "proxied.err", sdk_steps)
     assert proxied == direct
     assert direct["progress"] == [(1.0, 3.0, "step 1"), (2.0, 3.0, "step 2"), (3.0, 3.0, "step 3")]
     assert direct["ask"]["content"][0]["text"] == "llm said: 42 (meaning of life?)"
@@ -116,7 +116,7 @@ async def test_sdk_server_crashing_mid_call(tmp_path):
         return {}
 
     try:
-        await drive(record_argv(out) + [PY, SDK], tmp_path / "crash.err", steps)
+        await drive(record_argv(out) + SDK, tmp_path / "crash.err", steps)
     except Exception:  # the transport may also report the closed pipe as it shuts down
         pass
     lines = reel_lines(out)
