@@ -116,3 +116,17 @@ def test_origin_guard_answers_403_on_any_host():
     bad, good = anyio.run(main)
     assert bad == 403
     assert good == 404  # past the guard, to the router
+
+
+def test_a_loopback_demo_server_refuses_rebound_hosts_unless_allowed() -> None:
+    """``demo-server --allow-host`` reaches the Host check; other names are refused 421 (DNS rebinding)."""
+    from mcpreel.demo.server import http_app
+
+    async def main() -> tuple[int, int]:
+        transport = httpx2.ASGITransport(app=http_app("streamable-http", "127.0.0.1", allow_hosts=("dev.example",)))
+        async with httpx2.AsyncClient(transport=transport) as c:
+            bad = await c.get("http://evil.example:8000/elsewhere")
+            good = await c.get("http://dev.example:8000/elsewhere")
+        return bad.status_code, good.status_code
+
+    assert anyio.run(main) == (421, 404)

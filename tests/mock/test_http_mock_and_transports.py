@@ -245,3 +245,18 @@ def test_a_server_that_died_is_named_with_its_exit_code_and_last_stderr_line():
 
     assert asyncio.run(main()) == "the server exited (exit code 3); its last stderr line: cannot start: no database"
 
+
+
+def test_the_mock_refuses_rebound_hosts_unless_allowed() -> None:
+    """``serve --allow-host`` reaches the mock's Host check; other names are refused 421 (DNS rebinding)."""
+    app = http_app(Mock(build(RECORDING)), host="127.0.0.1", allow_hosts=("dev.example",))
+
+    async def main() -> tuple[httpx2.Response, httpx2.Response]:
+        async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app)) as c:
+            body = jsonio.dumps(INIT)
+            return (await c.post("http://evil.example:1/mcp", content=body, headers=ACCEPT),
+                    await c.post("http://dev.example:1/mcp", content=body, headers=ACCEPT))
+
+    bad, good = asyncio.run(main())
+    assert bad.status_code == 421 and bad.json()["error"]["code"] == -32600
+    assert good.status_code == 200

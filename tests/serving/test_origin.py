@@ -129,3 +129,13 @@ def test_guard_answers_refusals_with_a_json_rpc_error_and_passes_the_rest() -> N
     assert rebound.status_code == 421
     assert jsonio.loads(rebound.content)["error"]["message"].startswith("Misdirected Request: Host attacker.example")
     assert _ask(RequestPolicy(("*",)), "http://127.0.0.1:8000", {"Origin": "https://evil.example"}).text == "inner"
+
+
+def test_allow_host_adds_names_to_a_loopback_listener() -> None:
+    """``--allow-host`` names a host the user vouches for (a port given there is ignored); others stay refused."""
+    assert host_allowed("dev.example:8000", "127.0.0.1", ("dev.example",))
+    assert host_allowed("DEV.example", "127.0.0.1", ("dev.example:9000",))
+    assert not host_allowed("evil.example:8000", "127.0.0.1", ("dev.example",))
+    refusal = RequestPolicy(allow_hosts=("dev.example",)).refusal(None, "evil.example:1")
+    assert refusal is not None and refusal.status == 421 and "--allow-host" in refusal.reason
+    assert RequestPolicy(allow_hosts=("dev.example",)).refusal(None, "dev.example:1") is None

@@ -176,6 +176,7 @@ def serve_cassette(
     match: str = "method-params",
     repeat: bool = True,
     allow_origins: tuple[str, ...] = (),
+    allow_hosts: tuple[str, ...] = (),
     answer_timeout: float = 10.0,
     report: str | os.PathLike[str] | None = None,
     on_event: Callable[[str], None] | None = None,
@@ -201,7 +202,8 @@ def serve_cassette(
 
         if p.record:
             run.recording = _record(p, command=command, url=url, transport=transport, host=host, port=port,
-                                    allow_origins=allow_origins, ready=ready, warn=warn)
+                                    allow_origins=allow_origins, allow_hosts=allow_hosts, ready=ready,
+                                    warn=warn)
             rec = run.recording
             if rec.saved:
                 out.write("saved", cassette=str(rec.cassette), messages=rec.messages)
@@ -209,7 +211,7 @@ def serve_cassette(
                 out.write("not-saved", reason=rec.reason, clean=rec.clean)
         else:
             run.stats = _replay(p, command=command, url=url, transport=transport, host=host, port=port,
-                                match=match, repeat=repeat, allow_origins=allow_origins,
+                                match=match, repeat=repeat, allow_origins=allow_origins, allow_hosts=allow_hosts,
                                 answer_timeout=answer_timeout, ready=ready, out=out, on_event=on_event)
             s = run.stats
             out.write("done", requests=s.requests, answered=s.answered, missed=len(s.misses), forwarded=s.forwarded)
@@ -223,6 +225,7 @@ def serve_cassette(
 
 def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str, host: str, port: int,
             match: str, repeat: bool, allow_origins: tuple[str, ...], answer_timeout: float,
+            allow_hosts: tuple[str, ...] = (),
             ready: Callable[[str], None],
             out: RunReport, on_event: Callable[[str], None] | None) -> Any:
     from mcpreel.mock import MockOptions, serve_file
@@ -253,7 +256,8 @@ def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str
     mock = serve_file(
         p.cassette, transport=transport, host=host, port=port, options=options,
         forward_command=shlex.join(_argv(command)) if forwarding and command is not None else None,
-        forward_url=url if forwarding else None, allow_origins=allow_origins, on_event=event, on_ready=started,
+        forward_url=url if forwarding else None, allow_origins=allow_origins, allow_hosts=allow_hosts,
+        on_event=event, on_ready=started,
     )
     report_misses()
     return mock.stats
@@ -261,6 +265,7 @@ def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str
 
 def _record(p: Plan, *, command: Command | None, url: str | None, transport: str, host: str, port: int,
             allow_origins: tuple[str, ...], ready: Callable[[str], None],
+            allow_hosts: tuple[str, ...] = (),
             warn: Callable[[str], None] | None) -> Recording:
     cassette = p.cassette
     cassette.parent.mkdir(parents=True, exist_ok=True)
@@ -283,7 +288,7 @@ def _record(p: Plan, *, command: Command | None, url: str | None, transport: str
             from mcpreel.record.http_session import record_http
 
             assert url is not None
-            config = ProxyConfig(transport, url, allow_origins=tuple(allow_origins))
+            config = ProxyConfig(transport, url, allow_origins=tuple(allow_origins), allow_hosts=tuple(allow_hosts))
             hresult = record_http(config, tmp, host=host, port=port, label=cassette.stem, ready=ready, warn=warn)
             clean, reason = True, hresult.reason
         recording = _judge(tmp, cassette, clean, reason)

@@ -19,8 +19,12 @@ _TRANSPORTS = click.Choice(["stdio", "streamable-http", "sse"])
               help="HTTP transports: the port (0 picks a free one).")
 @click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
               help="HTTP transports: accept requests from this non-loopback Origin ('*' for any; repeatable).")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="HTTP transports: a Host name a loopback listener accepts beyond the loopback names "
+                   "(others are refused 421: DNS rebinding; repeatable).")
 @output.run_command
-def demo_server_command(transport: str, host: str, port: int, allow_origins: tuple[str, ...]) -> None:
+def demo_server_command(transport: str, host: str, port: int, allow_origins: tuple[str, ...],
+                        allow_hosts: tuple[str, ...]) -> None:
     """Run mcpreel's demo MCP server (echo, add, divide, lookup_customer, countdown, ask_llm)."""
     from mcpreel.demo.server import serve
 
@@ -29,7 +33,7 @@ def demo_server_command(transport: str, host: str, port: int, allow_origins: tup
                     "--transport streamable-http serves HTTP instead. Ctrl-D ends it.")
     try:
         serve(transport, host, port, ready=lambda url: output.info(f"mcpreel demo server ({transport}) on {url}"),
-              allow_origins=allow_origins)
+              allow_origins=allow_origins, allow_hosts=allow_hosts)
     except KeyboardInterrupt:
         pass
 

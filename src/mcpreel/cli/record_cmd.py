@@ -24,9 +24,9 @@ __all__ = ["record_command", "record_options", "run_record"]
 
 TRANSPORTS = ("stdio", "streamable-http", "sse")
 DEFAULT_LISTEN = "127.0.0.1:8765"
-_HTTP_ONLY = ("listen", "keep_secrets", "envelope", "allow_origins")
+_HTTP_ONLY = ("listen", "keep_secrets", "envelope", "allow_origins", "allow_hosts")
 _HTTP_FLAGS = {"listen": "--listen", "keep_secrets": "--keep-secrets", "envelope": "--envelope",
-               "allow_origins": "--allow-origin"}
+               "allow_origins": "--allow-origin", "allow_hosts": "--allow-host"}
 
 
 def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -51,6 +51,9 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="HTTP transports: also write the HTTP transcript envelope (JSON)."),
         click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
                      help="HTTP transports: an Origin the proxy's listener accepts (repeatable)."),
+        click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+                     help="HTTP transports: a Host name a loopback listener accepts beyond the loopback names "
+                          "(others are refused 421: DNS rebinding; repeatable)."),
         click.option("-q", "--quiet", is_flag=True, help="Say nothing of the recorder's own on stderr (warnings still)."),
         click.option("--otlp-endpoint", metavar="URL",
                      help="Also export spans live to this OTLP/HTTP collector (batched, off the forwarding path; "
@@ -83,6 +86,7 @@ def run_record(
     envelope: str | None,
     allow_origins: Sequence[str],
     quiet: bool,
+    allow_hosts: Sequence[str] = (),
     command_flag: str = "-- CMD",
     target_flag: str = "--target",
     out_dir: str | None = None,
@@ -133,6 +137,7 @@ def run_record(
             transport=transport, target=target, listen=listen, out=Path(out) if out else None, label=label,
             session_file=session_file, save_every=save_every, redactor=redactor, keep_secrets=keep_secrets,
             envelope=envelope, allow_origins=list(allow_origins), otlp_endpoint=otlp_endpoint,
+            allow_hosts=list(allow_hosts),
         ))
 
     if out_dir and out:

@@ -56,11 +56,13 @@ def run_http_record(
     envelope: str | Path | None = None,
     allow_origins: Sequence[str] = (),
     otlp_endpoint: str | None = None,
+    allow_hosts: Sequence[str] = (),
 ) -> int:
     """Record an HTTP MCP session until SIGINT/SIGTERM; returns the exit code (0 after a clean stop)."""
     from mcpreel.record.naming import default_label, default_out_path
 
-    config = ProxyConfig(transport, target, allow_origins=tuple(allow_origins), keep_secrets=keep_secrets)
+    config = ProxyConfig(transport, target, allow_origins=tuple(allow_origins), keep_secrets=keep_secrets,
+                         allow_hosts=tuple(allow_hosts))
     host, port = parse_listen(listen)
     if not is_loopback(host):
         output.warning(f"listening on {host}: other machines can reach this proxy and, through it, the target "

@@ -52,6 +52,9 @@ class RecordModeParam(click.ParamType):
 @click.option("--target-url", metavar="URL", help="With --on-miss forward or --record-mode: the live server URL.")
 @click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
               help="Accept requests from this non-loopback Origin (HTTP; '*' for any; repeatable).")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="HTTP transports: a Host name a loopback listener accepts beyond the loopback names "
+                   "(others are refused 421: DNS rebinding; repeatable).")
 @click.option("--answer-timeout", type=click.FloatRange(min=0.01), default=10.0, show_default=True,
               help="Seconds a recorded server request waits for the client's answer.")
 @click.option("--record-mode", type=RecordModeParam(), default=None,
@@ -65,8 +68,8 @@ class RecordModeParam(click.ParamType):
 @output.run_command
 def serve_command(ctx: click.Context, session: str, transport: str, host: str, port: int, fmt: str, match: str,
                   no_repeat: bool, on_miss: str, target_command: str | None, target_url: str | None,
-                  allow_origins: tuple[str, ...], answer_timeout: float, record_mode: RecordMode | None,
-                  report: str | None) -> None:
+                  allow_origins: tuple[str, ...], allow_hosts: tuple[str, ...], answer_timeout: float,
+                  record_mode: RecordMode | None, report: str | None) -> None:
     """Serve a recorded session as an MCP server (a mock for testing clients).
 
     \b
@@ -82,7 +85,8 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
                 raise UsageError(f"--record-mode decides what a miss does and reads the cassette itself: drop {flag}")
         _serve_cassette(session, record_mode, transport=transport, host=host, port=port, match=match,
                         repeat=not no_repeat, target_command=target_command, target_url=target_url,
-                        allow_origins=allow_origins, answer_timeout=answer_timeout, report=report)
+                        allow_origins=allow_origins, allow_hosts=allow_hosts, answer_timeout=answer_timeout,
+                        report=report)
         return
     if report is not None:
         raise UsageError("--report goes with --record-mode")
@@ -97,6 +101,7 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
     options = MockOptions(match=match, repeat=not no_repeat, on_miss=on_miss, answer_timeout=answer_timeout)
     mock = serve_file(session, transport=transport, host=host, port=port, format=fmt, options=options,
                       forward_command=target_command, forward_url=target_url, allow_origins=allow_origins,
+                      allow_hosts=allow_hosts,
                       on_event=lambda line: output.info(f"serve: {line}"), on_ready=ready)
     stats = mock.stats
     output.info(f"served {stats.requests} requests: {stats.answered} answered from the recording, "

@@ -147,7 +147,7 @@ async def run_stdio(mcp: MCPServer) -> None:
 
 
 def http_app(transport: str = "streamable-http", host: str = "127.0.0.1", server: Any = None,
-             allow_origins: tuple[str, ...] = ()) -> OriginGuard:
+             allow_origins: tuple[str, ...] = (), allow_hosts: tuple[str, ...] = ()) -> OriginGuard:
     """The ASGI app of an HTTP transport (stateful Streamable HTTP with SSE responses, or legacy SSE).
 
     ``host`` is the address it is served on; with ``allow_origins`` it decides which requests are
@@ -162,7 +162,7 @@ def http_app(transport: str = "streamable-http", host: str = "127.0.0.1", server
         app = mcp.sse_app(host=host, transport_security=security)
     else:
         raise ValueError(f"not an HTTP transport: {transport}")
-    return OriginGuard(app, RequestPolicy(allow_origins, host))
+    return OriginGuard(app, RequestPolicy(allow_origins, host, allow_hosts=tuple(allow_hosts)))
 
 
 def url_of(transport: str, host: str, port: int) -> str:
@@ -171,7 +171,8 @@ def url_of(transport: str, host: str, port: int) -> str:
 
 
 def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000,
-          ready: Callable[[str], None] | None = None, allow_origins: tuple[str, ...] = ()) -> None:
+          ready: Callable[[str], None] | None = None, allow_origins: tuple[str, ...] = (),
+          allow_hosts: tuple[str, ...] = ()) -> None:
     """Run the demo server in the foreground until stdin closes (stdio) or a signal (HTTP).
 
     ``port`` 0 picks a free port; ``ready`` is called with the URL once HTTP is listening.
@@ -181,7 +182,7 @@ def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000,
 
         anyio.run(run_stdio, build_server())
         return
-    server = Server(http_app(transport, host, allow_origins=allow_origins), host, port)
+    server = Server(http_app(transport, host, allow_origins=allow_origins, allow_hosts=allow_hosts), host, port)
     server.run(ready=None if ready is None else lambda h, p: ready(url_of(transport, h, p)))
 
 

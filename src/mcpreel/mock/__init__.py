@@ -34,6 +34,7 @@ def serve_file(
     forward_url: str | None = None,
     forward_transport: str = "auto",
     allow_origins: tuple[str, ...] = (),
+    allow_hosts: tuple[str, ...] = (),
     on_event: Callable[[str], None] | None = None,
     on_ready: Callable[[Mock, str], None] | None = None,
 ) -> Mock:
@@ -89,5 +90,5 @@ def serve_file(
     if transport == "stdio":
         asyncio.run(main(None))
     else:  # bound before anything is served (a taken port fails first), on the serving loop's event loop
-        run(main(Server(http_app(mock, allow_origins=allow_origins, host=host), host, port, graceful_timeout=1)))
+        run(main(Server(http_app(mock, allow_origins=allow_origins, host=host, allow_hosts=allow_hosts), host, port, graceful_timeout=1)))
     return mock

@@ -193,7 +193,8 @@ def _jsonrpc_error(code: int, message: str, status: int) -> Response:
 
 
 def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages_path: str = "/messages/",
-             allow_origins: tuple[str, ...] = (), host: str = "127.0.0.1") -> OriginGuard:
+             allow_origins: tuple[str, ...] = (), host: str = "127.0.0.1",
+             allow_hosts: tuple[str, ...] = ()) -> OriginGuard:
     """An ASGI app serving ``mock`` over Streamable HTTP (``path``) and legacy SSE (``sse_path``).
 
     ``host`` is the address it is served on; with ``allow_origins`` it decides which requests are
@@ -332,7 +333,7 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
     ]
     if messages_path.endswith("/"):
         routes.append(Route(messages_path.rstrip("/"), post_messages, methods=["POST"]))
-    return OriginGuard(Starlette(routes=routes), RequestPolicy(tuple(allow_origins), host))
+    return OriginGuard(Starlette(routes=routes), RequestPolicy(tuple(allow_origins), host, allow_hosts=tuple(allow_hosts)))
 
 
 async def _stream_pending(queue: list[Any], pending: Any) -> Any:

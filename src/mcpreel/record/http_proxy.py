@@ -113,6 +113,8 @@ class ProxyConfig:
     target: str
     allow_origins: Sequence[str] = ()
     keep_secrets: bool = False
+    #: host names a loopback listener answers beyond the loopback ones (``--allow-host``)
+    allow_hosts: Sequence[str] = ()
     connect_timeout: float = 10.0
     #: use httpx2's stock transport for http:// targets too (the lean one is the default there)
     stock_upstream: bool = False
@@ -209,8 +211,8 @@ class RecordingProxy:
         self._flows: set[_Flow] = set()
         self._closing = False
         #: which requests are answered; :class:`ProxyServer` names the address it is bound to. ``Host`` is
-        #: not checked: a transparent proxy answers any (it sends the target's own), as it always did
-        self.policy = RequestPolicy(tuple(config.allow_origins), check_host=False)
+        #: checked on loopback: a page rebound to the proxy's port must not drive the target through it
+        self.policy = RequestPolicy(tuple(config.allow_origins), allow_hosts=tuple(config.allow_hosts))
 
     # -- lifecycle ----------------------------------------------------------------------------------
     @property
@@ -274,9 +276,14 @@ class RecordingProxy:
                 coding = v
             elif k == b"host":
                 host = v
-        if origin is not None and self.policy.refusal(origin.decode("latin-1"),
-                                                      host.decode("latin-1") if host is not None else None):
-            await self._reject_origin(method, path, headers, origin.decode("latin-1"), send)
+        refusal = self.policy.refusal(origin.decode("latin-1") if origin is not None else None,
+                                      host.decode("latin-1") if host is not None else None)
+        if refusal is not None:
+            if refusal.status == 421:
+                # a rebound name: answered, never recorded (nothing of it is the user's session)
+                await _answer(send, 421, _error_body(None, f"Misdirected Request: {refusal.reason}"))
+            else:
+                await self._reject_origin(method, path, headers, origin.decode("latin-1") if origin else "", send)
             return
         if raw_path[:1] != b"/":
             # `OPTIONS *` and the like name no path: glued to the target's origin they would make no URL,
@@ -321,10 +328,7 @@ class RecordingProxy:
                       reason: str, message: str) -> None:
         """Answer ``status`` with a JSON-RPC error, recorded as a request that never reached the target."""
         self.recorder.rejected(method, path, headers, status, reason)
-        body = _error_body(None, message)
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
+        await _answer(send, status, _error_body(None, message))
 
     async def _exchange(self, ex: Exchange, method: str, target: bytes, headers: list[tuple[bytes, bytes]],
                         body: bytes, receive: Any, send: Any, flow: _Flow) -> None:
@@ -550,6 +554,13 @@ class _StreamCopy:
             self.recorder.sse_event(self.ex, ev)
 
 
+async def _answer(send: Any, status: int, body: bytes) -> None:
+    """Send a whole JSON answer of the proxy's own."""
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
 class _UpstreamBroken(Exception):
     """The target's answer broke off (reset, malformed chunk) after it began."""
 
@@ -562,7 +573,8 @@ class ProxyServer:
 
     def __init__(self, proxy: RecordingProxy, host: str = "127.0.0.1", port: int = 0):
         self.proxy = proxy
-        proxy.policy = RequestPolicy(tuple(proxy.config.allow_origins), host, check_host=False)
+        proxy.policy = RequestPolicy(tuple(proxy.config.allow_origins), host,
+                                     allow_hosts=tuple(proxy.config.allow_hosts))
         self._server = Server(proxy, host, port, on_shutdown=proxy.begin_shutdown)
         self.host = host
         self.port: int = self._server.port

@@ -6,8 +6,10 @@ answer, but it can send requests, and with DNS rebinding (a name of the attacker
 ``Host`` when it listens on loopback. The recording proxy, the mock and the demo server all apply this:
 
 - ``Host`` (only when the listener is bound to a loopback address, as the SDK does): it must name a
-  loopback host or the bound address, any port; anything else -- a rebound name -- is answered 421.
-  The recording proxy does not check it (``check_host=False``): a transparent proxy answers any ``Host``;
+  loopback host, the bound address or a name given with ``--allow-host`` (``allow_hosts``), any port;
+  anything else -- a rebound name -- is answered 421. The recording proxy checks it too: it sends the
+  target's own ``Host`` upstream, but a page rebound to its loopback port could otherwise drive the target
+  through it;
 - ``Origin``: allowed when absent (not a browser, or a same-origin request), a loopback origin (any port:
   the MCP Inspector and other local tools run there), the server's own origin (the one ``Host`` names,
   when that is an address or the bound name: a rebound page's origin is its ``Host`` too), or listed in
@@ -87,11 +89,12 @@ def _is_address(name: str) -> bool:
     return True
 
 
-def host_allowed(host: str | None, bound: str) -> bool:
+def host_allowed(host: str | None, bound: str, allowed: Sequence[str] = ()) -> bool:
     """Is a request with this ``Host`` header answered by a listener bound to ``bound``?
 
     Bound beyond loopback, any ``Host`` is (the server is meant to be reached by other names). Bound to
-    loopback, the ``Host`` must name a loopback host or ``bound`` itself, any port -- as the SDK's
+    loopback, the ``Host`` must name a loopback host, ``bound`` itself or one of ``allowed`` (names the
+    user vouches for, case-insensitive, a port given there ignored), any port -- as the SDK's
     ``TransportSecuritySettings(allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"])`` -- and a
     missing one is refused like there.
     """
@@ -100,7 +103,9 @@ def host_allowed(host: str | None, bound: str) -> bool:
     if not host:
         return False
     name = _hostname(host)
-    return name in LOOPBACK_HOSTS or name == bound.strip("[]").lower()
+    if name in LOOPBACK_HOSTS or name == bound.strip("[]").lower():
+        return True
+    return bool(name) and any(name == (_hostname(a) or a.strip().lower()) for a in allowed)
 
 
 class Refusal(NamedTuple):
@@ -113,19 +118,20 @@ class Refusal(NamedTuple):
 @dataclass(frozen=True, slots=True)
 class RequestPolicy:
     """The policy of one listener: the origins allowed beyond the defaults, the address it is bound to,
-    and whether ``Host`` is checked (a transparent proxy answers any ``Host``: it sends the target's)."""
+    whether ``Host`` is checked, and the host names allowed beyond loopback (``--allow-host``)."""
 
     allow_origins: tuple[str, ...] = ()
     bound_host: str = "127.0.0.1"
     check_host: bool = True
+    allow_hosts: tuple[str, ...] = ()
 
     def refusal(self, origin: str | None, host: str | None) -> Refusal | None:
         """None when a request with these ``Origin`` and ``Host`` headers is answered, else why not.
 
         ``Host`` first, as the SDK does: a rebound name is refused whatever its ``Origin``.
         """
-        if self.check_host and not host_allowed(host, self.bound_host):
-            return Refusal(421, f"Host {host} is not this server's (DNS rebinding?)" if host else "no Host header")
+        if self.check_host and not host_allowed(host, self.bound_host, self.allow_hosts):
+            return Refusal(421, f"Host {host} is not this server's (DNS rebinding? allow it with --allow-host)" if host else "no Host header")
         if origin is not None and not origin_allowed(origin, self.allow_origins, host=host, bound=self.bound_host):
             return Refusal(403, f"Origin {origin} is not allowed")
         return None

@@ -155,7 +155,9 @@ def proxy(transport: str, target: str, tmp: Path, *, envelope: bool = True, name
     allow = kw.pop("allow_origins", ())
     keep = kw.pop("keep_secrets", False)
     stock = kw.pop("stock_upstream", False)
-    config = ProxyConfig(transport, target, allow_origins=allow, keep_secrets=keep, stock_upstream=stock)
+    hosts = kw.pop("allow_hosts", ())
+    config = ProxyConfig(transport, target, allow_origins=allow, keep_secrets=keep, stock_upstream=stock,
+                         allow_hosts=hosts)
 
     def on_ready(url: str) -> None:
         run.url = url

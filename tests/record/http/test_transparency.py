@@ -109,7 +109,7 @@ async def test_the_proxy_adds_no_header_of_its_own(tmp_path: Path, stock: bool) 
                 import socket
 
                 with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-                    s.sendall(b"POST /echo-headers HTTP/1.1\r\nHost: x\r\nX-Only: 1\r\nContent-Length: 2\r\n\r\n{}")
+                    s.sendall(b"POST /echo-headers HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Only: 1\r\nContent-Length: 2\r\n\r\n{}")
                     data = b""
                     while b"\r\n\r\n" not in data or not data.endswith(b"}}"):
                         chunk = s.recv(65536)
@@ -331,7 +331,7 @@ async def test_a_request_target_that_is_not_a_path_is_refused_and_goes_nowhere(t
                 import socket
 
                 with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-                    s.sendall(b"OPTIONS " + request_target + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    s.sendall(b"OPTIONS " + request_target + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
                     data = b""
                     while chunk := s.recv(65536):
                         data += chunk

@@ -170,6 +170,7 @@ def test_usage_errors_are_one_line_and_exit_2(tmp_path):
     for args, text in [
         ([], b"no server command"),
         (["--listen", "127.0.0.1:9", "--", "cat"], b"--listen applies to HTTP transports only"),
+        (["--allow-host", "dev.example", "--", "cat"], b"--allow-host applies to HTTP transports only"),
         (["--target", "http://127.0.0.1:9/mcp", "--", "cat"], b"--target is for --transport streamable-http"),
         (["--transport", "sse", "--", "cat"], b"records a server at a URL"),
         (["--transport", "sse"], b"needs --target URL"),
