@@ -11,7 +11,7 @@ from mcpreel.cassette.pytest_plugin import cassette_path
 from tests.conftest import free_port
 from tests.replay.e2e_helpers import Background
 
-from .helpers import DEAD, SDK_SERVER
+from .helpers import DEAD, SDK_SERVER, deny_replace
 
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.e2e
@@ -82,13 +82,14 @@ def test_marker_and_fixture_record_replay_and_obey_the_record_mode_option(pytest
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*GOT hello*"])
 
-    # the marker says all, --mcp-record-mode none overrides it: a miss fails the test at teardown,
-    # even though the test swallowed the client's error
+    # the marker says all, --mcp-record-mode none overrides it: a miss fails the test itself (no ERROR
+    # at teardown saying it again), even though the test swallowed the client's error
     _stdio_file(pytester, DEAD, text="bye", extra=', record_mode="all"')
     result = pytester.runpytest(*ISOLATE, "-s", "--mcp-record-mode", "none")
-    result.assert_outcomes(passed=1, errors=1)
+    result.assert_outcomes(failed=1)
+    assert "ERROR at teardown" not in result.stdout.str()
     result.stdout.fnmatch_lines([
-        "*ERROR at teardown of test_echo*",
+        "*_ test_echo _*",
         f"*{cassette} (record mode none): tools/call was not answered from the cassette: no recorded tools/call "
         'matches these params; closest is request #3 (line 7) tools/call echo, which differs at '
         '$.params.arguments.text: "hello" -> "bye" (recorded -> received)',
@@ -98,7 +99,7 @@ def test_marker_and_fixture_record_replay_and_obey_the_record_mode_option(pytest
     # without the option the marker's all applies: the dead server breaks the recording off, and the
     # cassette stays as it was
     result = pytester.runpytest(*ISOLATE, "-s")
-    result.assert_outcomes(passed=1, errors=1)
+    result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*(record mode all): recording not saved (server exited with code 3*"])
     assert cassette.read_bytes() == recorded
 
@@ -166,3 +167,17 @@ def test_param(x): pass
     assert cassette_path(items[0], "/abs/c.jsonl").as_posix() == "/abs/c.jsonl"
     assert RecordMode.values() == ("once", "new_episodes", "none", "all")
     assert sys.executable  # the serving process runs on this interpreter
+
+
+def test_a_recording_that_cannot_be_saved_fails_the_test_that_recorded_it(pytester, monkeypatch):
+    _stdio_file(pytester, [*SDK_SERVER, "stdio"], extra=', record_mode="all"')
+    cassette = pytester.path / "cassettes" / "test_inner" / "test_echo.jsonl"
+    hooks = pytester.path / "hooks"
+    hooks.mkdir()
+    deny_replace(hooks, monkeypatch, cassette.name)  # the serving process the client launches fails the rename
+    result = pytester.runpytest(*ISOLATE, "-s")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        f"*{cassette} (record mode all): the cassette server failed: {cassette}: the recording could not be "
+        "saved: Permission denied; the cassette was left as it was*"])
+    assert not cassette.exists()

@@ -16,7 +16,8 @@ the recording proxy of the transport (:func:`mcpreel.record.record_stdio`,
 :func:`mcpreel.record.http_session.record_http`) writing a temporary reel beside the cassette. That reel
 replaces the cassette (a rename: atomic) only when the recording ended cleanly — the client ended the
 session, the real server was reachable — and holds at least one client message; otherwise it is
-deleted and the cassette left as it was.
+deleted and the cassette left as it was. A rename that fails (a read-only folder, a cassette another
+process holds) is an error naming the cassette and the reason, never a recording silently lost.
 
 The real server is reached the way the client reaches the cassette: a command over stdio, a URL over
 HTTP. Everything that happens can go to a :class:`~mcpreel.cassette.report.RunReport` as it happens.
@@ -288,7 +289,13 @@ def _record(p: Plan, *, command: Command | None, url: str | None, transport: str
             clean, reason = True, hresult.reason
         recording = _judge(tmp, cassette, clean, reason)
         if recording.saved:
-            os.replace(tmp, cassette)
+            try:
+                os.replace(tmp, cassette)
+            except OSError as exc:
+                # the test or script that asked for the recording must not go on as if it were kept
+                reason = exc.strerror or str(exc)
+                raise McpreelError(f"{cassette}: the recording could not be saved: {reason}; "
+                                   "the cassette was left as it was") from exc
             saved = True
         return recording
     finally:

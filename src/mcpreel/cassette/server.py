@@ -142,12 +142,24 @@ class CassetteServer:
                 self._died = proc.returncode
             else:
                 stop(proc, timeout, group=False)
+        else:
+            self._settle(5.0)
         try:
             self._log_tail = self._log.read_text(errors="replace") if self._log.exists() else ""
         except OSError:
             self._log_tail = ""
         self._final = read_report(self._report)
         shutil.rmtree(self._workdir, ignore_errors=True)
+
+    def _settle(self, bound: float) -> None:
+        # a stdio serving process saves (or fails to save) its recording just after its client leaves:
+        # wait, bounded, for the last word of a run that started, so it is not lost to a race
+        deadline = time.monotonic() + bound
+        while time.monotonic() < deadline:
+            events = [e.get("event") for e in read_report(self._report)]
+            if not events or events[-1] in ("done", "saved", "not-saved", "error"):
+                return
+            time.sleep(0.02)
 
     def __enter__(self) -> CassetteServer:
         return self
