@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -142,9 +143,12 @@ def test_a_stdio_cassette_server_is_an_argv_for_the_client(cassette, tmp_path, m
         assert argv[argv.index("--target-command") + 1] == "python 'my server.py'"
         assert argv[argv.index("--match") + 1] == "method-params"  # mcp-recorder's spelling is taken too
         assert (server.command, server.args, server.action) == (sys.executable, argv[1:], "replay")
-        assert server.env == {"PYTHONPATH": "/somewhere", "TOKEN": "t"}  # SDK clients pass a pared-down env
+        # SDK clients pass a pared-down env: the server gets the test's whole environment, plus the marker's
+        assert server.env == {**os.environ, "PYTHONPATH": "/somewhere", "TOKEN": "t"}
         params = server.stdio_parameters()
         assert (params.command, params.args, params.cwd) == (sys.executable, argv[1:], str(tmp_path))
+        params = server.stdio_parameters(env={"EXTRA": "1", "TOKEN": "u"}, cwd=tmp_path / "sub")
+        assert params.env == {**server.env, "EXTRA": "1", "TOKEN": "u"} and params.cwd == str(tmp_path / "sub")
         report = Path(argv[argv.index("--report") + 1])
         assert report.parent.is_dir() and (report.parent.stat().st_mode & 0o777) == 0o700
     assert not report.parent.exists() and server.events() == [] and server.problems() == []  # never launched

@@ -181,3 +181,45 @@ def test_a_recording_that_cannot_be_saved_fails_the_test_that_recorded_it(pytest
         f"*{cassette} (record mode all): the cassette server failed: {cassette}: the recording could not be "
         "saved: Permission denied; the cassette was left as it was*"])
     assert not cassette.exists()
+
+
+ENV_TESTS = '''
+import asyncio
+import pytest
+from mcp import ClientSession, stdio_client
+
+# the real server's version comes from the environment, as many servers' settings do
+COMMAND = ["sh", "-c", 'exec "$0" "$1" stdio $([ "$SRV_VERSION" = 2 ] && echo --changed)', {python!r}, {server!r}]
+
+async def echo(params):
+    with open({errlog!r}, "a") as err:
+        async with stdio_client(params, errlog=err) as (r, w):
+            async with ClientSession(r, w) as s:
+                await s.initialize()
+                return (await s.call_tool("echo", {{"text": "hello"}})).content[0].text
+
+@pytest.mark.mcp_cassette(command=COMMAND)
+def test_inherits(mcp_server):
+    print("INHERITS", asyncio.run(echo(mcp_server.stdio_parameters())))
+
+@pytest.mark.mcp_cassette(command=COMMAND)
+def test_merges(mcp_server, tmp_path):
+    params = mcp_server.stdio_parameters(env={{"SRV_VERSION": "2"}}, cwd=tmp_path)
+    assert params.cwd == str(tmp_path) and params.env["PYTHONPATH"] == mcp_server.env["PYTHONPATH"]
+    print("MERGES", asyncio.run(echo(params)))
+'''
+
+
+def test_the_real_server_gets_the_tests_environment_and_stdio_parameters_merge_with_it(pytester, monkeypatch):
+    pytester.makepyfile(test_env=ENV_TESTS.format(python=sys.executable, server=str(SDK_SERVER[1]),
+                                                  errlog=str(pytester.path / "stderr.log")))
+    monkeypatch.setenv("SRV_VERSION", "2")
+    result = pytester.runpytest(*ISOLATE, "-s", "--mcp-record-mode", "all", "-k", "inherits")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*INHERITS HELLO*"])  # v2 shouts; v1 (a pared-down environment) would not
+    assert "HELLO" in (pytester.path / "cassettes" / "test_env" / "test_inherits.jsonl").read_text()
+
+    monkeypatch.delenv("SRV_VERSION")
+    result = pytester.runpytest(*ISOLATE, "-s", "--mcp-record-mode", "all", "-k", "merges")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*MERGES HELLO*"])

@@ -83,14 +83,20 @@ class CassetteServer:
         """``record`` or ``replay``: what the plan said when the server was made."""
         return str(self.plan.action)
 
-    def stdio_parameters(self, **kwargs: Any) -> Any:
-        """The official SDK's ``StdioServerParameters`` for :attr:`argv` (stdio only)."""
+    def stdio_parameters(self, *, env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None,
+                         **kwargs: Any) -> Any:
+        """The official SDK's ``StdioServerParameters`` for :attr:`argv` (stdio only).
+
+        ``env`` is laid over :attr:`env` (the test's environment and the marker's ``env``), not instead of
+        it, so a variable the test adds does not cost the real server the rest; ``cwd`` replaces :attr:`cwd`.
+        """
         if self.transport != "stdio":
             raise UsageError(f"this cassette is served over {self.transport}: connect to {self.url}")
         from mcp import StdioServerParameters
 
-        return StdioServerParameters(command=self.command, args=self.args, env=dict(self.env), cwd=self.cwd,
-                                     **kwargs)
+        where = os.fspath(cwd) if cwd is not None else self.cwd
+        return StdioServerParameters(command=self.command, args=self.args, env={**self.env, **(env or {})},
+                                     cwd=where, **kwargs)
 
     # -- HTTP lifecycle -------------------------------------------------------------------------
     def _start_http(self, env: dict[str, str], timeout: float) -> None:
@@ -200,13 +206,11 @@ class CassetteServer:
 
 
 def _stdio_env(extra: Mapping[str, str] | None) -> dict[str, str]:
-    # MCP clients start servers with a pared-down environment (the SDK passes HOME, PATH, ... only):
-    # pass PYTHONPATH on, so the serving process imports the same mcpreel as this one
-    env: dict[str, str] = {}
-    if os.environ.get("PYTHONPATH"):
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    env.update(extra or {})
-    return env
+    # MCP clients start servers with a pared-down environment (the SDK passes HOME, PATH, ... only), and
+    # the serving process hands its own on to the real server: give it the test's whole environment, so
+    # the server recorded is the one the test would reach (SRV_VERSION=2 pytest records v2, as over HTTP),
+    # and the serving process imports the same mcpreel as this one (PYTHONPATH)
+    return with_environ(extra)
 
 
 def cassette_server(
@@ -225,8 +229,9 @@ def cassette_server(
 
     ``command`` (stdio) or ``url`` (HTTP) is the real server, needed when the mode records or forwards.
     ``transport`` defaults to stdio for a command, and for a URL to what it names (``/sse``: legacy
-    SSE, else Streamable HTTP); with neither, stdio. ``env``/``cwd`` are for the serving process (and
-    so the real server it starts). Raises a :class:`~mcpreel.errors.McpreelError` when the cassette is
+    SSE, else Streamable HTTP); with neither, stdio. ``env`` is laid over the test's own environment,
+    which the serving process (and so the real server it starts) always gets; ``cwd`` defaults to the
+    test's working directory. Raises a :class:`~mcpreel.errors.McpreelError` when the cassette is
     corrupt, the mode unknown, the words do not fit, or an HTTP server does not come up in time.
     """
     from mcpreel.cassette.run import TRANSPORTS, check_target, http_transport_for, plan
