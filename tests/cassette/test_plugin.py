@@ -223,3 +223,47 @@ def test_the_real_server_gets_the_tests_environment_and_stdio_parameters_merge_w
     result = pytester.runpytest(*ISOLATE, "-s", "--mcp-record-mode", "all", "-k", "merges")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*MERGES HELLO*"])
+
+
+MISS_TESTS = '''
+import asyncio
+import pytest
+from mcp import ClientSession, stdio_client
+
+async def echo(params, text):
+    with open("server-stderr.log", "a") as err:
+        async with stdio_client(params, errlog=err) as (r, w):
+            async with ClientSession(r, w) as s:
+                await s.initialize()
+                return (await s.call_tool("echo", {{"text": text}})).content[0].text
+
+@pytest.mark.mcp_cassette("shared.jsonl", command={command!r})
+def test_first(mcp_server):
+    assert asyncio.run(echo(mcp_server.stdio_parameters(), {text!r})) == {text!r}
+
+@pytest.mark.mcp_cassette("shared.jsonl", command={command!r})
+def test_second(mcp_server):
+    assert asyncio.run(echo(mcp_server.stdio_parameters(), {text!r})) == {text!r}
+'''
+
+
+def test_a_miss_is_one_readable_failure_and_x_stops_there(pytester):
+    pytester.makepyfile(test_miss=MISS_TESTS.format(command=[*SDK_SERVER, "stdio"], text="hello"))
+    pytester.runpytest(*ISOLATE).assert_outcomes(passed=2)  # recorded by the first, replayed by the second
+
+    pytester.makepyfile(test_miss=MISS_TESTS.format(command=DEAD, text="bye"))
+    result = pytester.runpytest(*ISOLATE, "--mcp-record-mode", "none", "-x")
+    result.assert_outcomes(failed=1)  # -x: the first miss stops the run
+    out = result.stdout.str()
+    assert "ERROR" not in out and "Traceback" not in out and "asyncio" not in out
+    cassette = pytester.path / "shared.jsonl"
+    result.stdout.fnmatch_lines([
+        "*_ test_first _*",
+        f"E   {cassette} (record mode none): tools/call was not answered from the cassette: *",
+        'E     received: tools/call {"arguments": {"text": "bye"}, "name": "echo"}',
+        'E     closest:  request #2 (line *) tools/call echo {"arguments": {"text": "hello"}, "name": "echo"}',
+        'E     differs:  $.params.arguments.text: "hello" -> "bye"',
+        "E   (to add what the cassette lacks from the real server: --mcp-record-mode new_episodes; *",
+        "E   (the test then failed: *",
+        "*= 1 failed in *",
+    ])

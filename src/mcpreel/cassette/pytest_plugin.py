@@ -172,5 +172,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if problems is None:
         return
     item.stash[_REPORTED] = True
+    lines = [f"E   {line}" for line in problems.splitlines()]
+    if report.failed and call.excinfo is not None:
+        # the client's error is the miss seen from the other side: one line of it, not its traceback
+        said = str(call.excinfo.value).strip().splitlines()
+        lines.append(f"E   (the test then failed: {call.excinfo.typename}: {said[0] if said else ''})")
     report.outcome = "failed"
-    report.longrepr = problems
+    report.longrepr = "\n".join(lines)

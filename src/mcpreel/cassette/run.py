@@ -238,7 +238,7 @@ def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str
             while reported[0] < len(misses):
                 miss = misses[reported[0]]
                 reported[0] += 1
-                out.write("miss", method=miss.method, code=miss.code, message=miss.reason)
+                out.write("miss", **miss_fields(miss))
 
     def event(line: str) -> None:
         # the mock tells its events as text, right after counting a miss: the report gets it as data
@@ -258,6 +258,20 @@ def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str
     )
     report_misses()
     return mock.stats
+
+
+def miss_fields(miss: Any) -> dict[str, Any]:
+    """A miss as the report tells it: the words, and as data the request that missed, the closest recorded
+    one and the paths where they differ (so the plugin can lay them out the way pytest shows an assertion)."""
+    fields: dict[str, Any] = {"method": miss.method, "code": miss.code, "message": miss.reason,
+                              "params": miss.params}
+    closest = miss.closest
+    if closest is not None:
+        fields["closest"] = {"label": closest.label(), "params": closest.request.get("params")}
+        fields["differences"] = [d.describe(60) for d in miss.differences[:10]]
+        if len(miss.differences) > 10:
+            fields["differences"].append(f"(+{len(miss.differences) - 10} more)")
+    return fields
 
 
 def _record(p: Plan, *, command: Command | None, url: str | None, transport: str, host: str, port: int,

@@ -17,6 +17,7 @@ The serving process does the work (:mod:`mcpreel.cassette.run`); this side only 
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -189,8 +190,7 @@ class CassetteServer:
         for e in events:
             kind = e.get("event")
             if kind == "miss":
-                found.append(f"{where}: {e.get('method') or 'a request'} was not answered from the cassette: "
-                             f"{e.get('message')}")
+                found.append(_describe_miss(where, e))
             elif kind == "error":
                 found.append(f"{where}: the cassette server failed: {e.get('message')}")
             elif kind == "not-saved" and not e.get("clean", False):
@@ -203,6 +203,28 @@ class CassetteServer:
             elif not finished and self._final is not None:
                 found.append(f"{where}: the cassette server stopped without finishing{self._tail()}")
         return found
+
+
+def _shown(method: Any, params: Any, width: int = 200) -> str:
+    text = json.dumps(params, ensure_ascii=False, sort_keys=True) if params is not None else ""
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    return f"{method} {text}".strip()
+
+
+def _describe_miss(where: str, e: dict[str, Any]) -> str:
+    """One miss: the words, then (what the report holds as data) the request, the closest recorded one,
+    and each path where they differ, one a line, as pytest lays out a failed comparison."""
+    method = e.get("method") or "a request"
+    lines = [f"{where}: {method} was not answered from the cassette: {e.get('message')}"]
+    if "params" in e:
+        lines.append(f"  received: {_shown(method, e.get('params'))}")
+    closest = e.get("closest")
+    if isinstance(closest, dict):
+        lines.append(f"  closest:  {_shown(closest.get('label'), closest.get('params'))}")
+        for d in e.get("differences") or []:
+            lines.append(f"  differs:  {d}")
+    return "\n".join(lines)
 
 
 def _stdio_env(extra: Mapping[str, str] | None) -> dict[str, str]:
