@@ -243,6 +243,8 @@ def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str
     def event(line: str) -> None:
         # the mock tells its events as text, right after counting a miss: the report gets it as data
         report_misses()
+        if line.startswith("forward: "):  # what the live server did, and a session opened again
+            out.write("forward", message=line.removeprefix("forward: "))
         if on_event is not None:
             on_event(line)
 
