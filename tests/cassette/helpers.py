@@ -66,3 +66,19 @@ def drive(server: CassetteServer, calls: list[tuple[str, dict[str, Any]]], errlo
 ECHO = ("echo", {"text": "hello"})
 ADD = ("add", {"a": 2, "b": 3})
 ASK = ("ask", {"question": "meaning?"})
+
+
+def deny_replace(folder: Path, monkeypatch: Any, name: str) -> None:
+    """Make every mcpreel process started from now on (PYTHONPATH) fail ``os.replace`` onto a file called
+    ``name`` with PermissionError, as a read-only or locked cassette does: a ``sitecustomize`` in ``folder``."""
+    import os
+
+    (folder / "sitecustomize.py").write_text(
+        "import os\n"
+        "_replace = os.replace\n"
+        "def replace(src, dst, *a, **k):\n"
+        f"    if os.path.basename(os.fspath(dst)) == {name!r}:\n"
+        "        raise PermissionError(13, 'Permission denied', os.fspath(dst))\n"
+        "    return _replace(src, dst, *a, **k)\n"
+        "os.replace = replace\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(folder), os.environ.get("PYTHONPATH")) if p))

@@ -122,3 +122,26 @@ def test_legacy_sse_records_and_replays_a_sampling_round_trip(tmp_path):
     with cassette_server(cassette, "none", transport="sse") as server:
         assert drive(server, [ECHO, ASK], log) == first
     assert server.problems() == []
+
+
+def test_new_episodes_opens_a_new_session_when_the_live_server_restarted(tmp_path):
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    live = Background([*SDK_SERVER, "streamable-http", str(port)], port=port)
+    cassette, log = tmp_path / "heal.jsonl", tmp_path / "err.log"
+    try:
+        with cassette_server(cassette, "once", url=url) as server:
+            drive(server, [ECHO], log)
+        with cassette_server(cassette, "new_episodes", url=url) as server:
+            assert json.loads(drive(server, [ECHO, ADD], log)["calls"][1])["sum"] == 5  # forwarded: session 1
+            live.stop()  # the live server restarts: the forwarder's session id is now stale (HTTP 404)
+            live = Background([*SDK_SERVER, "streamable-http", str(port)], port=port)
+            got = drive(server, [ECHO, ("add", {"a": 5, "b": 6})], log)
+    finally:
+        live.stop()
+    assert json.loads(got["calls"][1])["sum"] == 11, got
+    assert server.problems() == []
+    said = [e["message"] for e in server.events() if e["event"] == "forward"]
+    assert any("HTTP 404" in m and "opening a new session" in m for m in said), said
+    assert "retrying tools/call once on the new session" in said
+    assert _tool_calls(cassette) == ["echo", "add", "add"]

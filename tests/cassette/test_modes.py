@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -17,6 +18,8 @@ from mcpreel.cassette.report import RunReport, read_report
 from mcpreel.cassette.run import Recording, _judge, check_target, plan
 from mcpreel.cassette.server import cassette_server
 from mcpreel.errors import InputError, TransportError, UsageError
+
+from .helpers import SDK_SERVER, deny_replace
 
 MCPREEL = [sys.executable, "-m", "mcpreel"]
 META = {"v": 1, "type": "meta", "startedAt": "2026-01-01T00:00:00.000Z", "label": "x", "command": []}
@@ -140,9 +143,12 @@ def test_a_stdio_cassette_server_is_an_argv_for_the_client(cassette, tmp_path, m
         assert argv[argv.index("--target-command") + 1] == "python 'my server.py'"
         assert argv[argv.index("--match") + 1] == "method-params"  # mcp-recorder's spelling is taken too
         assert (server.command, server.args, server.action) == (sys.executable, argv[1:], "replay")
-        assert server.env == {"PYTHONPATH": "/somewhere", "TOKEN": "t"}  # SDK clients pass a pared-down env
+        # SDK clients pass a pared-down env: the server gets the test's whole environment, plus the marker's
+        assert server.env == {**os.environ, "PYTHONPATH": "/somewhere", "TOKEN": "t"}
         params = server.stdio_parameters()
         assert (params.command, params.args, params.cwd) == (sys.executable, argv[1:], str(tmp_path))
+        params = server.stdio_parameters(env={"EXTRA": "1", "TOKEN": "u"}, cwd=tmp_path / "sub")
+        assert params.env == {**server.env, "EXTRA": "1", "TOKEN": "u"} and params.cwd == str(tmp_path / "sub")
         report = Path(argv[argv.index("--report") + 1])
         assert report.parent.is_dir() and (report.parent.stat().st_mode & 0o777) == 0o700
     assert not report.parent.exists() and server.events() == [] and server.problems() == []  # never launched
@@ -292,3 +298,23 @@ def test_serve_all_keeps_the_cassette_when_the_server_dies_before_the_client_is_
         "error: recording not saved (server exited with code 1 before the client ended the session): "
         f"{cassette} was left as it was")
     assert cassette.read_bytes() == before and sorted(p.name for p in cassette.parent.iterdir()) == ["c.jsonl"]
+
+
+def test_serve_all_whose_cassette_cannot_be_replaced_exits_2_in_one_line_and_reports_it(cassette, tmp_path,
+                                                                                         monkeypatch):
+    before = cassette.read_bytes()
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    deny_replace(hooks, monkeypatch, cassette.name)
+    report = tmp_path / "report.jsonl"
+    r = _serve(str(cassette), "--record-mode", "all", "--report", str(report),
+               "--target-command", shlex.join(SDK_SERVER + ["stdio"]), input=[INIT])
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1] == (
+        f"error: {cassette}: the recording could not be saved: Permission denied; the cassette was left as it was")
+    events = read_report(report)
+    assert [e["event"] for e in events] == ["plan", "ready", "error"]
+    assert events[-1]["message"] == r.stderr.strip().splitlines()[-1].removeprefix("error: ")
+    assert cassette.read_bytes() == before and sorted(p.name for p in cassette.parent.iterdir()) == [
+        "c.jsonl", "hooks", "report.jsonl"]

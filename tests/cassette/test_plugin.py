@@ -11,7 +11,7 @@ from mcpreel.cassette.pytest_plugin import cassette_path
 from tests.conftest import free_port
 from tests.replay.e2e_helpers import Background
 
-from .helpers import DEAD, SDK_SERVER
+from .helpers import DEAD, SDK_SERVER, deny_replace
 
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.e2e
@@ -82,13 +82,14 @@ def test_marker_and_fixture_record_replay_and_obey_the_record_mode_option(pytest
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*GOT hello*"])
 
-    # the marker says all, --mcp-record-mode none overrides it: a miss fails the test at teardown,
-    # even though the test swallowed the client's error
+    # the marker says all, --mcp-record-mode none overrides it: a miss fails the test itself (no ERROR
+    # at teardown saying it again), even though the test swallowed the client's error
     _stdio_file(pytester, DEAD, text="bye", extra=', record_mode="all"')
     result = pytester.runpytest(*ISOLATE, "-s", "--mcp-record-mode", "none")
-    result.assert_outcomes(passed=1, errors=1)
+    result.assert_outcomes(failed=1)
+    assert "ERROR at teardown" not in result.stdout.str()
     result.stdout.fnmatch_lines([
-        "*ERROR at teardown of test_echo*",
+        "*_ test_echo _*",
         f"*{cassette} (record mode none): tools/call was not answered from the cassette: no recorded tools/call "
         'matches these params; closest is request #3 (line 7) tools/call echo, which differs at '
         '$.params.arguments.text: "hello" -> "bye" (recorded -> received)',
@@ -98,7 +99,7 @@ def test_marker_and_fixture_record_replay_and_obey_the_record_mode_option(pytest
     # without the option the marker's all applies: the dead server breaks the recording off, and the
     # cassette stays as it was
     result = pytester.runpytest(*ISOLATE, "-s")
-    result.assert_outcomes(passed=1, errors=1)
+    result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*(record mode all): recording not saved (server exited with code 3*"])
     assert cassette.read_bytes() == recorded
 
@@ -166,3 +167,103 @@ def test_param(x): pass
     assert cassette_path(items[0], "/abs/c.jsonl").as_posix() == "/abs/c.jsonl"
     assert RecordMode.values() == ("once", "new_episodes", "none", "all")
     assert sys.executable  # the serving process runs on this interpreter
+
+
+def test_a_recording_that_cannot_be_saved_fails_the_test_that_recorded_it(pytester, monkeypatch):
+    _stdio_file(pytester, [*SDK_SERVER, "stdio"], extra=', record_mode="all"')
+    cassette = pytester.path / "cassettes" / "test_inner" / "test_echo.jsonl"
+    hooks = pytester.path / "hooks"
+    hooks.mkdir()
+    deny_replace(hooks, monkeypatch, cassette.name)  # the serving process the client launches fails the rename
+    result = pytester.runpytest(*ISOLATE, "-s")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        f"*{cassette} (record mode all): the cassette server failed: {cassette}: the recording could not be "
+        "saved: Permission denied; the cassette was left as it was*"])
+    assert not cassette.exists()
+
+
+ENV_TESTS = '''
+import asyncio
+import pytest
+from mcp import ClientSession, stdio_client
+
+# the real server's version comes from the environment, as many servers' settings do
+COMMAND = ["sh", "-c", 'exec "$0" "$1" stdio $([ "$SRV_VERSION" = 2 ] && echo --changed)', {python!r}, {server!r}]
+
+async def echo(params):
+    with open({errlog!r}, "a") as err:
+        async with stdio_client(params, errlog=err) as (r, w):
+            async with ClientSession(r, w) as s:
+                await s.initialize()
+                return (await s.call_tool("echo", {{"text": "hello"}})).content[0].text
+
+@pytest.mark.mcp_cassette(command=COMMAND)
+def test_inherits(mcp_server):
+    print("INHERITS", asyncio.run(echo(mcp_server.stdio_parameters())))
+
+@pytest.mark.mcp_cassette(command=COMMAND)
+def test_merges(mcp_server, tmp_path):
+    params = mcp_server.stdio_parameters(env={{"SRV_VERSION": "2"}}, cwd=tmp_path)
+    assert params.cwd == str(tmp_path) and params.env["PYTHONPATH"] == mcp_server.env["PYTHONPATH"]
+    print("MERGES", asyncio.run(echo(params)))
+'''
+
+
+def test_the_real_server_gets_the_tests_environment_and_stdio_parameters_merge_with_it(pytester, monkeypatch):
+    pytester.makepyfile(test_env=ENV_TESTS.format(python=sys.executable, server=str(SDK_SERVER[1]),
+                                                  errlog=str(pytester.path / "stderr.log")))
+    monkeypatch.setenv("SRV_VERSION", "2")
+    result = pytester.runpytest(*ISOLATE, "-s", "--mcp-record-mode", "all", "-k", "inherits")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*INHERITS HELLO*"])  # v2 shouts; v1 (a pared-down environment) would not
+    assert "HELLO" in (pytester.path / "cassettes" / "test_env" / "test_inherits.jsonl").read_text()
+
+    monkeypatch.delenv("SRV_VERSION")
+    result = pytester.runpytest(*ISOLATE, "-s", "--mcp-record-mode", "all", "-k", "merges")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*MERGES HELLO*"])
+
+
+MISS_TESTS = '''
+import asyncio
+import pytest
+from mcp import ClientSession, stdio_client
+
+async def echo(params, text):
+    with open("server-stderr.log", "a") as err:
+        async with stdio_client(params, errlog=err) as (r, w):
+            async with ClientSession(r, w) as s:
+                await s.initialize()
+                return (await s.call_tool("echo", {{"text": text}})).content[0].text
+
+@pytest.mark.mcp_cassette("shared.jsonl", command={command!r})
+def test_first(mcp_server):
+    assert asyncio.run(echo(mcp_server.stdio_parameters(), {text!r})) == {text!r}
+
+@pytest.mark.mcp_cassette("shared.jsonl", command={command!r})
+def test_second(mcp_server):
+    assert asyncio.run(echo(mcp_server.stdio_parameters(), {text!r})) == {text!r}
+'''
+
+
+def test_a_miss_is_one_readable_failure_and_x_stops_there(pytester):
+    pytester.makepyfile(test_miss=MISS_TESTS.format(command=[*SDK_SERVER, "stdio"], text="hello"))
+    pytester.runpytest(*ISOLATE).assert_outcomes(passed=2)  # recorded by the first, replayed by the second
+
+    pytester.makepyfile(test_miss=MISS_TESTS.format(command=DEAD, text="bye"))
+    result = pytester.runpytest(*ISOLATE, "--mcp-record-mode", "none", "-x")
+    result.assert_outcomes(failed=1)  # -x: the first miss stops the run
+    out = result.stdout.str()
+    assert "ERROR" not in out and "Traceback" not in out and "asyncio" not in out
+    cassette = pytester.path / "shared.jsonl"
+    result.stdout.fnmatch_lines([
+        "*_ test_first _*",
+        f"E   {cassette} (record mode none): tools/call was not answered from the cassette: *",
+        'E     received: tools/call {"arguments": {"text": "bye"}, "name": "echo"}',
+        'E     closest:  request #2 (line *) tools/call echo {"arguments": {"text": "hello"}, "name": "echo"}',
+        'E     differs:  $.params.arguments.text: "hello" -> "bye"',
+        "E   (to add what the cassette lacks from the real server: --mcp-record-mode new_episodes; *",
+        "E   (the test then failed: *",
+        "*= 1 failed in *",
+    ])

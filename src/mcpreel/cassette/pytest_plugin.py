@@ -13,9 +13,10 @@ recorded there, and a missing cassette fails).
 
 The ``mcp_server`` fixture is a :class:`mcpreel.cassette.server.CassetteServer`: for stdio an argv
 (``argv``, ``command``/``args``/``env``/``cwd``, ``stdio_parameters()``) that the test's client launches;
-for HTTP the ``url`` of a server started for the test and stopped after it. At teardown every request
-the cassette could not answer fails the test, with the closest recorded request and how it differs; so
-does a recording that broke off (the cassette is then left as it was).
+for HTTP the ``url`` of a server started for the test and stopped when the test's body ends. Then every
+request the cassette could not answer fails the test (the test's own failure, not an extra ERROR at
+teardown), with the closest recorded request and how it differs; so does a recording that broke off or
+could not be saved (the cassette is then left as it was, and the failure names it and why).
 
 Loaded in every pytest run where mcpreel is installed, so it imports nothing heavy until a test asks.
 """
@@ -135,9 +136,46 @@ def mcp_server(request: pytest.FixtureRequest) -> Iterator[Any]:
         yield server
     finally:
         server.close()
+    if request.node.stash.get(_REPORTED, False):
+        return  # already the test's own failure: an ERROR at teardown would only say it again
+    problems = _problems(server)
+    if problems:
+        pytest.fail(problems, pytrace=False)
+
+
+_REPORTED = pytest.StashKey[bool]()
+
+
+def _problems(server: Any) -> str | None:
     problems = server.problems()
     if problems and server.misses() and server.mode in (RecordMode.ONCE, RecordMode.NONE):
         problems.append("(to add what the cassette lacks from the real server: --mcp-record-mode new_episodes; "
                         "to record it again: all)")
-    if problems:
-        pytest.fail("\n".join(problems), pytrace=False)
+    return "\n".join(problems) if problems else None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    # what went wrong with the cassette is the test's failure, reported when the test's own outcome is,
+    # so a recording that was not saved fails the test that made it and ``pytest -x`` stops there
+    outcome = yield
+    if call.when != "call":
+        return
+    server = getattr(item, "funcargs", {}).get("mcp_server")
+    if server is None or not hasattr(server, "problems"):
+        return
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if report.skipped:
+        return
+    server.close()  # an HTTP recording is saved when its server stops; a stdio one once its client left
+    problems = _problems(server)
+    if problems is None:
+        return
+    item.stash[_REPORTED] = True
+    lines = [f"E   {line}" for line in problems.splitlines()]
+    if report.failed and call.excinfo is not None:
+        # the client's error is the miss seen from the other side: one line of it, not its traceback
+        said = str(call.excinfo.value).strip().splitlines()
+        lines.append(f"E   (the test then failed: {call.excinfo.typename}: {said[0] if said else ''})")
+    report.outcome = "failed"
+    report.longrepr = "\n".join(lines)

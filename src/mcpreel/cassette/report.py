@@ -10,7 +10,10 @@ Events (``event`` member; every line also has ``t``, epoch ms):
 
 - ``plan``: ``mode``, ``action`` (``record`` or ``replay``), ``cassette``
 - ``ready``: ``url`` (HTTP) or ``transport: "stdio"``
-- ``miss``: ``method``, ``code``, ``message`` (the closest recorded request and how it differs)
+- ``miss``: ``method``, ``code``, ``message`` (the closest recorded request and how it differs), and as
+  data ``params`` (the request's), ``closest`` (``label``, ``params``) and ``differences`` (one line a path)
+- ``forward``: ``message`` (a miss answered by the real server, or its session opened again after HTTP 404
+  or its stdio process started again after a crash, and the one retry)
 - ``saved``: ``cassette``, ``messages``; ``not-saved``: ``reason``, ``clean`` (False: the recording
   broke off; True: it ended well but held nothing worth keeping)
 - ``done``: ``requests``, ``answered``, ``missed``, ``forwarded`` (a replay's totals)

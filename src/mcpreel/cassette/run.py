@@ -16,7 +16,8 @@ the recording proxy of the transport (:func:`mcpreel.record.record_stdio`,
 :func:`mcpreel.record.http_session.record_http`) writing a temporary reel beside the cassette. That reel
 replaces the cassette (a rename: atomic) only when the recording ended cleanly — the client ended the
 session, the real server was reachable — and holds at least one client message; otherwise it is
-deleted and the cassette left as it was.
+deleted and the cassette left as it was. A rename that fails (a read-only folder, a cassette another
+process holds) is an error naming the cassette and the reason, never a recording silently lost.
 
 The real server is reached the way the client reaches the cassette: a command over stdio, a URL over
 HTTP. Everything that happens can go to a :class:`~mcpreel.cassette.report.RunReport` as it happens.
@@ -240,11 +241,13 @@ def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str
             while reported[0] < len(misses):
                 miss = misses[reported[0]]
                 reported[0] += 1
-                out.write("miss", method=miss.method, code=miss.code, message=miss.reason)
+                out.write("miss", **miss_fields(miss))
 
     def event(line: str) -> None:
         # the mock tells its events as text, right after counting a miss: the report gets it as data
         report_misses()
+        if line.startswith("forward: "):  # what the live server did, and a session opened again
+            out.write("forward", message=line.removeprefix("forward: "))
         if on_event is not None:
             on_event(line)
 
@@ -261,6 +264,20 @@ def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str
     )
     report_misses()
     return mock.stats
+
+
+def miss_fields(miss: Any) -> dict[str, Any]:
+    """A miss as the report tells it: the words, and as data the request that missed, the closest recorded
+    one and the paths where they differ (so the plugin can lay them out the way pytest shows an assertion)."""
+    fields: dict[str, Any] = {"method": miss.method, "code": miss.code, "message": miss.reason,
+                              "params": miss.params}
+    closest = miss.closest
+    if closest is not None:
+        fields["closest"] = {"label": closest.label(), "params": closest.request.get("params")}
+        fields["differences"] = [d.describe(60) for d in miss.differences[:10]]
+        if len(miss.differences) > 10:
+            fields["differences"].append(f"(+{len(miss.differences) - 10} more)")
+    return fields
 
 
 def _record(p: Plan, *, command: Command | None, url: str | None, transport: str, host: str, port: int,
@@ -293,7 +310,13 @@ def _record(p: Plan, *, command: Command | None, url: str | None, transport: str
             clean, reason = True, hresult.reason
         recording = _judge(tmp, cassette, clean, reason)
         if recording.saved:
-            os.replace(tmp, cassette)
+            try:
+                os.replace(tmp, cassette)
+            except OSError as exc:
+                # the test or script that asked for the recording must not go on as if it were kept
+                reason = exc.strerror or str(exc)
+                raise McpreelError(f"{cassette}: the recording could not be saved: {reason}; "
+                                   "the cassette was left as it was") from exc
             saved = True
         return recording
     finally:

@@ -17,6 +17,7 @@ The serving process does the work (:mod:`mcpreel.cassette.run`); this side only 
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -83,14 +84,20 @@ class CassetteServer:
         """``record`` or ``replay``: what the plan said when the server was made."""
         return str(self.plan.action)
 
-    def stdio_parameters(self, **kwargs: Any) -> Any:
-        """The official SDK's ``StdioServerParameters`` for :attr:`argv` (stdio only)."""
+    def stdio_parameters(self, *, env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None,
+                         **kwargs: Any) -> Any:
+        """The official SDK's ``StdioServerParameters`` for :attr:`argv` (stdio only).
+
+        ``env`` is laid over :attr:`env` (the test's environment and the marker's ``env``), not instead of
+        it, so a variable the test adds does not cost the real server the rest; ``cwd`` replaces :attr:`cwd`.
+        """
         if self.transport != "stdio":
             raise UsageError(f"this cassette is served over {self.transport}: connect to {self.url}")
         from mcp import StdioServerParameters
 
-        return StdioServerParameters(command=self.command, args=self.args, env=dict(self.env), cwd=self.cwd,
-                                     **kwargs)
+        where = os.fspath(cwd) if cwd is not None else self.cwd
+        return StdioServerParameters(command=self.command, args=self.args, env={**self.env, **(env or {})},
+                                     cwd=where, **kwargs)
 
     # -- HTTP lifecycle -------------------------------------------------------------------------
     def _start_http(self, env: dict[str, str], timeout: float) -> None:
@@ -142,12 +149,24 @@ class CassetteServer:
                 self._died = proc.returncode
             else:
                 stop(proc, timeout, group=False)
+        else:
+            self._settle(5.0)
         try:
             self._log_tail = self._log.read_text(errors="replace") if self._log.exists() else ""
         except OSError:
             self._log_tail = ""
         self._final = read_report(self._report)
         shutil.rmtree(self._workdir, ignore_errors=True)
+
+    def _settle(self, bound: float) -> None:
+        # a stdio serving process saves (or fails to save) its recording just after its client leaves:
+        # wait, bounded, for the last word of a run that started, so it is not lost to a race
+        deadline = time.monotonic() + bound
+        while time.monotonic() < deadline:
+            events = [e.get("event") for e in read_report(self._report)]
+            if not events or events[-1] in ("done", "saved", "not-saved", "error"):
+                return
+            time.sleep(0.02)
 
     def __enter__(self) -> CassetteServer:
         return self
@@ -171,8 +190,7 @@ class CassetteServer:
         for e in events:
             kind = e.get("event")
             if kind == "miss":
-                found.append(f"{where}: {e.get('method') or 'a request'} was not answered from the cassette: "
-                             f"{e.get('message')}")
+                found.append(_describe_miss(where, e))
             elif kind == "error":
                 found.append(f"{where}: the cassette server failed: {e.get('message')}")
             elif kind == "not-saved" and not e.get("clean", False):
@@ -187,14 +205,34 @@ class CassetteServer:
         return found
 
 
+def _shown(method: Any, params: Any, width: int = 200) -> str:
+    text = json.dumps(params, ensure_ascii=False, sort_keys=True) if params is not None else ""
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    return f"{method} {text}".strip()
+
+
+def _describe_miss(where: str, e: dict[str, Any]) -> str:
+    """One miss: the words, then (what the report holds as data) the request, the closest recorded one,
+    and each path where they differ, one a line, as pytest lays out a failed comparison."""
+    method = e.get("method") or "a request"
+    lines = [f"{where}: {method} was not answered from the cassette: {e.get('message')}"]
+    if "params" in e:
+        lines.append(f"  received: {_shown(method, e.get('params'))}")
+    closest = e.get("closest")
+    if isinstance(closest, dict):
+        lines.append(f"  closest:  {_shown(closest.get('label'), closest.get('params'))}")
+        for d in e.get("differences") or []:
+            lines.append(f"  differs:  {d}")
+    return "\n".join(lines)
+
+
 def _stdio_env(extra: Mapping[str, str] | None) -> dict[str, str]:
-    # MCP clients start servers with a pared-down environment (the SDK passes HOME, PATH, ... only):
-    # pass PYTHONPATH on, so the serving process imports the same mcpreel as this one
-    env: dict[str, str] = {}
-    if os.environ.get("PYTHONPATH"):
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    env.update(extra or {})
-    return env
+    # MCP clients start servers with a pared-down environment (the SDK passes HOME, PATH, ... only), and
+    # the serving process hands its own on to the real server: give it the test's whole environment, so
+    # the server recorded is the one the test would reach (SRV_VERSION=2 pytest records v2, as over HTTP),
+    # and the serving process imports the same mcpreel as this one (PYTHONPATH)
+    return with_environ(extra)
 
 
 def cassette_server(
@@ -213,8 +251,9 @@ def cassette_server(
 
     ``command`` (stdio) or ``url`` (HTTP) is the real server, needed when the mode records or forwards.
     ``transport`` defaults to stdio for a command, and for a URL to what it names (``/sse``: legacy
-    SSE, else Streamable HTTP); with neither, stdio. ``env``/``cwd`` are for the serving process (and
-    so the real server it starts). Raises a :class:`~mcpreel.errors.McpreelError` when the cassette is
+    SSE, else Streamable HTTP); with neither, stdio. ``env`` is laid over the test's own environment,
+    which the serving process (and so the real server it starts) always gets; ``cwd`` defaults to the
+    test's working directory. Raises a :class:`~mcpreel.errors.McpreelError` when the cassette is
     corrupt, the mode unknown, the words do not fit, or an HTTP server does not come up in time.
     """
     from mcpreel.cassette.run import TRANSPORTS, check_target, http_transport_for, plan

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from mcpreel._infra.correlation import verbatim_key
@@ -334,6 +334,7 @@ class MockConnection:
                 return None
             if mock.options.on_miss == "forward" and mock.forwarder is not None:
                 return self._forward(message, emit)
+            found = replace(found, params=message.get("params"))
             stats.misses.append(found)
             mock.on_event(f"miss: {found.method or '(no method)'} id={message.get('id')!r}: {found.reason}")
             emit(found.error(message["id"]))

@@ -2,7 +2,9 @@
 answer joins the recording (in memory at once, on disk after every forward).
 
 The live server is started on the first miss and initialized with what the client sent the mock
-(its ``initialize``), so it sees a proper session. Requests go upstream under fresh ids; what the
+(its ``initialize``), so it sees a proper session. When it loses that session — HTTP 404 on a session id
+a restarted server no longer knows, or a stdio server that exited — the forward that found out opens a
+new session (starts the server again), once, and retries once; both are told as events. Requests go upstream under fresh ids; what the
 live server says meanwhile is relayed to the client: notifications as they are, server requests under
 an id of the mock's and their answers sent back upstream under the server's own id.
 
@@ -57,6 +59,10 @@ class CassetteFile:
             writer(self.session, out)
 
 
+class _SessionLost(TransportError):
+    """The live server no longer knows the session (HTTP 404 on it): a new session may well work."""
+
+
 class _Flight:
     __slots__ = ("conn", "emit", "future", "notes")
 
@@ -109,7 +115,18 @@ class Forwarder:
         await self._ensure_started(conn)
         t0 = now_ms()
         flight_notes: list[Message] = []
-        answer = await self._call_collect(conn, emit, request, flight_notes)
+        try:
+            answer = await self._call_collect(conn, emit, request, flight_notes)
+        except TransportError as exc:
+            if not self._lost(exc):
+                raise
+            # the live server restarted (HTTP: our session id is stale) or crashed (stdio): open a new
+            # session, or start it again, once for this request, and try it once more; a second failure
+            # is the request's
+            await self._restart(conn, exc)
+            self.on_event(f"forward: retrying {request.get('method')} once on the new session")
+            flight_notes.clear()
+            answer = await self._call_collect(conn, emit, request, flight_notes)
         ex = Exchange(request, request, 0, None, t0, response={**answer, "id": request.get("id")}, t_response=now_ms(),
                       before=[n.raw for n in flight_notes if n.kind == Kind.MESSAGE])
         conn.mock.add_exchange(ex)
@@ -118,9 +135,31 @@ class Forwarder:
         self.on_event(f"forward: {request.get('method')} answered by the live server and added to the recording")
         return answer
 
+    def _lost(self, exc: TransportError) -> bool:
+        return isinstance(exc, _SessionLost) or (self._reader is not None and self._reader.done())
+
+    async def _restart(self, conn: MockConnection, exc: TransportError) -> None:
+        http = isinstance(exc, _SessionLost)
+        self.on_event(f"forward: {exc}: " + ("opening a new session" if http else "starting the live server again"))
+        async with self._lock:
+            old, self.transport = self.transport, None
+            if self._reader is not None:
+                self._reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._reader
+                self._reader = None
+            if old is not None:
+                with contextlib.suppress(Exception):
+                    await old.close()
+            self._started = False
+        await self._ensure_started(conn)
+
     async def _call_collect(self, conn: MockConnection, emit: Emit, request: dict[str, Any],
                             notes: list[Message]) -> dict[str, Any]:
         assert self.transport is not None
+        if self._reader is not None and self._reader.done():
+            # nobody would ever read the answer: say so now rather than after the timeout
+            raise TransportError(self.transport.ended or "the live server went away")
         upstream_id = f"mcpreel-fwd-{next(self._ids)}"
         flight = _Flight(conn, emit)
         flight.notes = notes
@@ -137,6 +176,9 @@ class Forwarder:
         assert self.transport is not None
         transport = self.transport
         async for rec in transport:
+            if rec.kind == Kind.TRANSPORT:
+                self._fail_flights(rec.ctx or {})
+                continue
             if rec.kind != Kind.MESSAGE:
                 continue
             for member in rec.members():
@@ -162,6 +204,25 @@ class Forwarder:
         for flight in self._flights.values():
             if not flight.future.done():
                 flight.future.set_exception(TransportError(transport.ended or "the live server went away"))
+
+    def _fail_flights(self, ctx: dict[str, Any]) -> None:
+        # an HTTP answer that is no JSON-RPC answer (an error status, a broken stream) ends the requests it
+        # was for at once, instead of leaving them to the timeout
+        ids = ctx.get("request_ids") or []
+        if not ids:
+            return
+        status = ctx.get("status")
+        if status == 404:
+            error: TransportError = _SessionLost("the live server answered HTTP 404: its session is gone")
+        elif ctx.get("error"):
+            error = TransportError(f"the live server: {ctx['error']}")
+        else:
+            body = str(ctx.get("body") or "").strip()[:200]
+            error = TransportError(f"the live server answered HTTP {status}" + (f": {body}" if body else ""))
+        for upstream_id in ids:
+            flight = self._flights.get(verbatim_key(upstream_id))
+            if flight is not None and not flight.future.done():
+                flight.future.set_exception(error)
 
     async def _send_quietly(self, message: dict[str, Any]) -> None:
         if self.transport is not None:

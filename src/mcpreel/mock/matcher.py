@@ -43,6 +43,8 @@ class Miss:
     reason: str
     closest: Exchange | None = None
     differences: list[Difference] = field(default_factory=list)
+    #: the params of the request that missed, so whoever reports the miss can show what was asked
+    params: Any = None
 
     def error(self, request_id: Any) -> dict[str, Any]:
         """The JSON-RPC error answer."""
