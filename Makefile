@@ -22,7 +22,10 @@ MCP_RECORDER_VERSION ?= 0.5.0
 MCP_RECORDER := $(PEERS)/mcp-recorder/.installed-$(MCP_RECORDER_VERSION)
 MCP_CASSETTE := $(PEERS)/mcp-cassette/.installed
 
-.PHONY: demo test install install-dev peers hub-peers chromium phoenix bench clean
+# inputs per format family for `make fuzz` (tests/fuzz: damaged fixtures through import, inspect, convert)
+N ?= 100000
+
+.PHONY: demo test fuzz install install-dev peers hub-peers chromium phoenix bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -96,6 +99,10 @@ test: install-dev peers hub-peers
 	$(PY) -m ruff check src tests bench
 	$(PY) -m mypy
 	$(PY) -m pytest -n 2
+
+# the big fuzz run: N damaged inputs per format family (make test runs 200 of each, derandomized)
+fuzz: install-dev
+	MCPREEL_FUZZ_N=$(N) $(PY) -m pytest tests/fuzz -n 2 -p no:cacheprovider --timeout=0
 
 bench: install-dev
 	$(PIP) install -q -e '.[bench]'

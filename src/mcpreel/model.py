@@ -25,6 +25,7 @@ __all__ = [
     "SessionInfo",
     "SCOPE_KEY",
     "WireBlock",
+    "clean_ctx",
     "jsonrpc_id",
     "is_server_method",
 ]
@@ -42,6 +43,26 @@ class Direction:
     @staticmethod
     def opposite(direction: str) -> str:
         return "out" if direction == "in" else "in"
+
+
+#: members of a transport context that the writers read as objects (the SSE event's fields); headers of
+#: any type are tolerated by every writer, so they are kept as they were
+_CTX_OBJECTS = ("sse",)
+
+
+def clean_ctx(ctx: Any) -> dict[str, Any] | None:
+    """A transport context as a reader may keep it: an object whose ``sse`` is an object (or null).
+
+    Readers pass every ``ctx`` they take from a file through here, so the model never holds a value its
+    writers cannot write (a ``"sse": 5`` would crash the HAR and envelope writers far from the file that
+    held it). A member of the wrong type is dropped; everything else is kept as it was.
+    """
+    if type(ctx) is not dict:
+        return None
+    for key in _CTX_OBJECTS:
+        if ctx.get(key) is not None and type(ctx[key]) is not dict:
+            return {k: v for k, v in ctx.items() if not (k in _CTX_OBJECTS and v is not None and type(v) is not dict)}
+    return ctx
 
 
 class Kind:

@@ -104,4 +104,5 @@ def encode_event(data: str, event: str | None = "message", id: str | None = None
         parts.append(f"retry: {retry}")
     for line in data.split("\n"):
         parts.append(f"data: {line}")
-    return ("\n".join(parts) + "\n\n").encode("utf-8")
+    # a lone surrogate (JSON text may carry one, UTF-8 cannot) is written escaped, never fatal
+    return ("\n".join(parts) + "\n\n").encode("utf-8", "backslashreplace")

@@ -38,7 +38,8 @@ def inspect_command(path: str, verbose: bool, as_json: bool, summary_only: bool,
     if console.is_terminal:
         output.show(render.renderables(report, verbose=verbose, rows=not summary_only), console)
         return
-    write = sys.stdout.write
+    out = sys.stdout.buffer
     for line in render.plain_lines(report, verbose=verbose, rows=not summary_only):
-        write(line + "\n")
-    sys.stdout.flush()
+        # a lone surrogate from a payload or an SSE event is printed escaped, never fatal
+        out.write((line + "\n").encode("utf-8", "backslashreplace"))
+    out.flush()

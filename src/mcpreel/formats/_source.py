@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -135,6 +136,41 @@ class Source:
     def fail(self, rule: str, line: int | None = None) -> FormatError:
         """A :class:`FormatError` for this file (to ``raise``)."""
         return FormatError(rule, path=self.name, line=line)
+
+
+def encodable(text: str) -> str:
+    """``text`` with lone surrogates (JSON allows ``"\\ud800"``; UTF-8 cannot hold it) escaped as ``\\ud800``.
+
+    Session-level strings (a command, a URL, a label) end up in file names, ids, headers and printed
+    lines, where a lone surrogate is fatal; escaping it when the file is read keeps every writer safe.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def session_text(value: Any) -> str | None:
+    """A session-level string member as a reader keeps it: a string (escaped by :func:`encodable`) or None."""
+    return encodable(value) if isinstance(value, str) else None
+
+
+def session_url(source: Source, value: Any, where: str) -> str | None:
+    """A session's URL as a reader keeps it: None when absent or not a string, refused when not a URL.
+
+    The writers split the URL (HAR entries, envelope paths, cassettes); ``http://[]:8000`` would crash
+    each of them, so the reader that meets it names it instead.
+    """
+    url = session_text(value)
+    if url is None:
+        return None
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - a bad port raises only when asked for
+    except ValueError as exc:
+        raise source.fail(f"{where} is not a valid URL ({exc}): {url!r}") from exc
+    return url
 
 
 def iter_line_blocks(source: Source) -> Iterator[tuple[int, list[bytes], bytes]]:

@@ -23,7 +23,7 @@ from mcpreel._infra.timeutil import MAX_MS
 from mcpreel.errors import UsageError
 from mcpreel.formats._source import Source
 from mcpreel.formats.jsonrpc import own_time
-from mcpreel.model import Kind, Message, Session, SessionInfo
+from mcpreel.model import Kind, Message, Session, SessionInfo, clean_ctx
 
 NAME = "streamable-http"
 LOSSES = "stderr, invalid frames, intercept edits, dropped messages and the session header"
@@ -89,7 +89,7 @@ def read(source: Source, *, label: str | None = None) -> Session:
         if tctx is not None and not isinstance(tctx, dict):
             raise source.fail(f"{label} entry {n}: transport_context must be an object", line=n)
         slot = slots[0]
-        ctx: dict[str, Any] = dict(tctx) if tctx else {}
+        ctx: dict[str, Any] = dict(clean_ctx(tctx) or {})
         ctx["slot"] = slot
         payload = entry[slot]
         if slot in ("request", "response"):

@@ -24,7 +24,7 @@ from mcpreel._infra import jsonio
 from mcpreel._infra.sse import SSEParser
 from mcpreel._infra.timeutil import MAX_MS
 from mcpreel.formats._foreign import iso_time, object_at
-from mcpreel.formats._source import Source
+from mcpreel.formats._source import Source, session_url
 from mcpreel.model import Kind, Message, Session, SessionInfo
 from mcpreel.redact import MARKER, is_secret_header
 
@@ -154,7 +154,7 @@ def read(source: Source) -> Session:
                 m.extra = {"inspector": kept}
     if out:
         url = next((m.ctx.get("url") for m in out if m.kind == Kind.MESSAGE and m.ctx), None)
-        info.url = url if isinstance(url, str) else None
+        info.url = session_url(source, url, "the session URL")
         info.started = next((m.t for m in out if m.t is not None), None)
     if redacted[0]:
         info.notes.append(f"{redacted[0]} credential header{'s' if redacted[0] != 1 else ''} "

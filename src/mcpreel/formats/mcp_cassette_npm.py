@@ -25,7 +25,7 @@ from typing import Any
 from mcpreel._infra import jsonio
 from mcpreel._infra.timeutil import iso_from_ms
 from mcpreel.formats._foreign import iso_time, object_at, offset_time, producer_of, rest, text_record
-from mcpreel.formats._source import Source, iter_json_lines
+from mcpreel.formats._source import Source, iter_json_lines, session_url
 from mcpreel.model import Kind, Message, Session, SessionInfo
 
 NAME = "mcp-cassette-npm"
@@ -59,7 +59,7 @@ def _header(source: Source, obj: Any) -> SessionInfo:
     if isinstance(cmd, list):
         info.command = [c if isinstance(c, str) else jsonio.dumps_str(c) for c in cmd]
     url = obj.get("url")
-    info.url = url if isinstance(url, str) else None
+    info.url = session_url(source, url, "the cassette URL")
     kept = rest(obj, _HEADER_KEYS) or {}
     kept["cassetteVersion"] = version
     info.extra["mcp_cassette"] = kept

@@ -23,7 +23,7 @@ from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel.formats._foreign import iso_time, object_at, offset_time, rest, text_record
-from mcpreel.formats._source import Source
+from mcpreel.formats._source import Source, session_url
 from mcpreel.model import Kind, Message, Session, SessionInfo
 
 NAME = "mcp-cassette-pypi"
@@ -57,7 +57,7 @@ def read(source: Source) -> Session:
         raise source.fail(f'transport must be "stdio" or "http", found {jsonio.dumps_str(tr)[:30]}')
     info.transport = _TRANSPORTS[tr]
     url = doc.get("server_url")
-    info.url = url if isinstance(url, str) else None
+    info.url = session_url(source, url, "the cassette URL")
     kept = rest(doc, _TOP_KEYS) or {}
     kept["format_version"] = version
     info.extra["mcp_cassette"] = kept

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.timeutil import MAX_MS, ms_from_any
-from mcpreel.formats._source import Source
+from mcpreel.formats._source import Source, session_url
 from mcpreel.model import Kind, Message, Session, SessionInfo
 
 NAME = "mcp-recorder"
@@ -60,7 +60,7 @@ def read(source: Source) -> Session:
     info.producer = {"name": "mcp-recorder", "cassette_version": version} if version is not None else {"name": "mcp-recorder"}
     info.started = ms_from_any(meta.get("recorded_at"))
     url = meta.get("server_url")
-    info.url = url if isinstance(url, str) else None
+    info.url = session_url(source, url, "metadata.server_url")
     tr = meta.get("transport_type", meta.get("transport"))
     info.transport = _TRANSPORTS.get(str(tr).lower()) if tr is not None else None
     if info.transport is None and info.url is not None:

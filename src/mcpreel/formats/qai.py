@@ -34,8 +34,8 @@ from typing import Any, BinaryIO
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import Correlator
 from mcpreel._infra.timeutil import ms_from_any, ms_from_iso
-from mcpreel.formats._source import Source
-from mcpreel.model import Kind, Message, Session, SessionInfo
+from mcpreel.formats._source import Source, encodable, session_url
+from mcpreel.model import Kind, Message, Session, SessionInfo, clean_ctx
 
 NAME = "qai"
 LOSSES = "stderr lines, invalid frames, transport-only events and other producers' lines"
@@ -98,7 +98,7 @@ def _info(doc: dict[str, Any], source: Source) -> SessionInfo:
     if isinstance(cmd, str) and shlex.join(info.command) != cmd:
         stash["server_command"] = cmd
     url = doc.get("server_url")
-    info.url = url if isinstance(url, str) else None
+    info.url = session_url(source, url, "the session URL")
     meta = doc.get("metadata")
     if meta is not None and not isinstance(meta, dict):
         raise source.fail(f"qai metadata must be an object, found {jsonio.type_name(meta)}")
@@ -154,7 +154,7 @@ def _message(item: Any, n: int, session_transport: str | None, source: Source) -
         payload,
         t,
         seq=seq if type(seq) is int else None,
-        ctx=ctx if isinstance(ctx, dict) else None,
+        ctx=clean_ctx(ctx),
         modified=modified,
         original=item.get("original_payload") if modified else None,
         dropped=item.get("dropped") is True,
@@ -214,7 +214,8 @@ def session_document_id(info: SessionInfo) -> str:
     """The session's id, or one derived from what is known of it (so a conversion is deterministic)."""
     if info.id:
         return info.id
-    return str(uuid.uuid5(_NS, f"{info.path}|{info.started}|{info.label}|{info.url}|{' '.join(info.command)}"))
+    known = f"{info.path}|{info.started}|{info.label}|{info.url}|{' '.join(info.command)}"
+    return str(uuid.uuid5(_NS, encodable(known)))  # a reader that let a lone surrogate through must not crash this
 
 
 def _header(session: Session) -> tuple[dict[str, Any], int | None]:

@@ -29,8 +29,8 @@ from mcpreel._infra.fileio import open_private_append
 from mcpreel._infra.timeutil import iso_from_ms, ms_from_iso, now_ms
 from mcpreel._version import __version__
 from mcpreel.errors import FormatError
-from mcpreel.formats._source import Source, iter_json_lines
-from mcpreel.model import Kind, Message, Session, SessionInfo
+from mcpreel.formats._source import Source, encodable, iter_json_lines, session_text, session_url
+from mcpreel.model import Kind, Message, Session, SessionInfo, clean_ctx
 
 NAME = "reel"
 LOSSES = ""
@@ -64,17 +64,17 @@ def _info_from_meta(meta: dict[str, Any], source: Source) -> SessionInfo:
         except ValueError as exc:
             raise source.fail(f"line 1: startedAt is not an ISO-8601 time: {started!r}", line=1) from exc
     label = meta.get("label")
-    info.label = label if isinstance(label, str) else None
+    info.label = session_text(label)
     cmd = meta.get("command")
     if isinstance(cmd, list):
-        info.command = [str(c) for c in cmd]
+        info.command = [encodable(str(c)) for c in cmd]
     elif isinstance(cmd, str):
-        info.command = [cmd]
+        info.command = [encodable(cmd)]
     info.producer = meta.get("producer") if isinstance(meta.get("producer"), dict) else None
     tr = meta.get("transport")
-    info.transport = tr if isinstance(tr, str) else None
-    info.url = meta.get("url") if isinstance(meta.get("url"), str) else None
-    info.id = meta.get("session") if isinstance(meta.get("session"), str) else None
+    info.transport = session_text(tr)
+    info.url = session_url(source, meta.get("url"), "line 1: url")
+    info.id = session_text(meta.get("session"))
     info.metadata = dict(meta["metadata"]) if isinstance(meta.get("metadata"), dict) else {}
     info.extra = {k: v for k, v in meta.items() if k not in _META_KEYS}
     tctx = meta.get("transport_context")
@@ -84,7 +84,7 @@ def _info_from_meta(meta: dict[str, Any], source: Source) -> SessionInfo:
         info.notes.append(f"kind {meta.get('kind')!r}: this file holds no MCP messages (its lines are not MCP traffic)")
     if info.url is None and info.transport is None and info.command[:1] == ["fitness-report"] and len(info.command) > 1:
         # the fitness-report harness records HTTP servers on the client side and names the URL in argv
-        info.url = info.command[-1]
+        info.url = session_url(source, info.command[-1], "the fitness-report URL (the command's last word)")
     return info
 
 
@@ -133,7 +133,7 @@ def _record(obj: Any, lineno: int, source: Source) -> Message | None:
             obj["raw"],
             _ms(t, source, lineno) if t is not None else None,
             seq=seq if type(seq) is int else None,
-            ctx=ctx if type(ctx) is dict else None,
+            ctx=clean_ctx(ctx),
             modified=obj.get("modified") is True,
             original=obj.get("original"),
             dropped=obj.get("dropped") is True,
@@ -146,19 +146,21 @@ def _record(obj: Any, lineno: int, source: Source) -> Message | None:
         _ms(obj.get("t"), source, lineno)  # read() skipped a bad time here: say it where it stands
         return None
     t = _ms(obj.get("t"), source, lineno) if obj.get("t") is not None else None
+    seq = obj.get("seq")
+    seq = seq if type(seq) is int else None  # the writers count on from it: a string or float would crash them
     # members of our own line types that we do not know (a merged file's "file") are kept in extra
     more = ({k: v for k, v in obj.items() if k not in _OWN_LINE_KEYS} or None) if len(obj) > 4 else None
     if typ == "stderr":
-        return Message(None, None, t, kind=Kind.STDERR, text=str(obj.get("text", "")), seq=obj.get("seq"), source=lineno,
+        return Message(None, None, t, kind=Kind.STDERR, text=str(obj.get("text", "")), seq=seq, source=lineno,
                        extra=more)
     if typ == "invalid":
         ctx = obj.get("ctx")
         return Message(d if d in ("in", "out") else None, None, t, kind=Kind.INVALID, text=str(obj.get("text", "")),
-                       ctx=ctx if isinstance(ctx, dict) else None, seq=obj.get("seq"), source=lineno, extra=more)
+                       ctx=clean_ctx(ctx), seq=seq, source=lineno, extra=more)
     if typ == "transport":
         ctx = obj.get("ctx")
         return Message(d if d in ("in", "out") else None, None, t, kind=Kind.TRANSPORT,
-                       ctx=ctx if isinstance(ctx, dict) else {}, seq=obj.get("seq"), source=lineno, extra=more)
+                       ctx=clean_ctx(ctx) or {}, seq=seq, source=lineno, extra=more)
     # another producer's line: kept whole
     return Message(d if isinstance(d, str) else None, obj, t, kind=Kind.EVENT, source=lineno)
 
