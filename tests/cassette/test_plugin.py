@@ -205,7 +205,8 @@ def test_inherits(mcp_server):
 @pytest.mark.mcp_cassette(command=COMMAND)
 def test_merges(mcp_server, tmp_path):
     params = mcp_server.stdio_parameters(env={{"SRV_VERSION": "2"}}, cwd=tmp_path)
-    assert params.cwd == str(tmp_path) and params.env["PYTHONPATH"] == mcp_server.env["PYTHONPATH"]
+    assert params.cwd == str(tmp_path) and params.env["SRV_VERSION"] == "2"
+    assert params.env["MCPREEL_TEST_MARK"] == mcp_server.env["MCPREEL_TEST_MARK"] == "kept"  # the test's own
     print("MERGES", asyncio.run(echo(params)))
 '''
 
@@ -220,6 +221,7 @@ def test_the_real_server_gets_the_tests_environment_and_stdio_parameters_merge_w
     assert "HELLO" in (pytester.path / "cassettes" / "test_env" / "test_inherits.jsonl").read_text()
 
     monkeypatch.delenv("SRV_VERSION")
+    monkeypatch.setenv("MCPREEL_TEST_MARK", "kept")  # any variable of the test's environment is kept
     result = pytester.runpytest(*ISOLATE, "-s", "--mcp-record-mode", "all", "-k", "merges")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*MERGES HELLO*"])
