@@ -20,7 +20,7 @@ from urllib.parse import urljoin, urlsplit
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.sse import SSEParser
-from mcpreel.check.probe import Exchange, Unreachable, _Base, _is_response, _is_server_request, _same_id, excerpt
+from mcpreel.check.probe import Exchange, Unreachable, _HTTPBase, _is_response, _is_server_request, _same_id, excerpt
 
 __all__ = ["SseProbe", "is_legacy_sse_url"]
 
@@ -30,29 +30,16 @@ def is_legacy_sse_url(url: str) -> bool:
     return urlsplit(url).path.rstrip("/").endswith("/sse")
 
 
-class SseProbe(_Base):
+class SseProbe(_HTTPBase):
     """Holds the server's event stream open and POSTs JSON-RPC to the endpoint it names."""
 
     transport = "sse"
 
     def __init__(self, url: str, *, timeout: float = 10.0, headers: dict[str, str] | None = None,
                  transport: Any = None) -> None:
-        super().__init__(timeout)
-        import httpx2
-
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise Unreachable(f"{url}: not an http:// or https:// URL")
-        self.url = url
-        self.target = url
-        self.extra_headers = dict(headers or {})
+        super().__init__(url, timeout=timeout, headers=headers, transport=transport, read_timeout=None)
         self.endpoint: str | None = None
         self.noise: list[str] = []  # event data that was not JSON
-        self._httpx = httpx2
-        kwargs: dict[str, Any] = {"timeout": httpx2.Timeout(timeout, read=None), "follow_redirects": False}
-        if transport is not None:
-            kwargs["transport"] = transport
-        self.client = httpx2.Client(**kwargs)
         self._inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
         self._closed_why: str | None = None
         self._eof = False

@@ -191,7 +191,30 @@ class _Base:
 # -- HTTP -------------------------------------------------------------------------------------------
 
 
-class HttpProbe(_Base):
+class _HTTPBase(_Base):
+    """What both HTTP probes share: the URL they were given, ``--header`` values, and one httpx2 client
+    (``read_timeout=None`` for a probe that holds an event stream open)."""
+
+    def __init__(self, url: str, *, timeout: float, headers: dict[str, str] | None, transport: Any,
+                 read_timeout: float | None | bool = False) -> None:
+        super().__init__(timeout)
+        import httpx2
+
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise Unreachable(f"{url}: not an http:// or https:// URL")
+        self.url = url
+        self.target = url
+        self.extra_headers = dict(headers or {})
+        self._httpx = httpx2
+        limit = httpx2.Timeout(timeout) if read_timeout is False else httpx2.Timeout(timeout, read=read_timeout)
+        kwargs: dict[str, Any] = {"timeout": limit, "follow_redirects": False}
+        if transport is not None:
+            kwargs["transport"] = transport
+        self.client = httpx2.Client(**kwargs)
+
+
+class HttpProbe(_HTTPBase):
     """POSTs JSON-RPC to one endpoint the way an MCP client does (Streamable HTTP).
 
     After ``initialize`` the runner sets :attr:`session_id` and :attr:`protocol_version`; every later
@@ -202,22 +225,9 @@ class HttpProbe(_Base):
 
     def __init__(self, url: str, *, timeout: float = 10.0, headers: dict[str, str] | None = None,
                  transport: Any = None) -> None:
-        super().__init__(timeout)
-        import httpx2
-
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise Unreachable(f"{url}: not an http:// or https:// URL")
-        self.url = url
-        self.target = url
-        self.extra_headers = dict(headers or {})
+        super().__init__(url, timeout=timeout, headers=headers, transport=transport)
         self.session_id: str | None = None
         self.protocol_version: str | None = None
-        self._httpx = httpx2
-        kwargs: dict[str, Any] = {"timeout": httpx2.Timeout(timeout), "follow_redirects": False}
-        if transport is not None:
-            kwargs["transport"] = transport
-        self.client = httpx2.Client(**kwargs)
 
     def base_headers(self, *, session: bool = True) -> dict[str, Any]:
         h: dict[str, Any] = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
