@@ -29,16 +29,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from mcpreel.eras import CLIENT_INFO_KEY, LEGACY, MODERN, MODERN_PROTOCOL, UNKNOWN, protocol_of_request
+from mcpreel.eras import LEGACY, MODERN, MODERN_PROTOCOL, UNKNOWN, client_identity, protocol_of_request
 from mcpreel.model import SCOPE_KEY, Kind, Message, Session, SessionInfo
 
 __all__ = ["ClientSession", "describe_session", "split_sessions"]
-
-
-def _meta(message: dict[str, Any]) -> dict[str, Any]:
-    params = message.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return meta if isinstance(meta, dict) else {}
 
 
 @dataclass
@@ -209,7 +203,7 @@ def _describe(session: ClientSession) -> None:
                         session.protocol = version
                 else:
                     request_protocol = request_protocol or protocol_of_request(m)
-                    info = _meta(m).get(CLIENT_INFO_KEY)
+                    info, _ = client_identity(m)
                     if isinstance(info, dict) and session.client is None:
                         session.client = _client_name(info)
             elif rec.dir == "out" and "method" not in m:
