@@ -3,6 +3,11 @@
 - :func:`atomic_output` writes to a temporary file beside the target and renames it into place only
   when the writer finished, so bad input never leaves a half-written output behind.
 - Every file we create is mode 0600: sessions and traces hold prompts, tokens and tool data.
+- An output path that is a symbolic link is refused (:func:`refuse_symlink`, one line, exit 2), never
+  written through: a link planted where a recording goes (``ln -s ~/.ssh/authorized_keys out.jsonl``)
+  would otherwise get the session's bytes -- or lose its target to our 0600 copy. Refusing rather than
+  replacing the link keeps the user's link and says what happened; only the last component is looked
+  at (a folder reached through a link, ``/tmp`` on macOS, is fine).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import BinaryIO
 
 from mcpreel.errors import UsageError
 
-__all__ = ["PRIVATE_MODE", "atomic_output", "open_private_append"]
+__all__ = ["PRIVATE_MODE", "atomic_output", "open_private_append", "refuse_symlink"]
 
 PRIVATE_MODE = 0o600
 
@@ -30,14 +35,23 @@ def _cannot_write(path: str | os.PathLike[str], exc: OSError) -> UsageError:
     return UsageError(f"{os.fspath(path)}: cannot write: {exc.strerror or exc}")
 
 
+def refuse_symlink(path: str | os.PathLike[str]) -> None:
+    """A :class:`UsageError` when ``path`` itself is a symbolic link (dangling or not); touches nothing."""
+    if os.path.islink(path):
+        raise UsageError(f"{os.fspath(path)}: refusing to write through a symbolic link "
+                         f"(outputs are never written through links: name the real file, or remove the link)")
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike[str], *, buffering: int = 1 << 20) -> Iterator[BinaryIO]:
     """Yield a binary file; on success it replaces ``path`` (mode 0600), on any error it vanishes.
 
     An output that cannot be written (a missing or read-only folder, a path through a file, a full
-    disk) raises :class:`~mcpreel.errors.UsageError` naming the path: one line, not a traceback.
+    disk) raises :class:`~mcpreel.errors.UsageError` naming the path: one line, not a traceback; so
+    does a ``path`` that is a symbolic link (:func:`refuse_symlink`), checked again before the rename.
     """
     target = Path(path)
+    refuse_symlink(target)
     parent = target.parent if str(target.parent) else Path(".")
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -53,6 +67,7 @@ def atomic_output(path: str | os.PathLike[str], *, buffering: int = 1 << 20) -> 
         os.fchmod(fd, PRIVATE_MODE)
         with os.fdopen(fd, "wb", buffering=buffering) as fh:
             yield fh
+        refuse_symlink(target)  # a link planted while the output was being written
         os.replace(tmp, target)
     except BaseException as exc:
         with contextlib.suppress(OSError):
@@ -66,9 +81,16 @@ def open_private_append(path: str | os.PathLike[str]) -> BinaryIO:
     """Open ``path`` for appending, creating it (and its folder) with mode 0600 if it is new.
 
     Unbuffered: the recorder writes each record with one ``write`` call so a crash of the recorder
-    loses nothing already written.
+    loses nothing already written. A symbolic link at ``path`` is refused (``O_NOFOLLOW``: even one
+    planted after a check), as :class:`UsageError`.
     """
     target = Path(path)
+    refuse_symlink(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_MODE)
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, PRIVATE_MODE)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            refuse_symlink(target)
+        raise
     return os.fdopen(fd, "ab", buffering=0)

@@ -114,8 +114,11 @@ def run_record(
 
         parse_target(target)  # a bad URL is refused before a label or a file is made of it
         label = label or default_label(url=target)
+    from mcpreel._infra.fileio import refuse_symlink
     from mcpreel.record.naming import check_writable
 
+    if out:
+        refuse_symlink(out)  # one line before anything starts (the writers refuse it again)
     for path, what in ((session_file, "session file"), (envelope, "envelope")):
         if path:
             check_writable(path, what)  # before a default file is claimed or anything starts

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcpreel._infra.fileio import atomic_output
+from mcpreel._infra.fileio import atomic_output, refuse_symlink
 from mcpreel.errors import McpreelError, TransportError, UsageError
 from mcpreel.formats import get_writer, open_session
 from mcpreel.formats.http_envelope import LABEL_OF_TRANSPORT
@@ -122,6 +122,7 @@ def record_http(
     ``on_server`` receives the :class:`ProxyServer` before it serves (to stop it from another thread).
     ``otlp_endpoint`` also exports spans live, from a background thread (:mod:`mcpreel.otel.live`, an addon).
     """
+    refuse_symlink(out)  # before the listener is bound (claim says it again, for a link planted meanwhile)
     if session_file is not None:
         get_writer("qai")  # a build without the qai writer fails here, before anything is bound or created
         check_writable(session_file, "session file")
@@ -151,6 +152,9 @@ def record_http(
     try:
         out_path = claim(out)  # the stdio recorder's rule: --out is replaced, never appended to
         sink.writer = ReelWriter(out_path, info)
+    except UsageError:
+        server.close()
+        raise
     except OSError as exc:
         server.close()
         raise UsageError(f"{out}: cannot write the recording: {exc.strerror or exc}") from exc

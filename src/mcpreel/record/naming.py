@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from mcpreel._infra.fileio import PRIVATE_MODE
+from mcpreel._infra.fileio import PRIVATE_MODE, refuse_symlink
 from mcpreel.errors import UsageError
 
 __all__ = ["DEFAULT_DIR", "check_writable", "claim", "default_label", "default_out_path"]
@@ -98,9 +98,11 @@ def claim(path: str | os.PathLike[str]) -> Path:
     """Make ``path`` a new, empty, private file: an existing file there is replaced, not appended to.
 
     The reel writer appends (that is what makes it crash-safe), so an old session left at ``--out``
-    would otherwise get a second session glued to its end.
+    would otherwise get a second session glued to its end. A symbolic link there is refused
+    (:func:`~mcpreel._infra.fileio.refuse_symlink`), neither followed nor replaced.
     """
     target = Path(path)
+    refuse_symlink(target)
     if target.is_dir():
         raise IsADirectoryError(21, "is a directory", str(target))
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -121,6 +123,7 @@ def check_writable(path: str | os.PathLike[str], what: str) -> None:
     ``what`` names the file in the message (``session file``, ``envelope``).
     """
     target = Path(path)
+    refuse_symlink(target)
     folder = target.parent
     while not folder.exists() and folder != folder.parent:  # missing folders are made when it is written
         folder = folder.parent
