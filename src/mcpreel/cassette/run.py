@@ -39,6 +39,7 @@ from mcpreel.cassette.mode import RecordMode
 from mcpreel.cassette.report import RunReport
 from mcpreel.errors import InputError, McpreelError, UsageError
 from mcpreel.model import Kind
+from mcpreel.serving.limits import Limits
 
 __all__ = ["CassetteRun", "Plan", "Recording", "check_target", "http_transport_for", "plan", "serve_cassette"]
 
@@ -183,11 +184,13 @@ def serve_cassette(
     on_event: Callable[[str], None] | None = None,
     on_ready: Callable[[Plan, str], None] | None = None,
     warn: Callable[[str], None] | None = None,
+    limits: Limits | None = None,
 ) -> CassetteRun:
     """Serve ``cassette`` in record mode ``mode`` until the client leaves (stdio) or a signal (HTTP).
 
     ``command``/``url`` is the real server, needed when the plan records or forwards.
     ``on_ready(plan, where)`` is called once the client can connect (``where`` is ``"stdio"`` or a URL).
+    ``limits`` bound each HTTP request to the listener (:mod:`mcpreel.serving.limits`).
     """
     out = RunReport(report)
     try:
@@ -204,7 +207,7 @@ def serve_cassette(
         if p.record:
             run.recording = _record(p, command=command, url=url, transport=transport, host=host, port=port,
                                     allow_origins=allow_origins, allow_hosts=allow_hosts, ready=ready,
-                                    warn=warn)
+                                    warn=warn, limits=limits)
             rec = run.recording
             if rec.saved:
                 out.write("saved", cassette=str(rec.cassette), messages=rec.messages)
@@ -213,6 +216,7 @@ def serve_cassette(
         else:
             run.stats = _replay(p, command=command, url=url, transport=transport, host=host, port=port,
                                 match=match, repeat=repeat, allow_origins=allow_origins, allow_hosts=allow_hosts,
+                                limits=limits,
                                 answer_timeout=answer_timeout, ready=ready, out=out, on_event=on_event)
             s = run.stats
             out.write("done", requests=s.requests, answered=s.answered, missed=len(s.misses), forwarded=s.forwarded)
@@ -227,6 +231,7 @@ def serve_cassette(
 def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str, host: str, port: int,
             match: str, repeat: bool, allow_origins: tuple[str, ...], answer_timeout: float,
             allow_hosts: tuple[str, ...] = (),
+            limits: Limits | None = None,
             ready: Callable[[str], None],
             out: RunReport, on_event: Callable[[str], None] | None) -> Any:
     from mcpreel.mock import MockOptions, serve_file
@@ -260,7 +265,7 @@ def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str
         p.cassette, transport=transport, host=host, port=port, options=options,
         forward_command=shlex.join(_argv(command)) if forwarding and command is not None else None,
         forward_url=url if forwarding else None, allow_origins=allow_origins, allow_hosts=allow_hosts,
-        on_event=event, on_ready=started,
+        on_event=event, on_ready=started, limits=limits,
     )
     report_misses()
     return mock.stats
@@ -283,6 +288,7 @@ def miss_fields(miss: Any) -> dict[str, Any]:
 def _record(p: Plan, *, command: Command | None, url: str | None, transport: str, host: str, port: int,
             allow_origins: tuple[str, ...], ready: Callable[[str], None],
             allow_hosts: tuple[str, ...] = (),
+            limits: Limits | None = None,
             warn: Callable[[str], None] | None) -> Recording:
     cassette = p.cassette
     cassette.parent.mkdir(parents=True, exist_ok=True)
@@ -305,7 +311,8 @@ def _record(p: Plan, *, command: Command | None, url: str | None, transport: str
             from mcpreel.record.http_session import record_http
 
             assert url is not None
-            config = ProxyConfig(transport, url, allow_origins=tuple(allow_origins), allow_hosts=tuple(allow_hosts))
+            config = ProxyConfig(transport, url, allow_origins=tuple(allow_origins), allow_hosts=tuple(allow_hosts),
+                                 limits=limits)
             hresult = record_http(config, tmp, host=host, port=port, label=cassette.stem, ready=ready, warn=warn)
             clean, reason = True, hresult.reason
         recording = _judge(tmp, cassette, clean, reason)

@@ -7,6 +7,7 @@ import sys
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.limit_options import limit_options, limits_of
 
 _TRANSPORTS = click.Choice(["stdio", "streamable-http", "sse"])
 
@@ -22,9 +23,10 @@ _TRANSPORTS = click.Choice(["stdio", "streamable-http", "sse"])
 @click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
               help="HTTP transports: a Host name a loopback listener accepts beyond the loopback names "
                    "(others are refused 421: DNS rebinding; repeatable).")
+@limit_options("HTTP transports: ")
 @output.run_command
 def demo_server_command(transport: str, host: str, port: int, allow_origins: tuple[str, ...],
-                        allow_hosts: tuple[str, ...]) -> None:
+                        allow_hosts: tuple[str, ...], max_body: int, max_header: int, header_timeout: float) -> None:
     """Run mcpreel's demo MCP server (echo, add, divide, lookup_customer, countdown, ask_llm)."""
     from mcpreel.demo.server import serve
 
@@ -33,7 +35,8 @@ def demo_server_command(transport: str, host: str, port: int, allow_origins: tup
                     "--transport streamable-http serves HTTP instead. Ctrl-D ends it.")
     try:
         serve(transport, host, port, ready=lambda url: output.info(f"mcpreel demo server ({transport}) on {url}"),
-              allow_origins=allow_origins, allow_hosts=allow_hosts)
+              allow_origins=allow_origins, allow_hosts=allow_hosts,
+              limits=limits_of(max_body, max_header, header_timeout))
     except KeyboardInterrupt:
         pass
 

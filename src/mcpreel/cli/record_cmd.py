@@ -18,15 +18,16 @@ from typing import Any
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.limit_options import LIMIT_FLAGS, limit_options, limits_of
 from mcpreel.errors import UsageError
 
 __all__ = ["record_command", "record_options", "run_record"]
 
 TRANSPORTS = ("stdio", "streamable-http", "sse")
 DEFAULT_LISTEN = "127.0.0.1:8765"
-_HTTP_ONLY = ("listen", "keep_secrets", "envelope", "allow_origins", "allow_hosts")
+_HTTP_ONLY = ("listen", "keep_secrets", "envelope", "allow_origins", "allow_hosts", *LIMIT_FLAGS)
 _HTTP_FLAGS = {"listen": "--listen", "keep_secrets": "--keep-secrets", "envelope": "--envelope",
-               "allow_origins": "--allow-origin", "allow_hosts": "--allow-host"}
+               "allow_origins": "--allow-origin", "allow_hosts": "--allow-host", **LIMIT_FLAGS}
 
 
 def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -61,7 +62,7 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     ]
     for decorate in reversed(decorators):
         fn = decorate(fn)
-    return fn
+    return limit_options("HTTP transports: ")(fn)
 
 
 def _given(ctx: click.Context, name: str) -> bool:
@@ -91,6 +92,9 @@ def run_record(
     target_flag: str = "--target",
     out_dir: str | None = None,
     otlp_endpoint: str | None = None,
+    max_body: int | None = None,
+    max_header: int | None = None,
+    header_timeout: float | None = None,
 ) -> None:
     """Check the words of the call, pick the defaults, run the recorder of ``transport``, exit with its code."""
     from mcpreel.record import ServerStartError, default_label, default_out_path, record_stdio
@@ -141,6 +145,8 @@ def run_record(
             session_file=session_file, save_every=save_every, redactor=redactor, keep_secrets=keep_secrets,
             envelope=envelope, allow_origins=list(allow_origins), otlp_endpoint=otlp_endpoint,
             allow_hosts=list(allow_hosts),
+            limits=None if max_body is None or max_header is None or header_timeout is None
+            else limits_of(max_body, max_header, header_timeout),
         ))
 
     if out_dir and out:

@@ -15,6 +15,7 @@ from mcpreel.cli import output
 from mcpreel.record.http_proxy import ProxyConfig, parse_listen
 from mcpreel.record.http_session import HttpRecordResult, record_http
 from mcpreel.redact import Redactor
+from mcpreel.serving.limits import Limits
 from mcpreel.serving.origin import is_loopback
 
 __all__ = ["run_http_record", "summary"]
@@ -57,12 +58,13 @@ def run_http_record(
     allow_origins: Sequence[str] = (),
     otlp_endpoint: str | None = None,
     allow_hosts: Sequence[str] = (),
+    limits: Limits | None = None,
 ) -> int:
     """Record an HTTP MCP session until SIGINT/SIGTERM; returns the exit code (0 after a clean stop)."""
     from mcpreel.record.naming import default_label, default_out_path
 
     config = ProxyConfig(transport, target, allow_origins=tuple(allow_origins), keep_secrets=keep_secrets,
-                         allow_hosts=tuple(allow_hosts))
+                         allow_hosts=tuple(allow_hosts), limits=limits)
     host, port = parse_listen(listen)
     if not is_loopback(host):
         output.warning(f"listening on {host}: other machines can reach this proxy and, through it, the target "

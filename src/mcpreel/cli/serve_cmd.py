@@ -12,6 +12,7 @@ import click
 
 from mcpreel.cassette.mode import RecordMode
 from mcpreel.cli import output
+from mcpreel.cli.limit_options import limit_options, limits_of
 from mcpreel.cli.params import FORMAT_AUTO
 from mcpreel.errors import DifferenceFound, TransportError, UsageError
 from mcpreel.serving.origin import is_loopback
@@ -64,12 +65,14 @@ class RecordModeParam(click.ParamType):
                    "--target-url (HTTP).")
 @click.option("--report", type=click.Path(dir_okay=False), metavar="FILE",
               help="With --record-mode: append what happens (ready, misses, saved) to FILE as JSON lines.")
+@limit_options("HTTP: ")
 @click.pass_context
 @output.run_command
 def serve_command(ctx: click.Context, session: str, transport: str, host: str, port: int, fmt: str, match: str,
                   no_repeat: bool, on_miss: str, target_command: str | None, target_url: str | None,
                   allow_origins: tuple[str, ...], allow_hosts: tuple[str, ...], answer_timeout: float,
-                  record_mode: RecordMode | None, report: str | None) -> None:
+                  record_mode: RecordMode | None, report: str | None, max_body: int, max_header: int,
+                  header_timeout: float) -> None:
     """Serve a recorded session as an MCP server (a mock for testing clients).
 
     \b
@@ -78,6 +81,7 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
     """
     from mcpreel.mock import Mock, MockOptions, serve_file
 
+    limits = limits_of(max_body, max_header, header_timeout)
     if record_mode is not None:
         for name, flag in (("on_miss", "--on-miss"), ("fmt", "--format")):
             source = ctx.get_parameter_source(name)
@@ -86,7 +90,7 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
         _serve_cassette(session, record_mode, transport=transport, host=host, port=port, match=match,
                         repeat=not no_repeat, target_command=target_command, target_url=target_url,
                         allow_origins=allow_origins, allow_hosts=allow_hosts, answer_timeout=answer_timeout,
-                        report=report)
+                        report=report, limits=limits)
         return
     if report is not None:
         raise UsageError("--report goes with --record-mode")
@@ -101,7 +105,7 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
     options = MockOptions(match=match, repeat=not no_repeat, on_miss=on_miss, answer_timeout=answer_timeout)
     mock = serve_file(session, transport=transport, host=host, port=port, format=fmt, options=options,
                       forward_command=target_command, forward_url=target_url, allow_origins=allow_origins,
-                      allow_hosts=allow_hosts,
+                      allow_hosts=allow_hosts, limits=limits,
                       on_event=lambda line: output.info(f"serve: {line}"), on_ready=ready)
     stats = mock.stats
     output.info(f"served {stats.requests} requests: {stats.answered} answered from the recording, "

@@ -30,6 +30,7 @@ from mcp.types import CallToolResult, SamplingMessage, TextContent
 
 from mcpreel._infra import jsonio
 from mcpreel._version import __version__
+from mcpreel.serving.limits import Limits
 from mcpreel.serving.loop import Server
 from mcpreel.serving.origin import OriginGuard, RequestPolicy
 
@@ -172,17 +173,19 @@ def url_of(transport: str, host: str, port: int) -> str:
 
 def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000,
           ready: Callable[[str], None] | None = None, allow_origins: tuple[str, ...] = (),
-          allow_hosts: tuple[str, ...] = ()) -> None:
+          allow_hosts: tuple[str, ...] = (), limits: Limits | None = None) -> None:
     """Run the demo server in the foreground until stdin closes (stdio) or a signal (HTTP).
 
-    ``port`` 0 picks a free port; ``ready`` is called with the URL once HTTP is listening.
+    ``port`` 0 picks a free port; ``ready`` is called with the URL once HTTP is listening; ``limits``
+    bound each HTTP request (:mod:`mcpreel.serving.limits`; the defaults when None).
     """
     if transport == "stdio":
         import anyio
 
         anyio.run(run_stdio, build_server())
         return
-    server = Server(http_app(transport, host, allow_origins=allow_origins, allow_hosts=allow_hosts), host, port)
+    server = Server(http_app(transport, host, allow_origins=allow_origins, allow_hosts=allow_hosts), host, port,
+                    limits=limits)
     server.run(ready=None if ready is None else lambda h, p: ready(url_of(transport, h, p)))
 
 

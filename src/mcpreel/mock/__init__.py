@@ -17,6 +17,7 @@ from mcpreel.exchanges import build
 from mcpreel.formats import open_session
 from mcpreel.mock.engine import ON_MISS, Mock, MockOptions, MockStats
 from mcpreel.mock.matcher import MATCH_MODES
+from mcpreel.serving.limits import Limits
 from mcpreel.sessions import split_sessions
 
 __all__ = ["MATCH_MODES", "ON_MISS", "Mock", "MockOptions", "MockStats", "serve_file"]
@@ -37,10 +38,12 @@ def serve_file(
     allow_hosts: tuple[str, ...] = (),
     on_event: Callable[[str], None] | None = None,
     on_ready: Callable[[Mock, str], None] | None = None,
+    limits: Limits | None = None,
 ) -> Mock:
     """Serve the session in ``path`` until the client leaves (stdio) or the server is stopped (HTTP).
 
-    Returns the :class:`Mock`, whose ``stats`` say what was answered and missed.
+    Returns the :class:`Mock`, whose ``stats`` say what was answered and missed. ``limits`` bound
+    each HTTP request (:mod:`mcpreel.serving.limits`; the defaults when None).
     """
     from mcpreel.errors import UsageError
     from mcpreel.mock.forward import CassetteFile, Forwarder
@@ -90,5 +93,6 @@ def serve_file(
     if transport == "stdio":
         asyncio.run(main(None))
     else:  # bound before anything is served (a taken port fails first), on the serving loop's event loop
-        run(main(Server(http_app(mock, allow_origins=allow_origins, host=host, allow_hosts=allow_hosts), host, port, graceful_timeout=1)))
+        run(main(Server(http_app(mock, allow_origins=allow_origins, host=host, allow_hosts=allow_hosts), host, port, graceful_timeout=1,
+                        limits=limits)))
     return mock

@@ -50,6 +50,7 @@ from mcpreel._infra.sse import SSEParser
 from mcpreel.errors import UsageError
 from mcpreel.record.http_recorder import Exchange, HttpRecorder, body_decoder
 from mcpreel.record.http_wire import upstream_transport
+from mcpreel.serving.limits import Limits
 from mcpreel.serving.loop import DropConnection, Server, run
 from mcpreel.serving.origin import RequestPolicy
 
@@ -118,6 +119,8 @@ class ProxyConfig:
     connect_timeout: float = 10.0
     #: use httpx2's stock transport for http:// targets too (the lean one is the default there)
     stock_upstream: bool = False
+    #: the listener's limits on each request (:mod:`mcpreel.serving.limits`; None: the defaults)
+    limits: Limits | None = None
     origin: str = field(init=False)
     target_path: str = field(init=False)
 
@@ -575,7 +578,7 @@ class ProxyServer:
         self.proxy = proxy
         proxy.policy = RequestPolicy(tuple(proxy.config.allow_origins), host,
                                      allow_hosts=tuple(proxy.config.allow_hosts))
-        self._server = Server(proxy, host, port, on_shutdown=proxy.begin_shutdown)
+        self._server = Server(proxy, host, port, on_shutdown=proxy.begin_shutdown, limits=proxy.config.limits)
         self.host = host
         self.port: int = self._server.port
 

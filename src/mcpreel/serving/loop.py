@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 import uvicorn
 
 from mcpreel.errors import TransportError
+from mcpreel.serving.limits import BodyLimit, Limits
 from mcpreel.serving.listen import listening_socket
 from mcpreel.serving.wire import listener_protocol, loop_factory
 
@@ -95,10 +96,12 @@ class Server:
 
     ``graceful_timeout`` bounds how long shutdown waits for open answers (SSE streams may never end);
     ``on_shutdown`` is called on the event loop when shutdown begins (to end such streams cleanly).
+    ``limits`` bound each request's head, body and head time (:mod:`.limits`; the defaults when None),
+    before ``app`` sees it.
     """
 
     def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, *, graceful_timeout: float = 3.0,
-                 on_shutdown: Callable[[], object] | None = None) -> None:
+                 on_shutdown: Callable[[], object] | None = None, limits: Limits | None = None) -> None:
         try:
             sock = listening_socket(host, port)
         except OSError as exc:
@@ -111,6 +114,7 @@ class Server:
         self._socket = sock
         self._graceful_timeout = graceful_timeout
         self._on_shutdown = on_shutdown
+        self.limits = limits or Limits()
         self._server: _Uvicorn | None = None
         self._stop_requested = False
 
@@ -123,8 +127,10 @@ class Server:
         """Serve until a signal (main thread, ``handle_signals``) or :meth:`stop`; then close the socket."""
         logging.getLogger("uvicorn.error").addFilter(_QUIET_DROP)  # the same filter once, however many servers
         config = uvicorn.Config(
-            self.app, log_level="warning", log_config=None, access_log=False, lifespan="on",
-            server_header=False, date_header=False, ws="none", http=listener_protocol(),
+            BodyLimit(self.app, self.limits), log_level="warning", log_config=None, access_log=False,
+            lifespan="on", server_header=False, date_header=False, ws="none", http=listener_protocol(self.limits),
+            # h11 (when httptools is missing) has a head limit of its own: ours, counted first, answers 431
+            h11_max_incomplete_event_size=self.limits.max_header + 4096,
             # uvicorn's stub says int; it is an asyncio.wait_for timeout, so a float is what it takes
             timeout_graceful_shutdown=self._graceful_timeout,  # type: ignore[arg-type]
         )

@@ -6,7 +6,8 @@ HTTP/1.1 stacks write a message's head and its body with separate sends; :class:
 is uvicorn's h11 protocol whose transport gathers the writes made in one event-loop turn
 (``http.response.start`` + the first body chunk) and sends them together. Nothing is reordered or
 changed; a held write goes out at the end of the loop turn. (The proxy's upstream leg does the same in
-:mod:`mcpreel.record.http_wire`.)
+:mod:`mcpreel.record.http_wire`.) The same protocols count and time each request's head
+(:class:`~mcpreel.serving.limits.HeadGuard`, with the listener's :class:`~mcpreel.serving.limits.Limits`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from mcpreel.serving.limits import HeadGuard, Limits
 
 __all__ = ["BatchingH11Protocol", "listener_protocol", "loop_factory"]
 
@@ -50,29 +54,51 @@ class _BatchingTransport:
         self.flush()
         self._transport.close()
 
+    def write_eof(self) -> None:
+        self.flush()
+        self._transport.write_eof()
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._transport, name)
 
 
-class BatchingH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol writing through :class:`_BatchingTransport`."""
+class BatchingH11Protocol(HeadGuard, H11Protocol):
+    """uvicorn's h11 protocol writing through :class:`_BatchingTransport`, its heads guarded."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self.transport = _BatchingTransport(transport, self.loop)  # type: ignore[assignment]
 
+    def _head_pending(self) -> bool:
+        return self.conn.their_state is h11.IDLE
 
-def listener_protocol() -> type[asyncio.Protocol]:
+
+def listener_protocol(limits: Limits | None = None) -> type[asyncio.Protocol]:
     """The listener's HTTP/1.1 protocol: uvicorn's httptools one (C parser) when installed, else h11."""
+    chosen = limits or Limits()
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
     except ImportError:
-        return BatchingH11Protocol
+        return type("LimitedH11Protocol", (BatchingH11Protocol,), {"limits": chosen})
 
-    class BatchingHttpToolsProtocol(HttpToolsProtocol):
+    class BatchingHttpToolsProtocol(HeadGuard, HttpToolsProtocol):
+        limits = chosen
+        _in_head = True  # between requests or inside a head (not a body): what HeadGuard counts
+
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self.transport = _BatchingTransport(transport, self.loop)  # type: ignore[assignment]
+
+        def _head_pending(self) -> bool:
+            return self._in_head
+
+        def on_headers_complete(self) -> None:
+            self._in_head = False
+            super().on_headers_complete()
+
+        def on_message_complete(self) -> None:
+            self._in_head = True
+            super().on_message_complete()
 
     return BatchingHttpToolsProtocol
 
