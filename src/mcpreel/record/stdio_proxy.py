@@ -23,8 +23,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcpreel._infra import signals as early_signals
 from mcpreel._infra.timeutil import now_ms
-from mcpreel.clients.process import ServerStartError, exit_status, forward_signals, signal_name, spawn
+from mcpreel.clients.process import (
+    ServerStartError,
+    exit_status,
+    forward_signals,
+    signal_group,
+    signal_name,
+    spawn,
+)
 from mcpreel.errors import UsageError
 from mcpreel.formats.reel import ReelWriter
 from mcpreel.model import SessionInfo
@@ -180,6 +188,9 @@ class StdioProxy:
             for name, target in (("in", self._pump_in), ("out", self._pump_out), ("err", self._pump_err))
         }
         with forward_signals(self.process.pid, self.signals.append):
+            for signum in early_signals.take():  # came after the server started, before these handlers
+                self.signals.append(signum)
+                signal_group(self.process.pid, signum)
             for thread in threads.values():
                 thread.start()
             returncode = self.process.wait()
@@ -273,6 +284,13 @@ def record_stdio(
             keeper.stop()
         raise UsageError(f"{os.fspath(out)}: cannot write the reel: {exc.strerror or exc}") from exc
     recorder = WireRecorder(writer, pipeline=pipeline, warn=_warn)
+    early = early_signals.take()  # a signal before the server started: the reel ends here, with its name
+    if early:
+        names = ", ".join(dict.fromkeys(signal_name(s) for s in early))
+        reason = f"{names} before the server started"
+        recorder.close(128 + early[0], reason)
+        return RecordResult(exit_code=128 + early[0], reason=reason, out=out_path, warnings=warnings,
+                            client_ended=True)
     try:
         if not argv:
             raise ServerStartError("no server command given (put it after --)")

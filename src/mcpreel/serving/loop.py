@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 import uvicorn
 
+from mcpreel._infra import signals as early_signals
 from mcpreel.errors import TransportError
 from mcpreel.serving.limits import BodyLimit, Limits
 from mcpreel.serving.listen import listening_socket
@@ -73,6 +74,8 @@ class _Uvicorn(uvicorn.Server):
             yield
             return
         original = {sig: signal.signal(sig, self.handle_exit) for sig in _SIGNALS}
+        for signum in early_signals.take():  # kept while the caller got ready (mcpreel._infra.signals)
+            self.handle_exit(signum, None)
         try:
             yield
         finally:

@@ -1,0 +1,122 @@
+"""A SIGINT/SIGTERM in the first moments of ``mcpreel record`` (stdio and HTTP) still leaves a whole reel.
+
+The signal is sent at several moments after the process is spawned; whenever it lands once mcpreel's
+first line ran, the reel exists, is 0600, starts with its ``meta`` line and ends with an ``end`` line
+naming the signal, and the exit code is one a shell expects (never a death by the signal). The only
+moment no code can cover is the interpreter's own start: a signal that lands before mcpreel installed its
+latch (seen in ``/proc/PID/status``) must then have killed the process before any file was made.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mcpreel._infra import signals as early_signals
+
+SERVER = Path(__file__).parent / "stdio" / "servers" / "raw_server.py"
+MOMENTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
+
+pytestmark = [pytest.mark.timeout(300),
+              pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/PID/status")]
+
+
+def _catches(pid: int, sig: int) -> bool:
+    """Does the process have a handler for ``sig`` now (its ``SigCgt`` mask)?"""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    mask = next(int(line.split()[1], 16) for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(mask >> (sig - 1) & 1)
+
+
+def _record(args: list[str], out: Path, sig: int, delay: float) -> tuple[int, bool, str]:
+    proc = subprocess.Popen([sys.executable, "-m", "mcpreel", *args], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    latched = _catches(proc.pid, signal.SIGTERM)  # SIGTERM: Python itself catches SIGINT from its start
+    proc.send_signal(sig)
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, latched, err
+
+
+def _check(out: Path, sig: int, code: int, latched: bool, err: str, sane: tuple[int, ...]) -> bool:
+    """True when the reel is whole; False only for a signal that beat mcpreel's first line."""
+    if not out.exists() and not latched and code == -sig:
+        return False  # the interpreter had not yet run mcpreel: the signal's default action, no file made
+    assert out.exists(), (code, err)
+    assert (out.stat().st_mode & 0o777) == 0o600
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert lines and lines[0]["type"] == "meta", (code, err, lines)
+    assert lines[-1]["type"] == "end", (code, err, lines)
+    assert code in sane, (code, err)
+    assert "Traceback" not in err.split("mcpreel: recorded")[0] or "raw_server.py" in err, err
+    return True
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_stdio_record_keeps_its_reel_whenever_the_signal_comes(tmp_path: Path, sig: int) -> None:
+    whole = 0
+    for delay in MOMENTS:
+        out = tmp_path / f"r-{delay}.jsonl"
+        code, latched, err = _record(["record", "--out", str(out), "--", sys.executable, str(SERVER)], out, sig, delay)
+        # before the server started: 128+N; after it, the server's own end (killed: 128+N; a Python server
+        # interrupted in its start may exit 1)
+        whole += _check(out, sig, code, latched, err, (128 + sig, 1))
+    assert whole >= len(MOMENTS) - 2  # at most the first moments can beat the interpreter's start
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_http_record_keeps_its_reel_whenever_the_signal_comes(tmp_path: Path, sig: int) -> None:
+    whole = 0
+    for delay in MOMENTS:
+        out = tmp_path / f"r-{delay}.jsonl"
+        args = ["record", "--transport", "streamable-http", "--target", "http://127.0.0.1:9/mcp",
+                "--listen", "127.0.0.1:0", "--out", str(out)]
+        code, latched, err = _record(args, out, sig, delay)
+        whole += _check(out, sig, code, latched, err, (0,))  # a signal is how an HTTP recording ends
+        end = json.loads(out.read_text().splitlines()[-1]) if out.exists() else {}
+        assert not out.exists() or signal.Signals(sig).name in json.dumps(end)
+    assert whole >= len(MOMENTS) - 2
+
+
+def test_a_signal_before_the_reel_is_open_ends_it_with_its_name(tmp_path: Path) -> None:
+    """Library level: a latched signal makes record_stdio write meta and end, and start no server."""
+    from mcpreel.record import record_stdio
+
+    pid_file = tmp_path / "pid"
+    early_signals.take()
+    early_signals._note(signal.SIGTERM, None)
+    result = record_stdio([sys.executable, str(SERVER), "pid", str(pid_file)], tmp_path / "r.jsonl")
+    assert result.exit_code == 128 + signal.SIGTERM and result.reason == "SIGTERM before the server started"
+    lines = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert [line["type"] for line in lines] == ["meta", "end"]
+    assert not pid_file.exists()  # the server was never started
+    assert early_signals.take() == []
+
+
+def test_the_latch_is_installed_only_for_the_recording_commands() -> None:
+    import os
+
+    install = early_signals.install_for_cli
+    before = {s: signal.getsignal(s) for s in early_signals.LATCHED}
+    try:
+        for argv in (["pytest", "record"], ["mcpreel", "inspect", "x"], ["-m", "convert"], ["mcpreel"]):
+            install(argv)
+            assert {s: signal.getsignal(s) for s in early_signals.LATCHED} == before
+        install([os.path.join("venv", "bin", "mcpreel"), "record"])
+        assert all(signal.getsignal(s) is early_signals._note for s in early_signals.LATCHED)
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
