@@ -63,8 +63,5 @@ def cli() -> None:
 
 
 def main(argv: Any = None) -> None:
-    if argv is not None:  # called from Python (sys.argv was looked at when the package was imported)
-        from mcpreel._infra import signals
-
-        signals.install_for_cli(["mcpreel", *argv])
+    # (`mcpreel record`/`proxy` latched their early signals when the package was imported: mcpreel._infra.signals)
     cli.main(args=argv, prog_name="mcpreel")
