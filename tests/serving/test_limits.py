@@ -155,3 +155,51 @@ def test_keep_alive_requests_each_get_their_own_head_allowance() -> None:
             assert client.post(url, content=b"z" * 5000, headers={"x-h": "h" * 1500}).status_code == 200
             time.sleep(0.2)  # longer, together, than the header timeout: only the head is timed
         assert app.seen == 5
+
+
+class Slow(Echo):
+    """Answers after ``delay`` seconds, in two pieces with the delay between."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__()
+        self.delay = delay
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        import asyncio
+
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        self.seen += 1
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+        await send({"type": "http.response.body", "body": b"one ", "more_body": True})
+        await asyncio.sleep(self.delay)
+        await send({"type": "http.response.body", "body": b"two"})
+
+
+def test_an_answer_slower_than_the_header_timeout_is_not_cut() -> None:
+    """The head timer stops when a head is complete, even when the whole request came in one segment."""
+    app = Slow(1.0)
+    server = Server(app, "127.0.0.1", 0, limits=Limits(header_timeout=0.3))
+    started = threading.Event()
+    thread = threading.Thread(target=server.run, kwargs={"ready": lambda h, p: started.set(), "handle_signals": False},
+                              daemon=True)
+    thread.start()
+    assert started.wait(10)
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), 5) as sock:
+            for _ in range(2):  # keep-alive: the second request too
+                sock.sendall(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 2\r\n\r\n{}")
+                sock.settimeout(5)
+                reply = b""
+                while not reply.endswith(b"3\r\ntwo\r\n0\r\n\r\n"):
+                    chunk = sock.recv(4096)
+                    assert chunk, reply
+                    reply += chunk
+                assert reply.startswith(b"HTTP/1.1 200 ") and b"408" not in reply, reply
+    finally:
+        server.stop()
+        thread.join(10)
+    assert app.seen == 2

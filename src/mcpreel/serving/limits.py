@@ -111,8 +111,15 @@ class HeadGuard:
 
     def _head_timed_out(self) -> None:
         self._head_timer = None
+        cycle = getattr(self, "cycle", None)
+        if cycle is not None and not cycle.response_complete:
+            return  # an answer is still going out: the next head is not late, it has not begun
         if self._head_pending() and not self._refused:
             self._refuse(408, f"the request head took longer than {self.limits.header_timeout:g} s")
+
+    def _head_done(self) -> None:
+        self._disarm()
+        self._head_bytes = 0
 
     def _refuse(self, status: int, why: str) -> None:
         """Answer ``status`` and close; what the client still sends is dropped meanwhile (see DRAIN_*)."""
@@ -139,10 +146,13 @@ class HeadGuard:
             return
         feed = super().data_received  # type: ignore[misc]
         while data:
-            if not self._head_pending():
+            # uvicorn makes a new request cycle when a head is complete: that is how a head is seen ending,
+            # even when its whole request (and more) came in one chunk
+            cycle = getattr(self, "cycle", None)
+            if not self._head_pending():  # inside a body: its own limit is BodyLimit's
                 feed(data)
-                if self._head_pending():  # the body ended and the next head began in this chunk
-                    self._head_bytes = 0
+                if getattr(self, "cycle", None) is not cycle:
+                    self._head_done()
                 return
             self._arm()
             room = self.limits.max_header - self._head_bytes
@@ -151,13 +161,13 @@ class HeadGuard:
             feed(part)
             if self._refused or self.transport.is_closing():  # type: ignore[attr-defined]
                 return
-            if self._head_pending():
-                if self._head_bytes >= self.limits.max_header:
-                    self._refuse(431, f"the request head is larger than {_size(self.limits.max_header)} "
-                                      "(the listener's --max-header)")
-                return
-            self._disarm()  # the head is complete: what follows is its body
-            self._head_bytes = 0
+            if getattr(self, "cycle", None) is not cycle:
+                self._head_done()  # what follows is its body, or the next request
+                continue
+            if self._head_bytes >= self.limits.max_header:
+                self._refuse(431, f"the request head is larger than {_size(self.limits.max_header)} "
+                                  "(the listener's --max-header)")
+            return
 
 
 class BodyLimit:
