@@ -183,8 +183,66 @@ class _HTTPSession:
         self.backlog.clear()
 
 
+#: an answer larger than this is sent in :data:`_PIECE` pieces, at most :data:`_BIG_AT_ONCE` such answers
+#: at a time per server: each client asking for a big recorded answer would otherwise hold its own
+#: encoded copy in the socket's buffer until it read it all (a 50 MB answer to 20 clients: 1.2 GB)
+_BIG_ANSWER = 1 << 20
+_PIECE = 1 << 20
+_BIG_AT_ONCE = 2
+
+
+def _sse_parts(messages: list[Any]) -> list[bytes]:
+    # compact JSON holds no raw newline, so one event is its bytes between `data: ` and a blank line
+    # (the bytes encode_event writes, without copying a big answer four more times)
+    parts: list[bytes] = []
+    for m in messages:
+        parts += (b"event: message\ndata: ", jsonio.dumps(m), b"\n\n")
+    return parts
+
+
 def _sse_bytes(messages: list[Any]) -> bytes:
-    return b"".join(encode_event(jsonio.dumps_str(m)) for m in messages)
+    return b"".join(_sse_parts(messages))
+
+
+class _BigAnswer(Response):
+    """A big answer (over :data:`_BIG_ANSWER`), sent in pieces while holding one of ``gate``'s places.
+
+    The encoded ``parts`` are kept only when a place was free as the answer was made (taken at once, no
+    other task runs between the handler and this call); otherwise they are dropped and encoded again once
+    a place frees up. Each piece waits for the client's reading (uvicorn's drain), so what one answer holds
+    is its encoded copy, and the gate bounds how many exist at a time -- not the number of clients.
+    """
+
+    def __init__(self, parts: list[bytes], encode: Callable[[], list[bytes]], gate: asyncio.Semaphore, *,
+                 status_code: int, media_type: str, headers: dict[str, str] | None) -> None:
+        super().__init__(None, status_code=status_code, media_type=media_type, headers=headers)
+        self.parts: list[bytes] | None = None if gate.locked() else parts
+        self.encode = encode
+        self.gate = gate
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        async with self.gate:
+            parts = self.parts if self.parts is not None else self.encode()
+            self.parts = None
+            length = str(sum(map(len, parts))).encode("ascii")
+            head = [(k, length if k == b"content-length" else v) for k, v in self.raw_headers]
+            await send({"type": "http.response.start", "status": self.status_code, "headers": head})
+            for part in parts:
+                for start in range(0, len(part), _PIECE):
+                    await send({"type": "http.response.body", "body": part[start:start + _PIECE], "more_body": True})
+                    # the listener's writes go out at the end of a loop turn (serving.wire): let them, so a
+                    # client that reads slowly pauses this answer instead of piling it up in the buffer
+                    await asyncio.sleep(0)
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _answer(encode: Callable[[], list[bytes]], gate: asyncio.Semaphore, *, media_type: str, status_code: int = 200,
+            headers: dict[str, str] | None = None) -> Response:
+    """A whole answer: one body when small, else a :class:`_BigAnswer`."""
+    parts = encode()
+    if sum(map(len, parts)) <= _BIG_ANSWER:
+        return Response(b"".join(parts), status_code=status_code, media_type=media_type, headers=headers)
+    return _BigAnswer(parts, encode, gate, status_code=status_code, media_type=media_type, headers=headers)
 
 
 def _jsonrpc_error(code: int, message: str, status: int) -> Response:
@@ -203,6 +261,7 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
     sessions: dict[str, _HTTPSession] = {}
     shared: list[_HTTPSession] = []
     background: set[asyncio.Task[None]] = set()
+    big_answers = asyncio.Semaphore(_BIG_AT_ONCE)
 
     def sessionless() -> _HTTPSession:
         if not shared:
@@ -263,13 +322,13 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
             if pending is not None:
                 await pending
             answers = queue
-            body_out = jsonio.dumps(answers[-1] if len(answers) == 1 else answers) if answers else b""
-            return Response(body_out, status_code=200 if answers else 202, media_type="application/json",
-                            headers=headers)
+            return _answer(lambda: [jsonio.dumps(answers[-1] if len(answers) == 1 else answers)] if answers else [],
+                           big_answers, status_code=200 if answers else 202, media_type="application/json",
+                           headers=headers)
         pending = session.conn.receive(message, queue.append)
         if pending is None:
-            return Response(_sse_bytes(queue), media_type="text/event-stream",
-                            headers={**headers, "cache-control": "no-cache"})
+            return _answer(lambda: _sse_parts(queue), big_answers, media_type="text/event-stream",
+                           headers={**headers, "cache-control": "no-cache"})
         return StreamingResponse(_stream_pending(queue, pending), media_type="text/event-stream",
                                  headers={**headers, "cache-control": "no-cache"})
 
