@@ -122,7 +122,7 @@ def test_a_big_body_is_413_whole_or_chunked_and_never_reaches_the_app() -> None:
 
 def test_a_trickling_head_is_408_after_the_header_timeout() -> None:
     with serving(Limits(header_timeout=0.5)) as (app, port):
-        socks = [socket.create_connection(("127.0.0.1", port), 5) for _ in range(40)]
+        socks = [socket.create_connection(("127.0.0.1", port), 5) for _ in range(150)]  # as in the issue
         idle = socket.create_connection(("127.0.0.1", port), 5)  # says nothing at all
         began = time.monotonic()
         try:
@@ -141,7 +141,7 @@ def test_a_trickling_head_is_408_after_the_header_timeout() -> None:
                 reply = sock.recv(4096)
                 assert reply.startswith(b"HTTP/1.1 408 "), reply[:80]
                 assert b"longer than 0.5 s" in reply
-            assert time.monotonic() - began < 4
+            assert time.monotonic() - began < 6  # were 25 s and more: no timeout at all
         finally:
             for sock in [*socks, idle]:
                 sock.close()
