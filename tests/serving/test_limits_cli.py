@@ -96,3 +96,10 @@ def test_limit_flags_are_for_http_transports_only(tmp_path: Path) -> None:
     r = subprocess.run([*MCPREEL, "demo-server", "--transport", "streamable-http", "--max-body", "lots"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "is not a size" in r.stderr
+
+
+def test_sizes_are_read_as_users_write_them() -> None:
+    from mcpreel.cli.limit_options import SIZE
+
+    assert [SIZE.convert(v, None, None) for v in ("65536", "64K", "64k", "32M", "32MiB", "1G", "2mb")] == [
+        65536, 65536, 65536, 32 << 20, 32 << 20, 1 << 30, 2 << 20]

@@ -39,14 +39,22 @@ class Size(click.ParamType):
 SIZE = Size()
 
 
+def _shown(n: int) -> str:
+    """A default as the user would write it (``32M``), so ``--help`` shows it that way."""
+    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
+        if n % (1 << shift) == 0:
+            return f"{n >> shift}{unit}"
+    return str(n)
+
+
 def limit_options(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The three options; ``what`` starts their help (``"HTTP transports: "`` or ``""``)."""
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         for option in reversed([
-            click.option("--max-body", type=SIZE, default=DEFAULT_MAX_BODY, show_default="32M", metavar="SIZE",
+            click.option("--max-body", type=SIZE, default=_shown(DEFAULT_MAX_BODY), show_default=True, metavar="SIZE",
                          help=f"{what}the largest request body the listener takes (more: 413)."),
-            click.option("--max-header", type=SIZE, default=DEFAULT_MAX_HEADER, show_default="64K", metavar="SIZE",
+            click.option("--max-header", type=SIZE, default=_shown(DEFAULT_MAX_HEADER), show_default=True, metavar="SIZE",
                          help=f"{what}the largest request head (request line and headers; more: 431)."),
             click.option("--header-timeout", type=click.FloatRange(min=0.01), default=DEFAULT_HEADER_TIMEOUT,
                          show_default=True, metavar="SECONDS",
