@@ -50,3 +50,10 @@ def test_deep_nesting_is_a_value_error():
 def test_invalid_raises_value_error(bad):
     with pytest.raises(ValueError):
         jsonio.loads(bad)
+
+
+def test_dumps_line_is_dumps_and_a_newline_in_one_buffer() -> None:
+    from mcpreel._infra import jsonio
+
+    for value in ({"a": [1, "é", None]}, {"s": "x\ud800y"}, [1.5, True], {"big": "z" * 100_000}):
+        assert jsonio.dumps_line(value) == jsonio.dumps(value) + b"\n"
