@@ -24,7 +24,7 @@ from mcpreel.errors import UsageError
 from mcpreel.formats import FORMATS, canonical_name, format_for_name, get_writer, open_session, writer_names
 from mcpreel.formats._foreign import STASH_KEYS
 from mcpreel.formats.sniff import Detection
-from mcpreel.model import Kind, Message, Session
+from mcpreel.model import SCOPE_KEY, Kind, Message, Session
 
 __all__ = ["ConvertResult", "Features", "OutputChoice", "choose_output_format", "convert", "write_session"]
 
@@ -49,9 +49,13 @@ class Features:
     #: records with another recorder's own members (pids, flags), by stash (formats._foreign.STASH_KEYS)
     foreign: dict[str, int] = field(default_factory=dict)
     header: bool = False
+    #: records of a merged file that name their source file (``Message.extra["file"]``, :mod:`mcpreel.merge`)
+    sources: int = 0
 
     def count(self, msg: Message) -> None:
         self.records += 1
+        if msg.extra and type(msg.extra.get(SCOPE_KEY)) is str:
+            self.sources += 1
         if msg.extra and not STASH_KEYS.isdisjoint(msg.extra):
             for key in STASH_KEYS.intersection(msg.extra):
                 self.foreign[key] = self.foreign.get(key, 0) + 1
@@ -104,6 +108,9 @@ class Features:
             out.append(n(self.transport, "transport-only event"))
         if self.event and "event" not in keeps:
             out.append(n(self.event, "line of another producer", "lines of another producer"))
+        if self.sources and "source" not in keeps:
+            out.append(f"which file each record came from ({n(self.sources, 'record')} of a merged file; "
+                       "kept only by a reel)")
         lost_foreign = sum(c for key, c in self.foreign.items() if "foreign" not in keeps and f"foreign:{key}" not in keeps)
         if lost_foreign:
             out.append(f"the source recorder's own members of {n(lost_foreign, 'record')} (kept only by a reel)")

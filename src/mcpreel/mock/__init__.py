@@ -17,6 +17,7 @@ from mcpreel.exchanges import build
 from mcpreel.formats import open_session
 from mcpreel.mock.engine import ON_MISS, Mock, MockOptions, MockStats
 from mcpreel.mock.matcher import MATCH_MODES
+from mcpreel.model import Session
 from mcpreel.sessions import split_sessions
 
 __all__ = ["MATCH_MODES", "ON_MISS", "Mock", "MockOptions", "MockStats", "serve_file"]
@@ -37,10 +38,14 @@ def serve_file(
     allow_hosts: tuple[str, ...] = (),
     on_event: Callable[[str], None] | None = None,
     on_ready: Callable[[Mock, str], None] | None = None,
+    source: str | None = None,
 ) -> Mock:
     """Serve the session in ``path`` until the client leaves (stdio) or the server is stopped (HTTP).
 
-    Returns the :class:`Mock`, whose ``stats`` say what was answered and missed.
+    Returns the :class:`Mock`, whose ``stats`` say what was answered and missed. A merged file holds
+    several servers: ``source`` names the one to serve (:func:`mcpreel.merge.select_source`); a merged
+    file of several sources without it is refused, because one mock serving them all would advertise one
+    server's tools and answer another's.
     """
     from mcpreel.errors import UsageError
     from mcpreel.mock.forward import CassetteFile, Forwarder
@@ -50,6 +55,7 @@ def serve_file(
     options = options or MockOptions()
     session, detection = open_session(path, format)
     session.materialize()
+    session = _one_source(session, source, str(path))
     for note in session.info.notes:  # "holds no MCP messages", say: a mock that answers nothing
         (on_event or (lambda line: None))(f"{path}: {note}")
     cassette = build(session)
@@ -92,3 +98,16 @@ def serve_file(
     else:  # bound before anything is served (a taken port fails first), on the serving loop's event loop
         run(main(Server(http_app(mock, allow_origins=allow_origins, host=host, allow_hosts=allow_hosts), host, port, graceful_timeout=1)))
     return mock
+
+
+def _one_source(session: Session, source: str | None, path: str) -> Session:
+    from mcpreel.errors import UsageError
+    from mcpreel.merge import merged_sources, select_source
+
+    if source is not None:
+        return select_source(session, source, path)
+    names = merged_sources(session)
+    if len(names) > 1:
+        raise UsageError(f"{path} merges {len(names)} servers ({', '.join(names)}): serve one of them with "
+                         f"--source NAME (one mock per source: each on its own port)")
+    return session
