@@ -7,6 +7,7 @@ client in its default 2026-07-28 mode and in ``mode="legacy"``, merged, then ser
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -62,7 +63,7 @@ def test_serve_refuses_to_be_several_servers_and_names_the_sources(merged: Path)
     assert r.returncode == 2 and "the file's sources are replay-peer.jsonl, check-peer.jsonl" in r.stderr
 
 
-def test_replay_sends_one_source_to_its_own_server(merged: Path) -> None:
+def test_replay_sends_one_source_to_its_own_server(merged: Path, tmp_path: Path) -> None:
     r = mcpreel("replay", str(merged), "--source", "check-peer.jsonl", "--target-command",
                 f"{SDK_SERVER} stdio --as check", "--timeout", "10")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -71,9 +72,13 @@ def test_replay_sends_one_source_to_its_own_server(merged: Path) -> None:
                 "--timeout", "10")
     assert r.returncode == 0, r.stdout + r.stderr
     # without --source: each source in its own target session, and the warning says they share the target
-    r = mcpreel("replay", str(merged), "--target-command", f"{SDK_SERVER} stdio", "--timeout", "10")
+    r = mcpreel("replay", str(merged), "--target-command", f"{SDK_SERVER} stdio", "--timeout", "10",
+                "--output", str(tmp_path / "r.json"))
     assert "merges 2 servers (replay-peer.jsonl, check-peer.jsonl): each is replayed in its own target session" \
         in r.stderr
+    sessions = json.loads((tmp_path / "r.json").read_text())["sessions"]
+    assert [s["label"].rsplit(", ", 1)[-1] for s in sessions] == ["replay-peer.jsonl", "check-peer.jsonl"]
+    assert [s["requests"] for s in sessions] == [5, 5]
 
 
 @pytest.mark.parametrize(("name", "fmt"), [("m.har", "har"), ("m.qai.json", "qai")])
