@@ -114,10 +114,15 @@ def test_the_cli_writes_keyed_markers_with_the_project_key_or_plain_ones(tmp_pat
     src = write(_session(), tmp_path / "in.jsonl", "reel")
     r = CliRunner().invoke(cli, ["redact", str(src), "keyed.jsonl"])
     assert r.exit_code == 0, r.output
+    assert r.stderr.startswith("created the redaction key .mcpreel/redact.key (mode 0600)")
+    again = CliRunner().invoke(cli, ["redact", str(src), "again.jsonl"])
+    assert again.exit_code == 0 and again.stderr == ""
     key = (tmp_path / ".mcpreel" / "redact.key").read_bytes().strip()
     text = (tmp_path / "keyed.jsonl").read_text()
     assert f"[REDACTED:key:{fingerprint(key, SK_A)}]" in text and f"[REDACTED:key:{fingerprint(key, SK_B)}]" in text
     assert f"Bearer [REDACTED:bearer:{fingerprint(key, SK_A)}]" in text and SK_A not in text
+    # the same key on the next run: the same markers (files redacted apart can be compared)
+    assert KEYED_MARKER.findall((tmp_path / "again.jsonl").read_text()) == KEYED_MARKER.findall(text)
     given = tmp_path / "ci.key"
     given.write_text("k" * 32)
     r = CliRunner().invoke(cli, ["redact", str(src), "given.jsonl", "--redact-key", str(given)])

@@ -36,13 +36,19 @@ def redact_command(input_path: str, output_path: str, rules_path: str | None, fr
     becomes [REDACTED:rule:1a2b3c4d], an HMAC of it under a key kept beside the project."""
     from mcpreel.errors import UsageError
     from mcpreel.redact import MARKER, load_rules, redact_file
-    from mcpreel.redact.keys import load_or_create_key
+    from mcpreel.redact.keys import DEFAULT_KEY_FILE, find_key, load_or_create_key
 
     rules = load_rules(rules_path) if rules_path else None
     keyed = not plain and (rules is None or rules.marker == MARKER)
     if plain and key_path:
         raise UsageError("--plain and --redact-key exclude each other: give one")
-    key = load_or_create_key(key_path) if keyed else None
+    key = None
+    if keyed:
+        created = find_key(key_path) is None
+        key = load_or_create_key(key_path)
+        if created:
+            output.info(f"created the redaction key {DEFAULT_KEY_FILE} (mode 0600): keep it out of version control, "
+                        "and give CI the same key (MCPREEL_REDACT_KEY=FILE) so cassettes match")
     result = redact_file(input_path, output_path, rules=rules, from_=from_, to=to, key=key)
     if result.lost:
         output.warning(f"writing {result.format} drops {', '.join(result.lost)}")
