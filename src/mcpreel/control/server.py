@@ -180,7 +180,7 @@ class ControlServer:
             discovery.remove_endpoint(sock_path, info_path)
             raise
         self._listener, self.socket_path, self.info_path = listener, sock_path, info_path
-        self._write_info()
+        self.write_info()
         self._accepter = threading.Thread(target=self._accept, name="mcpreel-control", daemon=True)
         self._accepter.start()
         return sock_path
@@ -192,7 +192,8 @@ class ControlServer:
                 "started": iso_from_ms(self._started_at), "intercept": self.filter_text,
                 "intercept_timeout": self.timeout}
 
-    def _write_info(self) -> None:
+    def write_info(self) -> None:
+        """(Re)write the description beside the socket (after ``listen`` or the filter changed)."""
         if self.info_path is not None and not self._closed:
             with contextlib.suppress(OSError):
                 discovery.write_info(self.info_path, self.describe())
@@ -319,7 +320,7 @@ class ControlServer:
                 raise protocol.CommandError(f"inject failed: {exc}") from exc
         else:
             self.set_filter(cmd["filter"])
-            self._write_info()
+            self.write_info()
 
     def set_filter(self, text: str | None) -> None:
         """Hold what ``text`` matches from now on (``""``: every client request; None: nothing)."""
@@ -333,7 +334,7 @@ class ControlServer:
     def started(self, info: SessionInfo) -> None:
         """The session header, after redaction: the target as the reel has it goes into the description."""
         self.target = info.url if info.url else (list(info.command) if info.command else None)
-        self._write_info()
+        self.write_info()
 
     def recorded(self, rec: Message) -> None:
         from mcpreel.formats.reel import record_line
