@@ -134,3 +134,18 @@ def test_end_is_sent_when_the_recording_finishes(server: ControlServer) -> None:
         server.finished(3, "server exited with code 3")
         assert c.wait_for("end", timeout=5) == {"type": "end", "exit_code": 3, "reason": "server exited with code 3"}
         assert c.next_event(timeout=5) is None  # then the connection closes
+
+
+def test_fast_path_frames_reach_a_viewer_as_records_backlog_and_live(server: ControlServer) -> None:
+    from mcpreel.record.pipeline import Pipeline
+
+    pipeline = Pipeline([server])
+    assert not pipeline.sees_records and pipeline.sees_frames  # watching keeps the stdio recorder's fast path
+    pipeline.frames("in", [b'{"jsonrpc":"2.0","id":1,"method":"ping"}', "not json"], 1_700_000_000_000, 5)
+    with ControlClient.connect(server.socket_path) as c:  # type: ignore[arg-type]
+        got = [c.wait_for("record", timeout=5)["record"] for _ in range(2)]
+        assert [(g["seq"], g.get("type"), g.get("raw")) for g in got] == [
+            (5, None, {"jsonrpc": "2.0", "id": 1, "method": "ping"}), (6, "invalid", None)]
+        pipeline.frames("out", [b'{"jsonrpc":"2.0","id":1,"result":{}}'], 1_700_000_000_001, 7)
+        live = c.wait_for("record", timeout=5)["record"]
+        assert live["seq"] == 7 and live["dir"] == "out"

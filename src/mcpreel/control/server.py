@@ -41,8 +41,9 @@ from mcpreel.record.intercept import Decision, InjectPort, Pending
 
 __all__ = ["BACKLOG", "ControlServer", "peer_uid"]
 
-#: records kept for a viewer that attaches later
+#: records (or fast-path reads) kept for a viewer that attaches later, and the bytes they may hold
 BACKLOG = 20000
+BACKLOG_BYTES = 64 << 20
 #: lines queued for one viewer before it is judged stuck and disconnected
 _QUEUE_LIMIT = 50000
 _STOP = object()
@@ -156,7 +157,8 @@ class ControlServer:
         self._listener: socket.socket | None = None
         self._lock = threading.RLock()
         self._viewers: list[_Viewer] = []
-        self._backlog: deque[dict[str, Any]] = deque(maxlen=BACKLOG)
+        self._backlog: deque[tuple[Any, int]] = deque(maxlen=BACKLOG)
+        self._backlog_bytes = 0
         self._holds: dict[str, _Hold] = {}
         self._hold_ids = itertools.count(1)
         self._viewer_ids = itertools.count(1)
@@ -250,8 +252,9 @@ class ControlServer:
                     conn.close()
                     break
                 viewer.put(protocol.hello(self.describe()))
-                for line in self._backlog:
-                    viewer.put(protocol.record(line))
+                for item, _size in self._backlog:
+                    for rec in (_frame_records(item) if isinstance(item, tuple) else (item,)):
+                        viewer.put(protocol.record(_line(rec)))
                 for hold in self._holds.values():
                     viewer.put(self._held_line(hold))
                 self._viewers.append(viewer)
@@ -337,14 +340,35 @@ class ControlServer:
         self.write_info()
 
     def recorded(self, rec: Message) -> None:
-        from mcpreel.formats.reel import record_line
-
-        line = record_line(rec, rec.t if rec.t is not None else now_ms(), rec.seq)
+        # the record itself goes into the ring (its reel line is made only when a viewer is there to get it:
+        # a recording nobody watches pays an append per record)
         with self._lock:
-            self._backlog.append(line)
-            obj = protocol.record(line)
-            for v in list(self._viewers):
-                v.put(obj)
+            self._keep(rec, 512)
+            if self._viewers:
+                obj = protocol.record(_line(rec))
+                for v in list(self._viewers):
+                    v.put(obj)
+
+    def frames(self, direction: str, frames: Any, t: int, first_seq: int) -> None:
+        """The stdio fast path's frames: kept as they are, parsed only for a viewer (see the pipeline)."""
+        item = (direction, list(frames), t, first_seq)
+        with self._lock:
+            self._keep(item, sum(len(f) for f in item[1]))
+            if self._viewers:
+                for rec in _frame_records(item):
+                    obj = protocol.record(_line(rec))
+                    for v in list(self._viewers):
+                        v.put(obj)
+
+    def _keep(self, item: Any, size: int) -> None:
+        """Into the backlog ring, bounded by items and by bytes (a few huge messages do not pin memory)."""
+        ring = self._backlog
+        if len(ring) == ring.maxlen:
+            self._backlog_bytes -= ring[0][1]
+        ring.append((item, size))
+        self._backlog_bytes += size
+        while self._backlog_bytes > BACKLOG_BYTES and len(ring) > 1:
+            self._backlog_bytes -= ring.popleft()[1]
 
     def finished(self, exit_code: int | None, reason: str) -> None:
         self.close(exit_code, reason)
@@ -401,6 +425,27 @@ class ControlServer:
             holds = list(self._holds.values())
         for hold in holds:
             self._release(hold, Decision("forward", by="detach"))
+
+
+def _frame_records(item: tuple[str, list[bytes | str], int, int]) -> list[Message]:
+    from mcpreel._infra import jsonio
+    from mcpreel.model import Kind
+
+    direction, frames, t, first = item
+    out = []
+    for i, frame in enumerate(frames):
+        if isinstance(frame, str):
+            out.append(Message(direction, None, t, kind=Kind.INVALID, text=frame, seq=first + i))
+        else:
+            out.append(Message(direction, jsonio.loads(frame), t, seq=first + i))
+    return out
+
+
+def _line(rec: Message) -> dict[str, Any]:
+    """A record as the reel wrote it (with its ``seq``)."""
+    from mcpreel.formats.reel import record_line
+
+    return record_line(rec, rec.t if rec.t is not None else now_ms(), rec.seq)
 
 
 def _describe(item: Pending) -> str:
