@@ -115,10 +115,19 @@ async def test_hold_and_edit_over_legacy_sse(tmp_path: Path) -> None:
             async with sse_client(run.url) as (read, write), ClientSession(read, write) as session:
                 await session.initialize()
                 edited = await session.call_tool("echo", {"text": "edit me"})
+                with pytest.raises(MCPError) as dropped:
+                    await session.call_tool("echo", {"text": "drop me"})
+                after = await session.call_tool("echo", {"text": "still alive"})
     finally:
         server.close()
     viewer.join(10)
     assert viewer.error is None
-    assert edited.content[0].text == "edited by the viewer"
-    edit = next(r for r in run.records() if r.dir == "in" and r.modified)
+    assert edited.content[0].text == "edited by the viewer" and after.content[0].text == "still alive"
+    # the answer to the dropped request came on the SSE stream, where a legacy client waits for it
+    assert (dropped.value.error.code, dropped.value.error.message) == (DROP_ERROR["code"], DROP_ERROR["message"])
+    records = run.records()
+    edit = next(r for r in records if r.dir == "in" and r.modified)
     assert edit.original["params"]["arguments"]["text"] == "edit me"
+    drop = next(r for r in records if r.dir == "in" and r.dropped)
+    answer = next(r for r in records if r.injected)
+    assert answer.raw["id"] == drop.raw["id"] and answer.ctx["sse"] == {"event": "message"}
