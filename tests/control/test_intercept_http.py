@@ -131,3 +131,34 @@ async def test_hold_and_edit_over_legacy_sse(tmp_path: Path) -> None:
     drop = next(r for r in records if r.dir == "in" and r.dropped)
     answer = next(r for r in records if r.injected)
     assert answer.raw["id"] == drop.raw["id"] and answer.ctx["sse"] == {"event": "message"}
+
+
+async def test_a_viewer_injects_a_request_into_the_clients_http_session(tmp_path: Path) -> None:
+    app = sdk_server().streamable_http_app()
+    server = ControlServer(transport="streamable-http", directory=tmp_path / "rt")
+    (tmp_path / "rt").mkdir(mode=0o700)
+    server.start()
+    try:
+        with ThreadServer(app) as srv, proxy("streamable-http", srv.url("/mcp"), tmp_path, addons=[server],
+                                             interceptor=server) as run:
+            async with Client(run.url, mode="legacy") as c:  # type: ignore[call-arg]
+                await c.call_tool("echo", {"text": "first"})
+                import anyio
+
+                def inject() -> None:
+                    with ControlClient.connect(server.socket_path) as viewer:  # type: ignore[arg-type]
+                        viewer.inject("client_to_server", {"jsonrpc": "2.0", "id": "inj-1", "method": "tools/call",
+                                                           "params": {"name": "echo", "arguments": {"text": "injected"}}})
+                        with pytest.raises(Exception, match="only client_to_server"):
+                            viewer.inject("server_to_client", {"jsonrpc": "2.0", "method": "notifications/x"})
+
+                await anyio.to_thread.run_sync(inject)
+                after = await c.call_tool("echo", {"text": "after"})
+    finally:
+        server.close()
+    assert after.content[0].text == "after"
+    records = run.records()
+    sent = next(r for r in records if r.dir == "in" and r.injected)
+    assert sent.raw["id"] == "inj-1"
+    answer = next(r for r in records if r.dir == "out" and r.is_response and r.id == "inj-1")
+    assert answer.raw["result"]["content"][0]["text"] == "injected"  # the server answered in the client's session
