@@ -65,3 +65,17 @@ def test_a_runtime_dir_open_to_others_is_refused_for_intercept_and_warned_otherw
     assert held.returncode == 2 and b"it must be 0700" in held.stderr
     plain = run(tmp_path, "record", "--out", "s.jsonl", "--", PY, RAW, "answer")
     assert plain.returncode == 0 and b"recording without a control channel" in plain.stderr
+
+
+def test_the_socket_is_removed_when_the_server_cannot_start(tmp_path: Path) -> None:
+    done = run(tmp_path, "record", "--intercept", "--out", "s.jsonl", "--", str(tmp_path / "no-such-server"))
+    assert done.returncode == 127
+    assert b"control:" in done.stderr and list((tmp_path / "rt").iterdir()) == []
+
+
+def test_a_big_line_and_a_last_line_without_newline_pass_the_intercepting_pump(tmp_path: Path) -> None:
+    big = b'{"jsonrpc":"2.0","method":"notifications/big","params":{"x":"' + b"a" * 3_000_000 + b'"}}\n'
+    done = run(tmp_path, "record", "-q", "--intercept", "--intercept-timeout", "0", "--out", "s.jsonl", "--",
+               PY, RAW, "echo", stdin=big + PING + b'{"jsonrpc":"2.0","method":"tail"}')
+    assert done.returncode == 0
+    assert done.stdout == big + PING + b'{"jsonrpc":"2.0","method":"tail"}'

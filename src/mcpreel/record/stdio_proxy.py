@@ -219,7 +219,7 @@ class StdioProxy:
         interceptor = self.interceptor
         assert interceptor is not None
         wants, record, clock = interceptor.wants, self.recorder.lines, now_ms
-        pending = b""
+        pending: list[bytes] = []  # a line begun, not finished (a list: a 10 MB line comes in many reads)
         while True:
             try:
                 chunk = os.read(src, _CHUNK)
@@ -229,10 +229,10 @@ class StdioProxy:
                 break
             nl = chunk.rfind(b"\n")
             if nl < 0:
-                pending += chunk
+                pending.append(chunk)
                 continue
-            body = pending + chunk[:nl] if pending else chunk[:nl]
-            pending = chunk[nl + 1 :]
+            body = b"".join((*pending, chunk[:nl])) if pending else chunk[:nl]
+            pending = [chunk[nl + 1 :]] if nl + 1 < len(chunk) else []
             t = clock()
             passing: list[bytes] = []
             for line in body.split(b"\n"):
@@ -252,8 +252,9 @@ class StdioProxy:
                 record(direction, passing, t)
                 self._send(direction, b"\n".join(passing) + b"\n")
         if pending:
-            record(direction, [pending], clock())
-            self._send(direction, pending)
+            rest = b"".join(pending)
+            record(direction, [rest], clock())
+            self._send(direction, rest)
 
     def _pump_in(self) -> None:
         stdin = self.process.stdin
