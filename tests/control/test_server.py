@@ -89,9 +89,12 @@ def test_the_timeout_forwards_unchanged(tmp_path: Path) -> None:
 
 
 def test_a_viewer_that_detaches_leaves_its_holds_waiting(server: ControlServer) -> None:
+    from mcpreel.control import discovery
+
     c = ControlClient.connect(server.socket_path)  # type: ignore[arg-type]
     t, got = decide_in_thread(server)
     c.wait_for("held", timeout=5)
+    time.sleep(0.6)
     c.close()
     deadline = time.monotonic() + 5
     while not any("the viewer detached" in n for n in server.notes) and time.monotonic() < deadline:  # type: ignore[attr-defined]
@@ -99,6 +102,10 @@ def test_a_viewer_that_detaches_leaves_its_holds_waiting(server: ControlServer) 
     assert any("the viewer detached; 1 held message(s) keep waiting for a viewer" in n
                for n in server.notes)  # type: ignore[attr-defined]
     assert t.is_alive()
+    assert len(discovery.running(server.socket_path.parent)) == 1  # type: ignore[union-attr]
+    time.sleep(0.2)
+    # a listing's probe connects and leaves at once: no "viewer detached" line for it
+    assert sum("the viewer detached" in n for n in server.notes) == 1  # type: ignore[attr-defined]
     server.shutdown()  # the proxy stops: nothing waits forever
     t.join(5)
     assert got[0].by == "detach"

@@ -154,3 +154,17 @@ def test_a_chain_passes_the_edit_on_and_a_drop_ends_it() -> None:
     assert look.got["params"] == {"x": 1} and d.action == "edit" and d.by == "rules:a"
     d = Interceptors([Edit(), Look("drop")]).decide(Pending("in", call(1, "m"), 0))
     assert d.action == "drop" and d.by == "viewer"
+
+
+def test_a_server_to_client_answer_can_be_held_and_edited(tmp_path: Path) -> None:
+    class EditAnswers:
+        def wants(self, direction: str, message: Any) -> bool:
+            return direction == "out" and "result" in message
+
+        def decide(self, item: Pending) -> Decision:
+            return Decision("edit", message={**item.message, "result": {"method": "changed"}}, by="rules:out")
+
+    client_got, reel, _ = run(tmp_path, [call(1, "plain")], EditAnswers())
+    assert client_got == [{"jsonrpc": "2.0", "id": 1, "result": {"method": "changed"}}]
+    answer = next(x for x in reel if x.get("dir") == "out" and "raw" in x)
+    assert answer["modified"] is True and answer["original"]["result"] == {"method": "plain"}

@@ -47,6 +47,8 @@ BACKLOG_BYTES = 64 << 20
 #: lines queued for one viewer before it is judged stuck and disconnected
 _QUEUE_LIMIT = 50000
 _STOP = object()
+#: a connection shorter than this is not a viewer whose leaving is worth a line on stderr
+_PROBE_SECONDS = 0.5
 
 
 def peer_uid(sock: socket.socket) -> int:
@@ -77,6 +79,7 @@ class _Viewer:
         self.n = n
         self.queue: queue.Queue[Any] = queue.Queue(_QUEUE_LIMIT)
         self.gone = False
+        self.since = time.monotonic()
         self.writer = threading.Thread(target=self._write, name=f"mcpreel-control-w{n}", daemon=True)
         self.reader = threading.Thread(target=self._read, name=f"mcpreel-control-r{n}", daemon=True)
 
@@ -268,7 +271,8 @@ class ControlServer:
             self._viewers.remove(viewer)
             left = len(self._viewers)
             held = len(self._holds)
-        if not left and held and not self._closed:
+        # a connection that came and went at once is a listing's probe (discovery.running), not a viewer leaving
+        if not left and held and not self._closed and time.monotonic() - viewer.since >= _PROBE_SECONDS:
             then = (f"forwarded unchanged after the --intercept-timeout of {self.timeout:g}s"
                     if self.timeout is not None else "waiting for a viewer")
             self._note(f"control: the viewer detached; {held} held message(s) keep {then} "

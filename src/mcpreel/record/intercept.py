@@ -22,6 +22,8 @@ legacy SSE) call the same seam, so a person at a viewer (:class:`mcpreel.control
   stop): whatever is held should be decided now, so stopping never waits on a person.
 
 What an interceptor sees is the wire, before any ``--redact`` (that applies to what is recorded only).
+Only single JSON-RPC objects are offered to it; a batch, a line that is not JSON and (on HTTP) anything the
+server sends go through as they came.
 
 A :class:`Decision` says ``forward`` (unchanged), ``edit`` (send ``message`` instead: a JSON-RPC message the
 interceptor already validated, :func:`mcpreel.control.protocol.validate_message`), ``drop`` (send nothing
