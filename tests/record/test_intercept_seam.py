@@ -168,3 +168,22 @@ def test_a_server_to_client_answer_can_be_held_and_edited(tmp_path: Path) -> Non
     assert client_got == [{"jsonrpc": "2.0", "id": 1, "result": {"method": "changed"}}]
     answer = next(x for x in reel if x.get("dir") == "out" and "raw" in x)
     assert answer["modified"] is True and answer["original"]["result"] == {"method": "plain"}
+
+
+def test_an_inactive_interceptor_is_not_asked(tmp_path: Path) -> None:
+    class Idle:
+        active = False
+
+        def __init__(self) -> None:
+            self.asked = 0
+
+        def wants(self, direction: str, message: Any) -> bool:
+            self.asked += 1
+            return True
+
+        def decide(self, item: Pending) -> Decision:
+            raise AssertionError("nothing is held while inactive")
+
+    idle = Idle()
+    client_got, _, _ = run(tmp_path, [call(1, "a"), call(2, "b")], idle)
+    assert [m["id"] for m in client_got] == [1, 2] and idle.asked == 0

@@ -381,6 +381,11 @@ class ControlServer:
     def attach(self, port: InjectPort) -> None:
         self._port = port
 
+    @property
+    def active(self) -> bool:
+        """Something may be held (an intercept filter is set)."""
+        return self.filter is not None and not self._closed
+
     def wants(self, direction: str, message: Any) -> bool:
         f = self.filter
         return f is not None and not self._closed and f.matches(message, direction)

@@ -234,6 +234,11 @@ class StdioProxy:
             body = b"".join((*pending, chunk[:nl])) if pending else chunk[:nl]
             pending = [chunk[nl + 1 :]] if nl + 1 < len(chunk) else []
             t = clock()
+            if not getattr(interceptor, "active", True):  # holding nothing now: no line is parsed here
+                lines = body.split(b"\n")
+                record(direction, lines, t)
+                self._send(direction, body + b"\n")
+                continue
             passing: list[bytes] = []
             for line in body.split(b"\n"):
                 value: Any = None
