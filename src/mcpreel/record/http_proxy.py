@@ -329,7 +329,7 @@ class RecordingProxy:
         marks: dict[str, Any] | None = None
         if self.interceptor is not None and method == "POST":
             self._last_post = (target, headers)
-            if body and coding is None:
+            if body and coding is None and getattr(self.interceptor, "active", True):  # else: not even parsed
                 held = await self._intercept(body, headers)
                 if held is not None:
                     body, marks, done = await self._carry_out(held, body, method, path, headers, send)
