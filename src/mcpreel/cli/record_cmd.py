@@ -55,6 +55,14 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="HTTP transports: a Host name a loopback listener accepts beyond the loopback names "
                           "(others are refused 421: DNS rebinding; repeatable)."),
         click.option("-q", "--quiet", is_flag=True, help="Say nothing of the recorder's own on stderr (warnings still)."),
+        click.option("--intercept", is_flag=False, flag_value="", default=None, metavar="[FILTER]",
+                     help="Hold messages matching FILTER (filter tokens: method:tools/call tool:NAME dir:out ...; "
+                          "default: every request from the client) until a viewer (mcpreel tui) forwards, edits "
+                          "or drops them."),
+        click.option("--intercept-timeout", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+                     help="With --intercept: a held message goes on unchanged after SECONDS (default: it waits)."),
+        click.option("--no-control", is_flag=True,
+                     help="Run no control socket (no live viewer, no --intercept)."),
         click.option("--otlp-endpoint", metavar="URL",
                      help="Also export spans live to this OTLP/HTTP collector (batched, off the forwarding path; "
                           "a dead collector costs one warning). Needs mcpreel[otel]."),
@@ -91,6 +99,9 @@ def run_record(
     target_flag: str = "--target",
     out_dir: str | None = None,
     otlp_endpoint: str | None = None,
+    intercept: str | None = None,
+    intercept_timeout: float | None = None,
+    no_control: bool = False,
 ) -> None:
     """Check the words of the call, pick the defaults, run the recorder of ``transport``, exit with its code."""
     from mcpreel.record import ServerStartError, default_label, default_out_path, record_stdio
@@ -137,7 +148,8 @@ def run_record(
             transport=transport, target=target, listen=listen, out=Path(out) if out else None, label=label,
             session_file=session_file, save_every=save_every, redactor=redactor, keep_secrets=keep_secrets,
             envelope=envelope, allow_origins=list(allow_origins), otlp_endpoint=otlp_endpoint,
-            allow_hosts=list(allow_hosts),
+            allow_hosts=list(allow_hosts), control=dict(intercept=intercept, intercept_timeout=intercept_timeout,
+                                                        no_control=no_control, quiet=quiet),
         ))
 
     if out_dir and out:
@@ -146,15 +158,23 @@ def run_record(
     shown = list(command)
     if redactor is not None:
         shown = Redactor().command(shown)  # a redactor of its own: the recording counts only what it records
+    from mcpreel.cli.record_control import start_control
+
+    control = start_control(transport="stdio", reel=out_path, intercept=intercept, intercept_timeout=intercept_timeout,
+                            no_control=no_control, quiet=quiet)
     say(f"recording {shlex.join(shown)} -> {out_path}")
     try:
         result = record_stdio(
             command, out_path, label=label, session_file=session_file, save_every=save_every,
             redactor=redactor, warn=output.warning, otlp_endpoint=otlp_endpoint,
+            addons=[control] if control is not None else (), interceptor=control,
         )
     except ServerStartError:
         say(f"session recorded in {out_path}" + (f" and {session_file}" if session_file else ""))
         raise
+    finally:
+        if control is not None:
+            control.close()
     files = f"{result.out}" + (f" and {result.session_file}" if result.session_file else "")
     notes = [f"{result.invalid} invalid lines"] if result.invalid else []
     if result.redacted is not None:
