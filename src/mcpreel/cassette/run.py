@@ -183,11 +183,13 @@ def serve_cassette(
     on_event: Callable[[str], None] | None = None,
     on_ready: Callable[[Plan, str], None] | None = None,
     warn: Callable[[str], None] | None = None,
+    rules: Any = None,
 ) -> CassetteRun:
     """Serve ``cassette`` in record mode ``mode`` until the client leaves (stdio) or a signal (HTTP).
 
     ``command``/``url`` is the real server, needed when the plan records or forwards.
     ``on_ready(plan, where)`` is called once the client can connect (``where`` is ``"stdio"`` or a URL).
+    ``rules`` (a :class:`mcpreel.rules.RuleSet`) act on what the client sends and is answered.
     """
     out = RunReport(report)
     try:
@@ -213,7 +215,8 @@ def serve_cassette(
         else:
             run.stats = _replay(p, command=command, url=url, transport=transport, host=host, port=port,
                                 match=match, repeat=repeat, allow_origins=allow_origins, allow_hosts=allow_hosts,
-                                answer_timeout=answer_timeout, ready=ready, out=out, on_event=on_event)
+                                answer_timeout=answer_timeout, ready=ready, out=out, on_event=on_event,
+                                rules=rules)
             s = run.stats
             out.write("done", requests=s.requests, answered=s.answered, missed=len(s.misses), forwarded=s.forwarded)
         return run
@@ -228,7 +231,7 @@ def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str
             match: str, repeat: bool, allow_origins: tuple[str, ...], answer_timeout: float,
             allow_hosts: tuple[str, ...] = (),
             ready: Callable[[str], None],
-            out: RunReport, on_event: Callable[[str], None] | None) -> Any:
+            out: RunReport, on_event: Callable[[str], None] | None, rules: Any = None) -> Any:
     from mcpreel.mock import MockOptions, serve_file
 
     forwarding = p.on_miss == "forward"
@@ -260,7 +263,7 @@ def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str
         p.cassette, transport=transport, host=host, port=port, options=options,
         forward_command=shlex.join(_argv(command)) if forwarding and command is not None else None,
         forward_url=url if forwarding else None, allow_origins=allow_origins, allow_hosts=allow_hosts,
-        on_event=event, on_ready=started,
+        on_event=event, on_ready=started, rules=rules,
     )
     report_misses()
     return mock.stats
