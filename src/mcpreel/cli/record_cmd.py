@@ -54,6 +54,9 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
                      help="HTTP transports: a Host name a loopback listener accepts beyond the loopback names "
                           "(others are refused 421: DNS rebinding; repeatable)."),
+        click.option("--rules", "rules_file", type=click.Path(dir_okay=False), metavar="FILE",
+                     help="Fault injection: a rules file (JSON or YAML) whose rules delay, rewrite, drop, fail or "
+                          "close what is relayed; each action is recorded with decided_by rules:NAME."),
         click.option("-q", "--quiet", is_flag=True, help="Say nothing of the recorder's own on stderr (warnings still)."),
         click.option("--otlp-endpoint", metavar="URL",
                      help="Also export spans live to this OTLP/HTTP collector (batched, off the forwarding path; "
@@ -91,6 +94,7 @@ def run_record(
     target_flag: str = "--target",
     out_dir: str | None = None,
     otlp_endpoint: str | None = None,
+    rules_file: str | None = None,
 ) -> None:
     """Check the words of the call, pick the defaults, run the recorder of ``transport``, exit with its code."""
     from mcpreel.record import ServerStartError, default_label, default_out_path, record_stdio
@@ -128,6 +132,14 @@ def run_record(
         from mcpreel.otel.export import endpoint_url
 
         endpoint_url(otlp_endpoint)  # a bad URL is refused before anything starts
+    interceptor = None
+    if rules_file is not None:
+        from mcpreel.rules import RuleSet, load_rules
+        from mcpreel.rules.intercept import RulesInterceptor, check_for_recording
+
+        rules = RuleSet(load_rules(rules_file))
+        check_for_recording(rules, rules_file, transport)
+        interceptor = RulesInterceptor(rules)
     if transport != "stdio":
         from mcpreel.cli.record_http import run_http_record
 
@@ -137,7 +149,7 @@ def run_record(
             transport=transport, target=target, listen=listen, out=Path(out) if out else None, label=label,
             session_file=session_file, save_every=save_every, redactor=redactor, keep_secrets=keep_secrets,
             envelope=envelope, allow_origins=list(allow_origins), otlp_endpoint=otlp_endpoint,
-            allow_hosts=list(allow_hosts),
+            allow_hosts=list(allow_hosts), interceptor=interceptor,
         ))
 
     if out_dir and out:
@@ -150,7 +162,7 @@ def run_record(
     try:
         result = record_stdio(
             command, out_path, label=label, session_file=session_file, save_every=save_every,
-            redactor=redactor, warn=output.warning, otlp_endpoint=otlp_endpoint,
+            redactor=redactor, warn=output.warning, otlp_endpoint=otlp_endpoint, interceptor=interceptor,
         )
     except ServerStartError:
         say(f"session recorded in {out_path}" + (f" and {session_file}" if session_file else ""))

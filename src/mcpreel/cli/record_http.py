@@ -14,6 +14,7 @@ from pathlib import Path
 from mcpreel.cli import output
 from mcpreel.record.http_proxy import ProxyConfig, parse_listen
 from mcpreel.record.http_session import HttpRecordResult, record_http
+from mcpreel.record.intercept import Interceptor
 from mcpreel.redact import Redactor
 from mcpreel.serving.origin import is_loopback
 
@@ -57,6 +58,7 @@ def run_http_record(
     allow_origins: Sequence[str] = (),
     otlp_endpoint: str | None = None,
     allow_hosts: Sequence[str] = (),
+    interceptor: Interceptor | None = None,
 ) -> int:
     """Record an HTTP MCP session until SIGINT/SIGTERM; returns the exit code (0 after a clean stop)."""
     from mcpreel.record.naming import default_label, default_out_path
@@ -77,7 +79,7 @@ def run_http_record(
     result = record_http(
         config, out_path, host=host, port=port, label=label, session_file=session_file,
         save_every=save_every, redactor=redactor, envelope=envelope, ready=ready, warn=output.warning,
-        otlp_endpoint=otlp_endpoint,
+        otlp_endpoint=otlp_endpoint, interceptor=interceptor,
     )
     output.info(f"mcpreel: {summary(result)}")
     return result.exit_code

@@ -67,6 +67,13 @@ class RuleSet:
     def __bool__(self) -> bool:
         return bool(self.rules)
 
+    def could_act(self, message: Any, direction: str, request: Any = None) -> bool:
+        """Whether some rule matches ``message`` (counting nothing): a recorder's quick ``wants``."""
+        if not isinstance(message, dict):
+            return False
+        kind = message_kind(message)
+        return any(_matches(rule, message, direction, kind, request) for rule in self.rules)
+
     def decide(self, message: Any, direction: str, request: Any = None) -> Verdict | None:
         """What to do with ``message`` going ``direction`` (``client_to_server``/``server_to_client``);
         ``request`` is the request a response answers, for rules that match by method or tool."""
