@@ -189,7 +189,8 @@ def serve_cassette(
 
     ``command``/``url`` is the real server, needed when the plan records or forwards.
     ``on_ready(plan, where)`` is called once the client can connect (``where`` is ``"stdio"`` or a URL).
-    ``rules`` (a :class:`mcpreel.rules.RuleSet`) act on what the client sends and is answered.
+    ``rules`` (a :class:`mcpreel.rules.RuleSet`) act on what the client sends and is answered: on the mock
+    when replaying, on the recording proxy (:mod:`mcpreel.rules.intercept`) when recording.
     """
     out = RunReport(report)
     try:
@@ -204,9 +205,15 @@ def serve_cassette(
                 on_ready(p, where)
 
         if p.record:
+            interceptor = None
+            if rules is not None:
+                from mcpreel.rules.intercept import RulesInterceptor, check_for_recording
+
+                check_for_recording(rules, transport)
+                interceptor = RulesInterceptor(rules)
             run.recording = _record(p, command=command, url=url, transport=transport, host=host, port=port,
                                     allow_origins=allow_origins, allow_hosts=allow_hosts, ready=ready,
-                                    warn=warn)
+                                    warn=warn, interceptor=interceptor)
             rec = run.recording
             if rec.saved:
                 out.write("saved", cassette=str(rec.cassette), messages=rec.messages)
@@ -286,7 +293,7 @@ def miss_fields(miss: Any) -> dict[str, Any]:
 def _record(p: Plan, *, command: Command | None, url: str | None, transport: str, host: str, port: int,
             allow_origins: tuple[str, ...], ready: Callable[[str], None],
             allow_hosts: tuple[str, ...] = (),
-            warn: Callable[[str], None] | None) -> Recording:
+            warn: Callable[[str], None] | None, interceptor: Any = None) -> Recording:
     cassette = p.cassette
     cassette.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{cassette.name}.", suffix=".recording", dir=cassette.parent)  # 0600
@@ -299,7 +306,8 @@ def _record(p: Plan, *, command: Command | None, url: str | None, transport: str
 
             assert command is not None
             ready("stdio")
-            result = record_stdio(_argv(command), tmp, label=cassette.stem, save_every=None, warn=warn)
+            result = record_stdio(_argv(command), tmp, label=cassette.stem, save_every=None, warn=warn,
+                                  interceptor=interceptor)
             clean, reason = result.client_ended, result.reason
             if not clean:
                 reason += " before the client ended the session"
@@ -309,7 +317,8 @@ def _record(p: Plan, *, command: Command | None, url: str | None, transport: str
 
             assert url is not None
             config = ProxyConfig(transport, url, allow_origins=tuple(allow_origins), allow_hosts=tuple(allow_hosts))
-            hresult = record_http(config, tmp, host=host, port=port, label=cassette.stem, ready=ready, warn=warn)
+            hresult = record_http(config, tmp, host=host, port=port, label=cassette.stem, ready=ready, warn=warn,
+                                  interceptor=interceptor)
             clean, reason = True, hresult.reason
         recording = _judge(tmp, cassette, clean, reason)
         if recording.saved:

@@ -137,8 +137,8 @@ def run_record(
         from mcpreel.rules import RuleSet, load_rules
         from mcpreel.rules.intercept import RulesInterceptor, check_for_recording
 
-        rules = RuleSet(load_rules(rules_file))
-        check_for_recording(rules, rules_file, transport)
+        rules = RuleSet(load_rules(rules_file), rules_file)
+        check_for_recording(rules, transport)
         interceptor = RulesInterceptor(rules)
     if transport != "stdio":
         from mcpreel.cli.record_http import run_http_record

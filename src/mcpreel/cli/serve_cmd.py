@@ -82,7 +82,7 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
     from mcpreel.mock import Mock, MockOptions, serve_file
     from mcpreel.rules import RuleSet, load_rules
 
-    rules = RuleSet(load_rules(rules_file)) if rules_file is not None else None
+    rules = RuleSet(load_rules(rules_file), rules_file) if rules_file is not None else None
     if record_mode is not None:
         for name, flag in (("on_miss", "--on-miss"), ("fmt", "--format")):
             source = ctx.get_parameter_source(name)

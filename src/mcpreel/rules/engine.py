@@ -61,8 +61,9 @@ def message_kind(message: Any) -> str:
 class RuleSet:
     """A file's rules with their counters (see the module docstring)."""
 
-    def __init__(self, rules: Sequence[Rule]):
+    def __init__(self, rules: Sequence[Rule], source: str = "rules"):
         self.rules = list(rules)
+        self.source = source  # the file, for messages that name it
 
     def __bool__(self) -> bool:
         return bool(self.rules)

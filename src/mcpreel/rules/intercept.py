@@ -30,8 +30,9 @@ _DIRECTION = {"in": "client_to_server", "out": "server_to_client"}
 _KEEP = 4096  # client requests remembered for matching their answers by method or tool
 
 
-def check_for_recording(rules: RuleSet, source: str, transport: str) -> None:
+def check_for_recording(rules: RuleSet, transport: str) -> None:
     """Refuse (one line naming the file and the rule) what a recording proxy cannot carry out."""
+    source = rules.source
     for rule in rules.rules:
         kind = rule.action.kind
         if kind in ("timeout", "malformed"):
