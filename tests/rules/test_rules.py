@@ -113,3 +113,14 @@ def test_times_and_after_count_matches_deterministically_and_the_next_rule_gets_
                {"name": "slow", "match": {"method": "tools/call"}, "delay": 0.1})
     got = [(v.rule.name, v.action) for v in (rs.decide(CALL, "client_to_server") for _ in range(4)) if v]
     assert got == [("slow", "forward"), ("slow", "forward"), ("third", "close"), ("slow", "forward")]
+
+
+def test_match_by_the_filter_tokens_of_the_contract():
+    rs = rules({"name": "f", "match": {"filter": "dir:in status:error"}, "delay": 0.1})
+    failed = {"jsonrpc": "2.0", "id": 7, "error": {"code": -1, "message": "x"}}
+    assert rs.decide(failed, "client_to_server") is None  # dir:in is server -> client
+    assert rs.decide(ANSWER, "server_to_client") is None
+    v = rs.decide(failed, "server_to_client")
+    assert v is not None and v.rule.name == "f"
+    with pytest.raises(InputError, match=r"rule 1 \(g\): match.filter: filter token 'colour:red': unknown key"):
+        parse_rules([{"name": "g", "match": {"filter": "colour:red"}, "close": True}], source="r.yaml")

@@ -20,6 +20,9 @@ from mcpreel.rules.load import UNSET, Rule
 
 __all__ = ["DEFAULT_DROP_ERROR", "RuleSet", "Verdict", "merge_patch", "message_kind"]
 
+#: the rules' directions as the reel (and so the filter tokens' matching) names them
+_REEL_DIR = {"client_to_server": "in", "server_to_client": "out"}
+
 #: what the sender of a request dropped by ``drop: true`` is answered, so it does not hang
 DEFAULT_DROP_ERROR = {"code": -32001, "message": "dropped by a rule"}
 
@@ -111,6 +114,8 @@ def _matches(rule: Rule, message: dict[str, Any], direction: str, kind: str, req
             tool = params.get("name") if method == "tools/call" and isinstance(params, dict) else None
             if tool not in m.tools:
                 return False
+    if m.filter is not None and not m.filter.matches(message, _REEL_DIR[direction]):
+        return False
     if m.path is not None:
         hits = [0]
 

@@ -11,6 +11,7 @@ A file is a list of rules, or a mapping with a ``rules`` list (room for settings
         id: 7
         path: $.params.arguments.q  # a JSONPath (mcpreel's one dialect) that must point at something
         equals: "boom"              # ... and, with ``equals``, at this value
+        filter: "status:error"      # the filter tokens of --intercept and the viewer (mcpreel.control.filters)
       error: {code: -32000, message: "search is down"}
       times: 1                      # act on the first N matches only (then the rule is spent)
       after: 2                      # let the first N matches pass untouched
@@ -43,7 +44,7 @@ ACTIONS = ("rewrite", "drop", "timeout", "error", "malformed", "close", "disconn
 DIRECTIONS = {"client_to_server": "client_to_server", "out": "client_to_server",
               "server_to_client": "server_to_client", "in": "server_to_client"}
 KINDS = ("request", "response", "notification")
-_MATCH_KEYS = ("direction", "kind", "method", "tool", "id", "path", "equals")
+_MATCH_KEYS = ("direction", "kind", "method", "tool", "id", "path", "equals", "filter")
 _RULE_KEYS = frozenset({"name", "match", "delay", "times", "after", *ACTIONS})
 UNSET = object()
 
@@ -59,6 +60,7 @@ class Match:
     ids: tuple[Any, ...] = ()
     path: JsonPath | None = None
     equals: Any = UNSET
+    filter: Any = None  # a mcpreel.control.filters.Filter
 
     def wants_request(self) -> bool:
         """Whether matching a response needs the request it answers (method or tool is asked)."""
@@ -213,9 +215,19 @@ def _match(raw: Any) -> Match:
         path = _path(raw["path"], "match.path")
     elif "equals" in raw:
         raise _Bad("match.equals compares what match.path points at: give match.path")
+    tokens = None
+    if "filter" in raw:
+        from mcpreel.control.filters import FilterError, parse
+
+        if not isinstance(raw["filter"], str):
+            raise _Bad(f"match.filter is a string of filter tokens, not {raw['filter']!r}")
+        try:
+            tokens = parse(raw["filter"])
+        except FilterError as exc:
+            raise _Bad(f"match.filter: {exc}") from None
     return Match(directions, kinds, _strings(raw["method"], "method") if "method" in raw else (),
                  _strings(raw["tool"], "tool") if "tool" in raw else (), ids, path,
-                 raw.get("equals", UNSET))
+                 raw.get("equals", UNSET), tokens)
 
 
 def _path(text: Any, where: str) -> JsonPath:
