@@ -52,7 +52,8 @@ def client(mode: str, target: str, era: str, *calls: str, timeout: float = 60) -
 
 
 #: how the SDK client says the connection ended under it: stdout closed (stdio), the POST's stream broken (HTTP)
-CLOSED = {"stdio": "Connection closed", "streamable-http": "SSE stream ended without a response"}
+CLOSED = {"stdio": "Connection closed", "streamable-http": "SSE stream ended without a response",
+          "sse": "Connection closed"}
 
 
 def check_the_actions(got: list[dict], transport: str) -> None:
@@ -76,18 +77,20 @@ def test_serve_rules_over_stdio(tmp_path, recorded):
     check_the_actions(got, "stdio")
 
 
-def test_serve_rules_over_streamable_http(tmp_path, recorded):
+@pytest.mark.parametrize("transport", ["streamable-http", "sse"])
+def test_serve_rules_over_http(tmp_path, recorded, transport):
     era, cassette = recorded
     rules = tmp_path / "rules.yaml"
     rules.write_text(RULES)
     port = free_port()
-    mock = Background([*MCPREEL, "serve", str(cassette), "--rules", str(rules), "--transport", "streamable-http",
+    mock = Background([*MCPREEL, "serve", str(cassette), "--rules", str(rules), "--transport", transport,
                        "--port", str(port)], port=port)
     try:
-        got = client("streamable-http", f"http://127.0.0.1:{port}/mcp", era, *CALLS)
+        path = "/mcp" if transport == "streamable-http" else "/sse"
+        got = client(transport, f"http://127.0.0.1:{port}{path}", era, *CALLS)
     finally:
         _, err = mock.stop()
-    check_the_actions(got, "streamable-http")
+    check_the_actions(got, transport)
     for name in ("bye", "echo-fails", "echo-rewritten", "slow-add", "fail-dropped"):
         assert f"rules:{name}:" in err, err
 
@@ -129,3 +132,38 @@ def test_malformed_and_timeout_on_the_wire_over_stdio(tmp_path, recorded):
     assert len(broken) == 1 and broken[0].startswith('{"jsonrpc":"2.0","id":2')
     assert "rules:broken: malformed <- the answer to 2" in proc.stderr
     assert "rules:silent: drop -> tools/call" in proc.stderr
+
+
+def test_a_json_only_http_client_gets_the_broken_body_then_a_dropped_connection_and_a_forgotten_session(tmp_path):
+    """The one-JSON-body answer of Streamable HTTP: ``malformed`` is the body, ``close`` breaks the connection
+    and the session is gone (404) afterwards."""
+    import httpx2
+
+    cassette = tmp_path / "s.jsonl"
+    record(cassette, SDK_SERVER, era="legacy")
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([
+        {"name": "broken", "match": {"tool": "echo", "direction": "server_to_client"}, "malformed": "{not json"},
+        {"name": "gone", "match": {"tool": "add"}, "close": True},
+    ]))
+    port = free_port()
+    mock = Background([*MCPREEL, "serve", str(cassette), "--rules", str(rules), "--transport", "streamable-http",
+                       "--port", str(port)], port=port)
+    url = f"http://127.0.0.1:{port}/mcp"
+    headers = {"accept": "application/json", "content-type": "application/json"}
+    try:
+        with httpx2.Client(timeout=10) as http:
+            init = http.post(url, headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+            sid = init.headers["mcp-session-id"]
+            session = {**headers, "mcp-session-id": sid}
+            r = http.post(url, headers=session, json={"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                                      "params": {"name": "echo", "arguments": {"text": "hello"}}})
+            assert (r.status_code, r.content) == (200, b"{not json")
+            with pytest.raises(httpx2.TransportError):
+                http.post(url, headers=session, json={"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                                                      "params": {"name": "add", "arguments": {"a": 2, "b": 3}}})
+            after = http.post(url, headers=session, json={"jsonrpc": "2.0", "id": 4, "method": "tools/list"})
+            assert after.status_code == 404
+    finally:
+        mock.stop()

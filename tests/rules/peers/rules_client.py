@@ -1,6 +1,6 @@
 """The official SDK client (``mcp.Client``) calling tools one by one, saying what each call met (JSON on stdout).
 
-    python rules_client.py stdio "CMD ARGS..." | streamable-http URL   --era auto|legacy   CALL...
+    python rules_client.py stdio "CMD ARGS..." | streamable-http URL | sse URL   --era auto|legacy   CALL...
 
 A CALL is ``tool`` or ``tool:JSON-arguments``. For each: ``{"tool", "text"|"error"|"exception", "seconds"}``;
 ``error`` is a JSON-RPC error the client got ({code, message}), ``exception`` the type and first line of
@@ -16,6 +16,7 @@ import sys
 import time
 
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.sse import sse_client
 
 
 async def main() -> None:
@@ -34,6 +35,8 @@ async def main() -> None:
     if mode == "stdio":
         argv = shlex.split(target)
         where = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+    elif mode == "sse":
+        where = sse_client(target)
     else:
         where = target
     out: list[dict] = []
