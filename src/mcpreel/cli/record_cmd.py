@@ -58,6 +58,14 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="Fault injection: a rules file (JSON or YAML) whose rules delay, rewrite, drop, fail or "
                           "close what is relayed; each action is recorded with decided_by rules:NAME."),
         click.option("-q", "--quiet", is_flag=True, help="Say nothing of the recorder's own on stderr (warnings still)."),
+        click.option("--intercept", is_flag=False, flag_value="", default=None, metavar="[FILTER]",
+                     help="Hold messages matching FILTER (filter tokens: method:tools/call tool:NAME dir:out ...; "
+                          "default: every request from the client) until a viewer (mcpreel tui) forwards, edits "
+                          "or drops them."),
+        click.option("--intercept-timeout", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+                     help="With --intercept: a held message goes on unchanged after SECONDS (default: it waits)."),
+        click.option("--no-control", is_flag=True,
+                     help="Run no control socket (no live viewer, no --intercept)."),
         click.option("--otlp-endpoint", metavar="URL",
                      help="Also export spans live to this OTLP/HTTP collector (batched, off the forwarding path; "
                           "a dead collector costs one warning). Needs mcpreel[otel]."),
@@ -71,6 +79,17 @@ def _given(ctx: click.Context, name: str) -> bool:
     source = ctx.get_parameter_source(name)
     return source is not None and source not in (click.core.ParameterSource.DEFAULT,
                                                  click.core.ParameterSource.DEFAULT_MAP)
+
+
+def interceptors(rules: Any, control: Any) -> Any:
+    """What decides on the forwarding path: ``--rules`` first, then a person at the control channel."""
+    if rules is None:
+        return control
+    if control is None:
+        return rules
+    from mcpreel.record.intercept import Interceptors
+
+    return Interceptors([rules, control])
 
 
 def run_record(
@@ -94,6 +113,9 @@ def run_record(
     target_flag: str = "--target",
     out_dir: str | None = None,
     otlp_endpoint: str | None = None,
+    intercept: str | None = None,
+    intercept_timeout: float | None = None,
+    no_control: bool = False,
     rules_file: str | None = None,
 ) -> None:
     """Check the words of the call, pick the defaults, run the recorder of ``transport``, exit with its code."""
@@ -132,14 +154,14 @@ def run_record(
         from mcpreel.otel.export import endpoint_url
 
         endpoint_url(otlp_endpoint)  # a bad URL is refused before anything starts
-    interceptor = None
+    rules = None
     if rules_file is not None:
         from mcpreel.rules import RuleSet, load_rules
         from mcpreel.rules.intercept import RulesInterceptor, check_for_recording
 
-        rules = RuleSet(load_rules(rules_file), rules_file)
-        check_for_recording(rules, transport)
-        interceptor = RulesInterceptor(rules)
+        ruleset = RuleSet(load_rules(rules_file), rules_file)
+        check_for_recording(ruleset, transport)
+        rules = RulesInterceptor(ruleset)
     if transport != "stdio":
         from mcpreel.cli.record_http import run_http_record
 
@@ -149,7 +171,9 @@ def run_record(
             transport=transport, target=target, listen=listen, out=Path(out) if out else None, label=label,
             session_file=session_file, save_every=save_every, redactor=redactor, keep_secrets=keep_secrets,
             envelope=envelope, allow_origins=list(allow_origins), otlp_endpoint=otlp_endpoint,
-            allow_hosts=list(allow_hosts), interceptor=interceptor,
+            allow_hosts=list(allow_hosts), control=dict(intercept=intercept, intercept_timeout=intercept_timeout,
+                                                        no_control=no_control, quiet=quiet),
+            rules=rules,
         ))
 
     if out_dir and out:
@@ -158,15 +182,23 @@ def run_record(
     shown = list(command)
     if redactor is not None:
         shown = Redactor().command(shown)  # a redactor of its own: the recording counts only what it records
+    from mcpreel.cli.record_control import start_control
+
+    control = start_control(transport="stdio", reel=out_path, intercept=intercept, intercept_timeout=intercept_timeout,
+                            no_control=no_control, quiet=quiet)
     say(f"recording {shlex.join(shown)} -> {out_path}")
     try:
         result = record_stdio(
             command, out_path, label=label, session_file=session_file, save_every=save_every,
-            redactor=redactor, warn=output.warning, otlp_endpoint=otlp_endpoint, interceptor=interceptor,
+            redactor=redactor, warn=output.warning, otlp_endpoint=otlp_endpoint,
+            addons=[control] if control is not None else (), interceptor=interceptors(rules, control),
         )
     except ServerStartError:
         say(f"session recorded in {out_path}" + (f" and {session_file}" if session_file else ""))
         raise
+    finally:
+        if control is not None:
+            control.close()
     files = f"{result.out}" + (f" and {result.session_file}" if result.session_file else "")
     notes = [f"{result.invalid} invalid lines"] if result.invalid else []
     if result.redacted is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from mcpreel.cli import output
 from mcpreel.record.http_proxy import ProxyConfig, parse_listen
@@ -58,9 +59,14 @@ def run_http_record(
     allow_origins: Sequence[str] = (),
     otlp_endpoint: str | None = None,
     allow_hosts: Sequence[str] = (),
-    interceptor: Interceptor | None = None,
+    control: dict[str, Any] | None = None,
+    rules: Interceptor | None = None,
 ) -> int:
-    """Record an HTTP MCP session until SIGINT/SIGTERM; returns the exit code (0 after a clean stop)."""
+    """Record an HTTP MCP session until SIGINT/SIGTERM; returns the exit code (0 after a clean stop).
+
+    ``control``: the ``--intercept`` / ``--intercept-timeout`` / ``--no-control`` / ``-q`` words
+    (:func:`mcpreel.cli.record_control.start_control`); ``rules``: the ``--rules`` interceptor, which decides
+    before the control channel's person."""
     from mcpreel.record.naming import default_label, default_out_path
 
     config = ProxyConfig(transport, target, allow_origins=tuple(allow_origins), keep_secrets=keep_secrets,
@@ -72,14 +78,33 @@ def run_http_record(
     label = label or default_label(url=target)
     out_path = Path(out) if out is not None else default_out_path(label)  # last: every word was checked
 
+    from mcpreel.cli.record_cmd import interceptors
+    from mcpreel.cli.record_control import say, start_control
+
+    words = dict(control or {})
+    server = start_control(transport=transport, reel=out_path, intercept=words.get("intercept"),
+                           intercept_timeout=words.get("intercept_timeout"),
+                           no_control=bool(words.get("no_control")), quiet=bool(words.get("quiet")),
+                           announce=False)
+
     def ready(url: str) -> None:
+        if server is not None:
+            server.listen = url
+            server.write_info()
+            if not words.get("quiet"):
+                say(server)
         output.info(f"mcpreel: recording {_NAMES[transport]} {target} -> {out_path}")
         output.info(f"mcpreel: point your MCP client at {url}  (Ctrl+C to stop)")
 
-    result = record_http(
-        config, out_path, host=host, port=port, label=label, session_file=session_file,
-        save_every=save_every, redactor=redactor, envelope=envelope, ready=ready, warn=output.warning,
-        otlp_endpoint=otlp_endpoint, interceptor=interceptor,
-    )
+    try:
+        result = record_http(
+            config, out_path, host=host, port=port, label=label, session_file=session_file,
+            save_every=save_every, redactor=redactor, envelope=envelope, ready=ready, warn=output.warning,
+            otlp_endpoint=otlp_endpoint, addons=[server] if server is not None else (),
+            interceptor=interceptors(rules, server),
+        )
+    finally:
+        if server is not None:
+            server.close()
     output.info(f"mcpreel: {summary(result)}")
     return result.exit_code
