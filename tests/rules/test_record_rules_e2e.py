@@ -14,7 +14,13 @@ from tests.rules.test_serve_rules_e2e import CLOSED, client
 
 pytestmark = pytest.mark.e2e
 
-COMMON = """\
+SLOW_ADD = """\
+- name: slow-add
+  match: {direction: out, tool: add}
+  delay: 0.8
+  rewrite: {merge: {params: {arguments: {b: 10}}}}
+"""
+COMMON = SLOW_ADD + """\
 - name: bye
   match: {tool: echo, path: "$.params.arguments.text", equals: bye}
   close: true
@@ -22,10 +28,6 @@ COMMON = """\
   match: {direction: client_to_server, tool: echo}
   error: {code: -32050, message: echo is down}
   times: 1
-- name: slow-add
-  match: {direction: out, tool: add}
-  delay: 0.8
-  rewrite: {merge: {params: {arguments: {b: 10}}}}
 - name: fail-dropped
   match: {tool: fail}
   drop: {error: {code: -32051, message: dropped by the test}}
@@ -100,22 +102,37 @@ def test_record_rules_over_stdio(tmp_path, era):
 
 @pytest.mark.parametrize("era", ["auto", "legacy"])
 def test_record_rules_over_streamable_http(tmp_path, era):
+    check(*record_http(tmp_path, "streamable-http", era, COMMON, CALLS), "streamable-http")
+
+
+@pytest.mark.parametrize("era", ["auto", "legacy"])
+def test_record_rules_over_legacy_sse_delay_and_rewrite(tmp_path, era):
+    """Over legacy SSE the proxy can delay and rewrite what the client sends (drop, error and close are refused)."""
+    got, lines = record_http(tmp_path, "sse", era, SLOW_ADD, ['add:{"a": 2, "b": 3}'])
+    assert json.loads(got[0]["text"])["sum"] == 12 and 0.8 <= got[0]["seconds"] < 4, got
+    (add_call,) = [r for r in messages(lines) if r["message"].get("method") == "tools/call"]
+    assert add_call["modified"] is True and add_call["decided_by"] == "rules:slow-add"
+    assert add_call["original"]["params"]["arguments"] == {"a": 2, "b": 3}
+
+
+def record_http(tmp_path, transport: str, era: str, text: str, calls: list[str]) -> tuple[list[dict], list[dict]]:
     rules = tmp_path / "rules.yaml"
-    rules.write_text(COMMON)
+    rules.write_text(text)
     out = tmp_path / "reel.jsonl"
     port, listen = free_port(), free_port()
-    server = Background([PY, SDK_SERVER.split()[-1], "streamable-http", str(port)], port=port)
+    path = "/mcp" if transport == "streamable-http" else "/sse"
+    server = Background([PY, SDK_SERVER.split()[-1], transport, str(port)], port=port)
     try:
-        proxy = Background([*MCPREEL, "record", "-q", "--transport", "streamable-http", "--rules", str(rules),
-                            "--target", f"http://127.0.0.1:{port}/mcp", "--listen", f"127.0.0.1:{listen}",
+        proxy = Background([*MCPREEL, "record", "-q", "--transport", transport, "--rules", str(rules),
+                            "--target", f"http://127.0.0.1:{port}{path}", "--listen", f"127.0.0.1:{listen}",
                             "--out", str(out)], port=listen)
         try:
-            got = client("streamable-http", f"http://127.0.0.1:{listen}/mcp", era, *CALLS)
+            got = client(transport, f"http://127.0.0.1:{listen}{path}", era, *calls)
         finally:
             proxy.stop()
     finally:
         server.stop()
-    check(got, reel(out), "streamable-http")
+    return got, reel(out)
 
 
 def test_record_refuses_what_a_proxy_cannot_do(tmp_path):
@@ -129,3 +146,7 @@ def test_record_refuses_what_a_proxy_cannot_do(tmp_path):
     r = mcpreel("record", "--transport", "streamable-http", "--target", "http://127.0.0.1:9/mcp",
                 "--rules", str(rules), "--out", str(tmp_path / "r.jsonl"))
     assert r.returncode == 2 and "rule 1 (echo-rewritten): over HTTP a recording proxy holds client_to_server" in r.stderr
+    rules.write_text(COMMON)
+    r = mcpreel("record", "--transport", "sse", "--target", "http://127.0.0.1:9/sse",
+                "--rules", str(rules), "--out", str(tmp_path / "r.jsonl"))
+    assert r.returncode == 2 and "rule 2 (bye): close is not carried out by a legacy HTTP+SSE recording" in r.stderr

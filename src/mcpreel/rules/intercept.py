@@ -8,7 +8,10 @@ and ``drop`` a drop whose request is answered with the JSON-RPC error (``dropped
 
 What the seam cannot do, the rules file is refused for up front (:func:`check_for_recording`): a recorder
 answers every dropped request (no ``timeout``) and writes JSON-RPC only (no ``malformed``); over HTTP it
-holds client -> server messages only, so a rule for server -> client messages alone would never act.
+holds client -> server messages only, so a rule for server -> client messages alone would never act; and
+over legacy HTTP+SSE the proxy answers a dropped request in the POST's body, which a legacy client never
+reads (its answers come on the GET stream), and cannot close that stream, so ``drop``, ``error`` and
+``close`` would leave the client waiting there: refused too.
 """
 
 from __future__ import annotations
@@ -38,6 +41,10 @@ def check_for_recording(rules: RuleSet, transport: str) -> None:
         if kind in ("timeout", "malformed"):
             raise UsageError(f"{source}: {rule.label}: {kind} is for serve (a recording proxy answers every "
                              "dropped request and sends JSON-RPC only)")
+        if transport == "sse" and kind in ("drop", "error", "close"):
+            raise UsageError(f"{source}: {rule.label}: {kind} is not carried out by a legacy HTTP+SSE recording "
+                             "proxy (its answer would not reach the client's stream); use stdio or "
+                             "streamable-http, or serve")
         if transport != "stdio" and rule.match.directions == ("server_to_client",):
             raise UsageError(f"{source}: {rule.label}: over HTTP a recording proxy holds client_to_server "
                              "messages only; this rule would never act")
