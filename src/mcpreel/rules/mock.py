@@ -84,8 +84,11 @@ class RuledConnection(MockConnection):
         def out(message: dict[str, Any]) -> None:
             if self.closed:
                 return
+            if not isinstance(message, dict):  # a batch's answers: rules speak of one message
+                emit(message)
+                return
             request = None
-            if isinstance(message, dict) and message_kind(message) == "response":
+            if message_kind(message) == "response":
                 request = self._asked.pop(verbatim_key(message.get("id")), None)
             verdict = self.rules.decide(message, S2C, request)
             if verdict is None:
@@ -119,10 +122,8 @@ class RuledConnection(MockConnection):
 
     def _said(self, v: Verdict, direction: str) -> None:
         what = v.original.get("method") or f"the answer to {v.original.get('id')!r}"
-        how = v.action if not v.modified else "rewrite"
-        if v.action == "forward" and not v.modified:
-            how = "delay"
-        delay = f" after {v.delay:g}s" if v.delay and how != "delay" else (f" {v.delay:g}s" if v.delay else "")
+        how = v.action if v.action != "forward" else "rewrite" if v.modified else "delay"
+        delay = f" {v.delay:g}s" if how == "delay" else f" after {v.delay:g}s" if v.delay else ""
         arrow = "->" if direction == C2S else "<-"
         self.mock.on_event(f"{v.decided_by}: {how}{delay} {arrow} {what}")
 
