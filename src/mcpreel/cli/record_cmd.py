@@ -54,6 +54,9 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
                      help="HTTP transports: a Host name a loopback listener accepts beyond the loopback names "
                           "(others are refused 421: DNS rebinding; repeatable)."),
+        click.option("--rules", "rules_file", type=click.Path(dir_okay=False), metavar="FILE",
+                     help="Fault injection: a rules file (JSON or YAML) whose rules delay, rewrite, drop, fail or "
+                          "close what is relayed; each action is recorded with decided_by rules:NAME."),
         click.option("-q", "--quiet", is_flag=True, help="Say nothing of the recorder's own on stderr (warnings still)."),
         click.option("--intercept", is_flag=False, flag_value="", default=None, metavar="[FILTER]",
                      help="Hold messages matching FILTER (filter tokens: method:tools/call tool:NAME dir:out ...; "
@@ -76,6 +79,17 @@ def _given(ctx: click.Context, name: str) -> bool:
     source = ctx.get_parameter_source(name)
     return source is not None and source not in (click.core.ParameterSource.DEFAULT,
                                                  click.core.ParameterSource.DEFAULT_MAP)
+
+
+def interceptors(rules: Any, control: Any) -> Any:
+    """What decides on the forwarding path: ``--rules`` first, then a person at the control channel."""
+    if rules is None:
+        return control
+    if control is None:
+        return rules
+    from mcpreel.record.intercept import Interceptors
+
+    return Interceptors([rules, control])
 
 
 def run_record(
@@ -102,6 +116,7 @@ def run_record(
     intercept: str | None = None,
     intercept_timeout: float | None = None,
     no_control: bool = False,
+    rules_file: str | None = None,
 ) -> None:
     """Check the words of the call, pick the defaults, run the recorder of ``transport``, exit with its code."""
     from mcpreel.record import ServerStartError, default_label, default_out_path, record_stdio
@@ -139,6 +154,14 @@ def run_record(
         from mcpreel.otel.export import endpoint_url
 
         endpoint_url(otlp_endpoint)  # a bad URL is refused before anything starts
+    rules = None
+    if rules_file is not None:
+        from mcpreel.rules import RuleSet, load_rules
+        from mcpreel.rules.intercept import RulesInterceptor, check_for_recording
+
+        ruleset = RuleSet(load_rules(rules_file), rules_file)
+        check_for_recording(ruleset, transport)
+        rules = RulesInterceptor(ruleset)
     if transport != "stdio":
         from mcpreel.cli.record_http import run_http_record
 
@@ -150,6 +173,7 @@ def run_record(
             envelope=envelope, allow_origins=list(allow_origins), otlp_endpoint=otlp_endpoint,
             allow_hosts=list(allow_hosts), control=dict(intercept=intercept, intercept_timeout=intercept_timeout,
                                                         no_control=no_control, quiet=quiet),
+            rules=rules,
         ))
 
     if out_dir and out:
@@ -167,7 +191,7 @@ def run_record(
         result = record_stdio(
             command, out_path, label=label, session_file=session_file, save_every=save_every,
             redactor=redactor, warn=output.warning, otlp_endpoint=otlp_endpoint,
-            addons=[control] if control is not None else (), interceptor=control,
+            addons=[control] if control is not None else (), interceptor=interceptors(rules, control),
         )
     except ServerStartError:
         say(f"session recorded in {out_path}" + (f" and {session_file}" if session_file else ""))

@@ -15,6 +15,7 @@ from typing import Any
 from mcpreel.cli import output
 from mcpreel.record.http_proxy import ProxyConfig, parse_listen
 from mcpreel.record.http_session import HttpRecordResult, record_http
+from mcpreel.record.intercept import Interceptor
 from mcpreel.redact import Redactor
 from mcpreel.serving.origin import is_loopback
 
@@ -59,11 +60,13 @@ def run_http_record(
     otlp_endpoint: str | None = None,
     allow_hosts: Sequence[str] = (),
     control: dict[str, Any] | None = None,
+    rules: Interceptor | None = None,
 ) -> int:
     """Record an HTTP MCP session until SIGINT/SIGTERM; returns the exit code (0 after a clean stop).
 
     ``control``: the ``--intercept`` / ``--intercept-timeout`` / ``--no-control`` / ``-q`` words
-    (:func:`mcpreel.cli.record_control.start_control`)."""
+    (:func:`mcpreel.cli.record_control.start_control`); ``rules``: the ``--rules`` interceptor, which decides
+    before the control channel's person."""
     from mcpreel.record.naming import default_label, default_out_path
 
     config = ProxyConfig(transport, target, allow_origins=tuple(allow_origins), keep_secrets=keep_secrets,
@@ -75,6 +78,7 @@ def run_http_record(
     label = label or default_label(url=target)
     out_path = Path(out) if out is not None else default_out_path(label)  # last: every word was checked
 
+    from mcpreel.cli.record_cmd import interceptors
     from mcpreel.cli.record_control import say, start_control
 
     words = dict(control or {})
@@ -96,7 +100,8 @@ def run_http_record(
         result = record_http(
             config, out_path, host=host, port=port, label=label, session_file=session_file,
             save_every=save_every, redactor=redactor, envelope=envelope, ready=ready, warn=output.warning,
-            otlp_endpoint=otlp_endpoint, addons=[server] if server is not None else (), interceptor=server,
+            otlp_endpoint=otlp_endpoint, addons=[server] if server is not None else (),
+            interceptor=interceptors(rules, server),
         )
     finally:
         if server is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcpreel.clients import open_target
 from mcpreel.exchanges import build
@@ -19,6 +20,9 @@ from mcpreel.mock.engine import ON_MISS, Mock, MockOptions, MockStats
 from mcpreel.mock.matcher import MATCH_MODES
 from mcpreel.model import Session
 from mcpreel.sessions import split_sessions
+
+if TYPE_CHECKING:
+    from mcpreel.rules.engine import RuleSet
 
 __all__ = ["MATCH_MODES", "ON_MISS", "Mock", "MockOptions", "MockStats", "serve_file"]
 
@@ -39,13 +43,15 @@ def serve_file(
     on_event: Callable[[str], None] | None = None,
     on_ready: Callable[[Mock, str], None] | None = None,
     source: str | None = None,
+    rules: RuleSet | None = None,
 ) -> Mock:
     """Serve the session in ``path`` until the client leaves (stdio) or the server is stopped (HTTP).
 
     Returns the :class:`Mock`, whose ``stats`` say what was answered and missed. A merged file holds
     several servers: ``source`` names the one to serve (:func:`mcpreel.merge.select_source`); a merged
     file of several sources without it is refused, because one mock serving them all would advertise one
-    server's tools and answer another's.
+    server's tools and answer another's. ``rules`` (``--rules``) act on what each client sends and is
+    answered (:mod:`mcpreel.rules.mock`).
     """
     from mcpreel.errors import UsageError
     from mcpreel.mock.forward import CassetteFile, Forwarder
@@ -71,6 +77,7 @@ def serve_file(
     parts = split_sessions(session)
     sessions = [(build(part.as_session(session.info)), part.era, part.client) for part in parts] if len(parts) > 1 else None
     mock = Mock(cassette, options, on_event=on_event, forwarder=forwarder, sessions=sessions)
+    mock.rules = rules
 
     async def main(server: Server | None) -> None:
         try:
