@@ -46,7 +46,8 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--listen", default=DEFAULT_LISTEN, show_default=True, metavar="HOST:PORT",
                      help="HTTP transports: where the proxy listens."),
         click.option("--keep-secrets", is_flag=True,
-                     help="HTTP transports: keep Authorization, cookies and API keys in the recorded headers."),
+                     help="HTTP transports: keep Authorization, cookies and API keys in the recorded headers, and "
+                          "secret query parameters (?api_key=, ?token=, …) in the URLs written and printed."),
         click.option("--envelope", type=click.Path(dir_okay=False),
                      help="HTTP transports: also write the HTTP transcript envelope (JSON)."),
         click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
@@ -137,7 +138,7 @@ def run_record(
             transport=transport, target=target, listen=listen, out=Path(out) if out else None, label=label,
             session_file=session_file, save_every=save_every, redactor=redactor, keep_secrets=keep_secrets,
             envelope=envelope, allow_origins=list(allow_origins), otlp_endpoint=otlp_endpoint,
-            allow_hosts=list(allow_hosts),
+            allow_hosts=list(allow_hosts), quiet=quiet,
         ))
 
     if out_dir and out:

@@ -135,8 +135,9 @@ def record_http(
     except TransportError:
         _drop_if_empty(out)  # a default name claimed for this run (empty, 0600) is no recording
         raise
-    info = SessionInfo(label=label, transport=config.transport, url=config.target, command=[],
-                       metadata={"listen": server.url})
+    # the URLs as written: a key in the target's query is redacted unless keep_secrets (mcpreel.redact.urls)
+    info = SessionInfo(label=label, transport=config.transport, url=config.shown_target, command=[],
+                       metadata={"listen": server.shown_url})
     keeper = None
     if session_file is not None:
         keeper = SessionFileKeeper(session_file, info, save_every=save_every if save_every else None, warn=warn,
