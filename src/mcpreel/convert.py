@@ -178,6 +178,21 @@ def _counting(session: Session, features: Features) -> Session:
     return Session.streaming(session.info, factory)
 
 
+def _lines(path: str | Path) -> int:
+    """The number of lines in ``path`` (read in chunks): a trace writer's record count.
+
+    The normalizer may restart a trace it already began (an unsorted input), so counting as it writes
+    would count twice; the finished file is the truth.
+    """
+    n = 0
+    last = b"\n"
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            n += chunk.count(b"\n")
+            last = chunk[-1:]
+    return n + (last != b"\n")
+
+
 def _has_header(session: Session) -> bool:
     info = session.info
     return bool(info.id or info.command or info.url or info.started is not None)
@@ -208,6 +223,7 @@ def write_session(
             kwargs["warn"] = warn
         with atomic_output(out_path) as fh:
             value = writer(session, fh, **kwargs)
+        features.records = _lines(out_path)  # what was written: one JSON line a trace record
         return features, [module.LOSSES], value
     counted = _counting(session, features)
     with atomic_output(out_path) as fh:

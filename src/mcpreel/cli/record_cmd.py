@@ -35,7 +35,8 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--transport", type=click.Choice(TRANSPORTS), default="stdio", show_default=True,
                      help="How the client and the server talk."),
         click.option("--out", type=click.Path(dir_okay=False),
-                     help="The reel to write (replaced if it exists) [default: ./mcpreel-sessions/<label>-<UTC time>.jsonl]."),
+                     help="The reel to write; an existing reel gets the new session appended "
+                          "[default: ./mcpreel-sessions/<label>-<UTC time>.jsonl]."),
         click.option("--label", help="A short name for the session [default: from the server command or URL]."),
         click.option("--session-file", type=click.Path(dir_okay=False),
                      help="Also keep a qai session file (JSON), saved at exit and every --save-every seconds."),

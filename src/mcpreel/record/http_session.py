@@ -24,7 +24,7 @@ from mcpreel.formats.reel import ReelWriter
 from mcpreel.model import Message, SessionInfo
 from mcpreel.record.http_proxy import ProxyConfig, ProxyServer, RecordingProxy
 from mcpreel.record.http_recorder import HttpRecorder, RecorderStats
-from mcpreel.record.naming import check_writable, claim
+from mcpreel.record.naming import check_writable, claim_reel
 from mcpreel.record.pipeline import Pipeline, Redaction
 from mcpreel.record.session_file import SessionFileKeeper
 from mcpreel.redact import Redactor
@@ -150,8 +150,11 @@ def record_http(
     sink.pipeline = Pipeline([a for a in (redaction, *addons, live, keeper) if a is not None])
     sink.pipeline.started(info)
     try:
-        out_path = claim(out)  # the stdio recorder's rule: --out is replaced, never appended to
-        sink.writer = ReelWriter(out_path, info)
+        out_path, first_seq = claim_reel(out)  # an existing reel gets a new session, never replaced
+        sink.writer = ReelWriter(out_path, info, first_seq=first_seq)
+    except UsageError:
+        server.close()
+        raise
     except OSError as exc:
         server.close()
         raise UsageError(f"{out}: cannot write the recording: {exc.strerror or exc}") from exc
