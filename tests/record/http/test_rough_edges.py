@@ -117,6 +117,8 @@ async def test_inspect_folds_sse_framing_events_unless_verbose(tmp_path: Path) -
     assert any("(+2 SSE framing events, -v shows them)" in r for r in rows), rows
     verbose = mcpreel("inspect", "-v", "s.jsonl", cwd=tmp_path).stdout
     assert "(transport) message" in verbose and "SSE framing" not in verbose
+    doc = jsonio.loads(mcpreel("inspect", "--json", "s.jsonl", cwd=tmp_path).stdout)
+    assert len(doc["rows"]) == doc["summary"]["records"]  # the JSON document keeps a row for every record
 
 
 # -- record --out X, run again and again -----------------------------------------------------------
