@@ -15,10 +15,11 @@ names the ``url parameter`` value pattern redacts inside text.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from mcpreel.redact.secrets import MARKER, is_secret_key, norm_key
 
-__all__ = ["is_secret_param", "redact_url", "redact_urls_in"]
+__all__ = ["is_secret_param", "redact_url", "redact_urls_in", "redact_urls_in_value"]
 
 #: names that are secrets as query parameters though not as JSON members (``key`` of a map is no secret)
 _QUERY_EXACT = frozenset({"key", "sig", "signature"})
@@ -65,3 +66,17 @@ def redact_urls_in(text: str, marker: str = MARKER) -> str:
     if "?" not in text:
         return text
     return _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0), marker), text)
+
+
+def redact_urls_in_value(value: Any, marker: str = MARKER) -> Any:
+    """A JSON value (session metadata) with :func:`redact_urls_in` applied to every string in it; the
+    value itself when nothing changed (copies only where something did)."""
+    if isinstance(value, str):
+        return redact_urls_in(value, marker)
+    if isinstance(value, dict):
+        out = {k: redact_urls_in_value(v, marker) for k, v in value.items()}
+        return value if all(out[k] is value[k] for k in value) else out
+    if isinstance(value, list):
+        items = [redact_urls_in_value(v, marker) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value
