@@ -185,6 +185,55 @@ def _counting(session: Session, features: Features) -> Session:
     return Session.streaming(session.info, factory)
 
 
+def _lines(path: str | Path) -> int:
+    """The number of lines in ``path`` (read in chunks): a trace writer's record count.
+
+    The normalizer may restart a trace it already began (an unsorted input), so counting as it writes
+    would count twice; the finished file is the truth.
+    """
+    n = 0
+    last = b"\n"
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            n += chunk.count(b"\n")
+            last = chunk[-1:]
+    return n + (last != b"\n")
+
+
+def _without_url_secrets(session: Session) -> Session:
+    """The session with the secret query parameters of its URL and of every record's ``ctx.path`` /
+    ``ctx.url`` redacted (:func:`mcpreel.redact.urls.redact_url`), URLs in its metadata too, lazily: what ``record`` does to what
+    it writes, done to what another tool wrote (a cassette's ``server_url?api_key=…``)."""
+    from dataclasses import replace
+
+    from mcpreel.redact.urls import redact_url, redact_urls_in_value
+
+    info = session.info
+    if info.url:
+        info.url = redact_url(info.url)
+    if info.metadata:
+        info.metadata = redact_urls_in_value(info.metadata)
+    if info.extra:
+        info.extra = redact_urls_in_value(info.extra)
+
+    def clean(msg: Message) -> Message:
+        ctx = msg.ctx
+        if not ctx:
+            return msg
+        new = ctx
+        for key in ("path", "url"):
+            value = new.get(key)
+            if isinstance(value, str) and "?" in value:
+                red = redact_url(value)
+                if red is not value:
+                    new = {**new, key: red}
+        return msg if new is ctx else replace(msg, ctx=new)
+
+    if not session.is_streaming:
+        return Session(session.info, [clean(m) for m in session.messages])
+    return Session.streaming(session.info, lambda: (clean(m) for m in session))
+
+
 def _has_header(session: Session) -> bool:
     info = session.info
     return bool(info.id or info.command or info.url or info.started is not None)
@@ -215,6 +264,7 @@ def write_session(
             kwargs["warn"] = warn
         with atomic_output(out_path) as fh:
             value = writer(session, fh, **kwargs)
+        features.records = _lines(out_path)  # what was written: one JSON line a trace record
         return features, [module.LOSSES], value
     counted = _counting(session, features)
     with atomic_output(out_path) as fh:
@@ -242,14 +292,19 @@ def convert(
     warn: Callable[[str], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
     writer_options: dict[str, Any] | None = None,
+    keep_secrets: bool = False,
 ) -> ConvertResult:
     """Read ``in_path`` (``from_`` or sniffed), write ``out_path`` as ``to`` (or chosen from its name).
+
+    Secret query parameters in the session's URLs (``?api_key=…``) are redacted unless ``keep_secrets``.
 
     Raises :class:`~mcpreel.errors.InputError` for input that breaks its format's rules and
     :class:`~mcpreel.errors.UsageError` for an impossible target (a stdio session as an HTTP envelope, a
     read-only format); in both cases no output file is left behind.
     """
     session, detection = open_session(in_path, from_ or "auto", strict=strict, on_progress=on_progress)
+    if not keep_secrets:
+        session = _without_url_secrets(session)
     choice = choose_output_format(out_path, session, to)
     warnings: list[str] = []
 

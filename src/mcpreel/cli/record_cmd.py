@@ -35,7 +35,8 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--transport", type=click.Choice(TRANSPORTS), default="stdio", show_default=True,
                      help="How the client and the server talk."),
         click.option("--out", type=click.Path(dir_okay=False),
-                     help="The reel to write (replaced if it exists) [default: ./mcpreel-sessions/<label>-<UTC time>.jsonl]."),
+                     help="The reel to write; an existing reel gets the new session appended "
+                          "[default: ./mcpreel-sessions/<label>-<UTC time>.jsonl]."),
         click.option("--label", help="A short name for the session [default: from the server command or URL]."),
         click.option("--session-file", type=click.Path(dir_okay=False),
                      help="Also keep a qai session file (JSON), saved at exit and every --save-every seconds."),
@@ -46,7 +47,8 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--listen", default=DEFAULT_LISTEN, show_default=True, metavar="HOST:PORT",
                      help="HTTP transports: where the proxy listens."),
         click.option("--keep-secrets", is_flag=True,
-                     help="HTTP transports: keep Authorization, cookies and API keys in the recorded headers."),
+                     help="HTTP transports: keep Authorization, cookies and API keys in the recorded headers, and "
+                          "secret query parameters (?api_key=, ?token=, …) in the URLs written and printed."),
         click.option("--envelope", type=click.Path(dir_okay=False),
                      help="HTTP transports: also write the HTTP transcript envelope (JSON)."),
         click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
@@ -173,7 +175,7 @@ def run_record(
             envelope=envelope, allow_origins=list(allow_origins), otlp_endpoint=otlp_endpoint,
             allow_hosts=list(allow_hosts), control=dict(intercept=intercept, intercept_timeout=intercept_timeout,
                                                         no_control=no_control, quiet=quiet),
-            rules=rules,
+            rules=rules, quiet=quiet,
         ))
 
     if out_dir and out:

@@ -64,6 +64,10 @@ def _info_from_meta(meta: dict[str, Any], source: Source) -> SessionInfo:
             info.started = ms_from_iso(started)
         except ValueError as exc:
             raise source.fail(f"line 1: startedAt is not an ISO-8601 time: {started!r}", line=1) from exc
+        if info.started == 0:
+            # the epoch itself is what a writer puts in the required member when it had no time (a
+            # jsonrpc file has none): unknown, not a real start on 1970-01-01
+            info.started = None
     label = meta.get("label")
     info.label = session_text(label)
     cmd = meta.get("command")
@@ -214,13 +218,18 @@ def read(source: Source) -> Session:
 # -- writing ----------------------------------------------------------------------------------------
 
 
+def fallback_label(info: SessionInfo) -> str:
+    """The label a reel's meta line gets when the session has none (the member is required)."""
+    return (info.command[0] if info.command else None) or info.url or "session"
+
+
 def meta_line(info: SessionInfo, started: int | None = None) -> dict[str, Any]:
     started = started if started is not None else info.started
     meta: dict[str, Any] = {
         "v": 1,
         "type": "meta",
         "startedAt": iso_from_ms(started if started is not None else 0),
-        "label": info.label or (info.command[0] if info.command else None) or info.url or "session",
+        "label": info.label or fallback_label(info),
         "command": list(info.command),
         "producer": info.producer or PRODUCER,
     }
@@ -353,7 +362,8 @@ class ReelWriter:
     when the caller does not give one.
     """
 
-    def __init__(self, path: str | os.PathLike[str], info: SessionInfo):
+    def __init__(self, path: str | os.PathLike[str], info: SessionInfo, *, first_seq: int = 0):
+        """``first_seq``: where numbering starts (a session appended to a reel counts on from its last)."""
         self.path = os.fspath(path)
         self.info = info
         if info.started is None:
@@ -364,7 +374,7 @@ class ReelWriter:
             info.producer = dict(PRODUCER)
         self._fh = open_private_append(self.path)
         self._lock = threading.Lock()
-        self._seq = 0
+        self._seq = first_seq
         self._closed = False
         self._write_obj(meta_line(info))
 

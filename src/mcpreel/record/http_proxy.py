@@ -62,6 +62,7 @@ from mcpreel.errors import UsageError
 from mcpreel.record.http_recorder import Exchange, HttpRecorder, body_decoder
 from mcpreel.record.http_wire import upstream_transport
 from mcpreel.record.intercept import Decision, Interceptor, Pending, drop_answer, safe_decide
+from mcpreel.redact.urls import redact_url
 from mcpreel.serving.loop import DropConnection, Server, run
 from mcpreel.serving.origin import RequestPolicy
 
@@ -91,11 +92,11 @@ def parse_target(url: str) -> tuple[str, str]:
     """
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UsageError(f"target must be an http:// or https:// URL with a host, got {url!r}")
+        raise UsageError(f"target must be an http:// or https:// URL with a host, got {redact_url(url)!r}")
     try:
         parts.port  # noqa: B018  (raises on a malformed port)
     except ValueError as exc:
-        raise UsageError(f"target {url!r}: {exc}") from None
+        raise UsageError(f"target {redact_url(url)!r}: {exc}") from None
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return urlunsplit((parts.scheme, parts.netloc, "", "", "")), path
 
@@ -132,6 +133,12 @@ class ProxyConfig:
     stock_upstream: bool = False
     origin: str = field(init=False)
     target_path: str = field(init=False)
+
+    @property
+    def shown_target(self) -> str:
+        """The target as said to anyone (the client's 502, stderr, the reel): secret parameters redacted
+        unless ``keep_secrets``."""
+        return self.target if self.keep_secrets else redact_url(self.target)
 
     def __post_init__(self) -> None:
         if self.transport not in TRANSPORTS:
@@ -530,7 +537,7 @@ class RecordingProxy:
             response = await self.transport.handle_async_request(request)
         except httpx2.HTTPError as exc:
             reason = _describe(exc)
-            message = f"mcpreel proxy: the target {self.config.target} is unreachable ({reason})"
+            message = f"mcpreel proxy: the target {self.config.shown_target} is unreachable ({reason})"
             payload = _error_body(_request_id(body), message)
             await send({"type": "http.response.start", "status": 502,
                         "headers": [(b"content-type", b"application/json"),
@@ -764,9 +771,14 @@ class ProxyServer:
 
     @property
     def url(self) -> str:
-        """The proxy URL for the target's own path (what a client is pointed at)."""
+        """The proxy URL for the target's own path (what a client is pointed at, secrets and all)."""
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}{self.proxy.config.target_path}"
+
+    @property
+    def shown_url(self) -> str:
+        """:attr:`url` as written or printed: its secret query parameters redacted unless ``keep_secrets``."""
+        return self.url if self.proxy.config.keep_secrets else redact_url(self.url)
 
     @property
     def signal(self) -> int | None:

@@ -25,7 +25,8 @@ response is an SSE stream):
 Correlation is by (direction of the request, id), both sides having their own id space, and by
 exchange: that is how a client disconnect names the calls it cancelled.
 
-Headers are recorded as they came, with secrets redacted (:func:`mcpreel.redact.is_secret_header`) unless
+Headers are recorded as they came, with secrets redacted (:func:`mcpreel.redact.is_secret_header`), and
+request paths with their secret query parameters redacted (:func:`mcpreel.redact.urls.redact_url`), unless
 ``keep_secrets``. What is recorded never changes what is forwarded.
 """
 
@@ -42,6 +43,7 @@ from mcpreel._infra.sse import SSEEvent
 from mcpreel._infra.timeutil import now_ms
 from mcpreel.model import Kind, Message
 from mcpreel.redact import MARKER, is_secret_header
+from mcpreel.redact.urls import redact_url
 
 __all__ = ["Exchange", "HttpRecorder", "RecorderStats", "body_decoder", "looks_jsonrpc"]
 
@@ -199,6 +201,10 @@ class HttpRecorder:
     def _headers(self, raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
         return _header_dict(raw, not self._keep_secrets)
 
+    def _path(self, path: str) -> str:
+        """The request target as recorded: its secret query parameters redacted (not forwarded so)."""
+        return path if self._keep_secrets else redact_url(path)
+
     def _out(self, msg: Message) -> None:
         if msg.kind == Kind.MESSAGE:
             if msg.dir == "in":
@@ -271,7 +277,7 @@ class HttpRecorder:
         """
         self._next += 1
         self.stats.exchanges += 1
-        return Exchange(self._next, method, path, self._clock(), {})
+        return Exchange(self._next, method, self._path(path), self._clock(), {})
 
     def request_body(self, ex: Exchange, headers: Iterable[tuple[bytes, bytes]], body: bytes | None,
                      *, decode: Callable[[bytes], bytes] | None = None, marks: dict[str, Any] | None = None) -> None:
@@ -324,8 +330,8 @@ class HttpRecorder:
         hdrs = self._headers(headers)
         self.stats.exchanges += 1
         self.stats.statuses[status] = self.stats.statuses.get(status, 0) + 1
-        ctx = {"method": method, "path": path, "headers": hdrs, "exchange": self._next, "status": status,
-               "proxy": reason}
+        ctx = {"method": method, "path": self._path(path), "headers": hdrs, "exchange": self._next,
+               "status": status, "proxy": reason}
         self._out(Message("in", None, self._clock(), kind=Kind.TRANSPORT, ctx=ctx))
 
     def response_head(self, ex: Exchange, status: int, headers: Iterable[tuple[bytes, bytes]], *, sse: bool) -> None:

@@ -25,7 +25,7 @@ from mcpreel.model import Message, SessionInfo
 from mcpreel.record.http_proxy import ProxyConfig, ProxyServer, RecordingProxy
 from mcpreel.record.http_recorder import HttpRecorder, RecorderStats
 from mcpreel.record.intercept import Interceptor
-from mcpreel.record.naming import check_writable, claim
+from mcpreel.record.naming import check_writable, claim_reel
 from mcpreel.record.pipeline import Pipeline, Redaction
 from mcpreel.record.session_file import SessionFileKeeper
 from mcpreel.redact import Redactor
@@ -140,8 +140,9 @@ def record_http(
     except TransportError:
         _drop_if_empty(out)  # a default name claimed for this run (empty, 0600) is no recording
         raise
-    info = SessionInfo(label=label, transport=config.transport, url=config.target, command=[],
-                       metadata={"listen": server.url})
+    # the URLs as written: a key in the target's query is redacted unless keep_secrets (mcpreel.redact.urls)
+    info = SessionInfo(label=label, transport=config.transport, url=config.shown_target, command=[],
+                       metadata={"listen": server.shown_url})
     keeper = None
     if session_file is not None:
         keeper = SessionFileKeeper(session_file, info, save_every=save_every if save_every else None, warn=warn,
@@ -154,8 +155,11 @@ def record_http(
     sink.pipeline = Pipeline([a for a in (redaction, *addons, live, keeper) if a is not None])
     sink.pipeline.started(info)
     try:
-        out_path = claim(out)  # the stdio recorder's rule: --out is replaced, never appended to
-        sink.writer = ReelWriter(out_path, info)
+        out_path, first_seq = claim_reel(out)  # an existing reel gets a new session, never replaced
+        sink.writer = ReelWriter(out_path, info, first_seq=first_seq)
+    except UsageError:
+        server.close()
+        raise
     except OSError as exc:
         server.close()
         raise UsageError(f"{out}: cannot write the recording: {exc.strerror or exc}") from exc

@@ -39,7 +39,7 @@ from mcpreel.formats.reel import ReelWriter
 from mcpreel.model import Message, SessionInfo
 from mcpreel.record.framing import LineCutter
 from mcpreel.record.intercept import Decision, Interceptor, Pending, drop_answer, safe_decide
-from mcpreel.record.naming import check_writable, claim
+from mcpreel.record.naming import check_writable, claim_reel
 from mcpreel.record.pipeline import Pipeline, Redaction
 from mcpreel.record.session_file import SessionFileKeeper
 from mcpreel.record.stdio_recorder import WireRecorder, classify
@@ -443,8 +443,12 @@ def record_stdio(
     pipeline = Pipeline([a for a in (redaction, *addons, live, keeper) if a is not None])
     pipeline.started(info)
     try:
-        out_path = claim(out)
-        writer = ReelWriter(out_path, info)
+        out_path, first_seq = claim_reel(out)  # an existing reel gets a new session, never replaced
+        writer = ReelWriter(out_path, info, first_seq=first_seq)
+    except UsageError:
+        if keeper is not None:
+            keeper.stop()
+        raise
     except OSError as exc:
         if keeper is not None:
             keeper.stop()

@@ -21,6 +21,11 @@ from mcpreel.redact.secrets import QUICK_LITERALS, Pattern, is_secret_key, norm_
 
 __all__ = ["Redactor"]
 
+#: a secret named in free text, as the argv rule sees it in the command: ``--api-key=V``, ``--token V``,
+#: ``password: V``, ``token=V`` (group ``name`` is checked by the key rule, group ``value`` is replaced)
+_TEXT_FLAG = re.compile(r"(?<![\w-])--?(?P<name>[A-Za-z][\w.-]*)(?:=|[ \t]+)(?P<value>(?!-)[^\s\"'`,;]+)")
+_TEXT_PAIR = re.compile(r"(?<![\w.-])(?P<name>[A-Za-z_][\w.-]*)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<value>[^\s\"'`,;&]+)")
+
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions"})
 _COMMAND_KEYS = frozenset({"command", "server_command", "cmd", "argv"})
 
@@ -320,10 +325,36 @@ class Redactor:
 
     raw = value  # a parsed JSON-RPC message (or batch) -> the copy to record
 
+    def _free_text(self, s: str, counts: dict[str, int]) -> str:
+        """A line of free text (stderr, an invalid frame): the value patterns, then the rule the argv
+        gets (a secret-named flag or ``name: value`` / ``name=value`` pair has its value replaced), so a
+        server that prints ``--api-key=V`` or ``password: V`` is redacted as its command line is."""
+        s = self._text(s, counts)
+        if ("=" not in s and ":" not in s and " -" not in s and not s.startswith("-")) or s == self.marker:
+            return s
+        marker = self.marker
+        n = 0
+
+        def repl(m: re.Match[str]) -> str:
+            nonlocal n
+            value = m.group("value")
+            if marker in value or not self._secret_key(m.group("name")):
+                return m.group(0)
+            if m.string[m.end("value"):m.end("value") + 1 + len(marker)].lstrip(" \t").startswith(marker):
+                return m.group(0)  # ``Authorization: Bearer [REDACTED]``: a pattern took the secret already
+            n += 1
+            start, end = m.start("value") - m.start(0), m.end("value") - m.start(0)
+            return m.group(0)[:start] + marker + m.group(0)[end:]
+
+        s = _TEXT_PAIR.sub(repl, _TEXT_FLAG.sub(repl, s))
+        if n:
+            counts["key"] = counts.get("key", 0) + n
+        return s
+
     def text(self, text: str) -> str:
-        """A free text (stderr, an invalid frame, a URL) with the value patterns applied."""
+        """A free text (stderr, an invalid frame) with the value patterns and the key rule applied."""
         counts: dict[str, int] = {}
-        new = self._text(text, counts)
+        new = self._free_text(text, counts)
         self._add(counts)
         return new
 
@@ -362,7 +393,7 @@ class Redactor:
             if ctx is not msg.ctx:
                 changes["ctx"] = ctx
         if msg.text:
-            text = self._text(msg.text, counts)
+            text = self._free_text(msg.text, counts)
             if text != msg.text:
                 changes["text"] = text
         if msg.extra:
