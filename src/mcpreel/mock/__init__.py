@@ -11,14 +11,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcpreel.clients import open_target
 from mcpreel.exchanges import build
 from mcpreel.formats import open_session
 from mcpreel.mock.engine import ON_MISS, Mock, MockOptions, MockStats
 from mcpreel.mock.matcher import MATCH_MODES
+from mcpreel.model import Session
 from mcpreel.serving.limits import Limits
 from mcpreel.sessions import split_sessions
+
+if TYPE_CHECKING:
+    from mcpreel.rules.engine import RuleSet
 
 __all__ = ["MATCH_MODES", "ON_MISS", "Mock", "MockOptions", "MockStats", "serve_file"]
 
@@ -38,12 +43,18 @@ def serve_file(
     allow_hosts: tuple[str, ...] = (),
     on_event: Callable[[str], None] | None = None,
     on_ready: Callable[[Mock, str], None] | None = None,
+    source: str | None = None,
+    rules: RuleSet | None = None,
     limits: Limits | None = None,
 ) -> Mock:
     """Serve the session in ``path`` until the client leaves (stdio) or the server is stopped (HTTP).
 
-    Returns the :class:`Mock`, whose ``stats`` say what was answered and missed. ``limits`` bound
-    each HTTP request (:mod:`mcpreel.serving.limits`; the defaults when None).
+    Returns the :class:`Mock`, whose ``stats`` say what was answered and missed. A merged file holds
+    several servers: ``source`` names the one to serve (:func:`mcpreel.merge.select_source`); a merged
+    file of several sources without it is refused, because one mock serving them all would advertise one
+    server's tools and answer another's. ``rules`` (``--rules``) act on what each client sends and is
+    answered (:mod:`mcpreel.rules.mock`). ``limits`` bound each HTTP request
+    (:mod:`mcpreel.serving.limits`; the defaults when None).
     """
     from mcpreel.errors import UsageError
     from mcpreel.mock.forward import CassetteFile, Forwarder
@@ -53,6 +64,7 @@ def serve_file(
     options = options or MockOptions()
     session, detection = open_session(path, format)
     session.materialize()
+    session = _one_source(session, source, str(path))
     for note in session.info.notes:  # "holds no MCP messages", say: a mock that answers nothing
         (on_event or (lambda line: None))(f"{path}: {note}")
     cassette = build(session)
@@ -68,6 +80,7 @@ def serve_file(
     parts = split_sessions(session)
     sessions = [(build(part.as_session(session.info)), part.era, part.client) for part in parts] if len(parts) > 1 else None
     mock = Mock(cassette, options, on_event=on_event, forwarder=forwarder, sessions=sessions)
+    mock.rules = rules
 
     async def main(server: Server | None) -> None:
         try:
@@ -96,3 +109,16 @@ def serve_file(
         run(main(Server(http_app(mock, allow_origins=allow_origins, host=host, allow_hosts=allow_hosts), host, port, graceful_timeout=1,
                         limits=limits)))
     return mock
+
+
+def _one_source(session: Session, source: str | None, path: str) -> Session:
+    from mcpreel.errors import UsageError
+    from mcpreel.merge import merged_sources, select_source
+
+    if source is not None:
+        return select_source(session, source, path)
+    names = merged_sources(session)
+    if len(names) > 1:
+        raise UsageError(f"{path} merges {len(names)} servers ({', '.join(names)}): serve one of them with "
+                         f"--source NAME (one mock per source: each on its own port)")
+    return session
