@@ -203,3 +203,26 @@ def test_an_answer_slower_than_the_header_timeout_is_not_cut() -> None:
         server.stop()
         thread.join(10)
     assert app.seen == 2
+
+
+def test_the_h11_protocol_has_the_same_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without httptools the listener speaks through h11: the same 431, 408 and untouched slow answers."""
+    import mcpreel.serving.loop as loop
+    from mcpreel.serving.wire import BatchingH11Protocol
+
+    monkeypatch.setattr(loop, "listener_protocol",
+                        lambda limits: type("H11", (BatchingH11Protocol,), {"limits": limits}))
+    with serving(Limits(max_header=4096, header_timeout=0.5, max_body=1 << 16)) as (app, port):
+        url = f"http://127.0.0.1:{port}/mcp"
+        with httpx2.Client(timeout=10) as client:
+            for _ in range(3):  # keep-alive requests, each in the time and size allowed
+                assert client.post(url, content=b"z" * 5000, headers={"x-h": "h" * 3000}).status_code == 200
+                time.sleep(0.3)
+        r = httpx2.post(url, content=b"{}", headers={"x-big": "a" * 20000}, timeout=10)
+        assert r.status_code == 431 and "larger than 4 KiB" in _error(r)
+        assert httpx2.post(url, content=b"x" * (1 << 17), timeout=10).status_code == 413
+        with socket.create_connection(("127.0.0.1", port), 5) as sock:
+            sock.sendall(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n")
+            sock.settimeout(5)
+            assert sock.recv(4096).startswith(b"HTTP/1.1 408 ")
+        assert app.seen == 3
