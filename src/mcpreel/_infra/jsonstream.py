@@ -1,0 +1,93 @@
+"""One JSON document written as a stream: its big arrays encoded one item at a time.
+
+The one-document formats (HAR, the Inspector export, the HTTP envelope, the cassettes) and
+``inspect --json`` hold one array that grows with the session. Building the whole document and encoding
+it at once holds every item twice (as Python objects and as bytes): gigabytes at a million messages.
+:func:`write_document` writes the same bytes as :func:`mcpreel._infra.jsonio.dumps_indented` (or
+:func:`~mcpreel._infra.jsonio.dumps`) of the whole document, with each array given as an iterable that
+is consumed as it is written, so memory holds one item (and a batch of encoded ones) at a time.
+
+The caller puts a :func:`marker` where an array goes; the rest of the document is encoded at once and
+the arrays are spliced in at their markers, indented to their depth.
+
+One difference from encoding the whole document: an item that orjson cannot encode (an integer beyond
+64 bits, a lone surrogate) falls back to the standard library for that item alone, not for the document.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any, BinaryIO
+
+from mcpreel._infra import jsonio
+
+__all__ = ["marker", "write_document"]
+
+_BATCH = 512
+
+
+def marker() -> str:
+    """A string that stands for a streamed array in a document (unique per call)."""
+    return f"@@mcpreel-stream-{uuid.uuid4().hex}@@"
+
+
+def write_document(out: BinaryIO, doc: Any, arrays: Mapping[str, Iterable[Any]], *, indent: bool = True) -> None:
+    """Write ``doc`` with each marker string that is a key of ``arrays`` replaced by that array.
+
+    Byte for byte what encoding the whole document would give (see the module note on fallbacks).
+    """
+    data = jsonio.dumps_indented(doc) if indent else jsonio.dumps(doc)
+    spots = []
+    for key, items in arrays.items():
+        at = data.find(b'"' + key.encode("ascii") + b'"')
+        if at < 0:
+            raise ValueError(f"marker {key!r} is not in the document")
+        spots.append((at, len(key) + 2, items))
+    spots.sort(key=lambda spot: spot[0])
+    pos = 0
+    for at, length, items in spots:
+        out.write(data[pos:at])
+        if indent:
+            line = data.rfind(b"\n", 0, at) + 1
+            depth = len(data[line:at]) - len(data[line:at].lstrip(b" "))
+            _write_indented(out, items, depth)
+        else:
+            _write_compact(out, items)
+        pos = at + length
+    out.write(data[pos:])
+
+
+def _write_indented(out: BinaryIO, items: Iterable[Any], depth: int) -> None:
+    pad = b"\n" + b" " * (depth + 2)
+    dumps = jsonio.dumps_indented
+    batch: list[bytes] = []
+    first = True
+    for item in items:
+        encoded = dumps(item)
+        if b"\n" in encoded:
+            encoded = encoded.replace(b"\n", pad)
+        batch.append((b"[" if first else b",") + pad + encoded)
+        first = False
+        if len(batch) >= _BATCH:
+            out.write(b"".join(batch))
+            batch.clear()
+    if batch:
+        out.write(b"".join(batch))
+    out.write(b"[]" if first else b"\n" + b" " * depth + b"]")
+
+
+def _write_compact(out: BinaryIO, items: Iterable[Any]) -> None:
+    dumps = jsonio.dumps
+    batch: list[bytes] = [b"["]
+    first = True
+    for item in items:
+        if not first:
+            batch.append(b",")
+        batch.append(dumps(item))
+        first = False
+        if len(batch) >= _BATCH:
+            out.write(b"".join(batch))
+            batch.clear()
+    batch.append(b"]")
+    out.write(b"".join(batch))

@@ -1,0 +1,107 @@
+"""Issue 13: the pieces that keep inspect and the one-document writers in flat memory give the same
+answers as holding everything (row spool, latency sketch, streamed JSON documents)."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import random
+
+import pytest
+
+from mcpreel._infra import jsonio
+from mcpreel._infra.jsonstream import marker, write_document
+from mcpreel.inspect import EXACT_LATENCIES, SKETCH_ERROR, LatencySketch, analyze, percentile
+from mcpreel.model import Message, Session, SessionInfo
+from mcpreel.render import inspect as render
+
+
+def _session(pairs: int, *, unanswered: tuple[int, ...] = (), latency=lambda i: i % 7) -> Session:
+    msgs = []
+    t = 0
+    for i in range(pairs):
+        msgs.append(Message("in", {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                                   "params": {"name": f"t{i % 3}", "arguments": {"q": i}}}, t))
+        if i not in unanswered:
+            msgs.append(Message("out", {"jsonrpc": "2.0", "id": i, "result": {"content": []}}, t + latency(i)))
+        t += 10
+    msgs.append(Message("out", {"jsonrpc": "2.0", "id": "stray", "result": {}}, t))
+    return Session(SessionInfo(transport="stdio", command=["srv"]), msgs)
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_spooled_rows_print_and_encode_as_the_rows_in_memory(verbose: bool) -> None:
+    session = _session(5000, unanswered=(3, 4000))
+    held = analyze(session, payloads=verbose)
+    spooled = analyze(session, payloads=verbose, rows="spool")
+    assert list(render.plain_lines(spooled, verbose=verbose)) == list(render.plain_lines(held, verbose=verbose))
+    out = io.BytesIO()
+    render.write_json(spooled, out, verbose=verbose)
+    assert out.getvalue().decode() == render.to_json(held, verbose=verbose)
+    assert [r.index for r in spooled.rows if r.unanswered] == [3 * 2, 4000 * 2 - 1]  # request 3 lost no row before it; 4000: one
+    summary = analyze(session, rows="none")
+    assert list(summary.rows) == [] and summary.summary == held.summary
+    assert list(render.plain_lines(summary, rows=False)) == list(render.plain_lines(held, rows=False))
+
+
+def test_sketch_is_exact_while_small() -> None:
+    values = [random.Random(1).randrange(0, 5000) for _ in range(3000)]
+    sketch = LatencySketch()
+    for v in values:
+        sketch.add(v)
+    ordered = sorted(values)
+    assert sketch.exact
+    for p in (0, 1, 50, 95, 99, 100):
+        assert sketch.percentile(p) == percentile(ordered, p)
+    assert sketch.max == ordered[-1]
+
+
+def test_sketch_past_the_exact_limit_is_within_its_stated_error_in_bounded_memory() -> None:
+    rng = random.Random(7)
+    values = [int(rng.lognormvariate(6, 1.5)) for _ in range(200_000)]
+    sketch = LatencySketch()
+    for v in values:
+        sketch.add(v)
+    ordered = sorted(values)
+    assert not sketch.exact
+    assert len(sketch.counts) < 2 * EXACT_LATENCIES
+    for p in (50, 90, 95, 99):
+        exact = percentile(ordered, p)
+        assert exact * (1 - SKETCH_ERROR) - 1 <= sketch.percentile(p) <= exact
+    assert sketch.max == ordered[-1]
+    assert sketch.n == len(values)
+
+
+def test_inspect_states_the_error_when_latencies_are_bucketed() -> None:
+    session = _session(EXACT_LATENCIES + 200, latency=lambda i: 100 + i * 3)
+    report = analyze(session, rows="none")
+    assert not report.exact_latency
+    lines = list(render.plain_lines(report, rows=False))
+    assert any(line.startswith("Latency per method (p50 and p95 at most 1% below") for line in lines)
+    out = io.BytesIO()
+    render.write_json(report, out, rows=False)
+    assert json.loads(out.getvalue())["summary"]["latency_error"] == SKETCH_ERROR
+    exact = analyze(_session(50), rows="none")
+    assert exact.exact_latency and "latency_error" not in exact.summary_dict()
+    assert "Latency per method:" in list(render.plain_lines(exact, rows=False))
+    big = report.summary.latency["tools/call"]
+    values = sorted(100 + i * 3 for i in range(EXACT_LATENCIES + 200))
+    assert math.isclose(big.p50_ms, percentile(values, 50), rel_tol=SKETCH_ERROR)
+
+
+@pytest.mark.parametrize("indent", [True, False])
+def test_a_streamed_document_is_the_bytes_of_the_whole_one(indent: bool) -> None:
+    items = [{"a": i, "b": [1, {"c": "é"}], "d": {}} for i in range(1500)]
+    for arrays in ([], items, [[]], [1, 2]):
+        doc = {"log": {"version": "1.2", "entries": arrays, "tail": {"x": [1, 2], "y": []}}, "z": None}
+        key = marker()
+        streamed = {"log": {"version": "1.2", "entries": key, "tail": {"x": [1, 2], "y": []}}, "z": None}
+        out = io.BytesIO()
+        write_document(out, streamed, {key: iter(arrays)}, indent=indent)
+        whole = jsonio.dumps_indented(doc) if indent else jsonio.dumps(doc)
+        assert out.getvalue() == whole
+    top = marker()
+    out = io.BytesIO()
+    write_document(out, top, {top: iter(items)}, indent=indent)
+    assert out.getvalue() == (jsonio.dumps_indented(items) if indent else jsonio.dumps(items))
