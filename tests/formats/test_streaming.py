@@ -105,3 +105,47 @@ def test_a_streamed_document_is_the_bytes_of_the_whole_one(indent: bool) -> None
     out = io.BytesIO()
     write_document(out, top, {top: iter(items)}, indent=indent)
     assert out.getvalue() == (jsonio.dumps_indented(items) if indent else jsonio.dumps(items))
+
+
+def test_sorted_spool_merges_its_runs_into_a_stable_sort() -> None:
+    from mcpreel._infra.jsonstream import SortedSpool
+
+    rng = random.Random(3)
+    items = [(rng.randrange(50), f"item {i}".encode()) for i in range(5000)]
+    spool = SortedSpool(limit=4096)  # dozens of runs on disk
+    for key, item in items:
+        spool.add(key, item)
+    assert list(spool) == [item for _, item in sorted(items, key=lambda x: x[0])]
+    assert list(spool) == list(spool)  # read again: the same
+    spool.close()
+
+
+def test_har_of_a_stdio_session_is_the_same_whether_its_entries_spill_to_disk_or_not(monkeypatch) -> None:
+    from mcpreel._infra import jsonstream
+    from mcpreel.formats import har
+
+    msgs = [
+        Message("in", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "slow"}}, 1000),
+        Message("in", [{"jsonrpc": "2.0", "id": 2, "method": "ping"}, {"jsonrpc": "2.0", "id": 3, "method": "ping"}], 1001),
+        Message("out", {"jsonrpc": "2.0", "id": 2, "result": {}}, 1002),
+        Message("in", {"jsonrpc": "2.0", "method": "notifications/initialized"}, None),
+        Message("out", {"jsonrpc": "2.0", "id": 99, "result": {}}, 900),  # an orphan, earlier than all
+        Message("out", {"jsonrpc": "2.0", "id": 3, "result": {}}, 1005),
+        Message(None, None, 1006, kind="stderr", text="warn"),
+        Message("in", {"jsonrpc": "2.0", "id": 4, "method": "ping"}, 1007),  # never answered
+        Message("out", {"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": True}}, 1500),
+    ]
+    msgs += [Message("in" if i % 2 == 0 else "out", {"jsonrpc": "2.0", "id": 100 + i // 2,
+                                                     **({"method": "ping"} if i % 2 == 0 else {"result": {}})},
+                     2000 - i) for i in range(400)]  # times running backwards
+    session = Session(SessionInfo(transport="stdio", command=["srv"], started=500), msgs)
+    whole = io.BytesIO()
+    har.write(session, whole)
+    monkeypatch.setattr(jsonstream.SortedSpool.__init__, "__defaults__", (512,))
+    spilled = io.BytesIO()
+    har.write(session, spilled)
+    assert spilled.getvalue() == whole.getvalue()
+    entries = json.loads(whole.getvalue())["log"]["entries"]
+    starts = [e["startedDateTime"] for e in entries]
+    assert starts == sorted(starts) and len(entries) == 2 + 1 + 1 + 1 + 200
+    assert [e["_mcp"].get("unanswered") for e in entries].count(True) == 1

@@ -16,15 +16,85 @@ One difference from encoding the whole document: an item that orjson cannot enco
 
 from __future__ import annotations
 
+import heapq
+import pickle
+import tempfile
 import uuid
-from collections.abc import Iterable, Mapping
-from typing import Any, BinaryIO
+from collections.abc import Iterable, Iterator, Mapping
+from typing import IO, Any, BinaryIO
 
 from mcpreel._infra import jsonio
 
-__all__ = ["marker", "write_document"]
+__all__ = ["Encoded", "SortedSpool", "marker", "write_document"]
 
 _BATCH = 512
+
+
+class Encoded(bytes):
+    """An array item already encoded (by ``dumps_indented`` for an indented document, ``dumps`` else)."""
+
+
+class SortedSpool:
+    """Encoded items sorted by a key (ties kept in the order they came), in bounded memory.
+
+    Items are held up to :attr:`limit` bytes, then sorted and written to a temporary file as one run;
+    :meth:`__iter__` merges the runs. What lets the HAR writer keep its entries in start order without
+    holding them all: a session whose entries come in order costs one pass through a temporary file.
+    """
+
+    def __init__(self, limit: int = 8 << 20) -> None:
+        self.limit = limit
+        self._items: list[tuple[Any, int, Encoded]] = []
+        self._size = 0
+        self._n = 0
+        self._file: IO[bytes] | None = None
+        self._runs: list[tuple[int, int]] = []  # (offset, count) of each run in the file
+
+    def add(self, key: Any, item: bytes) -> None:
+        encoded = item if type(item) is Encoded else Encoded(item)
+        self._items.append((key, self._n, encoded))
+        self._n += 1
+        self._size += len(encoded) + 100
+        if self._size >= self.limit:
+            self._spill()
+
+    def _spill(self) -> None:
+        if not self._items:
+            return
+        if self._file is None:
+            self._file = tempfile.TemporaryFile()
+        self._items.sort(key=lambda x: (x[0], x[1]))
+        self._file.seek(0, 2)
+        offset = self._file.tell()
+        for start in range(0, len(self._items), 1024):
+            pickle.dump(self._items[start:start + 1024], self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._runs.append((offset, len(self._items)))
+        self._items = []
+        self._size = 0
+
+    def _read_run(self, offset: int, count: int) -> Iterator[tuple[Any, int, Encoded]]:
+        assert self._file is not None
+        done = 0
+        while done < count:
+            self._file.seek(offset)
+            batch = pickle.load(self._file)
+            offset = self._file.tell()
+            done += len(batch)
+            yield from batch
+
+    def __iter__(self) -> Iterator[Encoded]:
+        self._items.sort(key=lambda x: (x[0], x[1]))
+        if not self._runs:
+            for _, _, item in self._items:
+                yield item
+            return
+        runs = [self._read_run(o, c) for o, c in self._runs]
+        for _, _, item in heapq.merge(*runs, iter(self._items), key=lambda x: (x[0], x[1])):
+            yield item
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
 
 
 def marker() -> str:
@@ -64,7 +134,7 @@ def _write_indented(out: BinaryIO, items: Iterable[Any], depth: int) -> None:
     batch: list[bytes] = []
     first = True
     for item in items:
-        encoded = dumps(item)
+        encoded = item if type(item) is Encoded else dumps(item)
         if b"\n" in encoded:
             encoded = encoded.replace(b"\n", pad)
         batch.append((b"[" if first else b",") + pad + encoded)
@@ -84,7 +154,7 @@ def _write_compact(out: BinaryIO, items: Iterable[Any]) -> None:
     for item in items:
         if not first:
             batch.append(b",")
-        batch.append(dumps(item))
+        batch.append(item if type(item) is Encoded else dumps(item))
         first = False
         if len(batch) >= _BATCH:
             out.write(b"".join(batch))
