@@ -149,3 +149,23 @@ def test_har_of_a_stdio_session_is_the_same_whether_its_entries_spill_to_disk_or
     starts = [e["startedDateTime"] for e in entries]
     assert starts == sorted(starts) and len(entries) == 2 + 1 + 1 + 1 + 200
     assert [e["_mcp"].get("unanswered") for e in entries].count(True) == 1
+
+
+def test_settling_releases_in_order_once_the_oldest_waiting_item_settles() -> None:
+    from mcpreel._infra.jsonstream import ItemSpool, Settling
+
+    settling = Settling(jsonio.dumps)
+    first = settling.add({"n": 1}, waiting=True)
+    settling.add({"n": 2})
+    third = settling.add({"n": 3}, waiting=True)
+    assert list(settling.ready()) == []  # the first still waits: nothing may pass it
+    first[0]["answer"] = True
+    settling.settle(first)
+    assert list(settling.ready()) == [b'{"n":1,"answer":true}', b'{"n":2}']
+    third[0]["late"] = 1
+    assert list(settling.rest()) == [b'{"n":3,"late":1}']
+    spool = ItemSpool()
+    for i in range(3000):
+        spool.append(jsonio.dumps({"i": i}))
+    assert len(spool) == 3000 and [json.loads(x)["i"] for x in spool] == list(range(3000))
+    spool.close()

@@ -20,12 +20,13 @@ import heapq
 import pickle
 import tempfile
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import IO, Any, BinaryIO
 
 from mcpreel._infra import jsonio
 
-__all__ = ["Encoded", "SortedSpool", "marker", "write_document"]
+__all__ = ["Encoded", "ItemSpool", "Settling", "SortedSpool", "marker", "write_document"]
 
 _BATCH = 512
 
@@ -95,6 +96,75 @@ class SortedSpool:
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
+
+
+class ItemSpool:
+    """Encoded items kept in a temporary file in the order they came, read back by iterating: for a
+    document whose header is known only once every item has been made (a cassette's metadata)."""
+
+    _BATCH = 1024
+
+    def __init__(self) -> None:
+        self._file: IO[bytes] = tempfile.TemporaryFile()
+        self._batch: list[Encoded] = []
+        self._count = 0
+
+    def append(self, item: bytes) -> None:
+        self._batch.append(item if type(item) is Encoded else Encoded(item))
+        self._count += 1
+        if len(self._batch) >= self._BATCH:
+            pickle.dump(self._batch, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+            self._batch = []
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Encoded]:
+        if self._batch:
+            pickle.dump(self._batch, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+            self._batch = []
+        self._file.seek(0)
+        done = 0
+        while done < self._count:
+            batch: list[Encoded] = pickle.load(self._file)
+            done += len(batch)
+            yield from batch
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class Settling:
+    """Items released in the order they were made, each once nothing can change it any more.
+
+    A writer whose item changes after it is made (a request entry that takes its response) adds it
+    ``waiting`` and settles it later; :meth:`ready` hands out the settled items at the front, encoded.
+    Memory holds only the items from the oldest one still waiting onwards.
+    """
+
+    def __init__(self, encode: Callable[[Any], bytes]) -> None:
+        self.encode = encode
+        self.held: deque[list[Any]] = deque()  # [item or its encoding, waiting]
+
+    def add(self, item: Any, waiting: bool = False) -> list[Any]:
+        slot = [item, True] if waiting else [Encoded(self.encode(item)), False]
+        self.held.append(slot)
+        return slot
+
+    def settle(self, slot: list[Any]) -> None:
+        if slot[1]:
+            slot[1] = False
+            slot[0] = Encoded(self.encode(slot[0]))
+
+    def ready(self) -> Iterator[Encoded]:
+        held = self.held
+        while held and not held[0][1]:
+            yield held.popleft()[0]
+
+    def rest(self) -> Iterator[Encoded]:
+        for slot in self.held:
+            self.settle(slot)
+        return self.ready()
 
 
 def marker() -> str:

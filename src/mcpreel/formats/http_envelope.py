@@ -16,9 +16,11 @@ Writing: a session with a stdio transport is refused (it had no HTTP exchanges).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.jsonstream import marker, write_document
 from mcpreel._infra.timeutil import MAX_MS
 from mcpreel.errors import UsageError
 from mcpreel.formats._source import Source
@@ -153,11 +155,16 @@ def write(session: Session, out: BinaryIO, *, label: str | None = None) -> list[
         top = {"headers": session.info.headers}
     if top:
         doc["transport_context"] = top
-    entries: list[dict[str, Any]] = []
     bodiless = 0
-    for msg in session:
+
+    def entries() -> Iterator[dict[str, Any]]:
+        for msg in session:
+            yield from _entries_of(msg)
+
+    def _entries_of(msg: Message) -> Iterator[dict[str, Any]]:
+        nonlocal bodiless
         if msg.dropped or msg.kind not in (Kind.MESSAGE, Kind.TRANSPORT):
-            continue
+            return
         entry: dict[str, Any] = {}
         if msg.t is not None:
             entry["timestamp_ms"] = msg.t
@@ -177,15 +184,15 @@ def write(session: Session, out: BinaryIO, *, label: str | None = None) -> list[
                         ctx.pop("body", None)
                         entry["transport_context"] = ctx
                         entry["response"] = {}
-                        entries.append(entry)
-                        continue
+                        yield entry
+                        return
                     bodiless += 1  # an entry holds a request, a response or an SSE event: none of these
-                    continue
+                    return
                 ctx.pop("body", None)
                 entry["transport_context"] = ctx
                 entry["response"] = data
-                entries.append(entry)
-                continue
+                yield entry
+                return
             if ctx:
                 entry["transport_context"] = ctx
             ev = {k: v for k, v in sse.items() if k != "encoded"}
@@ -203,9 +210,11 @@ def write(session: Session, out: BinaryIO, *, label: str | None = None) -> list[
                 entry["request"] = msg.raw
             else:
                 entry["response"] = msg.raw
-        entries.append(entry)
-    doc["entries"] = entries
-    out.write(jsonio.dumps(doc))
+        yield entry
+
+    key = marker()
+    doc["entries"] = key
+    write_document(out, doc, {key: entries()}, indent=False)  # one entry at a time (flat memory)
     out.write(b"\n")
     if bodiless:
         return [f"{bodiless} HTTP answer{'s' if bodiless != 1 else ''} with no body (a 202 Accepted, a GET or DELETE "
