@@ -16,7 +16,7 @@ from __future__ import annotations
 import heapq
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,11 +61,12 @@ def _tagged(session: Session, name: str, index: int) -> Iterator[tuple[tuple[int
     for pos, msg in enumerate(session):
         if msg.t is not None and msg.t > last:
             last = msg.t
-        if msg.kind == Kind.EVENT and isinstance(msg.raw, dict):
-            raw = msg.raw if ORIGIN_KEY in msg.raw else {**msg.raw, ORIGIN_KEY: name}
-            tagged = replace(msg, raw=raw, seq=None, extra={**(msg.extra or {}), ORIGIN_KEY: name})
-        else:
-            tagged = replace(msg, seq=None, extra={**(msg.extra or {}), ORIGIN_KEY: name})
+        raw = msg.raw
+        if msg.kind == Kind.EVENT and isinstance(raw, dict) and ORIGIN_KEY not in raw:
+            raw = {**raw, ORIGIN_KEY: name}
+        # built field by field (dataclasses.replace costs four times as much, a quarter of a merge)
+        tagged = Message(msg.dir, raw, msg.t, msg.kind, None, msg.ctx, msg.text, msg.modified, msg.original,
+                         msg.dropped, msg.source, {**msg.extra, ORIGIN_KEY: name} if msg.extra else {ORIGIN_KEY: name})
         yield (last, index, pos), tagged
 
 

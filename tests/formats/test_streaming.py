@@ -169,3 +169,17 @@ def test_settling_releases_in_order_once_the_oldest_waiting_item_settles() -> No
         spool.append(jsonio.dumps({"i": i}))
     assert len(spool) == 3000 and [json.loads(x)["i"] for x in spool] == list(range(3000))
     spool.close()
+
+
+def test_merge_tags_a_record_keeping_every_member_of_the_model() -> None:
+    """merge builds each tagged record field by field (for speed): it must carry every field there is."""
+    from dataclasses import fields, replace
+
+    from mcpreel.merge import _tagged
+
+    full = Message("in", {"jsonrpc": "2.0", "id": 1, "method": "x"}, 5, "message", 3, {"exchange": 1}, "t", True,
+                   {"orig": 1}, True, 9, {"other": 2})
+    assert {f.name for f in fields(Message)} == {"dir", "raw", "t", "kind", "seq", "ctx", "text", "modified",
+                                                 "original", "dropped", "source", "extra"}
+    (_, tagged), = list(_tagged(Session(SessionInfo(), [full]), "a.jsonl", 0))
+    assert tagged == replace(full, seq=None, extra={"other": 2, "file": "a.jsonl"})
