@@ -115,6 +115,7 @@ def merge(
     to: str | None = None,
     from_: str = "auto",
     warn: Callable[[str], None] | None = None,
+    on_progress: Callable[[int], None] | None = None,
 ) -> MergeResult:
     """Merge the session files at ``paths`` into ``out_path`` (a reel unless ``to`` or the name says otherwise)."""
     from mcpreel.convert import choose_output_format, write_session
@@ -128,8 +129,21 @@ def merge(
         raise UsageError(f"the output {str(out_path)!r} is one of the inputs; write the merge elsewhere")
     names = origin_names([str(p) for p in paths])
     inputs = []
-    for path, name in zip(paths, names, strict=True):
-        session, detection = open_session(path, from_ or "auto")
+    done = [0] * len(paths)
+
+    def progress_of(i: int) -> Callable[[int], None] | None:
+        if on_progress is None:
+            return None
+        report = on_progress
+
+        def step(n: int) -> None:  # each input reports its own bytes read; the bar shows their sum
+            done[i] = n
+            report(sum(done))
+
+        return step
+
+    for i, (path, name) in enumerate(zip(paths, names, strict=True)):
+        session, detection = open_session(path, from_ or "auto", on_progress=progress_of(i))
         inputs.append(MergeInput(str(path), name, detection.format, session))
     merged = merge_sessions(inputs)
     choice = choose_output_format(out_path, merged, to)

@@ -183,3 +183,41 @@ def test_merge_tags_a_record_keeping_every_member_of_the_model() -> None:
                                                  "original", "dropped", "source", "extra"}
     (_, tagged), = list(_tagged(Session(SessionInfo(), [full]), "a.jsonl", 0))
     assert tagged == replace(full, seq=None, extra={"other": 2, "file": "a.jsonl"})
+
+
+def test_merge_and_redact_report_the_bytes_they_read_for_a_progress_bar(tmp_path) -> None:
+    from mcpreel.formats import get_writer
+    from mcpreel.merge import merge
+    from mcpreel.redact import redact_file
+
+    paths = []
+    for name in ("a", "b"):
+        path = tmp_path / f"{name}.reel.jsonl"
+        with open(path, "wb") as fh:
+            get_writer("reel")(_session(300), fh)
+        paths.append(path)
+    seen: list[int] = []
+    merge(paths, tmp_path / "m.reel.jsonl", on_progress=seen.append)
+    assert seen and seen == sorted(seen) and seen[-1] == sum(p.stat().st_size for p in paths)
+    seen.clear()
+    redact_file(paths[0], tmp_path / "r.reel.jsonl", on_progress=seen.append)
+    assert seen and seen[-1] == paths[0].stat().st_size
+
+
+def test_the_streaming_verbs_are_quiet_on_stderr_when_it_is_not_a_terminal(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from mcpreel.cli import cli
+    from mcpreel.formats import get_writer
+
+    src = tmp_path / "s.reel.jsonl"
+    with open(src, "wb") as fh:
+        get_writer("reel")(_session(200), fh)
+    (tmp_path / "c.reel.jsonl").write_bytes(src.read_bytes())
+    runner = CliRunner()
+    for args in (["inspect", "--summary", str(src)], ["redact", str(src), str(tmp_path / "r.reel.jsonl")],
+                 ["merge", str(src), str(tmp_path / "c.reel.jsonl"), "-o", str(tmp_path / "m.reel.jsonl")],
+                 ["convert", str(src), str(tmp_path / "o.har")]):
+        result = runner.invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        assert result.stderr == ""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from mcpreel.cli import output
@@ -25,7 +27,9 @@ def redact_command(input_path: str, output_path: str, rules_path: str | None, fr
     from mcpreel.redact import load_rules, redact_file
 
     rules = load_rules(rules_path) if rules_path else None
-    result = redact_file(input_path, output_path, rules=rules, from_=from_, to=to)
+    size = Path(input_path).stat().st_size if Path(input_path).is_file() else 0
+    with output.byte_progress(size, f"redacting {Path(input_path).name}") as progress:
+        result = redact_file(input_path, output_path, rules=rules, from_=from_, to=to, on_progress=progress)
     if result.lost:
         output.warning(f"writing {result.format} drops {', '.join(result.lost)}")
     detail = ", ".join(f"{n} {name}" for name, n in sorted(result.counts.items(), key=lambda kv: (-kv[1], kv[0])))
