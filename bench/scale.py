@@ -9,7 +9,8 @@ few 50 MB messages; then runs every verb as a CLI subprocess on it, in the same 
 - **peak RSS**: the child's own ``ru_maxrss`` (``os.wait4`` on that child alone, so a verb that starts
   another process, replay's ``serve``, counts only the verb's process; the server's is on its own row);
 - **÷ floor**: time divided by the floor's, the least any verb must do: read each line of the same file,
-  parse it with orjson and dump it back (a Python child too, start-up included).
+  parse it with orjson and dump it back (a Python child too, start-up included). A second reference row,
+  *read only*, opens the reel with mcpreel's reader and iterates it: the ceiling of any verb on a reel.
 
 Verbs: ``import``; ``convert`` reel -> every writer; ``inspect`` in every mode (table, ``-v``,
 ``--summary``, ``--json``); ``merge`` (the session with a copy of itself); ``redact``; ``diff`` (the reel
@@ -102,6 +103,15 @@ def build(path: Path, messages: int, big_bytes: int = 0) -> int:
     return count
 
 
+# the reel reader alone: the ceiling of every verb that reads a reel (what is left is the verb's own work)
+READ = """
+import sys
+from mcpreel.formats import open_session
+session, _ = open_session(sys.argv[1])
+for _ in session:
+    pass
+"""
+
 FLOOR = """
 import sys, orjson
 loads, dumps = orjson.loads, orjson.dumps
@@ -188,6 +198,7 @@ def verbs(src: Path, tmp: Path, n: int, only: set[str] | None) -> list[tuple[str
     m = [PY, "-m", "mcpreel"]
     out: list[tuple[str, int, list[str], tuple[int, ...]]] = [
         ("floor (orjson parse + dump)", n, [PY, "-c", FLOOR, str(src), str(tmp / "floor.out")], (0,)),
+        ("read only (the reel reader: every verb's ceiling)", n, [PY, "-c", READ, str(src)], (0,)),
         ("import", n, [*m, "import", str(src), "--out-trace", str(tmp / "import.trace.jsonl")], (0,)),
     ]
     for name in WRITERS:
@@ -203,7 +214,7 @@ def verbs(src: Path, tmp: Path, n: int, only: set[str] | None) -> list[tuple[str
                                        f"{PY} -m mcpreel serve {src}", "--output", str(tmp / "replay.json")], (0, 1)),
     ]
     if only:
-        out = [v for v in out if v[0].startswith("floor") or any(v[0].startswith(o.replace(":", " → ")) for o in only)]
+        out = [v for v in out if v[0].startswith(("floor", "read only")) or any(v[0].startswith(o.replace(":", " → ")) for o in only)]
     return out
 
 
