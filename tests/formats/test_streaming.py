@@ -221,3 +221,18 @@ def test_the_streaming_verbs_are_quiet_on_stderr_when_it_is_not_a_terminal(tmp_p
         result = runner.invoke(cli, args)
         assert result.exit_code == 0, result.output
         assert result.stderr == ""
+
+
+def test_qai_fast_ids_and_times_are_the_standard_librarys() -> None:
+    import uuid
+    from datetime import UTC, datetime
+
+    from mcpreel.formats import qai
+
+    rng = random.Random(2)
+    for i in range(5000):
+        name = f"{rng.random()}/{i}" + ("é" if i % 7 == 0 else "")
+        assert qai._uuid5(name) == str(uuid.uuid5(qai._NS, name))
+        ms = rng.randrange(-10**12, 4 * 10**12) if i % 3 else rng.randrange(0, 10**6) * 1000
+        secs, rem = divmod(ms, 1000)
+        assert qai.iso_micro(ms) == datetime.fromtimestamp(secs, tz=UTC).replace(microsecond=rem * 1000).isoformat()
