@@ -5,7 +5,9 @@ times and directions, the shape of a long agent run) for each ``--sizes`` entry,
 few 50 MB messages; then runs every verb as a CLI subprocess on it, in the same run, and measures:
 
 - **time**: wall clock of the child, interpreter start-up included (about 0.2 s, visible at small sizes);
-- **messages/s**: the session's messages divided by that time;
+- **CPU s**: the child's user + system CPU time (the machine is shared: wall time includes waiting for a
+  core, CPU time does not);
+- **messages/s**: the session's messages divided by the wall time;
 - **peak RSS**: the child's own ``ru_maxrss`` (``os.wait4`` on that child alone, so a verb that starts
   another process, replay's ``serve``, counts only the verb's process; the server's is on its own row);
 - **÷ floor**: time divided by the floor's, the least any verb must do: read each line of the same file,
@@ -127,16 +129,17 @@ class Row:
     messages: int
     seconds: float | None
     rss_mb: float
+    cpu: float = 0.0
     note: str = ""
     floor: float | None = None
 
     def cells(self) -> list[str]:
         if self.seconds is None:
-            return [self.verb, f"{self.messages:,}", "—", "—", f"{self.rss_mb:.0f}", "—", self.note]
+            return [self.verb, f"{self.messages:,}", "—", f"{self.cpu:.2f}", "—", f"{self.rss_mb:.0f}", "—", self.note]
         rate = self.messages / self.seconds if self.seconds else 0
         ratio = f"{self.seconds / self.floor:.1f}" if self.floor else "—"
-        return [self.verb, f"{self.messages:,}", f"{self.seconds:.2f}", f"{rate:,.0f}", f"{self.rss_mb:.0f}", ratio,
-                self.note]
+        return [self.verb, f"{self.messages:,}", f"{self.seconds:.2f}", f"{self.cpu:.2f}", f"{rate:,.0f}",
+                f"{self.rss_mb:.0f}", ratio, self.note]
 
 
 def _env() -> dict[str, str]:
@@ -146,8 +149,9 @@ def _env() -> dict[str, str]:
     return env
 
 
-def run(argv: Sequence[str], timeout: float, ok: Sequence[int] = (0,)) -> tuple[float | None, float, str]:
-    """Run one child: (seconds or None on timeout, its own peak RSS in MB, a note when it failed)."""
+def run(argv: Sequence[str], timeout: float, ok: Sequence[int] = (0,)) -> tuple[float | None, float, float, str]:
+    """Run one child: (seconds or None on timeout, its own peak RSS in MB, its CPU seconds, a note when
+    it failed)."""
     t0 = time.perf_counter()
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=err, env=_env())
@@ -160,7 +164,8 @@ def run(argv: Sequence[str], timeout: float, ok: Sequence[int] = (0,)) -> tuple[
                 proc.kill()
                 _, status, usage = os.wait4(proc.pid, 0)
                 proc.returncode = -9
-                return None, usage.ru_maxrss / 1024, f"stopped after {timeout:.0f} s"
+                return (None, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime,
+                        f"stopped after {timeout:.0f} s")
             time.sleep(0.01)
         dt = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -169,10 +174,10 @@ def run(argv: Sequence[str], timeout: float, ok: Sequence[int] = (0,)) -> tuple[
             err.seek(0)
             lines = err.read().decode(errors="replace").strip().splitlines()
             note = f"exit {proc.returncode}: {lines[-1][:120] if lines else ''}"
-        return dt, usage.ru_maxrss / 1024, note
+        return dt, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, note
 
 
-def serve_load(session: Path, timeout: float) -> tuple[float | None, float, str]:
+def serve_load(session: Path, timeout: float) -> tuple[float | None, float, float, str]:
     """`mcpreel serve` over stdio: seconds until it answers ``initialize``, then its peak RSS once closed."""
     t0 = time.perf_counter()
     proc = subprocess.Popen([PY, "-m", "mcpreel", "serve", str(session)], stdin=subprocess.PIPE,
@@ -190,7 +195,8 @@ def serve_load(session: Path, timeout: float) -> tuple[float | None, float, str]
         proc.kill()
     _, _, usage = os.wait4(proc.pid, 0)
     proc.returncode = 0
-    return (dt if answered else None), usage.ru_maxrss / 1024, "" if answered else "no answer to initialize"
+    return ((dt if answered else None), usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime,
+            "" if answered else "no answer to initialize")
 
 
 def verbs(src: Path, tmp: Path, n: int, only: set[str] | None) -> list[tuple[str, int, list[str], tuple[int, ...]]]:
@@ -227,15 +233,15 @@ def measure(src: Path, n: int, tmp: Path, timeout: float, only: set[str] | None,
         if label.startswith("diff") and not (tmp / f"out{EXT['qai']}").exists():
             subprocess.run([PY, "-m", "mcpreel", "convert", str(src), str(tmp / f"out{EXT['qai']}")],
                            check=True, env=_env(), capture_output=True)
-        seconds, rss, note = run(argv, timeout, ok)
+        seconds, rss, cpu, note = run(argv, timeout, ok)
         if label.startswith("floor"):
             floor = seconds
-        rows.append(Row(label, count, seconds, rss, note, floor))
+        rows.append(Row(label, count, seconds, rss, cpu, note, floor))
         if log:
             print(" | ".join(rows[-1].cells()), file=sys.stderr, flush=True)
     if only is None or any(o.startswith("serve") for o in only):
-        seconds, rss, note = serve_load(src, timeout)
-        rows.append(Row("serve (load, answer initialize)", n, seconds, rss, note, floor))
+        seconds, rss, cpu, note = serve_load(src, timeout)
+        rows.append(Row("serve (load, answer initialize)", n, seconds, rss, cpu, note, floor))
         if log:
             print(" | ".join(rows[-1].cells()), file=sys.stderr, flush=True)
     for p in tmp.iterdir():
@@ -244,11 +250,11 @@ def measure(src: Path, n: int, tmp: Path, timeout: float, only: set[str] | None,
     return rows
 
 
-HEAD = ["verb", "messages", "seconds", "messages/s", "peak RSS MB", "÷ floor", "note"]
+HEAD = ["verb", "messages", "seconds", "CPU s", "messages/s", "peak RSS MB", "÷ floor", "note"]
 
 
 def table(title: str, rows: list[Row]) -> str:
-    lines = [f"**{title}**", "", "| " + " | ".join(HEAD) + " |", "|---|---:|---:|---:|---:|---:|---|"]
+    lines = [f"**{title}**", "", "| " + " | ".join(HEAD) + " |", "|---|---:|---:|---:|---:|---:|---:|---|"]
     lines += ["| " + " | ".join(r.cells()) + " |" for r in rows]
     return "\n".join(lines)
 

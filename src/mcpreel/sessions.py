@@ -87,12 +87,14 @@ class _Splitter:
     def place(self, rec: Message, http_ids: dict[Any, str]) -> None:
         group = rec.extra.get(SCOPE_KEY) if rec.extra else None
         source_file = group if isinstance(group, str) else None
-        http_id = _http_session_of(rec, http_ids)
+        http_id = _http_session_of(rec, http_ids) if rec.ctx is not None else None
         target: ClientSession | None = None
         if http_id is not None:
             target = self.by_http.get((group, http_id))
-        if target is None and rec.kind == Kind.MESSAGE and rec.dir == "in":
-            starts = [m.get("method") for m in rec.members() if m.get("method") in ("initialize", "server/discover")
+        asks = rec.kind == Kind.MESSAGE and rec.dir == "in"
+        members = rec.members() if asks else ()  # read once: this runs for every record of a big file
+        if target is None and asks:
+            starts = [m.get("method") for m in members if m.get("method") in ("initialize", "server/discover")
                       and "id" in m]
             if starts:
                 cur = self.current.get(group)
@@ -111,8 +113,8 @@ class _Splitter:
         if http_id is not None and target.http_session is None:
             target.http_session = http_id
             self.by_http[(group, http_id)] = target
-        if self.pending_discover.get(group) is target and rec.kind == Kind.MESSAGE and rec.dir == "in":
-            if any(m.get("method") not in ("server/discover", None) and "id" in m for m in rec.members()):
+        if asks and self.pending_discover.get(group) is target:
+            if any(m.get("method") not in ("server/discover", None) and "id" in m for m in members):
                 self.pending_discover[group] = None
         if self.keep:
             target.records.append(rec)
@@ -122,8 +124,8 @@ class _Splitter:
                 describer = self.describers[target.index] = _Describer(target)
             describer.feed(rec)
             self.counts[target.index] = self.counts.get(target.index, 0) + 1
-        if rec.kind == Kind.MESSAGE and rec.dir == "in":
-            target.requests += sum(1 for m in rec.members() if "method" in m and "id" in m)
+        if asks:
+            target.requests += sum(1 for m in members if "method" in m and "id" in m)
 
 
 def _header(headers: Any, name: str) -> str | None:
