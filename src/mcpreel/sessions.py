@@ -208,9 +208,14 @@ class _Describer:
         if rec.kind != Kind.MESSAGE:
             return
         session = self.session
+        # after an initialize the era is settled and, once the client is named, other requests can
+        # change nothing (the protocol a request names counts only without a handshake)
+        settled = self.initialize and session.client is not None
         for m in rec.members():
             method = m.get("method")
             if rec.dir == "in" and "id" in m and isinstance(method, str):
+                if settled and method != "initialize":
+                    continue
                 if method == "initialize":
                     self.initialize = True
                     params = m.get("params")
