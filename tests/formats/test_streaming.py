@@ -151,38 +151,31 @@ def test_har_of_a_stdio_session_is_the_same_whether_its_entries_spill_to_disk_or
     assert [e["_mcp"].get("unanswered") for e in entries].count(True) == 1
 
 
-def test_settling_releases_in_order_once_the_oldest_waiting_item_settles() -> None:
-    from mcpreel._infra.jsonstream import ItemSpool, Settling
+def test_item_spool_keeps_order_with_items_held_open_and_settled_early_late_or_never() -> None:
+    from mcpreel._infra.jsonstream import ItemSpool
 
-    settling = Settling(jsonio.dumps)
-    first = settling.add({"n": 1}, waiting=True)
-    settling.add({"n": 2})
-    third = settling.add({"n": 3}, waiting=True)
-    assert list(settling.ready()) == []  # the first still waits: nothing may pass it
-    first[0]["answer"] = True
-    settling.settle(first)
-    assert list(settling.ready()) == [b'{"n":1,"answer":true}', b'{"n":2}']
-    third[0]["late"] = 1
-    assert list(settling.rest()) == [b'{"n":3,"late":1}']
-    spool = ItemSpool()
-    for i in range(3000):
-        spool.append(jsonio.dumps({"i": i}))
-    assert len(spool) == 3000 and [json.loads(x)["i"] for x in spool] == list(range(3000))
+    spool = ItemSpool(jsonio.dumps)
+    spool._BATCH = 4  # type: ignore[misc]  # several batches in the file
+    early = {"n": 0}
+    at_early = spool.hold(early)
+    spool.append(jsonio.dumps({"n": 1}))
+    early["answer"] = True
+    spool.settle(at_early)  # its batch still in memory: encoded there, forgotten
+    late = {"n": 2}
+    at_late = spool.hold(late)
+    never = {"n": 3}
+    spool.hold(never)
+    for i in range(4, 12):
+        spool.append(jsonio.dumps({"n": i}))
+    late["answer"] = True  # its batch is in the file by now: encoded when read back
+    spool.settle(at_late)
+    never["late"] = 1
+    expected = [{"n": 0, "answer": True}, {"n": 1}, {"n": 2, "answer": True}, {"n": 3, "late": 1},
+                *({"n": i} for i in range(4, 12))]
+    assert [json.loads(x) for x in spool] == expected
+    assert [json.loads(x) for x in spool] == expected  # read again: the same
+    assert set(spool._held) == {2, 3}  # only what was still open when its batch left memory
     spool.close()
-
-
-def test_merge_tags_a_record_keeping_every_member_of_the_model() -> None:
-    """merge builds each tagged record field by field (for speed): it must carry every field there is."""
-    from dataclasses import fields, replace
-
-    from mcpreel.merge import _tagged
-
-    full = Message("in", {"jsonrpc": "2.0", "id": 1, "method": "x"}, 5, "message", 3, {"exchange": 1}, "t", True,
-                   {"orig": 1}, True, 9, {"other": 2})
-    assert {f.name for f in fields(Message)} == {"dir", "raw", "t", "kind", "seq", "ctx", "text", "modified",
-                                                 "original", "dropped", "source", "extra"}
-    (_, tagged), = list(_tagged(Session(SessionInfo(), [full]), "a.jsonl", 0))
-    assert tagged == replace(full, seq=None, extra={"other": 2, "file": "a.jsonl"})
 
 
 def test_merge_and_redact_report_the_bytes_they_read_for_a_progress_bar(tmp_path) -> None:

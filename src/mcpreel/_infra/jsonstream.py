@@ -20,13 +20,12 @@ import heapq
 import pickle
 import tempfile
 import uuid
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import IO, Any, BinaryIO
 
 from mcpreel._infra import jsonio
 
-__all__ = ["Encoded", "ItemSpool", "Settling", "SortedSpool", "marker", "write_document"]
+__all__ = ["Encoded", "ItemSpool", "SortedSpool", "marker", "write_document"]
 
 _BATCH = 512
 
@@ -43,7 +42,9 @@ class SortedSpool:
     holding them all: a session whose entries come in order costs one pass through a temporary file.
     """
 
-    def __init__(self, limit: int = 8 << 20) -> None:
+    _RUN_BATCH = 64
+
+    def __init__(self, limit: int = 16 << 20) -> None:
         self.limit = limit
         self._items: list[tuple[Any, int, Encoded]] = []
         self._size = 0
@@ -67,8 +68,10 @@ class SortedSpool:
         self._items.sort(key=lambda x: (x[0], x[1]))
         self._file.seek(0, 2)
         offset = self._file.tell()
-        for start in range(0, len(self._items), 1024):
-            pickle.dump(self._items[start:start + 1024], self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        # small batches: the merge at the end holds one batch per run in memory (a hundred runs at a
+        # million messages)
+        for start in range(0, len(self._items), self._RUN_BATCH):
+            pickle.dump(self._items[start:start + self._RUN_BATCH], self._file, protocol=pickle.HIGHEST_PROTOCOL)
         self._runs.append((offset, len(self._items)))
         self._items = []
         self._size = 0
@@ -99,72 +102,70 @@ class SortedSpool:
 
 
 class ItemSpool:
-    """Encoded items kept in a temporary file in the order they came, read back by iterating: for a
-    document whose header is known only once every item has been made (a cassette's metadata)."""
+    """Items kept in a temporary file in the order they came, read back encoded by iterating.
+
+    For a document whose header is known only once every item has been made (a cassette's metadata),
+    and for items that change after they are made (a request entry that takes its response): such an
+    item is :meth:`hold`-ed -- its place kept, the object in memory -- and :meth:`settle`-d once final;
+    settled while its batch is still in memory, it is encoded there and forgotten; else (and if never
+    settled) it is encoded when read back. Memory holds one batch plus the items still open, never the
+    items that merely follow an open one.
+    """
 
     _BATCH = 1024
 
-    def __init__(self) -> None:
+    def __init__(self, encode: Callable[[Any], bytes] = jsonio.dumps_indented) -> None:
+        self._encode = encode
         self._file: IO[bytes] = tempfile.TemporaryFile()
-        self._batch: list[Encoded] = []
+        self._batch: list[Encoded | None] = []
+        self._flushed = 0  # items already in the file
         self._count = 0
+        self._held: dict[int, Any] = {}  # position -> an item held open (None in its batch)
 
     def append(self, item: bytes) -> None:
+        """An item already encoded (final)."""
         self._batch.append(item if type(item) is Encoded else Encoded(item))
         self._count += 1
         if len(self._batch) >= self._BATCH:
+            self._flush()
+
+    def hold(self, item: Any) -> int:
+        """Keep ``item``'s place; it may still change. Returns its position (for :meth:`settle`)."""
+        position = self._count
+        self._held[position] = item
+        self._batch.append(None)
+        self._count += 1
+        if len(self._batch) >= self._BATCH:
+            self._flush()
+        return position
+
+    def settle(self, position: int) -> None:
+        """The item held at ``position`` is final (encoded now when its batch is still in memory)."""
+        if position >= self._flushed and position in self._held:
+            self._batch[position - self._flushed] = Encoded(self._encode(self._held.pop(position)))
+
+    def _flush(self) -> None:
+        if self._batch:
             pickle.dump(self._batch, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+            self._flushed += len(self._batch)
             self._batch = []
 
     def __len__(self) -> int:
         return self._count
 
     def __iter__(self) -> Iterator[Encoded]:
-        if self._batch:
-            pickle.dump(self._batch, self._file, protocol=pickle.HIGHEST_PROTOCOL)
-            self._batch = []
+        self._flush()
         self._file.seek(0)
-        done = 0
-        while done < self._count:
-            batch: list[Encoded] = pickle.load(self._file)
-            done += len(batch)
-            yield from batch
+        position = 0
+        held, encode = self._held, self._encode
+        while position < self._count:
+            batch: list[Encoded | None] = pickle.load(self._file)
+            for item in batch:
+                yield item if item is not None else Encoded(encode(held[position]))
+                position += 1
 
     def close(self) -> None:
         self._file.close()
-
-
-class Settling:
-    """Items released in the order they were made, each once nothing can change it any more.
-
-    A writer whose item changes after it is made (a request entry that takes its response) adds it
-    ``waiting`` and settles it later; :meth:`ready` hands out the settled items at the front, encoded.
-    Memory holds only the items from the oldest one still waiting onwards.
-    """
-
-    def __init__(self, encode: Callable[[Any], bytes]) -> None:
-        self.encode = encode
-        self.held: deque[list[Any]] = deque()  # [item or its encoding, waiting]
-
-    def add(self, item: Any, waiting: bool = False) -> list[Any]:
-        slot = [item, True] if waiting else [Encoded(self.encode(item)), False]
-        self.held.append(slot)
-        return slot
-
-    def settle(self, slot: list[Any]) -> None:
-        if slot[1]:
-            slot[1] = False
-            slot[0] = Encoded(self.encode(slot[0]))
-
-    def ready(self) -> Iterator[Encoded]:
-        held = self.held
-        while held and not held[0][1]:
-            yield held.popleft()[0]
-
-    def rest(self) -> Iterator[Encoded]:
-        for slot in self.held:
-            self.settle(slot)
-        return self.ready()
 
 
 def marker() -> str:

@@ -10,13 +10,11 @@ Write: the v2 export shape, folding each response into its request's entry.
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import verbatim_key
-from mcpreel._infra.jsonstream import Encoded, marker, write_document
+from mcpreel._infra.jsonstream import ItemSpool, marker, write_document
 from mcpreel._infra.timeutil import MAX_MS, iso_from_ms, ms_from_any
 from mcpreel.formats._source import Source
 from mcpreel.formats.jsonrpc import DirectionGuesser, own_time
@@ -98,31 +96,28 @@ def read(source: Source) -> Session:
 def write(session: Session, out: BinaryIO) -> None:
     """The Inspector v2 export: responses folded into their request's entry, with ``duration``.
 
-    Written as a stream: an entry is encoded as soon as nothing can change it any more (a request once
-    answered, or once another request takes its key), in the order the entries were made; only the
-    entries from the oldest request still waiting onwards are held, as encoded bytes where done.
+    Written as a stream: the entries go to a temporary file in order, a request held open there until
+    answered (or until another request takes its key), so memory holds only the requests still waiting.
     """
-    key = marker()
-    write_document(out, key, {key: _entries(session)}, indent=False)
+    spool = ItemSpool(_encode)
+    try:
+        _entries(session, spool)
+        key = marker()
+        write_document(out, key, {key: spool}, indent=False)
+    finally:
+        spool.close()
     out.write(b"\n")
 
 
-def _entries(session: Session) -> Iterator[Any]:
-    held: deque[list[Any]] = deque()  # [entry or its encoding, waiting]: in the order the entries were made
-    pending: dict[tuple[str, Any], list[Any]] = {}
+def _encode(entry: dict[str, Any]) -> bytes:
+    entry.pop("_t", None)
+    return jsonio.dumps(entry)
+
+
+def _entries(session: Session, spool: ItemSpool) -> None:
+    pending: dict[tuple[str, Any], tuple[dict[str, Any], int]] = {}
     dumps = jsonio.dumps
     n = 0
-
-    def release() -> Iterator[Any]:
-        while held and not held[0][1]:
-            yield held.popleft()[0]  # settled: encoded
-
-    def settle(slot: list[Any]) -> None:
-        slot[1] = False
-        entry = slot[0]
-        entry.pop("_t", None)
-        slot[0] = Encoded(dumps(entry))
-
     for msg in session:
         if msg.kind != Kind.MESSAGE or msg.dropped:
             continue
@@ -140,36 +135,23 @@ def _entries(session: Session) -> Iterator[Any]:
                 }
                 if "id" in raw and raw["id"] is not None:
                     entry["_t"] = msg.t
-                    slot = [entry, True]
-                    held.append(slot)
                     k = (msg.dir or "in", verbatim_key(raw["id"]))
                     before = pending.get(k)
                     if before is not None:
-                        settle(before)  # its key now names the newer request: it can never be answered
-                    pending[k] = slot
-                elif held:
-                    held.append([Encoded(dumps(entry)), False])
+                        spool.settle(before[1])  # its key now names the newer request: never answered
+                    pending[k] = (entry, spool.hold(entry))
                 else:
-                    yield Encoded(dumps(entry))
+                    spool.append(dumps(entry))
             else:
-                slot_or_none = pending.pop(("out" if msg.dir == "in" else "in", verbatim_key(raw.get("id"))), None)
-                if slot_or_none is not None:
-                    req = slot_or_none[0]
+                found = pending.pop(("out" if msg.dir == "in" else "in", verbatim_key(raw.get("id"))), None)
+                if found is not None:
+                    req, at = found
                     req["response"] = raw
                     t0 = req.get("_t")
                     if t0 is not None and msg.t is not None:
                         req["duration"] = msg.t - t0
-                    settle(slot_or_none)
+                    spool.settle(at)
                 else:
                     n += 1
-                    entry = {"id": n, "timestamp": ts, "direction": "response", "origin": origin, "message": raw}
-                    if held:
-                        held.append([Encoded(dumps(entry)), False])
-                    else:
-                        yield Encoded(dumps(entry))
-        if held and not held[0][1]:
-            yield from release()
-    for slot in held:
-        if slot[1]:
-            settle(slot)
-    yield from release()
+                    spool.append(dumps({"id": n, "timestamp": ts, "direction": "response", "origin": origin,
+                                        "message": raw}))

@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcpreel._infra import jsonio
-from mcpreel._infra.jsonstream import ItemSpool, Settling, marker, write_document
+from mcpreel._infra.jsonstream import ItemSpool, marker, write_document
 from mcpreel._infra.timeutil import MAX_MS, ms_from_any
 from mcpreel.formats._source import Source, session_url
 from mcpreel.model import Kind, Message, Session, SessionInfo
@@ -148,12 +148,11 @@ def write(session: Session, out: Any) -> list[str]:
     from mcpreel._infra.timeutil import iso_from_ms
 
     info = session.info
-    # interactions are encoded in order once nothing can change them (a request once answered, a
-    # notification once its 202 came or another was sent), into a temporary file: the metadata that
-    # comes first in the document is known only at the end (flat memory)
-    settling = Settling(jsonio.dumps_indented)
-    spool = ItemSpool()
-    pending: dict[str, tuple[list[Any], int | None]] = {}
+    # interactions go to a temporary file in order (the metadata that comes first in the document is
+    # known only at the end); one that may still change (a request until answered, a notification until
+    # its 202 came or another was sent) is held open there, and encoded once settled (flat memory)
+    spool = ItemSpool(jsonio.dumps_indented)
+    pending: dict[str, tuple[dict[str, Any], int, int | None]] = {}
     unasked = orphans = other_ctx = unplaced = 0
     meta: dict[str, Any] = {"recorded_at": None, "server_url": info.url or "",
                             "transport_type": _TRANSPORT_TYPES.get(info.transport or ""),
@@ -164,11 +163,8 @@ def write(session: Session, out: Any) -> list[str]:
         return {"type": typ, "request": request, "response": None, "response_is_sse": False,
                 "response_status": status, "latency_ms": 0, "http_method": None, "http_path": None}
 
-    notified: tuple[list[Any], int | None] | None = None  # the last notification, waiting for its 202
+    notified: tuple[dict[str, Any], int, int | None] | None = None  # the last notification, waiting for its 202
     for msg in session:
-        if settling.held and not settling.held[0][1]:
-            for item in settling.ready():
-                spool.append(item)
         if first_t is None and msg.t is not None:
             first_t = msg.t
         ctx = msg.ctx or {}
@@ -179,15 +175,14 @@ def write(session: Session, out: Any) -> list[str]:
             it["response_is_sse"] = ctx.get("stream") is True
             if type(ctx.get("latency_ms")) is int:
                 it["latency_ms"] = ctx["latency_ms"]
-            settling.add(it)
+            spool.append(jsonio.dumps_indented(it))
             continue
         if msg.kind == Kind.TRANSPORT and msg.dir == "out" and notified is not None and type(ctx.get("status")) is int:
-            slot, t0 = notified  # the bodiless answer to the notification just sent
-            it = slot[0]
+            it, at, t0 = notified  # the bodiless answer to the notification just sent
             it["response_status"] = ctx["status"]
             if t0 is not None and msg.t is not None:
                 it["latency_ms"] = max(0, msg.t - t0)
-            settling.settle(slot)
+            spool.settle(at)
             notified = None
             continue
         if msg.kind == Kind.TRANSPORT:
@@ -200,24 +195,23 @@ def write(session: Session, out: Any) -> list[str]:
         for raw in msg.members():
             if msg.dir == "in" and "method" in raw:
                 if "id" in raw:
-                    slot = settling.add(interaction("jsonrpc_request", raw), waiting=True)
+                    it = interaction("jsonrpc_request", raw)
                     key = _id_key(raw["id"])
                     before = pending.get(key)
                     if before is not None:
-                        settling.settle(before[0])  # its id now names the newer request: never answered
-                    pending[key] = (slot, msg.t)
+                        spool.settle(before[1])  # its id now names the newer request: never answered
+                    pending[key] = (it, spool.hold(it), msg.t)
                 else:
-                    slot = settling.add(interaction("notification", raw, 202), waiting=True)
+                    it = interaction("notification", raw, 202)
                     if notified is not None:
-                        settling.settle(notified[0])  # a 202 now answers the newer one
-                    notified = (slot, msg.t)
+                        spool.settle(notified[1])  # a 202 now answers the newer one
+                    notified = (it, spool.hold(it), msg.t)
             elif msg.dir == "out" and "method" not in raw:
                 held = pending.pop(_id_key(raw.get("id")), None)
                 if held is None:
                     orphans += 1
                     continue
-                slot, t0 = held
-                it = slot[0]
+                it, at, t0 = held
                 it["response"] = raw
                 it["response_is_sse"] = isinstance(ctx.get("sse"), dict)
                 if type(ctx.get("status")) is int:
@@ -227,15 +221,13 @@ def write(session: Session, out: Any) -> list[str]:
                 if it["request"].get("method") == "initialize" and isinstance(raw.get("result"), dict):
                     meta["protocol_version"] = raw["result"].get("protocolVersion")
                     meta["server_info"] = raw["result"].get("serverInfo")
-                settling.settle(slot)
+                spool.settle(at)
             else:
                 unasked += 1
     if first_t is not None:
         meta["recorded_at"] = iso_from_ms(first_t).replace("Z", "+00:00")
     else:
         del meta["recorded_at"]  # mcp-recorder fills in the time it loads the file
-    for item in settling.rest():
-        spool.append(item)
     key = marker()
     doc = {"version": CASSETTE_VERSION, "metadata": meta, "interactions": key}
     try:
