@@ -9,6 +9,12 @@ and ``isError`` results, unanswered requests, orphan responses, latency p50/p95 
 It never prints: :mod:`mcpreel.render.inspect` draws a report, ``Report.to_dict()`` is the ``--json``
 document, and the proxy's ``inspect`` calls the same function.
 
+Memory stays flat whatever the session's size when asked (``rows="spool"`` or ``"none"``): the rows go to
+a temporary file as they are made (a row changes after it is made only to be marked unanswered, which is
+applied when it is read back), only the requests still waiting for an answer stay in memory, and the
+latency percentiles come from a :class:`LatencySketch` -- exact while a method has at most
+:data:`EXACT_LATENCIES` distinct latency values, within :data:`SKETCH_ERROR` (1%) beyond.
+
 Correlation is by (direction of the request, id), never by a file's own ``correlated_id`` (see
 :mod:`mcpreel._infra.correlation`); in a merged file, by source file too. A dropped message never reached its
 peer, so it takes no part in correlation: a request whose answer was dropped is unanswered.
@@ -17,16 +23,21 @@ peer, so it takes no part in correlation: a request whose answer was dropped is 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+import operator
+import pickle
+import tempfile
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import Correlator
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel.sessions import split_sessions
+from mcpreel.sessions import SessionTally
 
-__all__ = ["ErrorItem", "Header", "LatencyStats", "Report", "Row", "Summary", "ToolStats", "analyze", "percentile"]
+__all__ = ["EXACT_LATENCIES", "SKETCH_ERROR", "ErrorItem", "Header", "LatencySketch", "LatencyStats", "Report", "Row",
+           "RowSpool", "Summary", "ToolStats", "analyze", "percentile"]
 
 #: where merged records name the file they came from (see :mod:`mcpreel.merge`)
 ORIGIN_KEY = "file"
@@ -152,24 +163,188 @@ class Header:
         )
 
 
+_ROW_FIELDS = tuple(f.name for f in fields(Row))
+_row_values = operator.attrgetter(*_ROW_FIELDS)  # a row's members as a tuple (pickled ten times faster)
+
+
+class RowSpool:
+    """Rows kept on disk (pickled in batches in an anonymous temporary file), read back in order.
+
+    What lets ``inspect`` show a million-message session in flat memory. Iterating it again reads the
+    file again; ``unanswered`` (known only at the end) is applied to each row as it is read back.
+    """
+
+    _BATCH = 2048
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile()
+        self._batch: list[Row] = []
+        self._count = 0
+        self._flushed = 0
+        #: SSE framing counts of rows already on disk when their exchange's events came (see :meth:`changed`)
+        self._late: dict[int, int] = {}
+        self.unanswered: frozenset[int] = frozenset()
+
+    def append(self, row: Row) -> None:
+        self._batch.append(row)
+        self._count += 1
+        if len(self._batch) >= self._BATCH:
+            self._flush()
+
+    def changed(self, row: Row, position: int) -> None:
+        """``row`` (appended at ``position``) gained folded SSE events after it was appended: a row still
+        in the batch is written as it is now; one already on disk gets its count when read back."""
+        if position < self._flushed:
+            self._late[row.index] = row.sse_events
+
+    def _flush(self) -> None:
+        if self._batch:
+            pickle.dump([_row_values(row) for row in self._batch], self._file, protocol=pickle.HIGHEST_PROTOCOL)
+            self._flushed += len(self._batch)
+            self._batch = []
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Row]:
+        self._flush()
+        self._file.seek(0)
+        marked = self.unanswered
+        late = self._late
+        load = pickle.load
+        done = 0
+        while done < self._count:
+            batch: list[tuple[Any, ...]] = load(self._file)
+            done += len(batch)
+            for values in batch:
+                row = Row(*values)
+                if row.index in marked:
+                    row.unanswered = True
+                if late and row.index in late:
+                    row.sse_events = late[row.index]
+                yield row
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class _NoRows:
+    """Rows not kept at all (``inspect --summary``): only their count."""
+
+    def __init__(self) -> None:
+        self._count = 0
+
+    def append(self, row: Row) -> None:
+        self._count += 1
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Row]:
+        return iter(())
+
+
+#: how many distinct latency values (ms) a method keeps exactly before its percentiles are bucketed
+EXACT_LATENCIES = 4096
+#: the relative error of a bucketed percentile: buckets 1% wide (a value is shown as its bucket's low end)
+SKETCH_ERROR = 0.01
+_LOG_STEP = math.log1p(SKETCH_ERROR)
+
+
+class LatencySketch:
+    """Latency values (ms, >= 0) in bounded memory: a count per value, exact while there are at most
+    :data:`EXACT_LATENCIES` distinct values; past that, values of 100 ms and more are counted in buckets
+    1% wide, so a percentile is at most 1% below the exact one (the nearest rank of a bucket is its low
+    end) and memory stays a few thousand counters whatever the session's length. ``max`` stays exact.
+    """
+
+    __slots__ = ("counts", "n", "max", "exact")
+
+    def __init__(self) -> None:
+        self.counts: dict[int, int] = {}
+        self.n = 0
+        self.max = 0
+        self.exact = True
+
+    @staticmethod
+    def _bucket(value: int) -> int:
+        if value < 100:
+            return value
+        low = math.ceil(math.exp(math.floor(math.log(value) / _LOG_STEP) * _LOG_STEP))
+        return min(low, value)
+
+    def add(self, value: int) -> None:
+        self.n += 1
+        if value > self.max:
+            self.max = value
+        if not self.exact:
+            value = self._bucket(value)
+        counts = self.counts
+        counts[value] = counts.get(value, 0) + 1
+        if self.exact and len(counts) > EXACT_LATENCIES:
+            self.exact = False
+            merged: dict[int, int] = {}
+            for v, c in counts.items():
+                b = self._bucket(v)
+                merged[b] = merged.get(b, 0) + c
+            self.counts = merged
+
+    def percentile(self, p: float) -> int:
+        """Nearest-rank percentile (exact while :attr:`exact`)."""
+        if not self.n:
+            raise ValueError("no values")
+        k = max(0, math.ceil(p / 100 * self.n) - 1)
+        seen = 0
+        for value in sorted(self.counts):
+            seen += self.counts[value]
+            if seen > k:
+                return value
+        return self.max  # not reached: the counts add up to n
+
+
 @dataclass
 class Report:
     header: Header
-    rows: list[Row]
+    rows: list[Row] | RowSpool | _NoRows
     summary: Summary
+    #: the rows the summary names (unanswered requests, orphan responses) by index, when ``rows`` is
+    #: not a list that holds them all
+    refs: dict[int, Row] = field(default_factory=dict)
+    #: whether every latency percentile is exact (False: bucketed, within :data:`SKETCH_ERROR`)
+    exact_latency: bool = True
+
+    def row(self, index: int) -> Row:
+        """The row at ``index`` that the summary names."""
+        found = self.refs.get(index)
+        if found is not None:
+            return found
+        assert isinstance(self.rows, list), "a spooled report keeps only the rows its summary names"
+        return self.rows[index]
+
+    def row_dict(self, row: Row, *, payloads: bool) -> dict[str, Any]:
+        """One row as the ``--json`` document holds it. The members are read directly, not through
+        ``asdict`` (which deep-copies every payload: a tenth of the speed on a big session)."""
+        d = dict(zip(_ROW_FIELDS, _row_values(row), strict=True))
+        if row.error is not None:
+            d["error"] = dict(row.error)
+        if not payloads:
+            del d["payload"], d["original"]
+        elif not row.modified:
+            del d["original"]
+        return d
+
+    def summary_dict(self) -> dict[str, Any]:
+        """The summary as plain JSON types; ``latency_error`` (the relative error bound) only when the
+        percentiles were bucketed (see :class:`LatencySketch`)."""
+        out = asdict(self.summary)
+        if not self.exact_latency:
+            out["latency_error"] = SKETCH_ERROR
+        return out
 
     def to_dict(self, *, payloads: bool = True, rows: bool = True) -> dict[str, Any]:
         """The ``--json`` document: plain JSON types, rows without payloads unless asked for."""
-        out_rows = []
-        for row in self.rows if rows else ():
-            d = asdict(row)
-            if not payloads:
-                d.pop("payload")
-                d.pop("original")
-            elif not row.modified:
-                d.pop("original")
-            out_rows.append(d)
-        doc = {"session": asdict(self.header), "rows": out_rows, "summary": asdict(self.summary)}
+        out_rows = [self.row_dict(row, payloads=payloads) for row in (self.rows if rows else ())]
+        doc = {"session": asdict(self.header), "rows": out_rows, "summary": self.summary_dict()}
         if not rows:
             del doc["rows"]
         return doc
@@ -242,17 +417,25 @@ def _sse_framing(ctx: dict[str, Any]) -> Any:
     return ctx.get("exchange", ctx.get("stream"))
 
 
+#: how many recent HTTP exchanges keep their row for SSE framing events to fold into
+_FOLD_WINDOW = 4096
+
+
 class _Analyzer:
-    def __init__(self, payloads: bool, fold_sse: bool = False):
+    def __init__(self, payloads: bool, rows: list[Row] | RowSpool | _NoRows, fold_sse: bool = False):
         self.payloads = payloads
+        self.rows = rows
+        self.refs: dict[int, Row] = {}
         self.fold_sse = fold_sse
-        #: HTTP exchange -> the last row shown for it (what SSE framing events fold into)
-        self._exchange_rows: dict[Any, Row] = {}
-        self.rows: list[Row] = []
+        #: HTTP exchange -> (the last row shown for it, its position): what SSE framing events fold into.
+        #: Bounded: framing events follow their exchange closely, and a session of a million exchanges
+        #: must not keep a row for each (an event of an exchange forgotten here gets its own row).
+        self._exchange_rows: OrderedDict[Any, tuple[Row, int]] = OrderedDict()
+        self._last: Row | None = None
         self.summary = Summary()
-        self.correlator: Correlator[int] = Correlator()
-        self.latencies: dict[str, list[int]] = {}
-        self.tool_latencies: dict[str, list[int]] = {}
+        self.correlator: Correlator[Row] = Correlator()
+        self.latencies: dict[str, LatencySketch] = {}
+        self.tool_latencies: dict[str, LatencySketch] = {}
         #: requestState of an input_required answer -> the request row it answered (the first round's)
         self.input_states: dict[str, int] = {}
 
@@ -266,18 +449,29 @@ class _Analyzer:
         ctx = msg.ctx
         if self.fold_sse and ctx and msg.kind == Kind.TRANSPORT:
             ex = _sse_framing(ctx)
-            row = self._exchange_rows.get(ex) if ex is not None else None
-            if row is not None:
+            held = self._exchange_rows.get(ex) if ex is not None else None
+            if held is not None:
                 self.summary.records += 1
                 self.summary.transport += 1
+                row, position = held
                 row.sse_events += 1
+                if isinstance(self.rows, RowSpool):
+                    self.rows.changed(row, position)
                 return
         n = len(self.rows)
         self._feed(index, msg)
-        if ctx and len(self.rows) > n:
+        if self.fold_sse and ctx and len(self.rows) > n and self._last is not None:
             ex = ctx.get("exchange", ctx.get("stream"))
             if isinstance(ex, (int, str)):
-                self._exchange_rows[ex] = self.rows[-1]
+                rows = self._exchange_rows
+                rows[ex] = (self._last, n)
+                rows.move_to_end(ex)
+                if len(rows) > _FOLD_WINDOW:
+                    rows.popitem(last=False)
+
+    def _add(self, row: Row) -> None:
+        self._last = row
+        self.rows.append(row)
 
     def _feed(self, index: int, msg: Message) -> None:
         s = self.summary
@@ -288,21 +482,21 @@ class _Analyzer:
             origin = msg.raw[ORIGIN_KEY]
         if kind == Kind.STDERR:
             s.stderr += 1
-            self.rows.append(Row(index, kind, None, "stderr", seq=msg.seq, t=msg.t, text=msg.text, origin=origin))
+            self._add(Row(index, kind, None, "stderr", seq=msg.seq, t=msg.t, text=msg.text, origin=origin))
             return
         if kind == Kind.INVALID:
             s.invalid += 1
-            self.rows.append(Row(index, kind, msg.dir, "invalid", seq=msg.seq, t=msg.t, text=msg.text, origin=origin))
+            self._add(Row(index, kind, msg.dir, "invalid", seq=msg.seq, t=msg.t, text=msg.text, origin=origin))
             return
         if kind == Kind.TRANSPORT:
             s.transport += 1
-            self.rows.append(Row(index, kind, msg.dir, "transport", seq=msg.seq, t=msg.t,
+            self._add(Row(index, kind, msg.dir, "transport", seq=msg.seq, t=msg.t,
                                  text=_text_of_transport(msg.ctx or {}), origin=origin))
             return
         if kind == Kind.EVENT:
             s.events += 1
             label, text = _event_label(msg.raw)
-            self.rows.append(Row(index, kind, msg.dir, label, seq=msg.seq, t=msg.t, text=text, origin=origin,
+            self._add(Row(index, kind, msg.dir, label, seq=msg.seq, t=msg.t, text=text, origin=origin,
                                  payload=msg.raw if self.payloads else None))
             return
         d = msg.dir if msg.dir in ("in", "out") else "in"
@@ -328,7 +522,7 @@ class _Analyzer:
             self._member(row, raw, d, msg, origin)
         else:
             row.label = "(not JSON-RPC)"
-        self.rows.append(row)
+        self._add(row)
 
     def _member(self, row: Row, raw: dict[str, Any], d: str, msg: Message, origin: str | None) -> None:
         s = self.summary
@@ -355,7 +549,7 @@ class _Analyzer:
                     if msg.dropped:
                         stats.dropped += 1
                 if not msg.dropped:
-                    self.correlator.request(d, raw["id"], row.index, scope=origin)
+                    self.correlator.request(d, raw["id"], row, scope=origin)
             else:
                 s.notifications += 1
             return
@@ -368,8 +562,7 @@ class _Analyzer:
         if single:
             row.label = "(response)"
             row.id = raw.get("id")
-        req_index = None if msg.dropped else self.correlator.response(d, raw.get("id"), scope=origin)
-        req = self.rows[req_index] if req_index is not None else None
+        req = None if msg.dropped else self.correlator.response(d, raw.get("id"), scope=origin)
         error = raw.get("error")
         result = raw.get("result")
         is_error = isinstance(result, dict) and result.get("isError") is True
@@ -382,6 +575,7 @@ class _Analyzer:
             if not msg.dropped:
                 s.orphans.append(row.index)
                 row.orphan = True
+                self.refs[row.index] = row
         else:
             if row.corr is None:
                 row.corr = req.index
@@ -394,9 +588,15 @@ class _Analyzer:
                 if row.latency_ms is None:
                     row.latency_ms = lat
                 if req_method:
-                    self.latencies.setdefault(req_method, []).append(lat)
+                    sketch = self.latencies.get(req_method)
+                    if sketch is None:
+                        sketch = self.latencies[req_method] = LatencySketch()
+                    sketch.add(lat)
                 if tool is not None:
-                    self.tool_latencies.setdefault(tool, []).append(lat)
+                    sketch = self.tool_latencies.get(tool)
+                    if sketch is None:
+                        sketch = self.tool_latencies[tool] = LatencySketch()
+                    sketch.add(lat)
             if tool is not None:
                 stats = self._tool(tool)
                 if error is not None:
@@ -420,22 +620,27 @@ class _Analyzer:
 
     def finish(self) -> Summary:
         s = self.summary
-        for index in sorted(set(self.correlator.pending())):
-            row = self.rows[index]
+        pending = {row.index: row for row in self.correlator.pending()}
+        for index in sorted(pending):
+            row = pending[index]
             row.unanswered = True
+            self.refs[index] = row
             s.unanswered.append(index)
             if row.tool is not None:
                 self._tool(row.tool).unanswered += 1
-        for method, values in sorted(self.latencies.items()):
-            values.sort()
-            s.latency[method] = LatencyStats(len(values), percentile(values, 50), percentile(values, 95), values[-1])
-        for tool, values in self.tool_latencies.items():
-            values.sort()
+        if isinstance(self.rows, RowSpool):
+            self.rows.unanswered = frozenset(pending)
+        for method, sketch in sorted(self.latencies.items()):
+            s.latency[method] = LatencyStats(sketch.n, sketch.percentile(50), sketch.percentile(95), sketch.max)
+        for tool, sketch in self.tool_latencies.items():
             stats = self._tool(tool)
-            stats.p50_ms = percentile(values, 50)
-            stats.p95_ms = percentile(values, 95)
+            stats.p50_ms = sketch.percentile(50)
+            stats.p95_ms = sketch.percentile(95)
         s.tools = dict(sorted(s.tools.items()))
         return s
+
+    def exact(self) -> bool:
+        return all(k.exact for k in (*self.latencies.values(), *self.tool_latencies.values()))
 
 
 def _first_text(result: dict[str, Any]) -> str | None:
@@ -447,26 +652,45 @@ def _first_text(result: dict[str, Any]) -> str | None:
     return None
 
 
-def analyze(session: Session | Iterable[Message], *, payloads: bool = False, info: SessionInfo | None = None,
-            fold_sse: bool = False) -> Report:
+def analyze(
+    session: Session | Iterable[Message],
+    *,
+    payloads: bool = False,
+    info: SessionInfo | None = None,
+    rows: str = "list",
+    fold_sse: bool = False,
+) -> Report:
     """Read ``session`` once and return its :class:`Report`.
 
     ``payloads=True`` keeps each message (and the original of an edit) on its row, for ``-v`` and
     ``--json``; leave it off for large files, where rows then hold no references to message bodies.
-    ``fold_sse=True`` (``inspect`` without ``-v``) folds the SSE framing events of an HTTP exchange
-    (priming events, comments: no data of their own) into the row shown before for that exchange
-    (:attr:`Row.sse_events`) instead of a ``(transport) message`` row each.
+    ``rows``: ``"list"`` keeps the rows in memory, ``"spool"`` in a temporary file (a :class:`RowSpool`,
+    flat memory), ``"none"`` not at all (the summary alone). ``fold_sse=True`` (``inspect`` without
+    ``-v``) folds the SSE framing events of an HTTP exchange (priming events, comments: no data of their
+    own) into the row shown before for that exchange (:attr:`Row.sse_events`) instead of a
+    ``(transport) message`` row each.
     """
     if info is None:
         info = session.info if isinstance(session, Session) else SessionInfo()
-    a = _Analyzer(payloads, fold_sse)
-    for index, msg in enumerate(session):
-        a.feed(index, msg)
+    store: list[Row] | RowSpool | _NoRows = [] if rows == "list" else (RowSpool() if rows == "spool" else _NoRows())
+    a = _Analyzer(payloads, store, fold_sse)
+    feed = a.feed
+    if isinstance(session, Session):
+        tally = SessionTally(session.info.transport)
+        place = tally.place
+        for index, msg in enumerate(session):
+            feed(index, msg)
+            place(msg)
+        clients = tally.finish(session)
+    else:
+        clients = None
+        for index, msg in enumerate(session):
+            feed(index, msg)
     summary = a.finish()
     header = Header.of(info)
     header.messages = summary.messages
-    if isinstance(session, Session):
+    if clients is not None:
         header.sessions = [{"index": s.index, "era": s.era, "protocol": s.protocol, "client": s.client,
                             "requests": s.requests, "http_session": s.http_session, "file": s.source_file}
-                           for s in split_sessions(session)]
-    return Report(header, a.rows, summary)
+                           for s in clients]
+    return Report(header, store, summary, a.refs if not isinstance(store, list) else {}, a.exact())

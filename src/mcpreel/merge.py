@@ -67,11 +67,13 @@ def _tagged(session: Session, name: str, index: int) -> Iterator[tuple[tuple[int
     for pos, msg in enumerate(session):
         if msg.t is not None and msg.t > last:
             last = msg.t
-        if msg.kind == Kind.EVENT and isinstance(msg.raw, dict):
-            raw = msg.raw if ORIGIN_KEY in msg.raw else {**msg.raw, ORIGIN_KEY: name}
-            tagged = replace(msg, raw=raw, seq=None, extra={**(msg.extra or {}), ORIGIN_KEY: name})
-        else:
-            tagged = replace(msg, seq=None, extra={**(msg.extra or {}), ORIGIN_KEY: name})
+        raw = msg.raw
+        if msg.kind == Kind.EVENT and isinstance(raw, dict) and ORIGIN_KEY not in raw:
+            raw = {**raw, ORIGIN_KEY: name}
+        # built field by field (dataclasses.replace costs four times as much, a quarter of a merge)
+        tagged = Message(msg.dir, raw, msg.t, msg.kind, None, msg.ctx, msg.text, msg.modified, msg.original,
+                         msg.dropped, msg.source, msg.injected, msg.decided_by,
+                         {**msg.extra, ORIGIN_KEY: name} if msg.extra else {ORIGIN_KEY: name})
         yield (last, index, pos), tagged
 
 
@@ -120,6 +122,7 @@ def merge(
     to: str | None = None,
     from_: str = "auto",
     warn: Callable[[str], None] | None = None,
+    on_progress: Callable[[int], None] | None = None,
 ) -> MergeResult:
     """Merge the session files at ``paths`` into ``out_path`` (a reel unless ``to`` or the name says otherwise)."""
     from mcpreel.convert import choose_output_format, write_session
@@ -133,8 +136,21 @@ def merge(
         raise UsageError(f"the output {str(out_path)!r} is one of the inputs; write the merge elsewhere")
     names = origin_names([str(p) for p in paths])
     inputs = []
-    for path, name in zip(paths, names, strict=True):
-        session, detection = open_session(path, from_ or "auto")
+    done = [0] * len(paths)
+
+    def progress_of(i: int) -> Callable[[int], None] | None:
+        if on_progress is None:
+            return None
+        report = on_progress
+
+        def step(n: int) -> None:  # each input reports its own bytes read; the bar shows their sum
+            done[i] = n
+            report(sum(done))
+
+        return step
+
+    for i, (path, name) in enumerate(zip(paths, names, strict=True)):
+        session, detection = open_session(path, from_ or "auto", on_progress=progress_of(i))
         inputs.append(MergeInput(str(path), name, detection.format, session))
     merged = merge_sessions(inputs)
     choice = choose_output_format(out_path, merged, to)

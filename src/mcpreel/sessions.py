@@ -32,7 +32,7 @@ from urllib.parse import parse_qs, urlsplit
 from mcpreel.eras import LEGACY, MODERN, MODERN_PROTOCOL, UNKNOWN, client_identity, protocol_of_request
 from mcpreel.model import SCOPE_KEY, Kind, Message, Session, SessionInfo
 
-__all__ = ["ClientSession", "describe_session", "split_sessions"]
+__all__ = ["ClientSession", "SessionTally", "describe_session", "split_sessions"]
 
 
 @dataclass
@@ -67,7 +67,11 @@ class _Splitter:
     """One pass over the records; sessions open at conversation starts and close never (a late answer
     still finds its session through the keys it carries)."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep: bool = True) -> None:
+        #: keep each session's records (False: only describe them as they pass, for flat memory)
+        self.keep = keep
+        self.describers: dict[int, _Describer] = {}
+        self.counts: dict[int, int] = {}
         self.sessions: list[ClientSession] = []
         self.current: dict[Any, ClientSession] = {}  # group (source file) -> the session open in it
         self.by_http: dict[tuple[Any, str], ClientSession] = {}
@@ -83,12 +87,14 @@ class _Splitter:
     def place(self, rec: Message, http_ids: dict[Any, str]) -> None:
         group = rec.extra.get(SCOPE_KEY) if rec.extra else None
         source_file = group if isinstance(group, str) else None
-        http_id = _http_session_of(rec, http_ids)
+        http_id = _http_session_of(rec, http_ids) if rec.ctx is not None else None
         target: ClientSession | None = None
         if http_id is not None:
             target = self.by_http.get((group, http_id))
-        if target is None and rec.kind == Kind.MESSAGE and rec.dir == "in":
-            starts = [m.get("method") for m in rec.members() if m.get("method") in ("initialize", "server/discover")
+        asks = rec.kind == Kind.MESSAGE and rec.dir == "in"
+        members = rec.members() if asks else ()  # read once: this runs for every record of a big file
+        if target is None and asks:
+            starts = [m.get("method") for m in members if m.get("method") in ("initialize", "server/discover")
                       and "id" in m]
             if starts:
                 cur = self.current.get(group)
@@ -107,12 +113,19 @@ class _Splitter:
         if http_id is not None and target.http_session is None:
             target.http_session = http_id
             self.by_http[(group, http_id)] = target
-        if self.pending_discover.get(group) is target and rec.kind == Kind.MESSAGE and rec.dir == "in":
-            if any(m.get("method") not in ("server/discover", None) and "id" in m for m in rec.members()):
+        if asks and self.pending_discover.get(group) is target:
+            if any(m.get("method") not in ("server/discover", None) and "id" in m for m in members):
                 self.pending_discover[group] = None
-        target.records.append(rec)
-        if rec.kind == Kind.MESSAGE and rec.dir == "in":
-            target.requests += sum(1 for m in rec.members() if "method" in m and "id" in m)
+        if self.keep:
+            target.records.append(rec)
+        else:
+            describer = self.describers.get(target.index)
+            if describer is None:
+                describer = self.describers[target.index] = _Describer(target)
+            describer.feed(rec)
+            self.counts[target.index] = self.counts.get(target.index, 0) + 1
+        if asks:
+            target.requests += sum(1 for m in members if "method" in m and "id" in m)
 
 
 def _header(headers: Any, name: str) -> str | None:
@@ -180,18 +193,31 @@ def _exchange_sessions(records: Iterable[Message]) -> dict[Any, str]:
     return out
 
 
-def _describe(session: ClientSession) -> None:
-    """Fill in the era, protocol and client of one conversation from its messages."""
-    discover_ok = initialize = False
-    request_protocol = None
-    for rec in session.records:
+class _Describer:
+    """The era, protocol and client of one conversation, found as its records pass (in order)."""
+
+    __slots__ = ("session", "discover_ok", "initialize", "request_protocol")
+
+    def __init__(self, session: ClientSession) -> None:
+        self.session = session
+        self.discover_ok = False
+        self.initialize = False
+        self.request_protocol: str | None = None
+
+    def feed(self, rec: Message) -> None:
         if rec.kind != Kind.MESSAGE:
-            continue
+            return
+        session = self.session
+        # after an initialize the era is settled and, once the client is named, other requests can
+        # change nothing (the protocol a request names counts only without a handshake)
+        settled = self.initialize and session.client is not None
         for m in rec.members():
             method = m.get("method")
             if rec.dir == "in" and "id" in m and isinstance(method, str):
+                if settled and method != "initialize":
+                    continue
                 if method == "initialize":
-                    initialize = True
+                    self.initialize = True
                     params = m.get("params")
                     if not isinstance(params, dict):
                         params = {}
@@ -202,7 +228,7 @@ def _describe(session: ClientSession) -> None:
                     if isinstance(version, str) and session.protocol is None:
                         session.protocol = version
                 else:
-                    request_protocol = request_protocol or protocol_of_request(m)
+                    self.request_protocol = self.request_protocol or protocol_of_request(m)
                     info, _ = client_identity(m)
                     if isinstance(info, dict) and session.client is None:
                         session.client = _client_name(info)
@@ -210,17 +236,65 @@ def _describe(session: ClientSession) -> None:
                 result = m.get("result")
                 if isinstance(result, dict):
                     if isinstance(result.get("supportedVersions"), list) and "capabilities" in result:
-                        discover_ok = True
+                        self.discover_ok = True
                     version = result.get("protocolVersion")
-                    if initialize and isinstance(version, str):
+                    if self.initialize and isinstance(version, str):
                         session.protocol = version  # the negotiated one wins over the asked one
-    if initialize:
-        session.era = LEGACY
-    elif discover_ok or request_protocol is not None:
-        session.era = MODERN
-        session.protocol = request_protocol or MODERN_PROTOCOL
-    else:
-        session.era = UNKNOWN
+
+    def finish(self) -> None:
+        session = self.session
+        if self.initialize:
+            session.era = LEGACY
+        elif self.discover_ok or self.request_protocol is not None:
+            session.era = MODERN
+            session.protocol = self.request_protocol or MODERN_PROTOCOL
+        else:
+            session.era = UNKNOWN
+
+
+def _describe(session: ClientSession) -> None:
+    """Fill in the era, protocol and client of one conversation from its messages."""
+    describer = _Describer(session)
+    for rec in session.records:
+        describer.feed(rec)
+    describer.finish()
+
+
+class SessionTally:
+    """:func:`split_sessions` without keeping the records: fed record by record (alongside another
+    pass, as ``inspect`` does), it describes each client session in flat memory.
+
+    The HTTP exchange -> session id map needs the whole file (an ``initialize``'s answer names the id
+    its request could not), so a record that could use it (a ``ctx`` with an ``exchange`` or ``stream``)
+    marks the tally, and :meth:`finish` then splits again in two more passes over the session.
+    """
+
+    def __init__(self, transport: str | None) -> None:
+        self.splitter = _Splitter(keep=False)
+        self.stdio = transport == "stdio"
+        self.needs_exchanges = False
+
+    def place(self, rec: Message) -> None:
+        if not self.stdio and not self.needs_exchanges:
+            ctx = rec.ctx
+            if isinstance(ctx, dict) and (isinstance(ctx.get("exchange"), (int, str))
+                                          or isinstance(ctx.get("stream"), (int, str))):
+                self.needs_exchanges = True
+        self.splitter.place(rec, {})
+
+    def finish(self, session: Session) -> list[ClientSession]:
+        splitter = self.splitter
+        if self.needs_exchanges:
+            http_ids = _exchange_sessions(session)
+            splitter = _Splitter(keep=False)
+            for rec in session:
+                splitter.place(rec, http_ids)
+        sessions = [s for s in splitter.sessions if splitter.counts.get(s.index)]
+        for i, s in enumerate(sessions, 1):
+            d = splitter.describers[s.index]
+            s.index = i
+            d.finish()
+        return sessions or [ClientSession(1)]
 
 
 def _client_name(info: dict[str, Any]) -> str | None:

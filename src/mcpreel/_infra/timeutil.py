@@ -38,11 +38,25 @@ def iso_from_ms(ms: int) -> str:
     ISO-8601 reader takes back). Raises ``ValueError`` outside years 1 to 9999.
     """
     secs, rem = divmod(int(ms), 1000)
-    try:
-        dt = _EPOCH + timedelta(seconds=secs)
-    except OverflowError:
-        raise ValueError(f"time {ms} ms is outside years 1 to 9999") from None
-    return dt.replace(tzinfo=None).isoformat() + f".{rem:03d}Z"
+    head = _ISO_OF_SECOND.get(secs)
+    if head is None:
+        try:
+            dt = _EPOCH + timedelta(seconds=secs)
+        except OverflowError:
+            raise ValueError(f"time {ms} ms is outside years 1 to 9999") from None
+        head = dt.replace(tzinfo=None).isoformat()
+        if len(_ISO_OF_SECOND) >= _CACHE:
+            _ISO_OF_SECOND.clear()
+        _ISO_OF_SECOND[secs] = head
+    return f"{head}.{rem:03d}Z"
+
+
+# A session's times fall in few distinct seconds per thousand messages: the date and clock part of a
+# time is computed once per second (both ways), the milliseconds added to it (the readers and writers
+# of a million-message session convert two million times).
+_CACHE = 4096
+_ISO_OF_SECOND: dict[int, str] = {}
+_MS_OF_SECOND: dict[str, int] = {}
 
 
 def ms_from_iso(text: str) -> int:
@@ -51,6 +65,17 @@ def ms_from_iso(text: str) -> int:
     A time without an offset is taken as UTC. Raises ``ValueError`` for anything else, and for a time
     whose UTC instant falls outside years 1 to 9999 (``0001-01-01T00:00:00+01:00``).
     """
+    if len(text) == 24 and text[19] == "." and text[23] == "Z":
+        frac = text[20:23]
+        if frac.isascii() and frac.isdigit():  # the reel's own form: the second looked up, once parsed
+            head = text[:19]
+            base = _MS_OF_SECOND.get(head)
+            if base is None:
+                base = ms_from_iso(head + "Z")
+                if len(_MS_OF_SECOND) >= _CACHE:
+                    _MS_OF_SECOND.clear()
+                _MS_OF_SECOND[head] = base
+            return base + int(frac)
     s = text.strip()
     if s.endswith(("Z", "z")):
         s = s[:-1] + "+00:00"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -24,13 +25,17 @@ def inspect_command(path: str, verbose: bool, as_json: bool, summary_only: bool,
     from mcpreel.inspect import analyze
     from mcpreel.render import inspect as render
 
-    session, detection = open_session(path, fmt)
-    # SSE framing events fold into their exchange's row on screen; -v and --json keep a row for each
-    report = analyze(session, payloads=verbose, fold_sse=not (verbose or as_json))
+    size = Path(path).stat().st_size if Path(path).is_file() else 0
+    with output.byte_progress(size, f"reading {Path(path).name}") as progress:
+        session, detection = open_session(path, fmt, on_progress=progress)
+        # rows go to a temporary file as they are made (flat memory), or nowhere for --summary; SSE
+        # framing events fold into their exchange's row on screen, -v and --json keep a row for each
+        report = analyze(session, payloads=verbose, rows="none" if summary_only else "spool",
+                         fold_sse=not (verbose or as_json))
     if not detection.obvious:
         output.info(f"{path}: read as {detection.format}: {detection.reason}")
     if as_json:
-        sys.stdout.buffer.write(render.to_json(report, verbose=verbose, rows=not summary_only).encode("utf-8"))
+        render.write_json(report, sys.stdout.buffer, verbose=verbose, rows=not summary_only)
         sys.stdout.flush()
         return
     from rich.console import Console

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from mcpreel.cli import output
@@ -23,7 +25,9 @@ def merge_command(inputs: tuple[str, ...], out: str, to: str, from_: str) -> Non
     """
     from mcpreel.merge import merge
 
-    result = merge(list(inputs), out, to=to, from_=from_, warn=lambda w: output.warning(w))
+    size = sum(Path(p).stat().st_size for p in inputs if Path(p).is_file())
+    with output.byte_progress(size, f"merging {len(inputs)} files") as progress:
+        result = merge(list(inputs), out, to=to, from_=from_, warn=lambda w: output.warning(w), on_progress=progress)
     if result.lost:
         output.warning(f"writing {result.format} drops {', '.join(result.lost)}")
     names = ", ".join(f"{i.name} ({i.format})" for i in result.inputs)

@@ -18,11 +18,13 @@ MCP facts ride in fields starting with ``_`` (HAR's rule for custom fields): per
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterable
 from typing import Any, BinaryIO
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import Correlator
+from mcpreel._infra.jsonstream import SortedSpool, marker, write_document
 from mcpreel._infra.sse import encode_event
 from mcpreel._infra.timeutil import iso_from_ms
 from mcpreel._version import __version__
@@ -39,9 +41,10 @@ _SYNTHETIC_BASE = "http://mcp.invalid/mcp"
 
 
 class _Exchange:
-    __slots__ = ("requests", "responses", "transport", "stream", "answer")
+    __slots__ = ("requests", "responses", "transport", "stream", "answer", "waiting")
 
     def __init__(self, stream: bool = False):
+        self.waiting = 0  # ids of its request still waiting for an answer (stdio streaming: done at 0)
         self.requests: list[Message] = []
         self.responses: list[Message] = []
         self.transport: list[Message] = []
@@ -85,16 +88,20 @@ def _register(correlator: Correlator[_Exchange], ex: _Exchange, msg: Message) ->
     for member in msg.members():
         if "method" in member and "id" in member and correlator.request(d, member["id"], ex):
             registered = True
+            ex.waiting += 1
     return registered
 
 
-def _answers(correlator: Correlator[_Exchange], msg: Message) -> _Exchange | None:
+def _answers(correlator: Correlator[_Exchange], msg: Message, touched: list[_Exchange] | None = None) -> _Exchange | None:
     d = msg.dir if msg.dir in ("in", "out") else "out"
     found = None
     for member in msg.members():
         if "method" not in member and ("result" in member or "error" in member):
             ex = correlator.response(d, member.get("id"))
             if ex is not None:
+                ex.waiting -= 1
+                if touched is not None:
+                    touched.append(ex)
                 if ex.answer is None:
                     ex.answer = msg
                 found = found or ex
@@ -170,23 +177,6 @@ def _group_http(records: list[Message], legacy: bool) -> list[_Exchange]:
 
 def _is_sse_msg(msg: Message) -> bool:
     return bool(msg.ctx and ("sse" in msg.ctx or msg.ctx.get("slot") == "sse"))
-
-
-def _group_stdio(records: list[Message]) -> list[_Exchange]:
-    exchanges: list[_Exchange] = []
-    correlator: Correlator[_Exchange] = Correlator()
-    for msg in records:
-        if msg.kind != Kind.MESSAGE:
-            continue
-        answered = _answers(correlator, msg)
-        if answered is not None:
-            answered.responses.append(msg)
-            continue
-        ex = _Exchange()
-        ex.requests.append(msg)
-        exchanges.append(ex)
-        _register(correlator, ex, msg)
-    return exchanges
 
 
 def _body(msgs: list[Message]) -> Any:
@@ -353,32 +343,104 @@ def stdio_url(command: list[str]) -> str:
     return "stdio://" + quote(shlex.join(command) if command else "server", safe="/:@-._~")
 
 
-def write(session: Session, out: BinaryIO) -> None:
-    info = session.info
-    records: list[Message] = []
-    stderr: list[dict[str, Any]] = []
-    invalid: list[dict[str, Any]] = []
+class _NotStdio(Exception):
+    """A record with a transport context in a session that did not say its transport: HTTP after all."""
+
+
+def _stdio_entries(session: Session, base: str, started: int | None, stderr: list[dict[str, Any]],
+                   invalid: list[dict[str, Any]], spool: SortedSpool, guessed: bool) -> None:
+    """One pass over a stdio session, the grouping of a stdio session, record by record: each exchange
+    becomes an encoded entry once its last awaited answer has come, kept in start order by ``spool``
+    (ties in the order the exchanges opened, as the stable sort of the whole list kept them).
+    ``guessed``: the transport was not given, so a record with a context means HTTP after all."""
+    correlator: Correlator[_Exchange] = Correlator()
+    dumps = jsonio.dumps_indented
+    waiting: dict[int, tuple[int, _Exchange]] = {}  # id(exchange) -> (its number, it), still waiting
+
+    def done(ex: _Exchange, n: int) -> None:
+        entry = _entry(ex, http=False, base=base, session_t=started)
+        spool.add((entry["startedDateTime"], n), dumps(entry))
+
+    n = 0
+    touched: list[_Exchange] = []
     for msg in session:
-        if msg.kind == Kind.STDERR:
+        kind = msg.kind
+        if guessed and msg.ctx and kind in (Kind.MESSAGE, Kind.TRANSPORT):
+            raise _NotStdio
+        if kind == Kind.STDERR:
             stderr.append({"t": iso_from_ms(msg.t) if msg.t is not None else None, "text": msg.text})
-        elif msg.kind == Kind.INVALID:
+            continue
+        if kind == Kind.INVALID:
             invalid.append({"t": iso_from_ms(msg.t) if msg.t is not None else None,
                             "direction": "client_to_server" if msg.dir == "in" else "server_to_client", "text": msg.text})
-        elif msg.kind in (Kind.MESSAGE, Kind.TRANSPORT):
-            records.append(msg)
-    http = info.transport in ("streamable-http", "sse") or (info.transport is None and (
-        info.url is not None or any(m.ctx for m in records)))
+            continue
+        if kind != Kind.MESSAGE:
+            continue
+        answered = _answers(correlator, msg, touched)
+        if answered is not None:
+            answered.responses.append(msg)
+            for ex in touched:
+                if ex.waiting == 0:
+                    item = waiting.pop(id(ex), None)
+                    if item is not None:
+                        done(ex, item[0])
+            touched.clear()
+            continue
+        touched.clear()
+        ex = _Exchange()
+        ex.requests.append(msg)
+        _register(correlator, ex, msg)
+        if ex.waiting:
+            waiting[id(ex)] = (n, ex)
+        else:
+            done(ex, n)
+        n += 1
+    for number, ex in waiting.values():
+        done(ex, number)
+
+
+def write(session: Session, out: BinaryIO) -> None:
+    """The HAR document, written as a stream: a stdio session in one pass with its entries in a
+    :class:`SortedSpool` (flat memory); an HTTP session's exchanges are grouped with the whole session
+    in hand (their records join exchanges opened long before), then written one entry at a time."""
+    info = session.info
+    stderr: list[dict[str, Any]] = []
+    invalid: list[dict[str, Any]] = []
+    entries: Iterable[Any] = ()
+    spool = SortedSpool()
+    http = info.transport in ("streamable-http", "sse") or (info.transport is None and info.url is not None)
+    if not http:
+        try:
+            _stdio_entries(session, stdio_url(info.command), info.started, stderr, invalid, spool,
+                           guessed=info.transport is None)
+            entries = spool
+        except _NotStdio:
+            spool.close()
+            spool = SortedSpool()
+            for _ in session:  # read to its end: a conversion counts the records of the first pass
+                pass
+            http = True
+            stderr.clear()
+            invalid.clear()
     if http:
+        records: list[Message] = []
+        for msg in session:
+            if msg.kind == Kind.STDERR:
+                stderr.append({"t": iso_from_ms(msg.t) if msg.t is not None else None, "text": msg.text})
+            elif msg.kind == Kind.INVALID:
+                invalid.append({"t": iso_from_ms(msg.t) if msg.t is not None else None,
+                                "direction": "client_to_server" if msg.dir == "in" else "server_to_client",
+                                "text": msg.text})
+            elif msg.kind in (Kind.MESSAGE, Kind.TRANSPORT):
+                records.append(msg)
         base = info.url or _SYNTHETIC_BASE
         exchanges = _group_http(records, legacy=info.transport == "sse")
-    else:
-        base = stdio_url(info.command)
-        exchanges = _group_stdio(records)
-    endpoint = next((m.ctx["data"] for m in records if m.kind == Kind.TRANSPORT and m.ctx
-                     and isinstance(m.ctx.get("sse"), dict) and m.ctx["sse"].get("event") == "endpoint"
-                     and isinstance(m.ctx.get("data"), str)), None)
-    entries = [_entry(ex, http=http, base=base, session_t=info.started, endpoint=endpoint) for ex in exchanges]
-    entries.sort(key=lambda e: e["startedDateTime"])  # HAR viewers expect start order; the sort is stable
+        endpoint = next((m.ctx["data"] for m in records if m.kind == Kind.TRANSPORT and m.ctx
+                         and isinstance(m.ctx.get("sse"), dict) and m.ctx["sse"].get("event") == "endpoint"
+                         and isinstance(m.ctx.get("data"), str)), None)
+        http_entries = [_entry(ex, http=True, base=base, session_t=info.started, endpoint=endpoint) for ex in exchanges]
+        http_entries.sort(key=lambda e: e["startedDateTime"])  # HAR viewers expect start order; the sort is stable
+        entries = http_entries
     log_facts: dict[str, Any] = {"session": info.id, "transport": info.transport or ("streamable-http" if http else "stdio")}
     if info.command:
         log_facts["command"] = info.command
@@ -394,12 +456,16 @@ def write(session: Session, out: BinaryIO) -> None:
         log_facts["stderr"] = stderr
     if invalid:
         log_facts["invalid"] = invalid
+    key = marker()
     doc = {"log": {
         "version": "1.2",
         "creator": {"name": "mcpreel", "version": __version__},
         "pages": [],
-        "entries": entries,
+        "entries": key,
         "_mcp": log_facts,
     }}
-    out.write(jsonio.dumps_indented(doc))
+    try:
+        write_document(out, doc, {key: entries})
+    finally:
+        spool.close()
     out.write(b"\n")

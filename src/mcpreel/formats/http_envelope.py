@@ -16,9 +16,11 @@ Writing: a session with a stdio transport is refused (it had no HTTP exchanges).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.jsonstream import marker, write_document
 from mcpreel._infra.timeutil import MAX_MS
 from mcpreel.errors import UsageError
 from mcpreel.formats._source import Source
@@ -163,16 +165,26 @@ def write(session: Session, out: BinaryIO, *, label: str | None = None) -> list[
         top = {"headers": session.info.headers}
     if top:
         doc["transport_context"] = top
-    entries: list[dict[str, Any]] = []
     bodiless = 0
-    # without a session context of its own (a reel), the last MCP-Protocol-Version / Mcp-Session-Id the
-    # exchanges carried become it, as the recorder's --envelope does: one writer, one result
-    seen: dict[str, str] | None = {} if not top else None
-    for msg in session:
-        if seen is not None and msg.ctx and isinstance(msg.ctx.get("headers"), dict):
-            _note_session_headers(msg.ctx["headers"], seen)
+    if not top:
+        # without a session context of its own (a reel), the last MCP-Protocol-Version / Mcp-Session-Id the
+        # exchanges carried become it, as the recorder's --envelope does (one writer, one result). It
+        # comes before the entries in the document, so a first pass over the session finds it.
+        seen: dict[str, str] = {}
+        for msg in session:
+            if msg.ctx and isinstance(msg.ctx.get("headers"), dict):
+                _note_session_headers(msg.ctx["headers"], seen)
+        if seen:
+            doc["transport_context"] = {"headers": seen}
+
+    def entries() -> Iterator[dict[str, Any]]:
+        for msg in session:
+            yield from _entries_of(msg)
+
+    def _entries_of(msg: Message) -> Iterator[dict[str, Any]]:
+        nonlocal bodiless
         if msg.dropped or msg.kind not in (Kind.MESSAGE, Kind.TRANSPORT):
-            continue
+            return
         entry: dict[str, Any] = {}
         if msg.t is not None:
             entry["timestamp_ms"] = msg.t
@@ -192,15 +204,15 @@ def write(session: Session, out: BinaryIO, *, label: str | None = None) -> list[
                         ctx.pop("body", None)
                         entry["transport_context"] = ctx
                         entry["response"] = {}
-                        entries.append(entry)
-                        continue
+                        yield entry
+                        return
                     bodiless += 1  # an entry holds a request, a response or an SSE event: none of these
-                    continue
+                    return
                 ctx.pop("body", None)
                 entry["transport_context"] = ctx
                 entry["response"] = data
-                entries.append(entry)
-                continue
+                yield entry
+                return
             if ctx:
                 entry["transport_context"] = ctx
             ev = {k: v for k, v in sse.items() if k != "encoded"}
@@ -218,11 +230,11 @@ def write(session: Session, out: BinaryIO, *, label: str | None = None) -> list[
                 entry["request"] = msg.raw
             else:
                 entry["response"] = msg.raw
-        entries.append(entry)
-    if seen:
-        doc = {"transport": label, "transport_context": {"headers": seen}}
-    doc["entries"] = entries
-    out.write(jsonio.dumps(doc))
+        yield entry
+
+    key = marker()
+    doc["entries"] = key
+    write_document(out, doc, {key: entries()}, indent=False)  # one entry at a time (flat memory)
     out.write(b"\n")
     if bodiless:
         return [f"{bodiless} HTTP answer{'s' if bodiless != 1 else ''} with no body (a 202 Accepted, a GET or DELETE "

@@ -14,6 +14,7 @@ from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import verbatim_key
+from mcpreel._infra.jsonstream import ItemSpool, marker, write_document
 from mcpreel._infra.timeutil import MAX_MS, iso_from_ms, ms_from_any
 from mcpreel.formats._source import Source
 from mcpreel.formats.jsonrpc import DirectionGuesser, own_time
@@ -95,12 +96,36 @@ def read(source: Source) -> Session:
 def write(session: Session, out: BinaryIO) -> list[str]:
     """The Inspector v2 export: responses folded into their request's entry, with ``duration``.
 
+    Written as a stream: the entries go to a temporary file in order, a request held open there until
+    answered (or until another request takes its key), so memory holds only the requests still waiting.
     Folding moves a response ahead of the notifications and server requests that came between its
     request and it; the format cannot keep that order, so the returned loss (for ``convert``'s warning)
     names how many responses moved and ahead of how many messages.
     """
-    entries: list[dict[str, Any]] = []
-    pending: dict[tuple[str, Any], dict[str, Any]] = {}
+    spool = ItemSpool(_encode)
+    try:
+        moved, overtaken = _entries(session, spool)
+        key = marker()
+        write_document(out, key, {key: spool}, indent=False)
+    finally:
+        spool.close()
+    out.write(b"\n")
+    if not moved:
+        return []
+    return [f"the order of {moved} {'response' if moved == 1 else 'responses'} (each is folded into its "
+            f"request's entry, ahead of the {overtaken} {'message' if overtaken == 1 else 'messages'} "
+            "that came between them)"]
+
+
+def _encode(entry: dict[str, Any]) -> bytes:
+    entry.pop("_t", None)
+    return jsonio.dumps(entry)
+
+
+def _entries(session: Session, spool: ItemSpool) -> tuple[int, int]:
+    """Every entry into ``spool``; returns how many responses moved, and ahead of how many entries."""
+    pending: dict[tuple[str, Any], tuple[dict[str, Any], int]] = {}
+    dumps = jsonio.dumps
     n = 0
     moved = overtaken = 0
     for msg in session:
@@ -118,32 +143,30 @@ def write(session: Session, out: BinaryIO) -> list[str]:
                     "origin": origin,
                     "message": raw,
                 }
-                entries.append(entry)
                 if "id" in raw and raw["id"] is not None:
                     entry["_t"] = msg.t
-                    entry["_i"] = len(entries) - 1
-                    pending[(msg.dir or "in", verbatim_key(raw["id"]))] = entry
+                    k = (msg.dir or "in", verbatim_key(raw["id"]))
+                    before = pending.get(k)
+                    if before is not None:
+                        spool.settle(before[1])  # its key now names the newer request: never answered
+                    pending[k] = (entry, spool.hold(entry))
+                else:
+                    spool.append(dumps(entry))
             else:
-                req = pending.pop(("out" if msg.dir == "in" else "in", verbatim_key(raw.get("id"))), None)
-                if req is not None:
+                found = pending.pop(("out" if msg.dir == "in" else "in", verbatim_key(raw.get("id"))), None)
+                if found is not None:
+                    req, at = found
                     req["response"] = raw
-                    between = len(entries) - 1 - req["_i"]
+                    between = len(spool) - 1 - at
                     if between:
                         moved += 1
                         overtaken += between
                     t0 = req.get("_t")
                     if t0 is not None and msg.t is not None:
                         req["duration"] = msg.t - t0
+                    spool.settle(at)
                 else:
                     n += 1
-                    entries.append({"id": n, "timestamp": ts, "direction": "response", "origin": origin, "message": raw})
-    for e in entries:
-        e.pop("_t", None)
-        e.pop("_i", None)
-    out.write(jsonio.dumps(entries))
-    out.write(b"\n")
-    if not moved:
-        return []
-    return [f"the order of {moved} {'response' if moved == 1 else 'responses'} (each is folded into its "
-            f"request's entry, ahead of the {overtaken} {'message' if overtaken == 1 else 'messages'} "
-            "that came between them)"]
+                    spool.append(dumps({"id": n, "timestamp": ts, "direction": "response", "origin": origin,
+                                        "message": raw}))
+    return moved, overtaken

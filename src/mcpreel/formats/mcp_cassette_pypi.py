@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.jsonstream import ItemSpool, marker, write_document
 from mcpreel.formats._foreign import iso_time, object_at, offset_time, rest, text_record
 from mcpreel.formats._source import Source, session_url
 from mcpreel.model import Kind, Message, Session, SessionInfo
@@ -123,16 +124,13 @@ def write(session: Session, out: Any) -> list[str]:
     from mcpreel._infra.timeutil import iso_from_ms
 
     info = session.info
-    records = session.messages
-    start = info.started
-    if start is None:
-        start = next((m.t for m in records if m.t is not None), None)
+    start = info.started  # else the first record's time, found as the records pass
     kept = info.extra.get("mcp_cassette")
     if not isinstance(kept, dict):
         kept = {}
     doc: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
-        "recorded_at": iso_from_ms(start if start is not None else 0),
+        "recorded_at": None,  # set below, once the start is known
         "transport": "http" if info.transport in ("streamable-http", "sse") else "stdio",
         "server_url": info.url,
         "session_id": kept.get("session_id"),
@@ -140,11 +138,16 @@ def write(session: Session, out: Any) -> list[str]:
         "server_info": kept.get("server_info"),
         "messages": [],
     }
-    messages: list[dict[str, Any]] = doc["messages"]
+    # each message is encoded as it is made, into a temporary file: the header members that come first
+    # in the document are known only at the end (flat memory)
+    messages = ItemSpool()
+    dumps = jsonio.dumps_indented
     last = 0
     other_ctx = 0
-    for msg in records:
-        if msg.t is not None and start is not None:
+    for msg in session:
+        if msg.t is not None:
+            if start is None:
+                start = msg.t
             last = max(0, msg.t - start)
         if msg.dropped or msg.kind not in (Kind.MESSAGE, Kind.INVALID):
             continue
@@ -177,8 +180,14 @@ def write(session: Session, out: Any) -> list[str]:
                      "exchange": exchange, "channel": channel}
             for k, v in stash.items():
                 entry.setdefault(k, v)
-            messages.append(entry)
-    out.write(jsonio.dumps_indented(doc))
+            messages.append(dumps(entry))
+    doc["recorded_at"] = iso_from_ms(start if start is not None else 0)
+    key = marker()
+    doc["messages"] = key
+    try:
+        write_document(out, doc, {key: messages})
+    finally:
+        messages.close()
     out.write(b"\n")
     lost = []
     if info.command or info.id:

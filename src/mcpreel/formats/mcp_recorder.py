@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.jsonstream import ItemSpool, marker, write_document
 from mcpreel._infra.timeutil import MAX_MS, ms_from_any
 from mcpreel.formats._source import Source, session_url
 from mcpreel.model import Kind, Message, Session, SessionInfo
@@ -147,8 +148,11 @@ def write(session: Session, out: Any) -> list[str]:
     from mcpreel._infra.timeutil import iso_from_ms
 
     info = session.info
-    interactions: list[dict[str, Any]] = []
-    pending: dict[str, tuple[dict[str, Any], int | None]] = {}
+    # interactions go to a temporary file in order (the metadata that comes first in the document is
+    # known only at the end); one that may still change (a request until answered, a notification until
+    # its 202 came or another was sent) is held open there, and encoded once settled (flat memory)
+    spool = ItemSpool(jsonio.dumps_indented)
+    pending: dict[str, tuple[dict[str, Any], int, int | None]] = {}
     unasked = orphans = other_ctx = unplaced = 0
     meta: dict[str, Any] = {"recorded_at": None, "server_url": info.url or "",
                             "transport_type": _TRANSPORT_TYPES.get(info.transport or ""),
@@ -159,7 +163,7 @@ def write(session: Session, out: Any) -> list[str]:
         return {"type": typ, "request": request, "response": None, "response_is_sse": False,
                 "response_status": status, "latency_ms": 0, "http_method": None, "http_path": None}
 
-    notified: tuple[dict[str, Any], int | None] | None = None  # the last notification, waiting for its 202
+    notified: tuple[dict[str, Any], int, int | None] | None = None  # the last notification, waiting for its 202
     for msg in session:
         if first_t is None and msg.t is not None:
             first_t = msg.t
@@ -171,13 +175,14 @@ def write(session: Session, out: Any) -> list[str]:
             it["response_is_sse"] = ctx.get("stream") is True
             if type(ctx.get("latency_ms")) is int:
                 it["latency_ms"] = ctx["latency_ms"]
-            interactions.append(it)
+            spool.append(jsonio.dumps_indented(it))
             continue
         if msg.kind == Kind.TRANSPORT and msg.dir == "out" and notified is not None and type(ctx.get("status")) is int:
-            it, t0 = notified  # the bodiless answer to the notification just sent
+            it, at, t0 = notified  # the bodiless answer to the notification just sent
             it["response_status"] = ctx["status"]
             if t0 is not None and msg.t is not None:
                 it["latency_ms"] = max(0, msg.t - t0)
+            spool.settle(at)
             notified = None
             continue
         if msg.kind == Kind.TRANSPORT:
@@ -191,17 +196,22 @@ def write(session: Session, out: Any) -> list[str]:
             if msg.dir == "in" and "method" in raw:
                 if "id" in raw:
                     it = interaction("jsonrpc_request", raw)
-                    pending[_id_key(raw["id"])] = (it, msg.t)
+                    key = _id_key(raw["id"])
+                    before = pending.get(key)
+                    if before is not None:
+                        spool.settle(before[1])  # its id now names the newer request: never answered
+                    pending[key] = (it, spool.hold(it), msg.t)
                 else:
                     it = interaction("notification", raw, 202)
-                    notified = (it, msg.t)
-                interactions.append(it)
+                    if notified is not None:
+                        spool.settle(notified[1])  # a 202 now answers the newer one
+                    notified = (it, spool.hold(it), msg.t)
             elif msg.dir == "out" and "method" not in raw:
                 held = pending.pop(_id_key(raw.get("id")), None)
                 if held is None:
                     orphans += 1
                     continue
-                it, t0 = held
+                it, at, t0 = held
                 it["response"] = raw
                 it["response_is_sse"] = isinstance(ctx.get("sse"), dict)
                 if type(ctx.get("status")) is int:
@@ -211,14 +221,19 @@ def write(session: Session, out: Any) -> list[str]:
                 if it["request"].get("method") == "initialize" and isinstance(raw.get("result"), dict):
                     meta["protocol_version"] = raw["result"].get("protocolVersion")
                     meta["server_info"] = raw["result"].get("serverInfo")
+                spool.settle(at)
             else:
                 unasked += 1
     if first_t is not None:
         meta["recorded_at"] = iso_from_ms(first_t).replace("Z", "+00:00")
     else:
         del meta["recorded_at"]  # mcp-recorder fills in the time it loads the file
-    doc = {"version": CASSETTE_VERSION, "metadata": meta, "interactions": interactions}
-    out.write(jsonio.dumps_indented(doc))
+    key = marker()
+    doc = {"version": CASSETTE_VERSION, "metadata": meta, "interactions": key}
+    try:
+        write_document(out, doc, {key: spool})
+    finally:
+        spool.close()
     out.write(b"\n")
     lost = []
     if unasked:

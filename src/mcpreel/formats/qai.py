@@ -27,6 +27,7 @@ are dropped (the one warning line of ``mcpreel convert`` says so).
 
 from __future__ import annotations
 
+import hashlib
 import shlex
 import uuid
 from datetime import UTC, datetime
@@ -48,6 +49,7 @@ DIRECTIONS = {"client_to_server": "in", "server_to_client": "out"}
 QAI_DIRECTION = {"in": "client_to_server", "out": "server_to_client"}
 #: namespace of the proxy_ids and session ids we derive (deterministic: same input, same file)
 _NS = uuid.UUID("6f1c1a52-3f0e-4f57-9c55-6d4b1e0c2a71")
+_NS_BYTES = _NS.bytes
 _KNOWN_MESSAGE_KEYS = frozenset((
     "proxy_id", "sequence", "timestamp", "direction", "transport", "jsonrpc_id", "method", "correlated_id",
     "modified", "payload", "original_payload", "ctx", "dropped", "injected", "decided_by",
@@ -184,9 +186,27 @@ def read(source: Source) -> Session:
 
 
 def iso_micro(ms: int) -> str:
-    """Epoch ms -> qai's own form, ``2026-11-20T21:46:46.725000+00:00``."""
+    """Epoch ms -> qai's own form, ``2026-11-20T21:46:46.725000+00:00`` (no fraction on a whole second,
+    as ``datetime.isoformat`` writes it). The date and clock are computed once per second."""
     secs, rem = divmod(int(ms), 1000)
-    return datetime.fromtimestamp(secs, tz=UTC).replace(microsecond=rem * 1000).isoformat()
+    head = _ISO_OF_SECOND.get(secs)
+    if head is None:
+        head = datetime.fromtimestamp(secs, tz=UTC).isoformat()[:-6]  # without "+00:00"
+        if len(_ISO_OF_SECOND) >= 4096:
+            _ISO_OF_SECOND.clear()
+        _ISO_OF_SECOND[secs] = head
+    return f"{head}.{rem * 1000:06d}+00:00" if rem else f"{head}+00:00"
+
+
+_ISO_OF_SECOND: dict[int, str] = {}
+
+
+def _uuid5(name: str) -> str:
+    """``str(uuid.uuid5(_NS, name))`` without building a UUID object (a third of writing a message)."""
+    value = int.from_bytes(hashlib.sha1(_NS_BYTES + name.encode("utf-8")).digest()[:16], "big")
+    value = (value & ~(0xC000 << 48) | (0x8000 << 48)) & ~(0xF000 << 64) | (5 << 76)
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _stamp(ms: int | None, original: Any) -> str | None:
@@ -253,7 +273,7 @@ def message_entry(msg: Message, *, index: int, sequence: int, session_id: str, t
     stash = _stash(msg)
     proxy_id = stash.get("proxy_id")
     if proxy_id is None:
-        proxy_id = str(uuid.uuid5(_NS, f"{session_id}/{index}"))
+        proxy_id = _uuid5(f"{session_id}/{index}")
     d = msg.dir if msg.dir in ("in", "out") else "in"
     raw = msg.raw
     jid: Any = None

@@ -138,7 +138,7 @@ def _record(obj: Any, lineno: int, source: Source) -> Message | None:
             obj["raw"],
             _ms(t, source, lineno) if t is not None else None,
             seq=seq if type(seq) is int else None,
-            ctx=clean_ctx(ctx),
+            ctx=clean_ctx(ctx) if ctx is not None else None,
             modified=obj.get("modified") is True,
             original=obj.get("original"),
             dropped=obj.get("dropped") is True,

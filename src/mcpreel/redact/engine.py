@@ -52,6 +52,9 @@ class Redactor:
         self._no_hint = bool(self._patterns) and self._hint is None
         # the built-in patterns each need one of these (lower-cased) literals: a cheaper first test still
         self._quick = QUICK_LITERALS if self._patterns and not self.rules.patterns else None
+        # the same test as "any of the literals is in the lower-cased text", in one regex search (the
+        # generator over two dozen literals was half the time of redacting a big session)
+        self._quick_re = re.compile("|".join(re.escape(q) for q in self._quick)) if self._quick else None
         self._keys: dict[str, bool] = {}
         self._lock = threading.Lock()
         self.counts: dict[str, int] = {}
@@ -124,11 +127,9 @@ class Redactor:
                         counts[k] = counts.get(k, 0) + v
                     return jsonio.dumps_str(new)
                 return s
-        quick = self._quick
-        if quick is not None:
-            low = s.lower()
-            if not any(q in low for q in quick):
-                return s
+        quick = self._quick_re
+        if quick is not None and quick.search(s.lower()) is None:
+            return s
         if not self._no_hint and (self._hint is None or self._hint.search(s) is None):
             return s
         for pat in self._patterns:

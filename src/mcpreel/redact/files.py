@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -31,6 +32,7 @@ def redact_file(
     from_: str = "auto",
     to: str | None = None,
     key: bytes | None = None,
+    on_progress: Callable[[int], None] | None = None,
 ) -> RedactResult:
     """Redact a session file into ``out_path`` (atomically, mode 0600).
 
@@ -42,7 +44,7 @@ def redact_file(
     from mcpreel.convert import choose_output_format, write_session
     from mcpreel.formats import FORMATS, open_session
 
-    session, detection = open_session(in_path, from_ or "auto")
+    session, detection = open_session(in_path, from_ or "auto", on_progress=on_progress)
     if to in (None, "", "auto"):
         fmt = detection.format if FORMATS[detection.format].writes else choose_output_format(out_path, session).format
     else:

@@ -14,11 +14,11 @@ plus flags in brackets: ``[MODIFIED]``, ``[DROPPED]``, ``[ERROR -32602 …]``, `
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.timeutil import iso_from_ms
-from mcpreel.inspect import Report, Row
+from mcpreel.inspect import EXACT_LATENCIES, SKETCH_ERROR, Report, Row
 
 __all__ = ["plain_lines", "renderables", "row_parts", "row_text", "to_json"]
 
@@ -180,6 +180,8 @@ def _tool_rows(report: Report) -> list[list[str]]:
     ]
 
 
+_SKETCH_WORDS = (f"p50 and p95 at most {SKETCH_ERROR:.0%} below the exact value: over {EXACT_LATENCIES} distinct "
+                 "latencies, counted in buckets")
 _TOOL_HEAD = ["tool", "calls", "errors", "isError", "unanswered", "p50", "p95"]
 _LAT_HEAD = ["method", "n", "p50", "p95", "max"]
 
@@ -203,7 +205,7 @@ def _error_lines(report: Report) -> list[str]:
 
 
 def _ref_lines(report: Report, indexes: list[int]) -> list[str]:
-    return [row_text(report.rows[i]) for i in indexes]
+    return [row_text(report.row(i)) for i in indexes]
 
 
 def _n(count: int, word: str) -> str:
@@ -240,6 +242,23 @@ def to_json(report: Report, *, verbose: bool = False, rows: bool = True) -> str:
     """One indented JSON document (newline-terminated): session, rows (unless ``rows=False``), summary;
     ``verbose`` adds each message's payload."""
     return jsonio.dumps_indented(report.to_dict(payloads=verbose, rows=rows)).decode("utf-8") + "\n"
+
+
+def write_json(report: Report, out: BinaryIO, *, verbose: bool = False, rows: bool = True) -> None:
+    """:func:`to_json`, written to ``out`` one row at a time (the same bytes, in flat memory)."""
+    from dataclasses import asdict
+
+    from mcpreel._infra.jsonstream import marker, write_document
+
+    doc: dict[str, Any] = {"session": asdict(report.header)}
+    arrays = {}
+    if rows:
+        key = marker()
+        doc["rows"] = key
+        arrays[key] = (report.row_dict(row, payloads=verbose) for row in report.rows)
+    doc["summary"] = report.summary_dict()
+    write_document(out, doc, arrays)
+    out.write(b"\n")
 
 
 # -- plain ------------------------------------------------------------------------------------------
@@ -280,7 +299,7 @@ def plain_lines(report: Report, *, verbose: bool = False, rows: bool = True) -> 
             yield "  " + line
     if report.summary.latency:
         yield ""
-        yield "Latency per method:"
+        yield "Latency per method:" if report.exact_latency else f"Latency per method ({_SKETCH_WORDS}):"
         yield from _table_lines(_LAT_HEAD, _latency_rows(report))
 
 
@@ -353,7 +372,8 @@ def renderables(report: Report, *, verbose: bool = False, rows: bool = True) -> 
         for line in _ref_lines(report, s.orphans):
             yield Text("  " + line)
     if s.latency:
-        table = Table(*_LAT_HEAD, title="Latency per method", title_justify="left", box=box.SIMPLE_HEAD)
+        table = Table(*_LAT_HEAD, title="Latency per method" if report.exact_latency else f"Latency per method ({_SKETCH_WORDS})",
+                      title_justify="left", box=box.SIMPLE_HEAD)
         for r in _latency_rows(report):
             table.add_row(*(Text(cell) for cell in r))  # names are data, never rich markup
         yield table

@@ -1,0 +1,234 @@
+"""One JSON document written as a stream: its big arrays encoded one item at a time.
+
+The one-document formats (HAR, the Inspector export, the HTTP envelope, the cassettes) and
+``inspect --json`` hold one array that grows with the session. Building the whole document and encoding
+it at once holds every item twice (as Python objects and as bytes): gigabytes at a million messages.
+:func:`write_document` writes the same bytes as :func:`mcpreel._infra.jsonio.dumps_indented` (or
+:func:`~mcpreel._infra.jsonio.dumps`) of the whole document, with each array given as an iterable that
+is consumed as it is written, so memory holds one item (and a batch of encoded ones) at a time.
+
+The caller puts a :func:`marker` where an array goes; the rest of the document is encoded at once and
+the arrays are spliced in at their markers, indented to their depth.
+
+One difference from encoding the whole document: an item that orjson cannot encode (an integer beyond
+64 bits, a lone surrogate) falls back to the standard library for that item alone, not for the document.
+"""
+
+from __future__ import annotations
+
+import heapq
+import pickle
+import tempfile
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import IO, Any, BinaryIO
+
+from mcpreel._infra import jsonio
+
+__all__ = ["Encoded", "ItemSpool", "SortedSpool", "marker", "write_document"]
+
+_BATCH = 512
+
+
+class Encoded(bytes):
+    """An array item already encoded (by ``dumps_indented`` for an indented document, ``dumps`` else)."""
+
+
+class SortedSpool:
+    """Encoded items sorted by a key (ties kept in the order they came), in bounded memory.
+
+    Items are held up to :attr:`limit` bytes, then sorted and written to a temporary file as one run;
+    :meth:`__iter__` merges the runs. What lets the HAR writer keep its entries in start order without
+    holding them all: a session whose entries come in order costs one pass through a temporary file.
+    """
+
+    _RUN_BATCH = 64
+
+    def __init__(self, limit: int = 16 << 20) -> None:
+        self.limit = limit
+        self._items: list[tuple[Any, int, Encoded]] = []
+        self._size = 0
+        self._n = 0
+        self._file: IO[bytes] | None = None
+        self._runs: list[tuple[int, int]] = []  # (offset, count) of each run in the file
+
+    def add(self, key: Any, item: bytes) -> None:
+        encoded = item if type(item) is Encoded else Encoded(item)
+        self._items.append((key, self._n, encoded))
+        self._n += 1
+        self._size += len(encoded) + 100
+        if self._size >= self.limit:
+            self._spill()
+
+    def _spill(self) -> None:
+        if not self._items:
+            return
+        if self._file is None:
+            self._file = tempfile.TemporaryFile()
+        self._items.sort(key=lambda x: (x[0], x[1]))
+        self._file.seek(0, 2)
+        offset = self._file.tell()
+        # small batches: the merge at the end holds one batch per run in memory (a hundred runs at a
+        # million messages)
+        for start in range(0, len(self._items), self._RUN_BATCH):
+            pickle.dump(self._items[start:start + self._RUN_BATCH], self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._runs.append((offset, len(self._items)))
+        self._items = []
+        self._size = 0
+
+    def _read_run(self, offset: int, count: int) -> Iterator[tuple[Any, int, Encoded]]:
+        assert self._file is not None
+        done = 0
+        while done < count:
+            self._file.seek(offset)
+            batch = pickle.load(self._file)
+            offset = self._file.tell()
+            done += len(batch)
+            yield from batch
+
+    def __iter__(self) -> Iterator[Encoded]:
+        self._items.sort(key=lambda x: (x[0], x[1]))
+        if not self._runs:
+            for _, _, item in self._items:
+                yield item
+            return
+        runs = [self._read_run(o, c) for o, c in self._runs]
+        for _, _, item in heapq.merge(*runs, iter(self._items), key=lambda x: (x[0], x[1])):
+            yield item
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+class ItemSpool:
+    """Items kept in a temporary file in the order they came, read back encoded by iterating.
+
+    For a document whose header is known only once every item has been made (a cassette's metadata),
+    and for items that change after they are made (a request entry that takes its response): such an
+    item is :meth:`hold`-ed -- its place kept, the object in memory -- and :meth:`settle`-d once final;
+    settled while its batch is still in memory, it is encoded there and forgotten; else (and if never
+    settled) it is encoded when read back. Memory holds one batch plus the items still open, never the
+    items that merely follow an open one.
+    """
+
+    _BATCH = 1024
+
+    def __init__(self, encode: Callable[[Any], bytes] = jsonio.dumps_indented) -> None:
+        self._encode = encode
+        self._file: IO[bytes] = tempfile.TemporaryFile()
+        self._batch: list[Encoded | None] = []
+        self._flushed = 0  # items already in the file
+        self._count = 0
+        self._held: dict[int, Any] = {}  # position -> an item held open (None in its batch)
+
+    def append(self, item: bytes) -> None:
+        """An item already encoded (final)."""
+        self._batch.append(item if type(item) is Encoded else Encoded(item))
+        self._count += 1
+        if len(self._batch) >= self._BATCH:
+            self._flush()
+
+    def hold(self, item: Any) -> int:
+        """Keep ``item``'s place; it may still change. Returns its position (for :meth:`settle`)."""
+        position = self._count
+        self._held[position] = item
+        self._batch.append(None)
+        self._count += 1
+        if len(self._batch) >= self._BATCH:
+            self._flush()
+        return position
+
+    def settle(self, position: int) -> None:
+        """The item held at ``position`` is final (encoded now when its batch is still in memory)."""
+        if position >= self._flushed and position in self._held:
+            self._batch[position - self._flushed] = Encoded(self._encode(self._held.pop(position)))
+
+    def _flush(self) -> None:
+        if self._batch:
+            pickle.dump(self._batch, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+            self._flushed += len(self._batch)
+            self._batch = []
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Encoded]:
+        self._flush()
+        self._file.seek(0)
+        position = 0
+        held, encode = self._held, self._encode
+        while position < self._count:
+            batch: list[Encoded | None] = pickle.load(self._file)
+            for item in batch:
+                yield item if item is not None else Encoded(encode(held[position]))
+                position += 1
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def marker() -> str:
+    """A string that stands for a streamed array in a document (unique per call)."""
+    return f"@@mcpreel-stream-{uuid.uuid4().hex}@@"
+
+
+def write_document(out: BinaryIO, doc: Any, arrays: Mapping[str, Iterable[Any]], *, indent: bool = True) -> None:
+    """Write ``doc`` with each marker string that is a key of ``arrays`` replaced by that array.
+
+    Byte for byte what encoding the whole document would give (see the module note on fallbacks).
+    """
+    data = jsonio.dumps_indented(doc) if indent else jsonio.dumps(doc)
+    spots = []
+    for key, items in arrays.items():
+        at = data.find(b'"' + key.encode("ascii") + b'"')
+        if at < 0:
+            raise ValueError(f"marker {key!r} is not in the document")
+        spots.append((at, len(key) + 2, items))
+    spots.sort(key=lambda spot: spot[0])
+    pos = 0
+    for at, length, items in spots:
+        out.write(data[pos:at])
+        if indent:
+            line = data.rfind(b"\n", 0, at) + 1
+            depth = len(data[line:at]) - len(data[line:at].lstrip(b" "))
+            _write_indented(out, items, depth)
+        else:
+            _write_compact(out, items)
+        pos = at + length
+    out.write(data[pos:])
+
+
+def _write_indented(out: BinaryIO, items: Iterable[Any], depth: int) -> None:
+    pad = b"\n" + b" " * (depth + 2)
+    dumps = jsonio.dumps_indented
+    batch: list[bytes] = []
+    first = True
+    for item in items:
+        encoded = item if type(item) is Encoded else dumps(item)
+        if b"\n" in encoded:
+            encoded = encoded.replace(b"\n", pad)
+        batch.append((b"[" if first else b",") + pad + encoded)
+        first = False
+        if len(batch) >= _BATCH:
+            out.write(b"".join(batch))
+            batch.clear()
+    if batch:
+        out.write(b"".join(batch))
+    out.write(b"[]" if first else b"\n" + b" " * depth + b"]")
+
+
+def _write_compact(out: BinaryIO, items: Iterable[Any]) -> None:
+    dumps = jsonio.dumps
+    batch: list[bytes] = [b"["]
+    first = True
+    for item in items:
+        if not first:
+            batch.append(b",")
+        batch.append(item if type(item) is Encoded else dumps(item))
+        first = False
+        if len(batch) >= _BATCH:
+            out.write(b"".join(batch))
+            batch.clear()
+    batch.append(b"]")
+    out.write(b"".join(batch))
