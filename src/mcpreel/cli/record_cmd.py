@@ -54,6 +54,10 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
                      help="HTTP transports: a Host name a loopback listener accepts beyond the loopback names "
                           "(others are refused 421: DNS rebinding; repeatable)."),
+        click.option("--tui", is_flag=True,
+                     help="HTTP transports: watch (and steer) the session in this terminal with mcpreel tui, the "
+                          "proxy running behind it; quitting the viewer stops the recording. Not for stdio: its "
+                          "stdin and stdout are the client's (run mcpreel tui in another terminal)."),
         click.option("-q", "--quiet", is_flag=True, help="Say nothing of the recorder's own on stderr (warnings still)."),
         click.option("--otlp-endpoint", metavar="URL",
                      help="Also export spans live to this OTLP/HTTP collector (batched, off the forwarding path; "
@@ -91,12 +95,16 @@ def run_record(
     target_flag: str = "--target",
     out_dir: str | None = None,
     otlp_endpoint: str | None = None,
+    tui: bool = False,
 ) -> None:
     """Check the words of the call, pick the defaults, run the recorder of ``transport``, exit with its code."""
     from mcpreel.record import ServerStartError, default_label, default_out_path, record_stdio
 
     say = (lambda text: None) if quiet else (lambda text: output.info(f"mcpreel: {text}"))
     if transport == "stdio":
+        if tui:
+            raise UsageError("--tui is for HTTP transports: a stdio proxy's stdin and stdout belong to the MCP "
+                             "client; run `mcpreel tui` in another terminal, it attaches to this proxy")
         if target:
             raise UsageError(f"{target_flag} is for --transport streamable-http|sse; stdio runs a command ({command_flag})")
         for name in _HTTP_ONLY:
@@ -137,7 +145,7 @@ def run_record(
             transport=transport, target=target, listen=listen, out=Path(out) if out else None, label=label,
             session_file=session_file, save_every=save_every, redactor=redactor, keep_secrets=keep_secrets,
             envelope=envelope, allow_origins=list(allow_origins), otlp_endpoint=otlp_endpoint,
-            allow_hosts=list(allow_hosts),
+            allow_hosts=list(allow_hosts), tui=tui,
         ))
 
     if out_dir and out:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from mcpreel.cli import output
 from mcpreel.record.http_proxy import ProxyConfig, parse_listen
@@ -57,6 +58,7 @@ def run_http_record(
     allow_origins: Sequence[str] = (),
     otlp_endpoint: str | None = None,
     allow_hosts: Sequence[str] = (),
+    tui: bool = False,
 ) -> int:
     """Record an HTTP MCP session until SIGINT/SIGTERM; returns the exit code (0 after a clean stop)."""
     from mcpreel.record.naming import default_label, default_out_path
@@ -74,10 +76,19 @@ def run_http_record(
         output.info(f"mcpreel: recording {_NAMES[transport]} {target} -> {out_path}")
         output.info(f"mcpreel: point your MCP client at {url}  (Ctrl+C to stop)")
 
-    result = record_http(
-        config, out_path, host=host, port=port, label=label, session_file=session_file,
-        save_every=save_every, redactor=redactor, envelope=envelope, ready=ready, warn=output.warning,
-        otlp_endpoint=otlp_endpoint,
-    )
+    def run(**how: Any) -> HttpRecordResult:
+        return record_http(
+            config, out_path, host=host, port=port, label=label, session_file=session_file,
+            save_every=save_every, redactor=redactor, envelope=envelope, otlp_endpoint=otlp_endpoint,
+            **how,
+        )
+
+    if tui:
+        from mcpreel.cli.record_tui import record_under_viewer
+
+        output.info(f"mcpreel: recording {_NAMES[transport]} {target} -> {out_path} (the viewer takes the terminal)")
+        result = record_under_viewer(run, say=output.info)
+    else:
+        result = run(ready=ready, warn=output.warning)
     output.info(f"mcpreel: {summary(result)}")
     return result.exit_code

@@ -52,9 +52,29 @@ def tui_command(path: str | None, fmt: str, attach: str | None, save_path: str |
     else:
         from mcpreel.tui.live import live_app
 
-        app = live_app(attach, save_path=save_path, save_format=save_format, filter_text=filter_text)
+        app = live_app(attach or choose_proxy(), save_path=save_path, save_format=save_format,
+                       filter_text=filter_text)
     app.run()
     if app.error is not None:
         raise app.error
     if app.return_code:
         sys.exit(app.return_code)
+
+
+def choose_proxy() -> str:
+    """The control socket of the only running proxy, or of the one the person picks from a numbered list."""
+    from mcpreel.control.discovery import running
+
+    found = running()
+    if not found:
+        raise UsageError("no running mcpreel proxy to attach to (start one with mcpreel record), "
+                         "or give a FILE to browse")
+    if len(found) == 1:
+        return str(found[0]["socket"])
+    for n, proxy in enumerate(found, 1):
+        target = proxy.get("target")
+        shown = " ".join(map(str, target)) if isinstance(target, list) else str(target)
+        click.echo(f"{n}. pid {proxy.get('pid')} {proxy.get('transport')} {shown} (since {proxy.get('started')}) "
+                   f"-> {proxy.get('reel')}", err=True)
+    number = click.prompt("attach to", type=click.IntRange(1, len(found)), err=True)
+    return str(found[number - 1]["socket"])

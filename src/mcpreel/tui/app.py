@@ -572,6 +572,17 @@ class ViewerApp(App[None]):
 
         self.push_screen(InjectScreen(), done)
 
+    def disconnected(self) -> None:
+        """The control connection closed (the proxy ended or went away): nothing is held any more."""
+        for hold in list(self.held):
+            self.held.pop(hold)
+        self.list.set_items([k for k in self.list.items if not isinstance(k, str)], keep=self.list.current())
+        if not self.status_text.startswith("the recording ended"):
+            self.status_text = "the proxy closed the control connection"
+        self.status_text += " (s still saves what is shown)"
+        self._refresh_sessions()
+        self._show_status()
+
     def ended(self, exit_code: Any, reason: str) -> None:
         self.status_text = f"the recording ended ({reason}, exit {exit_code})"
         self._show_status()
