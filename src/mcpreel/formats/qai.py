@@ -48,7 +48,7 @@ QAI_DIRECTION = {"in": "client_to_server", "out": "server_to_client"}
 _NS = uuid.UUID("6f1c1a52-3f0e-4f57-9c55-6d4b1e0c2a71")
 _KNOWN_MESSAGE_KEYS = frozenset((
     "proxy_id", "sequence", "timestamp", "direction", "transport", "jsonrpc_id", "method", "correlated_id",
-    "modified", "payload", "original_payload", "ctx", "dropped",
+    "modified", "payload", "original_payload", "ctx", "dropped", "injected", "decided_by",
 ))
 
 
@@ -160,6 +160,8 @@ def _message(item: Any, n: int, session_transport: str | None, source: Source) -
         dropped=item.get("dropped") is True,
         source=n,
         extra={"qai": stash} if stash else None,
+        injected=item.get("injected") is True,
+        decided_by=decided_by if isinstance(decided_by := item.get("decided_by"), str) else None,
     )
 
 
@@ -287,6 +289,10 @@ def message_entry(msg: Message, *, index: int, sequence: int, session_id: str, t
         entry["ctx"] = msg.ctx
     if msg.dropped:
         entry["dropped"] = True
+    if msg.injected:
+        entry["injected"] = True
+    if msg.decided_by:
+        entry["decided_by"] = msg.decided_by
     return entry
 
 

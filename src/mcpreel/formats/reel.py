@@ -4,7 +4,8 @@ A reel is a valid v1 trace (any v1 consumer opens it); we only add optional memb
 
 - ``meta`` (first line): ``v``, ``type``, ``startedAt``, ``label``, ``command`` + ours: ``producer``,
   ``transport``, ``url``, ``session``, ``metadata``, ``transport_context`` (session-level headers).
-- message lines: ``t``, ``dir``, ``raw`` + ours: ``seq``, ``ctx``, ``modified``/``original``, ``dropped``.
+- message lines: ``t``, ``dir``, ``raw`` + ours: ``seq``, ``ctx``, ``modified``/``original``, ``dropped``,
+  ``injected``, ``decided_by`` (the intercept: :mod:`mcpreel.record.intercept`).
 - ours: ``{"t","type":"stderr","text"}``, ``{"t","dir","type":"invalid","text"}``,
   ``{"t","dir","type":"transport","ctx"}``.
 - ``end`` (last line): ``t``, ``type``, ``exitCode``, ``durationMs`` (+ ``reason``).
@@ -40,7 +41,7 @@ KEEPS = frozenset({"time", "direction", "ctx", "edits", "drops", "stderr", "inva
 
 PRODUCER = {"name": "mcpreel", "version": __version__}
 _META_KEYS = frozenset(("v", "type", "startedAt", "label", "command", "producer", "transport", "url", "session", "metadata"))
-_MSG_KEYS = frozenset(("t", "dir", "raw", "seq", "ctx", "modified", "original", "dropped"))
+_MSG_KEYS = frozenset(("t", "dir", "raw", "seq", "ctx", "modified", "original", "dropped", "injected", "decided_by"))
 _OWN_LINE_KEYS = frozenset(("t", "dir", "type", "text", "ctx", "seq"))
 
 
@@ -139,6 +140,8 @@ def _record(obj: Any, lineno: int, source: Source) -> Message | None:
             dropped=obj.get("dropped") is True,
             source=lineno,
             extra=extra,
+            injected=obj.get("injected") is True,
+            decided_by=decided_by if isinstance(decided_by := obj.get("decided_by"), str) else None,
         )
     if typ == "meta":
         return None
@@ -260,6 +263,10 @@ def record_line(msg: Message, t: int, seq: int | None) -> dict[str, Any]:
             line["original"] = msg.original
         if msg.dropped:
             line["dropped"] = True
+        if msg.injected:
+            line["injected"] = True
+        if msg.decided_by:
+            line["decided_by"] = msg.decided_by
         if msg.extra:
             for k, v in msg.extra.items():
                 if k not in line:

@@ -30,11 +30,21 @@ What a transparent proxy must respect (spec 03), and where it is done here:
   the target) and it forwards to the target only;
 - recording: :class:`HttpRecorder` is told what crossed the wire right *after* it was sent
   (``call_soon``, in order), so the record is written while the peer works, off the round trip.
+
+With an interceptor (:mod:`mcpreel.record.intercept`), a client's POST whose body is one JSON-RPC message
+the interceptor ``wants`` is held before it goes to the target: ``decide`` runs in a worker thread of the
+proxy's own (other exchanges go on meanwhile), then the request goes on as it came, with the edited body
+(``Content-Length`` is recomputed), or not at all — a dropped request is answered by the proxy (200, the
+JSON-RPC error), a dropped notification or response with 202; ``close`` drops the client's connection.
+Only client -> server messages are held on HTTP (answers and SSE events stream through); an injected
+client -> server message is POSTed to the target with the headers of the client's last POST (its session),
+and what the target answers is recorded, not forwarded (no client asked for it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import functools
 import zlib
@@ -47,9 +57,11 @@ import httpx2
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.sse import SSEParser
+from mcpreel._infra.timeutil import now_ms
 from mcpreel.errors import UsageError
 from mcpreel.record.http_recorder import Exchange, HttpRecorder, body_decoder
 from mcpreel.record.http_wire import upstream_transport
+from mcpreel.record.intercept import Decision, Interceptor, Pending, drop_answer, safe_decide
 from mcpreel.serving.loop import DropConnection, Server, run
 from mcpreel.serving.origin import RequestPolicy
 
@@ -201,9 +213,16 @@ class _Flow:
 class RecordingProxy:
     """The ASGI app: forward to ``config.target``'s origin, record through ``recorder``."""
 
-    def __init__(self, config: ProxyConfig, recorder: HttpRecorder):
+    def __init__(self, config: ProxyConfig, recorder: HttpRecorder, *, interceptor: Interceptor | None = None,
+                 warn: Callable[[str], None] | None = None):
         self.config = config
         self.recorder = recorder
+        self.interceptor = interceptor
+        self._warn = warn
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._holds: concurrent.futures.ThreadPoolExecutor | None = None
+        #: the target and headers of the client's last POST: where an injected message goes, in its session
+        self._last_post: tuple[bytes, list[tuple[bytes, bytes]]] | None = None
         self._transport: httpx2.AsyncBaseTransport | None = None
         self._urls: dict[bytes, httpx2.URL] = {}
         #: no read timeout: an SSE stream may be silent for minutes; connecting is bounded
@@ -230,6 +249,9 @@ class RecordingProxy:
                 flow.task.cancel()
 
     async def aclose(self) -> None:
+        if self._holds is not None:
+            self._holds.shutdown(wait=False, cancel_futures=True)
+            self._holds = None
         if self._transport is not None:
             await self._transport.aclose()
             self._transport = None
@@ -253,6 +275,8 @@ class RecordingProxy:
 
     # -- ASGI ---------------------------------------------------------------------------------------
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
         kind = scope["type"]
         if kind == "http":
             await self._http(scope, receive, send)
@@ -296,9 +320,18 @@ class RecordingProxy:
         body = await self._read_body(receive)
         if body is None:
             return  # the client left before it finished sending: nothing reached the target
+        marks: dict[str, Any] | None = None
+        if self.interceptor is not None and method == "POST":
+            self._last_post = (target, headers)
+            if body and coding is None:
+                held = await self._intercept(body, headers)
+                if held is not None:
+                    body, marks, done = await self._carry_out(held, body, method, path, headers, send)
+                    if done:
+                        return
         ex = self.recorder.open(method, path)
         self._later(self.recorder.request_body, ex, headers, body,
-                    decode=body_decoder(coding.decode("latin-1")) if coding else None)
+                    decode=body_decoder(coding.decode("latin-1")) if coding else None, marks=marks)
 
         flow = _Flow(host=host.decode("latin-1") if host else None)
         self._flows.add(flow)
@@ -306,6 +339,89 @@ class RecordingProxy:
             await self._exchange(ex, method, target, headers, body, receive, send, flow)
         finally:
             self._flows.discard(flow)
+
+    # -- the intercept ------------------------------------------------------------------------------
+    async def _intercept(self, body: bytes, headers: list[tuple[bytes, bytes]]) -> tuple[Any, Decision] | None:
+        """``(message, decision)`` for a body the interceptor wants (waiting for the decision off the loop),
+        or None when it lets the body through untouched."""
+        interceptor = self.interceptor
+        assert interceptor is not None
+        if body.lstrip()[:1] != b"{":
+            return None
+        try:
+            value = jsonio.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            return None
+        if type(value) is not dict or not interceptor.wants("in", value):
+            return None
+        session = _get(headers, b"mcp-session-id")
+        item = Pending("in", value, now_ms(), session.decode("latin-1") if session is not None else None)
+        if self._holds is None:
+            self._holds = concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="mcpreel-hold")
+        loop = asyncio.get_running_loop()
+        decision = await loop.run_in_executor(self._holds, safe_decide, interceptor, item, self._warn)
+        return value, decision
+
+    async def _carry_out(self, held: tuple[Any, Decision], body: bytes, method: str, path: str,
+                         headers: list[tuple[bytes, bytes]], send: Any) -> tuple[bytes, dict[str, Any], bool]:
+        """Do what the decision says: ``(body to forward, marks for its record, answered already)``."""
+        value, decision = held
+        by = decision.by or None
+        for direction, message in decision.inject:
+            self._later(self._inject_later, direction, message)
+        if decision.action == "edit":
+            return jsonio.dumps(decision.message), {"modified": True, "original": value, "decided_by": by}, False
+        if decision.action == "forward":
+            return body, {"decided_by": by}, False
+        # drop or close: nothing reaches the target
+        ex = self.recorder.open(method, path)
+        self.recorder.request_body(ex, headers, jsonio.dumps(value), marks={"dropped": True, "decided_by": by})
+        if decision.action == "close":
+            self.recorder.closed(ex, "proxy", f"closed by {by or 'the interceptor'}")
+            raise DropConnection(f"closed by {by or 'the interceptor'}")
+        answer = drop_answer(value, decision)
+        if answer is None:
+            await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
+            self.recorder.injected_answer(ex, 202, None, by)
+        else:
+            payload = jsonio.dumps(answer)
+            await _answer(send, 200, payload)
+            self.recorder.injected_answer(ex, 200, answer, by)
+        return b"", {}, True
+
+    def _inject_later(self, direction: str, message: Any) -> None:
+        asyncio.ensure_future(self._inject_async(direction, message))
+
+    def inject(self, direction: str, message: Any) -> None:
+        """The :class:`~mcpreel.record.intercept.InjectPort` of the HTTP proxy (thread-safe): POST a client ->
+        server message to the target in the client's session; a server -> client one cannot be sent."""
+        if direction != "in":
+            raise ValueError("over HTTP the proxy can send the client nothing of its own (only client_to_server)")
+        loop = self._loop
+        if loop is None or self._last_post is None:
+            raise ValueError("no client has spoken to the proxy yet: there is no session to send it in")
+        fut = asyncio.run_coroutine_threadsafe(self._inject_async(direction, message), loop)
+        fut.result(timeout=60)
+
+    async def _inject_async(self, direction: str, message: Any) -> None:
+        if direction != "in" or self._last_post is None:
+            if self._warn is not None:
+                self._warn("intercept: over HTTP only client_to_server messages can be injected")
+            return
+        target, headers = self._last_post
+        body = jsonio.dumps(message)
+        ex = self.recorder.open("POST", target.decode("latin-1"))
+        self.recorder.request_body(ex, headers, body, marks={"injected": True})
+        flow = _Flow()
+
+        async def nowhere(event: dict[str, Any]) -> None:  # the answer is recorded, and goes to no client
+            return None
+
+        try:
+            await self._forward(ex, "POST", target, headers, body, nowhere, flow)
+        except _UpstreamBroken as exc:
+            self._later(self.recorder.closed, ex, "upstream", str(exc))
 
     async def _read_body(self, receive: Any) -> bytes | None:
         chunks: list[bytes] = []

@@ -161,6 +161,16 @@ def _header_dict(raw: Iterable[tuple[bytes, bytes]], redact: bool) -> dict[str, 
     return out
 
 
+def _mark(msg: Message, marks: dict[str, Any]) -> None:
+    msg.modified = marks.get("modified") is True
+    if msg.modified:
+        msg.original = marks.get("original")
+    msg.dropped = marks.get("dropped") is True
+    msg.injected = marks.get("injected") is True
+    by = marks.get("decided_by")
+    msg.decided_by = by if isinstance(by, str) and by else None
+
+
 def header(headers: dict[str, str] | None, name: str) -> str | None:
     """A header's value, case-insensitively."""
     if not headers:
@@ -264,8 +274,11 @@ class HttpRecorder:
         return Exchange(self._next, method, path, self._clock(), {})
 
     def request_body(self, ex: Exchange, headers: Iterable[tuple[bytes, bytes]], body: bytes | None,
-                     *, decode: Callable[[bytes], bytes] | None = None) -> None:
-        """Record the request of ``ex``: its JSON-RPC message(s), or a transport record when it had no body."""
+                     *, decode: Callable[[bytes], bytes] | None = None, marks: dict[str, Any] | None = None) -> None:
+        """Record the request of ``ex``: its JSON-RPC message(s), or a transport record when it had no body.
+
+        ``marks`` are an intercept's fields for the message record (``modified``/``original``, ``dropped``,
+        ``injected``, ``decided_by``; :mod:`mcpreel.record.intercept`)."""
         t = ex.t
         hdrs = ex.request_headers = self._headers(headers)
         method, path = ex.method, ex.path
@@ -281,7 +294,22 @@ class HttpRecorder:
             for m in msg.members():
                 if "method" in m and correlation_key(m.get("id")) is not None:
                     ex.request_ids.append(m["id"])
+            if marks and msg.kind == Kind.MESSAGE:
+                _mark(msg, marks)
             self._out(msg)
+
+    def injected_answer(self, ex: Exchange, status: int, message: Any, decided_by: str | None) -> None:
+        """The proxy answered ``ex`` itself (a dropped request's JSON-RPC error, or a 202): recorded as an
+        injected server -> client message (or a transport record for the 202)."""
+        ex.done = True
+        ex.status = status
+        self.stats.statuses[status] = self.stats.statuses.get(status, 0) + 1
+        ctx: dict[str, Any] = {"method": ex.method, "path": ex.path, "status": status, "headers": {},
+                               "exchange": ex.id}
+        if message is None:
+            self._out(Message("out", None, self._clock(), kind=Kind.TRANSPORT, ctx=ctx))
+            return
+        self._out(Message("out", message, self._clock(), ctx=ctx, injected=True, decided_by=decided_by))
 
     def rejected(self, method: str, path: str, headers: Iterable[tuple[bytes, bytes]], status: int,
                  reason: str) -> None:

@@ -139,6 +139,27 @@ class WireRecorder:
             rec.seq = first + i
             pipeline.recorded(rec)
 
+    def message(self, rec: Message) -> Message | None:
+        """Record one message the proxy built itself (an intercept's decision, an injected message) through
+        the pipeline; returns it with its ``seq`` (None when an addon left it out or recording stopped).
+
+        Unlike :meth:`lines` this may be called from any thread (an injection comes from the control
+        server's); the reel writer serializes the writes.
+        """
+        if self._failed or self._closed:
+            return None
+        try:
+            kept = self.pipeline.record(rec)
+            if kept is None:
+                return None
+            self.writer.write(kept)
+            self._count(kept.dir or "in", 1, 0)
+            self.pipeline.recorded(kept)
+            return kept
+        except Exception as exc:
+            self._fail(exc)
+            return None
+
     def _count(self, direction: str, frames: int, bad: int) -> None:
         counts = self._counts[direction]  # one pump thread per direction: no lock needed
         counts[0] += frames - bad
