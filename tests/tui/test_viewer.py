@@ -12,7 +12,6 @@ from mcpreel.formats import open_session
 from mcpreel.model import Kind, Message, Session, SessionInfo
 from mcpreel.tui.app import FileFeed, ViewerApp
 from mcpreel.tui.entries import NO_ANSWER, Entries
-from mcpreel.tui.screens import jsonrpc_problem
 
 pytestmark = pytest.mark.anyio
 
@@ -54,6 +53,8 @@ def small_reel(tmp_path: Path) -> Path:
         _call(3, "search", dropped=True),
         {"dir": "out", "type": "invalid", "text": "not json {"},
         _call(4, "search"),
+        {"dir": "out", "raw": {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "hi"}},
+         "injected": True, "decided_by": "viewer"},
     ])
 
 
@@ -110,22 +111,12 @@ def test_entries_deduplicate_live_records_by_seq():
     assert len(e) == 1
 
 
-def test_jsonrpc_problem_names_what_is_wrong():
-    assert jsonrpc_problem({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {}}) is None
-    assert jsonrpc_problem({"jsonrpc": "2.0", "id": 1, "result": {}}) is None
-    assert "jsonrpc" in jsonrpc_problem({"id": 1, "method": "x"})
-    assert "exactly one" in jsonrpc_problem({"jsonrpc": "2.0", "id": 1})
-    assert "integer code" in jsonrpc_problem({"jsonrpc": "2.0", "id": 1, "error": {"code": "x", "message": "m"}})
-    assert "params" in jsonrpc_problem({"jsonrpc": "2.0", "method": "x", "params": 3})
-    assert "id" in jsonrpc_problem({"jsonrpc": "2.0", "id": True, "method": "x"})
-
-
 async def test_rows_show_what_happened(small_reel: Path):
     app = _app(small_reel)
     async with app.run_test(size=(160, 40)) as pilot:
         await _loaded(pilot, app)
         lines = _lines(app)
-        assert len(lines) == 10
+        assert len(lines) == 11
         assert "C→S initialize" in lines[0] and "ok" in lines[0]
         assert "tools/call" in lines[2] and "search" in lines[2] and "2000ms" in lines[2]
         assert "stderr" in lines[3] and "server says hello" in lines[3]
@@ -133,6 +124,7 @@ async def test_rows_show_what_happened(small_reel: Path):
         assert "[DROPPED]" in lines[7]
         assert "invalid" in lines[8] and "not json {" in lines[8]
         assert "no answer" in lines[9]
+        assert "S→C notifications/message" in lines[10] and "[INJECTED]" in lines[10]
         header = _plain(app.query_one("#header"))
         assert "legacy 2025-06-18" in header and "probe 1" in header
 
@@ -167,7 +159,7 @@ async def test_save_with_s_writes_a_private_reel(small_reel: Path, tmp_path: Pat
     assert oct(os.stat(out).st_mode & 0o777) == "0o600"
     saved, _ = open_session(out)
     records = saved.messages
-    assert len(records) == 10
+    assert len(records) == 11
     assert records[5].modified and records[5].original["params"]["arguments"]["q"] == "ORIGINAL"
     assert records[7].dropped
     assert [r.kind for r in records].count(Kind.STDERR) == 1
@@ -219,6 +211,47 @@ async def test_help_opens_and_closes(small_reel: Path):
         assert not isinstance(app.screen, HelpScreen)
         await pilot.press("q")
     assert not app.is_running
+
+
+async def _type(pilot, text: str) -> None:
+    await pilot.press("slash")
+    box = pilot.app.query_one("#filter")
+    box.value = ""
+    await pilot.press(*text)  # each character a key, as a person types
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def test_filter_tokens_narrow_the_list_and_bad_tokens_are_refused(small_reel: Path):
+    app = _app(small_reel)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await _loaded(pilot, app)
+        await _type(pilot, "method:tools/call")
+        assert app.list.items == [2, 5, 7, 9]
+        assert "4 of 11 records" in _plain(app.query_one("#status")) and "method:tools/call" in _plain(app.query_one("#status"))
+        await _type(pilot, "method:tools/call dir:out id:1")  # dir:out is client -> server
+        assert app.list.items == [2]
+        await pilot.press("p")  # the pair is filtered out: said, the cursor stays
+        assert app.list.current() == 2
+        assert any("hidden by the filter" in n.message for n in app._notifications)
+        await _type(pilot, "status:error")
+        assert app.list.items == [6]
+        await _type(pilot, "found")  # a bare word is text
+        assert app.list.items == [4]
+        await _type(pilot, "nosuchkey:x")
+        assert app.list.items == [4]  # unchanged
+        assert any("unknown key" in n.message for n in app._notifications)
+        await pilot.press("escape")
+        await _type(pilot, "")
+        assert len(app.list.items) == 11
+
+
+async def test_a_filter_given_at_start_applies_while_the_file_loads(small_reel: Path):
+    app = _app(small_reel, filter_text="kind:notification")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await _loaded(pilot, app)
+        assert app.list.items == [10]
+        assert "decided by viewer" in _detail(app)
 
 
 @pytest.mark.parametrize("name", ["qai/qai_session_dropped.json", "mcp-replay-v1/mcp-context7-com-2026-08-20T17-03-48-173Z.mcp.jsonl",

@@ -392,9 +392,8 @@ class ViewerApp(App[None]):
             text.append(f" {e.status}", style="red" if e.failed else "")
         for flag in e.flags():
             text.append(" " + flag, style="magenta")
-        extra = msg.extra or {}
-        if isinstance(extra.get("decided_by"), str):
-            text.append(f" decided by {extra['decided_by']}", style="magenta")
+        if msg.decided_by:
+            text.append(f" decided by {msg.decided_by}", style="magenta")
         if e.session is not None and self.entries.sessions:
             s = self.entries.sessions[e.session - 1]
             text.append(f"\n{s.label()}", style="italic dim")

@@ -60,8 +60,7 @@ class Entry:
             out.append("[MODIFIED]")
         if self.msg.dropped:
             out.append("[DROPPED]")
-        extra = self.msg.extra
-        if extra and extra.get("injected") is True:
+        if self.msg.injected:
             out.append("[INJECTED]")
         return out
 

@@ -1,7 +1,8 @@
 """The viewer's dialogs: save/export, help, and the live ones (edit a held message, drop it, inject one).
 
-An edited or injected message is checked here as a JSON-RPC message before it goes to the proxy (which
-checks it again): the person sees what is wrong at once, in the editor, instead of an error line later.
+An edited or injected message is checked here as a JSON-RPC message (the control protocol's own check,
+:func:`mcpreel.control.protocol.validate_message`) before it goes to the proxy, which checks it again: the
+person sees what is wrong at once, in the editor, instead of an error line later.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
 from mcpreel._infra import jsonio
+from mcpreel.control.protocol import validate_message
 from mcpreel.formats import writer_names
 
-__all__ = ["DropScreen", "EditScreen", "HelpScreen", "InjectScreen", "SaveScreen", "jsonrpc_problem"]
+__all__ = ["DropScreen", "EditScreen", "HelpScreen", "InjectScreen", "SaveScreen"]
 
 _DIALOG_CSS = """
 {name} {{ align: center middle; }}
@@ -34,42 +36,12 @@ _DIALOG_CSS = """
 """
 
 
-def jsonrpc_problem(message: Any) -> str | None:
-    """What keeps ``message`` from being one JSON-RPC 2.0 message, in words; None when it is one."""
-    if not isinstance(message, dict):
-        return "a JSON-RPC message is a JSON object"
-    if message.get("jsonrpc") != "2.0":
-        return 'it needs "jsonrpc": "2.0"'
-    if "id" in message and message["id"] is not None and (
-            isinstance(message["id"], bool) or not isinstance(message["id"], (str, int, float))):
-        return "its id must be a string, a number or null"
-    if "method" in message:
-        if not isinstance(message["method"], str) or not message["method"]:
-            return "its method must be a non-empty string"
-        if "params" in message and not isinstance(message["params"], (dict, list)):
-            return "its params must be an object or an array"
-        if "result" in message or "error" in message:
-            return "a request or notification has no result or error"
-        return None
-    if "id" not in message:
-        return "a response needs the id of the request it answers"
-    if ("result" in message) == ("error" in message):
-        return "a response has exactly one of result and error"
-    if "error" in message:
-        error = message["error"]
-        if not isinstance(error, dict) or isinstance(error.get("code"), bool) or not isinstance(error.get("code"), int):
-            return "its error needs an integer code"
-        if not isinstance(error.get("message"), str):
-            return "its error needs a message (a string)"
-    return None
-
-
 def _parse(text: str) -> tuple[Any, str | None]:
     try:
         value = jsonio.loads(text)
     except (ValueError, UnicodeDecodeError) as exc:
         return None, f"not JSON: {exc}"
-    return value, jsonrpc_problem(value)
+    return value, validate_message(value)
 
 
 class SaveScreen(ModalScreen[tuple[str, str] | None]):
