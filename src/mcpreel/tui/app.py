@@ -26,6 +26,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.widgets import Footer, Input, Static
 
 from mcpreel.errors import McpreelError
@@ -183,6 +184,8 @@ class ViewerApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        #: the screen of the list and the panes: records keep arriving while a dialog is on top
+        self.main = self.screen
         self.list.follow = self.feed.live
         self.list.focus()
         if self.filter_text:
@@ -197,7 +200,7 @@ class ViewerApp(App[None]):
 
     @property
     def list(self) -> MessageList:
-        return self.query_one("#list", MessageList)
+        return self.main.query_one("#list", MessageList)
 
     # -- records in ----------------------------------------------------------------------------------
     def add_records(self, messages: Iterable[Message]) -> None:
@@ -322,7 +325,9 @@ class ViewerApp(App[None]):
         line = self.entries.session_line()
         if line:
             text.append("\n" + line, style="italic")
-        self.query_one("#header", Static).update(text)
+        header = self._static("#header")
+        if header is not None:
+            header.update(text)
 
     def _show_status(self) -> None:
         n, shown = len(self.entries), sum(1 for k in self.list.items if not isinstance(k, str))
@@ -335,14 +340,25 @@ class ViewerApp(App[None]):
             parts.append("reading…")
         if self.status_text:
             parts.append(self.status_text)
-        self.query_one("#status", Static).update(" · ".join(parts))
+        status = self._static("#status")
+        if status is not None:
+            status.update(" · ".join(parts))
 
     @on(MessageList.Highlighted)
     def _highlighted(self, event: MessageList.Highlighted) -> None:
         self._show_detail(event.item)
 
+    def _static(self, selector: str) -> Static | None:
+        """A pane of the main screen; None while the app is closing (late messages find no widgets)."""
+        try:
+            return self.main.query_one(selector, Static)
+        except NoMatches:
+            return None
+
     def _show_detail(self, item: Any) -> None:
-        detail = self.query_one("#detail", Static)
+        detail = self._static("#detail")
+        if detail is None:
+            return
         if item is None:
             detail.update("")
             return
@@ -374,7 +390,7 @@ class ViewerApp(App[None]):
         elif e.status == PENDING:
             parts.append(Text("\nno answer yet", style="yellow"))
         detail.update(Group(*parts))
-        self.query_one("#detail-scroll", VerticalScroll).scroll_home(animate=False)
+        self.main.query_one("#detail-scroll", VerticalScroll).scroll_home(animate=False)
 
     def _title(self, e: Entry) -> Text:
         msg = e.msg
@@ -428,7 +444,7 @@ class ViewerApp(App[None]):
         return True
 
     def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
+        box = self.main.query_one("#filter", Input)
         box.add_class("shown")
         box.value = self.filter_text
         box.focus()
@@ -440,7 +456,7 @@ class ViewerApp(App[None]):
             self.list.focus()
 
     def key_escape(self) -> None:
-        box = self.query_one("#filter", Input)
+        box = self.main.query_one("#filter", Input)
         if box.has_class("shown"):
             box.remove_class("shown")
             self.list.focus()
@@ -459,7 +475,7 @@ class ViewerApp(App[None]):
 
     def action_switch(self) -> None:
         if self.list.has_focus:
-            self.query_one("#detail-scroll", VerticalScroll).focus()
+            self.main.query_one("#detail-scroll", VerticalScroll).focus()
         else:
             self.list.focus()
 
