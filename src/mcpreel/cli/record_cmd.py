@@ -59,6 +59,14 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                           "proxy running behind it; quitting the viewer stops the recording. Not for stdio: its "
                           "stdin and stdout are the client's (run mcpreel tui in another terminal)."),
         click.option("-q", "--quiet", is_flag=True, help="Say nothing of the recorder's own on stderr (warnings still)."),
+        click.option("--intercept", is_flag=False, flag_value="", default=None, metavar="[FILTER]",
+                     help="Hold messages matching FILTER (filter tokens: method:tools/call tool:NAME dir:out ...; "
+                          "default: every request from the client) until a viewer (mcpreel tui) forwards, edits "
+                          "or drops them."),
+        click.option("--intercept-timeout", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+                     help="With --intercept: a held message goes on unchanged after SECONDS (default: it waits)."),
+        click.option("--no-control", is_flag=True,
+                     help="Run no control socket (no live viewer, no --intercept)."),
         click.option("--otlp-endpoint", metavar="URL",
                      help="Also export spans live to this OTLP/HTTP collector (batched, off the forwarding path; "
                           "a dead collector costs one warning). Needs mcpreel[otel]."),
@@ -95,12 +103,17 @@ def run_record(
     target_flag: str = "--target",
     out_dir: str | None = None,
     otlp_endpoint: str | None = None,
+    intercept: str | None = None,
+    intercept_timeout: float | None = None,
+    no_control: bool = False,
     tui: bool = False,
 ) -> None:
     """Check the words of the call, pick the defaults, run the recorder of ``transport``, exit with its code."""
     from mcpreel.record import ServerStartError, default_label, default_out_path, record_stdio
 
     say = (lambda text: None) if quiet else (lambda text: output.info(f"mcpreel: {text}"))
+    if tui and no_control:
+        raise UsageError("--tui needs the control channel: drop --no-control")
     if transport == "stdio":
         if tui:
             raise UsageError("--tui is for HTTP transports: a stdio proxy's stdin and stdout belong to the MCP "
@@ -145,7 +158,8 @@ def run_record(
             transport=transport, target=target, listen=listen, out=Path(out) if out else None, label=label,
             session_file=session_file, save_every=save_every, redactor=redactor, keep_secrets=keep_secrets,
             envelope=envelope, allow_origins=list(allow_origins), otlp_endpoint=otlp_endpoint,
-            allow_hosts=list(allow_hosts), tui=tui,
+            allow_hosts=list(allow_hosts), control=dict(intercept=intercept, intercept_timeout=intercept_timeout,
+                                                        no_control=no_control, quiet=quiet), tui=tui,
         ))
 
     if out_dir and out:
@@ -154,15 +168,23 @@ def run_record(
     shown = list(command)
     if redactor is not None:
         shown = Redactor().command(shown)  # a redactor of its own: the recording counts only what it records
+    from mcpreel.cli.record_control import start_control
+
+    control = start_control(transport="stdio", reel=out_path, intercept=intercept, intercept_timeout=intercept_timeout,
+                            no_control=no_control, quiet=quiet)
     say(f"recording {shlex.join(shown)} -> {out_path}")
     try:
         result = record_stdio(
             command, out_path, label=label, session_file=session_file, save_every=save_every,
             redactor=redactor, warn=output.warning, otlp_endpoint=otlp_endpoint,
+            addons=[control] if control is not None else (), interceptor=control,
         )
     except ServerStartError:
         say(f"session recorded in {out_path}" + (f" and {session_file}" if session_file else ""))
         raise
+    finally:
+        if control is not None:
+            control.close()
     files = f"{result.out}" + (f" and {result.session_file}" if result.session_file else "")
     notes = [f"{result.invalid} invalid lines"] if result.invalid else []
     if result.redacted is not None:

@@ -58,9 +58,13 @@ def run_http_record(
     allow_origins: Sequence[str] = (),
     otlp_endpoint: str | None = None,
     allow_hosts: Sequence[str] = (),
+    control: dict[str, Any] | None = None,
     tui: bool = False,
 ) -> int:
-    """Record an HTTP MCP session until SIGINT/SIGTERM; returns the exit code (0 after a clean stop)."""
+    """Record an HTTP MCP session until SIGINT/SIGTERM; returns the exit code (0 after a clean stop).
+
+    ``control``: the ``--intercept`` / ``--intercept-timeout`` / ``--no-control`` / ``-q`` words
+    (:func:`mcpreel.cli.record_control.start_control`)."""
     from mcpreel.record.naming import default_label, default_out_path
 
     config = ProxyConfig(transport, target, allow_origins=tuple(allow_origins), keep_secrets=keep_secrets,
@@ -72,7 +76,20 @@ def run_http_record(
     label = label or default_label(url=target)
     out_path = Path(out) if out is not None else default_out_path(label)  # last: every word was checked
 
+    from mcpreel.cli.record_control import start_control
+
+    words = dict(control or {})
+    server = start_control(transport=transport, reel=out_path, intercept=words.get("intercept"),
+                           intercept_timeout=words.get("intercept_timeout"),
+                           no_control=bool(words.get("no_control")), quiet=bool(words.get("quiet")))
+
+    def publish(url: str) -> None:
+        if server is not None:
+            server.listen = url
+            server._write_info()
+
     def ready(url: str) -> None:
+        publish(url)
         output.info(f"mcpreel: recording {_NAMES[transport]} {target} -> {out_path}")
         output.info(f"mcpreel: point your MCP client at {url}  (Ctrl+C to stop)")
 
@@ -80,15 +97,20 @@ def run_http_record(
         return record_http(
             config, out_path, host=host, port=port, label=label, session_file=session_file,
             save_every=save_every, redactor=redactor, envelope=envelope, otlp_endpoint=otlp_endpoint,
-            **how,
+            addons=[server] if server is not None else (), interceptor=server, **how,
         )
 
-    if tui:
-        from mcpreel.cli.record_tui import record_under_viewer
+    try:
+        if tui:
+            from mcpreel.cli.record_tui import record_under_viewer
 
-        output.info(f"mcpreel: recording {_NAMES[transport]} {target} -> {out_path} (the viewer takes the terminal)")
-        result = record_under_viewer(run, say=output.info)
-    else:
-        result = run(ready=ready, warn=output.warning)
+            assert server is not None, "record_cmd refuses --tui with --no-control"
+            output.info(f"mcpreel: recording {_NAMES[transport]} {target} -> {out_path} (the viewer takes the terminal)")
+            result = record_under_viewer(run, server.socket_path, publish=publish, say=output.info)
+        else:
+            result = run(ready=ready, warn=output.warning)
+    finally:
+        if server is not None:
+            server.close()
     output.info(f"mcpreel: {summary(result)}")
     return result.exit_code

@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -36,23 +35,13 @@ class _Keep(logging.Handler):
         self.notes.append(f"warning: {record.getMessage()}")
 
 
-def own_socket(timeout: float = START_TIMEOUT, alive: Callable[[], bool] = lambda: True) -> str:
-    """The control socket this process's proxy published (found by our pid in the runtime directory)."""
-    from mcpreel.control.discovery import running
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and alive():
-        for proxy in running(clean=False):
-            if proxy.get("pid") == os.getpid():
-                return str(proxy["socket"])
-        time.sleep(0.05)
-    raise TransportError("the proxy published no control socket for the viewer to attach to")
-
-
-def record_under_viewer(run: Callable[..., Any], *, save_path: str | None = None,
+def record_under_viewer(run: Callable[..., Any], socket_path: str | os.PathLike[str], *,
+                        publish: Callable[[str], None] = lambda url: None,
                         say: Callable[[str], None] = lambda text: None) -> Any:
     """Run ``run(ready=, warn=, handle_signals=False, on_server=)`` (the HTTP recorder) in a thread and the
-    viewer on this terminal until the person quits it; then stop the proxy and return its result."""
+    viewer, attached to the proxy's control socket ``socket_path``, on this terminal until the person quits
+    it; then stop the proxy and return its result. ``publish`` gets the listening URL (the control
+    server's description names it); ``say`` what the recorder said meanwhile."""
     from mcpreel.tui.live import live_app
 
     notes: list[str] = []
@@ -60,6 +49,7 @@ def record_under_viewer(run: Callable[..., Any], *, save_path: str | None = None
     listening = threading.Event()
 
     def ready(url: str) -> None:
+        publish(url)
         holder["url"] = url
         listening.set()
 
@@ -82,8 +72,7 @@ def record_under_viewer(run: Callable[..., Any], *, save_path: str | None = None
             raise holder["error"]
         if "url" not in holder:
             raise TransportError("the proxy did not start listening")
-        socket_path = own_socket(alive=thread.is_alive)
-        app = live_app(socket_path, save_path=save_path)
+        app = live_app(os.fspath(socket_path))
         app.title_text = f"point your MCP client at {holder['url']} · q stops the recording · {app.title_text}"
         app.run()
     finally:

@@ -243,6 +243,9 @@ class RecordingProxy:
     def begin_shutdown(self) -> None:
         """End every open stream cleanly (called on the event loop when the server is stopping)."""
         self._closing = True
+        stop_holding = getattr(self.interceptor, "shutdown", None)
+        if callable(stop_holding):
+            stop_holding()  # held requests go on: the server must not wait on a person to stop
         for flow in list(self._flows):
             if flow.streaming and flow.task is not None and not flow.finished:
                 flow.shutdown = True

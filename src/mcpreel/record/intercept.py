@@ -17,7 +17,11 @@ legacy SSE) call the same seam, so a person at a viewer (:class:`mcpreel.control
   interceptor's business) and it must not raise: an exception is reported once and the message is forwarded
   unchanged.
 - optionally ``attach(port: InjectPort)``: called once when the recorder starts, with the port through
-  which the interceptor may send new messages at any time (:meth:`InjectPort.inject`).
+  which the interceptor may send new messages at any time (:meth:`InjectPort.inject`);
+- optionally ``shutdown()``: the proxy is stopping (the HTTP proxy calls it when its server begins to
+  stop): whatever is held should be decided now, so stopping never waits on a person.
+
+What an interceptor sees is the wire, before any ``--redact`` (that applies to what is recorded only).
 
 A :class:`Decision` says ``forward`` (unchanged), ``edit`` (send ``message`` instead: a JSON-RPC message the
 interceptor already validated, :func:`mcpreel.control.protocol.validate_message`), ``drop`` (send nothing
@@ -154,6 +158,12 @@ class Interceptors:
             hook = getattr(i, "attach", None)
             if callable(hook):
                 hook(port)
+
+    def shutdown(self) -> None:
+        for i in self.chain:
+            hook = getattr(i, "shutdown", None)
+            if callable(hook):
+                hook()
 
     def wants(self, direction: str, message: Any) -> bool:
         return any(i.wants(direction, message) for i in self.chain)

@@ -120,6 +120,10 @@ class Redaction:
             raw = r.value(rec.raw)
             if raw is not rec.raw:
                 changes["raw"] = raw
+        if rec.modified and rec.original is not None:  # an intercept edit: the message as it arrived
+            original = r.value(rec.original)
+            if original is not rec.original:
+                changes["original"] = original
         if rec.text is not None:
             text = r.text(rec.text)
             if text != rec.text:
