@@ -310,3 +310,11 @@ def test_the_command_needs_a_terminal_and_says_so(small_reel: Path):
     assert proc.returncode == 2
     assert proc.stderr.strip() == "error: mcpreel tui needs a terminal (stdin and stdout); for a file's rows use mcpreel inspect"
     assert proc.stdout == ""
+
+
+async def test_quitting_while_a_file_loads_ends_cleanly(tmp_path: Path):
+    path = _reel(tmp_path / "big.jsonl", [_call(i, "search") for i in range(20_000)])
+    app = _app(path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.press("q")
+    assert not app.is_running and app.error is None and app.return_code == 0

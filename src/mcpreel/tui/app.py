@@ -95,6 +95,12 @@ class FileFeed:
         app.run_worker(lambda: self._read(app), thread=True, exclusive=True, group="feed")
 
     def _read(self, app: ViewerApp) -> None:
+        try:
+            self._feed(app)
+        except RuntimeError:
+            pass  # the app closed while the file was still being read: nobody to hand records to
+
+    def _feed(self, app: ViewerApp) -> None:
         batch: list[Message] = []
         try:
             for msg in self.session:
@@ -107,8 +113,9 @@ class FileFeed:
         except McpreelError as exc:
             app.call_from_thread(app.fail, exc)
             return
-        app.call_from_thread(app.add_records, batch)
-        app.call_from_thread(app.loaded)
+        if not self._stop.is_set():
+            app.call_from_thread(app.add_records, batch)
+            app.call_from_thread(app.loaded)
 
     def decide(self, hold: str, action: str, message: Any = None, error: Any = None) -> None:
         raise McpreelError("a file has no held messages")

@@ -12,6 +12,7 @@ would leave held messages waiting for nobody.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,7 @@ class LiveFeed:
         reel = client.proxy.get("reel")
         self._source = Source(reel if isinstance(reel, str) else "control socket")
         self._bad = 0
+        self._stopped = False
 
     def start(self, app: ViewerApp) -> None:
         self.app = app
@@ -85,14 +87,21 @@ class LiveFeed:
         def flush() -> None:
             nonlocal batch
             if batch:
-                app.call_from_thread(app.add_records, batch)
+                tell(app.add_records, batch)
                 batch = []
+
+        def tell(fn: Any, *args: Any) -> None:
+            if not self._stopped:  # the app is closing: nobody to tell, and waiting on its loop would hang
+                try:
+                    app.call_from_thread(fn, *args)
+                except RuntimeError:
+                    self._stopped = True
 
         while True:
             event = client.next_event(timeout=0.05 if batch else 0.5)
             if event is None:
                 flush()
-                if client.closed:
+                if client.closed or self._stopped:
                     break
                 continue
             kind = event.get("type")
@@ -107,15 +116,14 @@ class LiveFeed:
             if kind == "held":
                 held = Held(str(event.get("hold")), str(event.get("direction")), event.get("message"),
                             event.get("session"), event.get("since"), event.get("timeout"))
-                app.call_from_thread(app.hold, held)
+                tell(app.hold, held)
             elif kind == "released":
-                app.call_from_thread(app.released, str(event.get("hold")), str(event.get("action")),
-                                     str(event.get("by")))
+                tell(app.released, str(event.get("hold")), str(event.get("action")), str(event.get("by")))
             elif kind == "end":
-                app.call_from_thread(app.ended, event.get("exit_code"), str(event.get("reason") or "ended"))
+                tell(app.ended, event.get("exit_code"), str(event.get("reason") or "ended"))
             elif kind == "error":
-                app.call_from_thread(app.notify, f"proxy: {event.get('message')}", severity="error")
-        app.call_from_thread(app.disconnected)
+                tell(functools.partial(app.notify, severity="error"), f"proxy: {event.get('message')}")
+        tell(app.disconnected)
 
     def _command(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> None:
         app = self.app
@@ -136,6 +144,7 @@ class LiveFeed:
         self._command("inject", self.client.inject, direction, message)
 
     def stop(self) -> None:
+        self._stopped = True
         self.client.close()
 
 
