@@ -313,7 +313,7 @@ def test_the_command_needs_a_terminal_and_says_so(small_reel: Path):
 
 
 async def test_quitting_while_a_file_loads_ends_cleanly(tmp_path: Path):
-    path = _reel(tmp_path / "big.jsonl", [_call(i, "search") for i in range(20_000)])
+    path = _reel(tmp_path / "big.jsonl", [{**_call(i, "search"), "t": "2026-11-24T00:00:00.000Z"} for i in range(20_000)])
     app = _app(path)
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.press("q")
