@@ -284,38 +284,38 @@ class ViewerApp(App[None]):
         if held.label == "tools/call" and isinstance(msg.get("params"), dict):
             tool = str(msg["params"].get("name", ""))
         line = Text(" HELD ", style="bold black on yellow")
-        line.append(f" {_DIR[d][0]}  ")
-        line.append(_cell(held.label, 26), style="bold yellow")
-        line.append(_cell(tool, 14))
-        line.append(_cell(str(msg.get("id", "")), 8))
-        line.append(f" {hold}  f forward · m edit · d drop", style="yellow")
+        line.append(f"{_DIR[d][0]} ")
+        line.append(_cell(held.label, 24), style="bold yellow")
+        line.append(_cell(tool, 12))
+        line.append(_cell(str(msg.get("id", "")), 6))
+        line.append(f"{hold}: f forward · m edit · d drop", style="yellow")
         return line
 
     def _entry_line(self, e: Entry) -> Text:
+        """One row: what matters first (the list is narrow beside the detail pane), times last."""
         msg = e.msg
         line = Text(no_wrap=True)
         number = msg.seq if msg.seq is not None else e.index
-        line.append(f"{number:>6} ", style="dim")
-        line.append(when(msg) + " ", style="dim")
+        line.append(f"{number:>5} ", style="dim")
         arrow, colour = _DIR.get(msg.dir or "", ("   ", "white"))
-        if msg.kind == Kind.MESSAGE:
-            line.append(arrow + " ", style=colour)
-        else:
-            line.append("    ")
+        line.append((arrow if msg.kind == Kind.MESSAGE else "   ") + " ", style=colour)
         line.append(f"S{e.session} " if e.session is not None and len(self.entries.sessions) > 1 else "")
         if msg.kind != Kind.MESSAGE:
             style = "red" if msg.kind == Kind.INVALID else "magenta" if msg.kind == Kind.STDERR else "dim"
-            line.append(_cell(e.label, 12), style=style + " bold")
-            line.append(e.text(), style=style)
+            line.append(_cell(e.label, 10), style=style + " bold")
+            line.append(e.text() + " ", style=style)
+            line.append(when(msg), style="dim")
             return line
-        line.append(_cell(e.label, 26), style="bold")
-        line.append(_cell(e.tool or "", 14), style="cyan")
-        line.append(_cell("" if e.id is None else str(e.id), 8))
-        line.append(_cell(f"{e.latency_ms}ms" if e.latency_ms is not None else "", 8), style="dim")
+        line.append(_cell(e.label, 24), style="bold")
+        line.append(_cell(e.tool or "", 12), style="cyan")
+        line.append(_cell("" if e.id is None else str(e.id), 6))
         status_style = "red" if e.failed or e.status == "no answer" else "yellow" if e.status == PENDING else "green"
-        line.append(_cell(e.status, 16), style=status_style)
+        line.append(_cell(e.status, 13), style=status_style)
         for flag in e.flags():
             line.append(flag + " ", style="bold magenta" if flag != "[DROPPED]" else "bold red")
+        if e.latency_ms is not None:
+            line.append(f"{e.latency_ms}ms ", style="dim")
+        line.append(when(msg), style="dim")
         return line
 
     def _show_header(self) -> None:

@@ -116,7 +116,7 @@ HELP = """\
   ?          this help       q  quit
 [b]Live (mcpreel tui --attach)[/b]
   f          forward the HELD message as it is
-  m          edit it: a JSON editor, checked as JSON-RPC before it goes (ctrl+e: your $EDITOR)
+  m          edit it: a JSON editor, checked as JSON-RPC before it goes (ctrl+o: your $EDITOR)
   d          drop it; a dropped request is answered with a JSON-RPC error you choose
   i          inject a new message, to the server or to the client
 [b]Filter tokens[/b] (combined: all must match; the same key twice: either)
@@ -149,7 +149,7 @@ class EditScreen(ModalScreen[Any]):
     """A JSON editor for a held message; ``ctrl+s`` sends it once it is valid JSON-RPC."""
 
     DEFAULT_CSS = _DIALOG_CSS.format(name="EditScreen") + "EditScreen TextArea { height: 20; }"
-    BINDINGS = [Binding("ctrl+s", "send", "Send"), Binding("ctrl+e", "external", "$EDITOR"),
+    BINDINGS = [Binding("ctrl+s", "send", "Send"), Binding("ctrl+o", "external", "$EDITOR"),
                 Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, message: Any, *, title: str):
@@ -158,7 +158,7 @@ class EditScreen(ModalScreen[Any]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"{self.title_text} — ctrl+s send · ctrl+e $EDITOR · esc cancel", classes="title")
+            yield Label(f"{self.title_text} — ctrl+s send · ctrl+o $EDITOR · esc cancel", classes="title")
             yield TextArea(jsonio.dumps_indented(self.message).decode("utf-8"), language=None, id="json")
             yield Label("", classes="problem", id="problem")
 

@@ -1,0 +1,130 @@
+"""End to end in a real terminal: tmux, two windows. In the first the official SDK client talks over stdio through
+``mcpreel record --intercept tool:echo`` to the SDK test server; in the second ``mcpreel tui`` attaches to
+that proxy (the only one running) and a person's keys are sent to it (``send-keys``), what it draws is read
+back (``capture-pane``). The held call is edited in ``$EDITOR`` (the terminal handed over and back) and sent;
+the next one is dropped with the default error; ``s`` saves. The client never sees a byte of the UI: its
+window shows only what the server says on stderr.
+
+``MCPREEL_TUI_SCREENSHOT=path.ansi`` keeps the viewer's screen (with colours) from the held moment: the
+README's screenshot is drawn from it (``docs/tui.png``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
+
+
+class Tmux:
+    """One private tmux server (its own socket name), killed at the end."""
+
+    def __init__(self, env: dict[str, str]):
+        self.name = f"mcpreel-test-{uuid.uuid4().hex[:8]}"
+        self.env = env
+
+    def __call__(self, *args: str) -> str:
+        done = subprocess.run(["tmux", "-L", self.name, *args], capture_output=True, text=True, timeout=10,
+                              env=self.env)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def screen(self, window: str, colours: bool = False) -> str:
+        return self("capture-pane", "-p", *(["-e"] if colours else []), "-t", f"t:{window}")
+
+    def wait(self, window: str, text: str, seconds: float = 30.0) -> str:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            shown = self.screen(window)
+            if text in shown:
+                return shown
+            time.sleep(0.1)
+        raise AssertionError(f"{text!r} never appeared in window {window}:\n{self.screen(window)}")
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True, timeout=10, env=self.env)
+
+
+def _wait_file(path: Path, lines: int, seconds: float = 30.0) -> list[str]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if path.exists():
+            got = path.read_text().splitlines()
+            if len(got) >= lines:
+                return got
+        time.sleep(0.1)
+    raise AssertionError(f"{path} never had {lines} lines")
+
+
+def _wait_proxy(directory: Path, client_screen: Callable[[], str], seconds: float = 30.0) -> None:
+    from mcpreel.control.discovery import running
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if directory.exists() and running(directory):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"the proxy never published its control socket; the client's window:\n{client_screen()}")
+
+
+def test_attach_edit_in_editor_drop_and_save_in_a_real_terminal(tmp_path: Path) -> None:
+    out, results, saved = tmp_path / "s.jsonl", tmp_path / "results.txt", tmp_path / "viewer.jsonl"
+    env = dict(os.environ, MCPREEL_RUNTIME_DIR=str(tmp_path / "rt"), PYTHONPATH=os.pathsep.join(
+        [str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")]), TERM="xterm-256color",
+        EDITOR="sed -i 's/as sent/edited in the editor/'", COLORTERM="truecolor")
+    env.pop("TMUX", None)
+    tmux = Tmux(env)
+    py = sys.executable
+    try:
+        tmux("new-session", "-d", "-s", "t", "-n", "client", "-x", "150", "-y", "40",
+             f"{py} -m tests.tui.peers.client {out} {results}; sleep 30")
+        _wait_proxy(tmp_path / "rt", lambda: tmux.screen("client"))  # a person starts the viewer once the proxy runs
+        tmux("new-window", "-t", "t", "-n", "viewer", f"cd {tmp_path} && {py} -m mcpreel tui --save {saved}; sleep 30")
+        tmux.wait("viewer", "HELD")
+        if os.environ.get("MCPREEL_TUI_SCREENSHOT"):
+            time.sleep(0.5)
+            Path(os.environ["MCPREEL_TUI_SCREENSHOT"]).write_text(tmux.screen("viewer", colours=True))
+        tmux("send-keys", "-t", "t:viewer", "m")
+        tmux.wait("viewer", "ctrl+s send")
+        tmux("send-keys", "-t", "t:viewer", "C-o")  # $EDITOR (sed here) edits the message; the terminal comes back
+        tmux.wait("viewer", "edited in the editor")
+        tmux("send-keys", "-t", "t:viewer", "C-s")
+        assert _wait_file(results, 1)[0] == "answer: edited in the editor"
+        tmux.wait("viewer", "[MODIFIED]")
+        tmux.wait("viewer", "HELD")  # the second call
+        tmux("send-keys", "-t", "t:viewer", "d")
+        tmux.wait("viewer", "its sender gets this JSON-RPC error")
+        tmux("send-keys", "-t", "t:viewer", "Enter")
+        assert _wait_file(results, 2)[1] == "error: -32001 dropped by the viewer"
+        tmux.wait("viewer", "[DROPPED]")
+        tmux("send-keys", "-t", "t:viewer", "s")
+        tmux.wait("viewer", "File (written atomically")
+        tmux("send-keys", "-t", "t:viewer", "Enter")
+        tmux.wait("viewer", "saved")
+        client_window = tmux.screen("client")
+        tmux("send-keys", "-t", "t:viewer", "q")
+        deadline = time.monotonic() + 10
+        while "HELD" in tmux.screen("viewer") or "records" in tmux.screen("viewer"):
+            assert time.monotonic() < deadline, "the viewer did not quit"
+            time.sleep(0.1)
+    finally:
+        tmux.close()
+    assert "C→S" not in client_window and "HELD" not in client_window  # the client's terminal has no UI
+    lines = [json.loads(x) for x in saved.read_text().splitlines()]
+    edit = next(x for x in lines if x.get("modified"))
+    assert edit["raw"]["params"]["arguments"]["text"] == "edited in the editor"
+    assert edit["original"]["params"]["arguments"]["text"] == "as sent"
+    assert any(x.get("dropped") for x in lines)
+    assert oct(saved.stat().st_mode & 0o777) == "0o600"
