@@ -88,14 +88,11 @@ def test_attach_edit_in_editor_drop_and_save_in_a_real_terminal(tmp_path: Path) 
     tmux = Tmux(env)
     py = sys.executable
     try:
-        tmux("new-session", "-d", "-s", "t", "-n", "client", "-x", "150", "-y", "40",
-             f"{py} -m tests.tui.peers.client {out} {results}; sleep 30")
+        tmux("new-session", "-d", "-s", "t", "-n", "client", "-x", "150", "-y", "40", "-c", str(tmp_path),
+             f"{py} -m tests.tui.peers.client s.jsonl {results}; sleep 30")
         _wait_proxy(tmp_path / "rt", lambda: tmux.screen("client"))  # a person starts the viewer once the proxy runs
         tmux("new-window", "-t", "t", "-n", "viewer", f"cd {tmp_path} && {py} -m mcpreel tui --save {saved}; sleep 30")
         tmux.wait("viewer", "HELD")
-        if os.environ.get("MCPREEL_TUI_SCREENSHOT"):
-            time.sleep(0.5)
-            Path(os.environ["MCPREEL_TUI_SCREENSHOT"]).write_text(tmux.screen("viewer", colours=True))
         tmux("send-keys", "-t", "t:viewer", "m")
         tmux.wait("viewer", "ctrl+s send")
         tmux("send-keys", "-t", "t:viewer", "C-o")  # $EDITOR (sed here) edits the message; the terminal comes back
@@ -104,6 +101,11 @@ def test_attach_edit_in_editor_drop_and_save_in_a_real_terminal(tmp_path: Path) 
         assert _wait_file(results, 1)[0] == "answer: edited in the editor"
         tmux.wait("viewer", "[MODIFIED]")
         tmux.wait("viewer", "HELD")  # the second call
+        if os.environ.get("MCPREEL_TUI_SCREENSHOT"):
+            tmux("send-keys", "-t", "t:viewer", "Up", "Up", "Up", "Up")  # the edited call, its original and its answer
+            time.sleep(0.5)
+            Path(os.environ["MCPREEL_TUI_SCREENSHOT"]).write_text(tmux.screen("viewer", colours=True))
+            tmux("send-keys", "-t", "t:viewer", "End")
         tmux("send-keys", "-t", "t:viewer", "d")
         tmux.wait("viewer", "its sender gets this JSON-RPC error")
         tmux("send-keys", "-t", "t:viewer", "Enter")
@@ -128,3 +130,7 @@ def test_attach_edit_in_editor_drop_and_save_in_a_real_terminal(tmp_path: Path) 
     assert edit["original"]["params"]["arguments"]["text"] == "as sent"
     assert any(x.get("dropped") for x in lines)
     assert oct(saved.stat().st_mode & 0o777) == "0o600"
+    # the proxy's own reel holds both versions too, and who decided
+    recorded = [json.loads(x) for x in out.read_text().splitlines()]
+    edit = next(x for x in recorded if x.get("modified"))
+    assert edit["original"]["params"]["arguments"]["text"] == "as sent" and edit["decided_by"] == "viewer"

@@ -25,7 +25,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.css.query import NoMatches
 from textual.widgets import Footer, Input, Static
 
@@ -184,8 +184,7 @@ class ViewerApp(App[None]):
             yield MessageList(self.line_of, id="list")
             with VerticalScroll(id="detail-scroll"):
                 yield Static(id="detail")
-        with Vertical(id="bottom"):
-            yield Static(id="status")
+        yield Static(id="status")
         yield Input(placeholder="filter: method:tools/call tool:search dir:out status:error id:7 text:… (Enter)",
                     id="filter")
         yield Footer()
@@ -283,7 +282,8 @@ class ViewerApp(App[None]):
         tool = ""
         if held.label == "tools/call" and isinstance(msg.get("params"), dict):
             tool = str(msg["params"].get("name", ""))
-        line = Text(" HELD ", style="bold black on yellow")
+        line = Text()
+        line.append(" HELD ", style="bold black on yellow")
         line.append(f"{_DIR[d][0]} ")
         line.append(_cell(held.label, 24), style="bold yellow")
         line.append(_cell(tool, 12))

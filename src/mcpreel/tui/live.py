@@ -30,8 +30,7 @@ def proxy_info(proxy: dict[str, Any]) -> SessionInfo:
     """The session header a live proxy's description gives (``hello``'s ``proxy``)."""
     target = proxy.get("target")
     info = SessionInfo(transport=proxy.get("transport") if isinstance(proxy.get("transport"), str) else None,
-                       path=str(proxy["reel"]) if isinstance(proxy.get("reel"), str) else None,
-                       source_format="live")
+                       path=str(proxy["reel"]) if isinstance(proxy.get("reel"), str) else None)
     if isinstance(target, list):
         info.command = [str(x) for x in target]
     elif isinstance(target, str):
