@@ -134,3 +134,77 @@ def test_attach_edit_in_editor_drop_and_save_in_a_real_terminal(tmp_path: Path) 
     recorded = [json.loads(x) for x in out.read_text().splitlines()]
     edit = next(x for x in recorded if x.get("modified"))
     assert edit["original"]["params"]["arguments"]["text"] == "as sent" and edit["decided_by"] == "viewer"
+
+
+def _wait_port(port: int, seconds: float = 30.0) -> None:
+    import socket
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"nothing listens on port {port}")
+
+
+def test_record_tui_runs_the_viewer_in_the_http_proxys_terminal(tmp_path: Path) -> None:
+    import asyncio
+    import threading
+
+    from mcp import Client
+
+    from tests.conftest import free_port
+    from tests.peers import SDK_SERVER
+
+    server_port, listen = free_port(), free_port()
+    server = subprocess.Popen([sys.executable, str(SDK_SERVER), "streamable-http", str(server_port), "--as", "proxy"],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = dict(os.environ, MCPREEL_RUNTIME_DIR=str(tmp_path / "rt"), PYTHONPATH=os.pathsep.join(
+        [str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")]), TERM="xterm-256color")
+    env.pop("TMUX", None)
+    tmux = Tmux(env)
+    answers: list[str] = []
+    try:
+        _wait_port(server_port)
+        tmux("new-session", "-d", "-s", "t", "-n", "proxy", "-x", "150", "-y", "40", "-c", str(tmp_path),
+             f"{sys.executable} -m mcpreel record --transport streamable-http --target "
+             f"http://127.0.0.1:{server_port}/mcp --listen 127.0.0.1:{listen} --intercept tool:echo --tui "
+             f"--out s.jsonl; echo EXIT=$?; sleep 30")
+        tmux.wait("proxy", "point your MCP client at")
+
+        def client() -> None:
+            async def go() -> None:
+                async with Client(f"http://127.0.0.1:{listen}/mcp") as c:
+                    answer = await c.call_tool("echo", {"text": "over http"})
+                    answers.append(answer.content[0].text)
+
+            asyncio.run(go())
+
+        calling = threading.Thread(target=client, daemon=True)
+        calling.start()
+        tmux.wait("proxy", "HELD")
+        tmux("send-keys", "-t", "t:proxy", "f")
+        calling.join(30)
+        assert answers == ["over http"]
+        tmux.wait("proxy", "(response)")
+        tmux("send-keys", "-t", "t:proxy", "q")
+        shown = tmux.wait("proxy", "EXIT=")
+    finally:
+        tmux.close()
+        server.terminate()
+        server.wait(10)
+    assert "EXIT=0" in shown and "recorded -> s.jsonl" in shown  # the recorder's summary, after the viewer
+    lines = [json.loads(x) for x in (tmp_path / "s.jsonl").read_text().splitlines()]
+    assert lines[-1]["type"] == "end"
+    assert any(x.get("raw", {}).get("params", {}).get("name") == "echo" and x.get("decided_by") == "viewer" for x in lines)
+
+
+def test_record_tui_refuses_stdio_in_one_line(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "mcpreel", "record", "--tui", "--out", str(tmp_path / "x.jsonl"), "--",
+                           sys.executable, "-c", "pass"], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("error: --tui is for HTTP transports: a stdio proxy's stdin and stdout belong to the "
+                                   "MCP client; run `mcpreel tui` in another terminal, it attaches to this proxy")
+    assert done.stdout == "" and not (tmp_path / "x.jsonl").exists()
