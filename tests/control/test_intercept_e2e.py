@@ -208,3 +208,32 @@ def test_the_socket_is_private_and_another_uid_is_refused(tmp_path: Path) -> Non
         assert any("refused a connection from uid" in n for n in notes)
     finally:
         other.close()
+
+
+async def test_a_viewer_turns_the_intercept_on_during_a_recording(tmp_path: Path) -> None:
+    """``record`` without --intercept: the viewer sends ``intercept`` and the next call is held."""
+    out = tmp_path / "s.jsonl"
+    decided: dict[str, Any] = {}
+    on = threading.Event()
+
+    def viewer() -> None:
+        info = wait_for_proxy(tmp_path / "rt")
+        with ControlClient.connect(info["socket"]) as c:
+            assert c.proxy["intercept"] is None
+            c.intercept("tool:echo")
+            on.set()
+            held = c.wait_for("held", timeout=30)
+            edited = json.loads(json.dumps(held["message"]))
+            edited["params"]["arguments"]["text"] = "changed"
+            c.edit(held["hold"], edited)
+            decided["hold"] = held["hold"]
+
+    import anyio
+
+    async with Client(params(tmp_path, out), mode="legacy") as c:  # type: ignore[call-arg]
+        first = await c.call_tool("echo", {"text": "before"})
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(anyio.to_thread.run_sync, viewer)
+            assert await anyio.to_thread.run_sync(on.wait, 30)  # the viewer attached and turned the intercept on
+            second = await c.call_tool("echo", {"text": "held"})
+    assert first.content[0].text == "before" and second.content[0].text == "changed" and decided

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import shutil
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -154,3 +158,92 @@ def test_a_chain_passes_the_edit_on_and_a_drop_ends_it() -> None:
     assert look.got["params"] == {"x": 1} and d.action == "edit" and d.by == "rules:a"
     d = Interceptors([Edit(), Look("drop")]).decide(Pending("in", call(1, "m"), 0))
     assert d.action == "drop" and d.by == "viewer"
+
+
+def test_a_server_to_client_answer_can_be_held_and_edited(tmp_path: Path) -> None:
+    class EditAnswers:
+        def wants(self, direction: str, message: Any) -> bool:
+            return direction == "out" and "result" in message
+
+        def decide(self, item: Pending) -> Decision:
+            return Decision("edit", message={**item.message, "result": {"method": "changed"}}, by="rules:out")
+
+    client_got, reel, _ = run(tmp_path, [call(1, "plain")], EditAnswers())
+    assert client_got == [{"jsonrpc": "2.0", "id": 1, "result": {"method": "changed"}}]
+    answer = next(x for x in reel if x.get("dir") == "out" and "raw" in x)
+    assert answer["modified"] is True and answer["original"]["result"] == {"method": "plain"}
+
+
+def test_an_inactive_interceptor_is_not_asked(tmp_path: Path) -> None:
+    class Idle:
+        active = False
+
+        def __init__(self) -> None:
+            self.asked = 0
+
+        def wants(self, direction: str, message: Any) -> bool:
+            self.asked += 1
+            return True
+
+        def decide(self, item: Pending) -> Decision:
+            raise AssertionError("nothing is held while inactive")
+
+    idle = Idle()
+    client_got, _, _ = run(tmp_path, [call(1, "a"), call(2, "b")], idle)
+    assert [m["id"] for m in client_got] == [1, 2] and idle.asked == 0
+
+
+def test_bytes_stream_through_while_nothing_is_held_and_injections_wait_for_the_line_to_end(tmp_path: Path) -> None:
+    class Switch:
+        def __init__(self) -> None:
+            self.active = False
+            self.port: Any = None
+            self.held: list[Any] = []
+
+        def attach(self, port: Any) -> None:
+            self.port = port
+
+        def wants(self, direction: str, message: Any) -> bool:
+            return direction == "in"
+
+        def decide(self, item: Pending) -> Decision:
+            self.held.append(item.message)
+            return Decision("edit", message={**item.message, "edited": True}, by="rules:t")
+
+    def read_some(fd: int, want: bytes, timeout: float = 10) -> bytes:
+        got = b""
+        deadline = time.monotonic() + timeout
+        while want not in got and time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.1)
+            if ready:
+                got += os.read(fd, 1 << 16)
+        return got
+
+    sw = Switch()
+    r_in, w_in = os.pipe()
+    r_out, w_out = os.pipe()
+    r_err, w_err = os.pipe()
+    cat = shutil.which("cat")
+    assert cat is not None
+    thread = threading.Thread(target=record_stdio, args=([cat], tmp_path / "s.jsonl"),
+                              kwargs=dict(interceptor=sw, stdin_fd=r_in, stdout_fd=w_out, stderr_fd=w_err), daemon=True)
+    thread.start()
+    os.write(w_in, b'{"jsonrpc":"2.0","id":1,')
+    first = read_some(r_out, b'"id":1,')
+    assert first == b'{"jsonrpc":"2.0","id":1,'  # before its newline: nothing is held
+    sw.port.inject("out", {"jsonrpc": "2.0", "method": "notifications/injected"})
+    time.sleep(0.2)
+    sw.active = True  # holding starts midway through a line: its rest goes on, unheld
+    os.write(w_in, b'"method":"a"}\n{"jsonrpc":"2.0","id":2,"method":"b"}\n')
+    got = first + read_some(r_out, b'"id":2')
+    os.close(w_in)
+    thread.join(10)
+    for fd in (r_in, w_out, w_err):
+        os.close(fd)
+    os.close(r_out)
+    os.close(r_err)
+    lines = [json.loads(x) for x in got.splitlines()]
+    # the line in progress ended first, then the injected one, then the held-and-edited one
+    assert lines == [{"jsonrpc": "2.0", "id": 1, "method": "a"}, {"jsonrpc": "2.0", "method": "notifications/injected"},
+                     {"jsonrpc": "2.0", "id": 2, "method": "b", "edited": True}]
+    assert sw.held == [{"jsonrpc": "2.0", "id": 2, "method": "b"}]

@@ -14,12 +14,15 @@ from typing import Any
 from mcpreel.cli import output
 from mcpreel.errors import McpreelError, UsageError
 
-__all__ = ["start_control"]
+__all__ = ["say", "start_control"]
 
 
 def start_control(*, transport: str, reel: Any, intercept: str | None, intercept_timeout: float | None,
-                  no_control: bool, quiet: bool) -> Any:
-    """The started control server of this recording (None with ``--no-control`` or when it cannot start)."""
+                  no_control: bool, quiet: bool, announce: bool = True) -> Any:
+    """The started control server of this recording (None with ``--no-control`` or when it cannot start).
+
+    ``announce``: say where it is now (else the caller calls :func:`announce` once it is sure to run: the
+    HTTP recorder, after its port is bound, so a taken port stays a one-line error)."""
     if no_control:
         if intercept is not None:
             raise UsageError("--intercept needs the control channel: drop --no-control")
@@ -47,9 +50,15 @@ def start_control(*, transport: str, reel: Any, intercept: str | None, intercept
             raise UsageError(f"{why} (--intercept needs the control channel)") from exc
         output.warning(f"{why}; recording without a control channel")
         return None
-    if not quiet:
-        output.info(f"mcpreel: control: {path} (mcpreel tui attaches)")
-        if intercept is not None:
-            output.info(f"mcpreel: intercept: holding {server.filter_text}"
-                        + (f" (forwarded unchanged after {intercept_timeout:g}s)" if intercept_timeout is not None else ""))
+    del path
+    if announce and not quiet:
+        say(server)
     return server
+
+
+def say(server: Any) -> None:
+    """The control socket's line on stderr (and what is held, with ``--intercept``)."""
+    output.info(f"mcpreel: control: {server.socket_path} (mcpreel tui attaches)")
+    if server.filter_text is not None:
+        output.info(f"mcpreel: intercept: holding {server.filter_text}"
+                    + (f" (forwarded unchanged after {server.timeout:g}s)" if server.timeout is not None else ""))

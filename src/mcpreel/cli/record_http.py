@@ -76,20 +76,23 @@ def run_http_record(
     label = label or default_label(url=target)
     out_path = Path(out) if out is not None else default_out_path(label)  # last: every word was checked
 
-    from mcpreel.cli.record_control import start_control
+    from mcpreel.cli.record_control import say, start_control
 
     words = dict(control or {})
     server = start_control(transport=transport, reel=out_path, intercept=words.get("intercept"),
                            intercept_timeout=words.get("intercept_timeout"),
-                           no_control=bool(words.get("no_control")), quiet=bool(words.get("quiet")))
+                           no_control=bool(words.get("no_control")), quiet=bool(words.get("quiet")),
+                           announce=False)
 
     def publish(url: str) -> None:
         if server is not None:
             server.listen = url
-            server._write_info()
+            server.write_info()
 
     def ready(url: str) -> None:
         publish(url)
+        if server is not None and not words.get("quiet"):
+            say(server)
         output.info(f"mcpreel: recording {_NAMES[transport]} {target} -> {out_path}")
         output.info(f"mcpreel: point your MCP client at {url}  (Ctrl+C to stop)")
 

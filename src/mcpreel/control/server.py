@@ -41,11 +41,14 @@ from mcpreel.record.intercept import Decision, InjectPort, Pending
 
 __all__ = ["BACKLOG", "ControlServer", "peer_uid"]
 
-#: records kept for a viewer that attaches later
+#: records (or fast-path reads) kept for a viewer that attaches later, and the bytes they may hold
 BACKLOG = 20000
+BACKLOG_BYTES = 64 << 20
 #: lines queued for one viewer before it is judged stuck and disconnected
 _QUEUE_LIMIT = 50000
 _STOP = object()
+#: a connection shorter than this is not a viewer whose leaving is worth a line on stderr
+_PROBE_SECONDS = 0.5
 
 
 def peer_uid(sock: socket.socket) -> int:
@@ -76,6 +79,7 @@ class _Viewer:
         self.n = n
         self.queue: queue.Queue[Any] = queue.Queue(_QUEUE_LIMIT)
         self.gone = False
+        self.since = time.monotonic()
         self.writer = threading.Thread(target=self._write, name=f"mcpreel-control-w{n}", daemon=True)
         self.reader = threading.Thread(target=self._read, name=f"mcpreel-control-r{n}", daemon=True)
 
@@ -156,7 +160,8 @@ class ControlServer:
         self._listener: socket.socket | None = None
         self._lock = threading.RLock()
         self._viewers: list[_Viewer] = []
-        self._backlog: deque[dict[str, Any]] = deque(maxlen=BACKLOG)
+        self._backlog: deque[tuple[Any, int]] = deque(maxlen=BACKLOG)
+        self._backlog_bytes = 0
         self._holds: dict[str, _Hold] = {}
         self._hold_ids = itertools.count(1)
         self._viewer_ids = itertools.count(1)
@@ -180,7 +185,7 @@ class ControlServer:
             discovery.remove_endpoint(sock_path, info_path)
             raise
         self._listener, self.socket_path, self.info_path = listener, sock_path, info_path
-        self._write_info()
+        self.write_info()
         self._accepter = threading.Thread(target=self._accept, name="mcpreel-control", daemon=True)
         self._accepter.start()
         return sock_path
@@ -192,7 +197,8 @@ class ControlServer:
                 "started": iso_from_ms(self._started_at), "intercept": self.filter_text,
                 "intercept_timeout": self.timeout}
 
-    def _write_info(self) -> None:
+    def write_info(self) -> None:
+        """(Re)write the description beside the socket (after ``listen`` or the filter changed)."""
         if self.info_path is not None and not self._closed:
             with contextlib.suppress(OSError):
                 discovery.write_info(self.info_path, self.describe())
@@ -249,8 +255,9 @@ class ControlServer:
                     conn.close()
                     break
                 viewer.put(protocol.hello(self.describe()))
-                for line in self._backlog:
-                    viewer.put(protocol.record(line))
+                for item, _size in self._backlog:
+                    for rec in (_frame_records(item) if isinstance(item, tuple) else (item,)):
+                        viewer.put(protocol.record(_line(rec)))
                 for hold in self._holds.values():
                     viewer.put(self._held_line(hold))
                 self._viewers.append(viewer)
@@ -264,7 +271,8 @@ class ControlServer:
             self._viewers.remove(viewer)
             left = len(self._viewers)
             held = len(self._holds)
-        if not left and held and not self._closed:
+        # a connection that came and went at once is a listing's probe (discovery.running), not a viewer leaving
+        if not left and held and not self._closed and time.monotonic() - viewer.since >= _PROBE_SECONDS:
             then = (f"forwarded unchanged after the --intercept-timeout of {self.timeout:g}s"
                     if self.timeout is not None else "waiting for a viewer")
             self._note(f"control: the viewer detached; {held} held message(s) keep {then} "
@@ -319,7 +327,7 @@ class ControlServer:
                 raise protocol.CommandError(f"inject failed: {exc}") from exc
         else:
             self.set_filter(cmd["filter"])
-            self._write_info()
+            self.write_info()
 
     def set_filter(self, text: str | None) -> None:
         """Hold what ``text`` matches from now on (``""``: every client request; None: nothing)."""
@@ -333,17 +341,38 @@ class ControlServer:
     def started(self, info: SessionInfo) -> None:
         """The session header, after redaction: the target as the reel has it goes into the description."""
         self.target = info.url if info.url else (list(info.command) if info.command else None)
-        self._write_info()
+        self.write_info()
 
     def recorded(self, rec: Message) -> None:
-        from mcpreel.formats.reel import record_line
-
-        line = record_line(rec, rec.t if rec.t is not None else now_ms(), rec.seq)
+        # the record itself goes into the ring (its reel line is made only when a viewer is there to get it:
+        # a recording nobody watches pays an append per record)
         with self._lock:
-            self._backlog.append(line)
-            obj = protocol.record(line)
-            for v in list(self._viewers):
-                v.put(obj)
+            self._keep(rec, 512)
+            if self._viewers:
+                obj = protocol.record(_line(rec))
+                for v in list(self._viewers):
+                    v.put(obj)
+
+    def frames(self, direction: str, frames: Any, t: int, first_seq: int) -> None:
+        """The stdio fast path's frames: kept as they are, parsed only for a viewer (see the pipeline)."""
+        item = (direction, list(frames), t, first_seq)
+        with self._lock:
+            self._keep(item, sum(len(f) for f in item[1]))
+            if self._viewers:
+                for rec in _frame_records(item):
+                    obj = protocol.record(_line(rec))
+                    for v in list(self._viewers):
+                        v.put(obj)
+
+    def _keep(self, item: Any, size: int) -> None:
+        """Into the backlog ring, bounded by items and by bytes (a few huge messages do not pin memory)."""
+        ring = self._backlog
+        if len(ring) == ring.maxlen:
+            self._backlog_bytes -= ring[0][1]
+        ring.append((item, size))
+        self._backlog_bytes += size
+        while self._backlog_bytes > BACKLOG_BYTES and len(ring) > 1:
+            self._backlog_bytes -= ring.popleft()[1]
 
     def finished(self, exit_code: int | None, reason: str) -> None:
         self.close(exit_code, reason)
@@ -351,6 +380,11 @@ class ControlServer:
     # -- the interceptor -----------------------------------------------------------------------------
     def attach(self, port: InjectPort) -> None:
         self._port = port
+
+    @property
+    def active(self) -> bool:
+        """Something may be held (an intercept filter is set)."""
+        return self.filter is not None and not self._closed
 
     def wants(self, direction: str, message: Any) -> bool:
         f = self.filter
@@ -400,6 +434,27 @@ class ControlServer:
             holds = list(self._holds.values())
         for hold in holds:
             self._release(hold, Decision("forward", by="detach"))
+
+
+def _frame_records(item: tuple[str, list[bytes | str], int, int]) -> list[Message]:
+    from mcpreel._infra import jsonio
+    from mcpreel.model import Kind
+
+    direction, frames, t, first = item
+    out = []
+    for i, frame in enumerate(frames):
+        if isinstance(frame, str):
+            out.append(Message(direction, None, t, kind=Kind.INVALID, text=frame, seq=first + i))
+        else:
+            out.append(Message(direction, jsonio.loads(frame), t, seq=first + i))
+    return out
+
+
+def _line(rec: Message) -> dict[str, Any]:
+    """A record as the reel wrote it (with its ``seq``)."""
+    from mcpreel.formats.reel import record_line
+
+    return record_line(rec, rec.t if rec.t is not None else now_ms(), rec.seq)
 
 
 def _describe(item: Pending) -> str:

@@ -223,6 +223,9 @@ class RecordingProxy:
         self._holds: concurrent.futures.ThreadPoolExecutor | None = None
         #: the target and headers of the client's last POST: where an injected message goes, in its session
         self._last_post: tuple[bytes, list[tuple[bytes, bytes]]] | None = None
+        #: legacy HTTP+SSE: the open GET streams by the endpoint path their POSTs go to (where the answer to a
+        #: dropped request is sent, as an event between the server's events)
+        self._sse_streams: dict[str, _SseOut] = {}
         self._transport: httpx2.AsyncBaseTransport | None = None
         self._urls: dict[bytes, httpx2.URL] = {}
         #: no read timeout: an SSE stream may be silent for minutes; connecting is bounded
@@ -326,7 +329,7 @@ class RecordingProxy:
         marks: dict[str, Any] | None = None
         if self.interceptor is not None and method == "POST":
             self._last_post = (target, headers)
-            if body and coding is None:
+            if body and coding is None and getattr(self.interceptor, "active", True):  # else: not even parsed
                 held = await self._intercept(body, headers)
                 if held is not None:
                     body, marks, done = await self._carry_out(held, body, method, path, headers, send)
@@ -383,10 +386,15 @@ class RecordingProxy:
             self.recorder.closed(ex, "proxy", f"closed by {by or 'the interceptor'}")
             raise DropConnection(f"closed by {by or 'the interceptor'}")
         answer = drop_answer(value, decision)
-        if answer is None:
+        stream = self._sse_streams.get(path) if self.config.transport == "sse" else None
+        if answer is None or stream is not None:
+            # legacy HTTP+SSE answers on the GET stream: the POST is accepted (202) as the server would
             await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
             await send({"type": "http.response.body", "body": b""})
             self.recorder.injected_answer(ex, 202, None, by)
+            if answer is not None and stream is not None:
+                self.recorder.injected_answer(stream.ex, 200, answer, by, sse=True)
+                await stream.inject(b"event: message\r\ndata: " + jsonio.dumps(answer) + b"\r\n\r\n")
         else:
             payload = jsonio.dumps(answer)
             await _answer(send, 200, payload)
@@ -592,28 +600,45 @@ class RecordingProxy:
         # hold the stream's first bytes back until its first event is complete
         hold: bytearray | None = bytearray() if (self.config.transport == "sse" and method == "GET"
                                                  and coding is None) else None
-        async for chunk in self._chunks(response):
-            if hold is None:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                self._later(copy.feed, chunk)
-                continue
-            hold += chunk
-            first = copy.first_event(chunk)
-            if first is not None:
-                ev, forwarded = first
-                if forwarded is None and ev.event == "endpoint":
-                    forwarded = self._rewrite_endpoint(ev.data, flow.host)
-                    if forwarded != ev.data:
-                        new_raw = ev.raw.replace(ev.data.encode("utf-8"), forwarded.encode("utf-8"), 1)
-                        hold = bytearray(bytes(hold).replace(ev.raw, new_raw, 1))
-                copy.forwarded = forwarded
-            if first is not None or len(hold) > _ENDPOINT_HOLD_LIMIT:
+        out: _SseOut | None = None
+        endpoint: str | None = None
+        try:
+            async for chunk in self._chunks(response):
+                if hold is None:
+                    if out is None:
+                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    else:
+                        await out.relay(chunk)
+                    self._later(copy.feed, chunk)
+                    continue
+                hold += chunk
+                first = copy.first_event(chunk)
+                if first is not None:
+                    ev, forwarded = first
+                    if forwarded is None and ev.event == "endpoint":
+                        forwarded = self._rewrite_endpoint(ev.data, flow.host)
+                        if forwarded != ev.data:
+                            new_raw = ev.raw.replace(ev.data.encode("utf-8"), forwarded.encode("utf-8"), 1)
+                            hold = bytearray(bytes(hold).replace(ev.raw, new_raw, 1))
+                        if self.interceptor is not None:
+                            parts = urlsplit(forwarded.strip())
+                            endpoint = parts.path + ("?" + parts.query if parts.query else "")
+                            out = self._sse_streams[endpoint] = _SseOut(send, ex)
+                    copy.forwarded = forwarded
+                if first is not None or len(hold) > _ENDPOINT_HOLD_LIMIT:
+                    data = bytes(hold)
+                    if out is None:
+                        await send({"type": "http.response.body", "body": data, "more_body": True})
+                    else:
+                        await out.relay(data)
+                    hold = None
+                    self._later(copy.flush_held)
+            if hold:
                 await send({"type": "http.response.body", "body": bytes(hold), "more_body": True})
-                hold = None
                 self._later(copy.flush_held)
-        if hold:
-            await send({"type": "http.response.body", "body": bytes(hold), "more_body": True})
-            self._later(copy.flush_held)
+        finally:
+            if endpoint is not None and self._sse_streams.get(endpoint) is out:
+                del self._sse_streams[endpoint]
 
     @staticmethod
     def _rewrite_endpoint(uri: str, host: str | None) -> str:
@@ -622,6 +647,45 @@ class RecordingProxy:
         if not parts.scheme or not parts.netloc or not host:
             return uri
         return urlunsplit(("http", host, parts.path, parts.query, parts.fragment))
+
+
+class _SseOut:
+    """A legacy GET stream the proxy may add events to (an intercept's answer to a dropped request).
+
+    The server's bytes go on chunk by chunk and a chunk may end inside an event, so an event of the proxy's
+    own is sent only where the stream stands between events (after a blank line); otherwise it waits for
+    the next boundary the server's bytes reach.
+    """
+
+    __slots__ = ("busy", "ex", "pending", "send", "tail")
+
+    def __init__(self, send: Any, ex: Exchange):
+        self.send = send
+        self.ex = ex
+        self.tail = b"\n\n"
+        self.pending: list[bytes] = []
+        self.busy = False  # a chunk of the server's is being sent: the stream's position is in flux
+
+    def _at_boundary(self) -> bool:
+        t = self.tail.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        return t.endswith(b"\n\n")
+
+    async def relay(self, chunk: bytes) -> None:
+        self.tail = (self.tail + chunk)[-4:]
+        self.busy = True
+        try:
+            await self.send({"type": "http.response.body", "body": chunk, "more_body": True})
+        finally:
+            self.busy = False
+        if self.pending and self._at_boundary():
+            events, self.pending = self.pending, []
+            await self.send({"type": "http.response.body", "body": b"".join(events), "more_body": True})
+
+    async def inject(self, event: bytes) -> None:
+        if not self.busy and not self.pending and self._at_boundary():
+            await self.send({"type": "http.response.body", "body": event, "more_body": True})
+        else:
+            self.pending.append(event)
 
 
 class _StreamCopy:

@@ -298,14 +298,20 @@ class HttpRecorder:
                 _mark(msg, marks)
             self._out(msg)
 
-    def injected_answer(self, ex: Exchange, status: int, message: Any, decided_by: str | None) -> None:
+    def injected_answer(self, ex: Exchange, status: int, message: Any, decided_by: str | None, *,
+                        sse: bool = False) -> None:
         """The proxy answered ``ex`` itself (a dropped request's JSON-RPC error, or a 202): recorded as an
-        injected server -> client message (or a transport record for the 202)."""
+        injected server -> client message (or a transport record for the 202). ``sse``: the message went
+        as an event of ``ex``'s open stream (legacy HTTP+SSE), not as its answer."""
+        if sse:
+            ctx: dict[str, Any] = {"method": ex.method, "path": ex.path, "exchange": ex.id, "stream": ex.id,
+                                   "sse": {"event": "message"}}
+            self._out(Message("out", message, self._clock(), ctx=ctx, injected=True, decided_by=decided_by))
+            return
         ex.done = True
         ex.status = status
         self.stats.statuses[status] = self.stats.statuses.get(status, 0) + 1
-        ctx: dict[str, Any] = {"method": ex.method, "path": ex.path, "status": status, "headers": {},
-                               "exchange": ex.id}
+        ctx = {"method": ex.method, "path": ex.path, "status": status, "headers": {}, "exchange": ex.id}
         if message is None:
             self._out(Message("out", None, self._clock(), kind=Kind.TRANSPORT, ctx=ctx))
             return

@@ -18,10 +18,14 @@ legacy SSE) call the same seam, so a person at a viewer (:class:`mcpreel.control
   unchanged.
 - optionally ``attach(port: InjectPort)``: called once when the recorder starts, with the port through
   which the interceptor may send new messages at any time (:meth:`InjectPort.inject`);
+- optionally ``active`` (an attribute or property): False while it holds nothing at all (a viewer's
+  intercept is off), so the stdio pump skips even parsing lines for ``wants``;
 - optionally ``shutdown()``: the proxy is stopping (the HTTP proxy calls it when its server begins to
   stop): whatever is held should be decided now, so stopping never waits on a person.
 
 What an interceptor sees is the wire, before any ``--redact`` (that applies to what is recorded only).
+Only single JSON-RPC objects are offered to it; a batch, a line that is not JSON and (on HTTP) anything the
+server sends go through as they came.
 
 A :class:`Decision` says ``forward`` (unchanged), ``edit`` (send ``message`` instead: a JSON-RPC message the
 interceptor already validated, :func:`mcpreel.control.protocol.validate_message`), ``drop`` (send nothing
@@ -158,6 +162,10 @@ class Interceptors:
             hook = getattr(i, "attach", None)
             if callable(hook):
                 hook(port)
+
+    @property
+    def active(self) -> bool:
+        return any(getattr(i, "active", True) for i in self.chain)
 
     def shutdown(self) -> None:
         for i in self.chain:

@@ -13,12 +13,13 @@ server ends, with its exit status. Threads rather than asyncio: a blocked ``os.r
 GIL and wakes straight into the copy, which keeps the added latency to a few tens of microseconds.
 Nothing of the proxy's own is ever written to stdout.
 
-With an interceptor (:mod:`mcpreel.record.intercept`: ``--intercept``, ``--rules``) a pump forwards whole
-lines only: each complete line the interceptor ``wants`` waits for its decision on that direction's pump
+With an interceptor (:mod:`mcpreel.record.intercept`: ``--intercept``, ``--rules``) that is holding, a pump
+forwards whole lines only: each complete line the interceptor ``wants`` waits for its decision on that direction's pump
 thread (what comes behind it waits behind it, in wire order, as it would on the pipe), and is recorded as
 decided — forwarded, edited, dropped (a dropped request answered with an error on the other pipe) — before
-it goes on. Lines it does not want are recorded and go on as they came. Injected messages are written
-between whole lines, under the same per-pipe lock as the pump's writes.
+it goes on. Lines it does not want are recorded and go on as they came; while it holds nothing (``active``
+False: a control socket nobody intercepts with) bytes stream through as above. Injected messages are
+written between whole lines, under the same per-pipe lock as the pump's writes.
 """
 
 from __future__ import annotations
@@ -108,6 +109,9 @@ class StdioProxy:
         self._dst: dict[str, int] = {"in": process.stdin.fileno() if interceptor is not None else -1,
                                      "out": stdout_fd}
         self._locks = {"in": threading.Lock(), "out": threading.Lock()}
+        #: the last bytes sent in a direction ended inside a line; lines to send once it ends
+        self._midline = {"in": False, "out": False}
+        self._queued: dict[str, list[bytes]] = {"in": [], "out": []}
 
     # -- the pumps ---------------------------------------------------------------------------------
     def _pump(self, src: int, dst: int, direction: str) -> None:
@@ -152,14 +156,28 @@ class StdioProxy:
 
     # -- the intercept -----------------------------------------------------------------------------
     def _send(self, direction: str, data: bytes) -> bool:
-        """Write whole lines to ``direction``'s reader under its lock; False when the reader is gone."""
+        """Write to ``direction``'s reader under its lock; False when the reader is gone. Injected lines that
+        waited for a line in progress to end go out as soon as it has."""
         with self._locks[direction]:
             dst = self._dst[direction]
             if dst < 0:
                 return False
             dst = self._forward(dst, data, direction)
+            self._midline[direction] = not data.endswith(b"\n")
+            queued = self._queued[direction]
+            if queued and not self._midline[direction] and dst >= 0:
+                self._queued[direction] = []
+                dst = self._forward(dst, b"".join(queued), direction)
             self._dst[direction] = dst
             return dst >= 0
+
+    def _send_line(self, direction: str, line: bytes) -> bool:
+        """One line of the proxy's own: now, or right after the line in progress ends."""
+        with self._locks[direction]:
+            if self._dst[direction] >= 0 and self._midline[direction]:
+                self._queued[direction].append(line)
+                return True
+        return self._send(direction, line)
 
     def inject(self, direction: str, message: Any) -> None:
         """The :class:`~mcpreel.record.intercept.InjectPort` of this proxy: record ``message`` as injected and
@@ -169,7 +187,7 @@ class StdioProxy:
         if self._dst[direction] < 0:
             raise ValueError("the server's stdin is closed" if direction == "in" else "the client stopped reading")
         self.recorder.message(Message(direction, message, now_ms(), injected=True))
-        if not self._send(direction, jsonio.dumps(message) + b"\n"):
+        if not self._send_line(direction, jsonio.dumps(message) + b"\n"):
             raise ValueError("the receiver went away while the message was sent")
 
     def _close_direction(self, direction: str) -> None:
@@ -200,7 +218,7 @@ class StdioProxy:
             if answer is not None:
                 back = "out" if direction == "in" else "in"
                 self.recorder.message(Message(back, answer, now_ms(), injected=True, decided_by=by))
-                self._send(back, jsonio.dumps(answer) + b"\n")
+                self._send_line(back, jsonio.dumps(answer) + b"\n")
             if action == "close":
                 self._close_direction(direction)
         else:
@@ -215,11 +233,17 @@ class StdioProxy:
                     self._warn(f"intercept: could not inject a message: {exc}")
 
     def _pump_lines(self, src: int, direction: str) -> None:
-        """The pump with an interceptor: whole lines only (see the module docstring)."""
+        """The pump with an interceptor (see the module docstring).
+
+        While the interceptor is ``active`` whole lines go on, each offered to it; while it is not, bytes go
+        on as they come, as in :meth:`_pump` (a line begun then cannot be held when holding starts midway:
+        its rest goes on).
+        """
         interceptor = self.interceptor
         assert interceptor is not None
-        wants, record, clock = interceptor.wants, self.recorder.lines, now_ms
-        pending = b""
+        wants, record, clock, send = interceptor.wants, self.recorder.lines, now_ms, self._send
+        carried: list[bytes] = []  # the line begun, not finished (a list: a 10 MB line comes in many reads)
+        carried_sent = False  # ... and its bytes already went on
         while True:
             try:
                 chunk = os.read(src, _CHUNK)
@@ -227,22 +251,39 @@ class StdioProxy:
                 chunk = b""
             if not chunk:
                 break
+            active = getattr(interceptor, "active", True)
             nl = chunk.rfind(b"\n")
             if nl < 0:
-                pending += chunk
+                if carried_sent:
+                    send(direction, chunk)
+                elif not active:
+                    send(direction, b"".join((*carried, chunk)))
+                    carried_sent = True
+                carried.append(chunk)
                 continue
-            body = pending + chunk[:nl] if pending else chunk[:nl]
-            pending = chunk[nl + 1 :]
+            body = b"".join((*carried, chunk[:nl])) if carried else chunk[:nl]
+            tail = chunk[nl + 1 :]
             t = clock()
+            lines = body.split(b"\n")
+            if not active:  # holding nothing now: no line is parsed here, bytes go on as they came
+                record(direction, lines, t)
+                send(direction, chunk if carried_sent else body + b"\n" + tail)
+                carried, carried_sent = ([tail], True) if tail else ([], False)
+                continue
             passing: list[bytes] = []
-            for line in body.split(b"\n"):
+            if carried_sent:  # the first line's beginning already went on: its rest follows, unheld
+                first_nl = chunk.find(b"\n")
+                record(direction, [lines[0]], t)
+                send(direction, chunk[: first_nl + 1])
+                lines = lines[1:]
+            for line in lines:
                 value: Any = None
                 if line[:1] == b"{" or line.lstrip()[:1] == b"{":
                     value = classify(line)[1]
                 if type(value) is dict and wants(direction, value):
                     if passing:
                         record(direction, passing, t)
-                        self._send(direction, b"\n".join(passing) + b"\n")
+                        send(direction, b"\n".join(passing) + b"\n")
                         passing = []
                     self._decided(direction, line, value, t)
                     t = clock()
@@ -250,10 +291,13 @@ class StdioProxy:
                     passing.append(line)
             if passing:
                 record(direction, passing, t)
-                self._send(direction, b"\n".join(passing) + b"\n")
-        if pending:
-            record(direction, [pending], clock())
-            self._send(direction, pending)
+                send(direction, b"\n".join(passing) + b"\n")
+            carried, carried_sent = ([tail], False) if tail else ([], False)
+        if carried:
+            rest = b"".join(carried)
+            record(direction, [rest], clock())
+            if not carried_sent:
+                send(direction, rest)
 
     def _pump_in(self) -> None:
         stdin = self.process.stdin

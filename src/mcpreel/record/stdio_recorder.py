@@ -108,8 +108,10 @@ class WireRecorder:
             else:
                 frames = [classify(line)[0] for line in lines]
                 bad = sum(type(frame) is str for frame in frames)
-            self.writer.write_frames(direction, frames, t)
+            first = self.writer.write_frames(direction, frames, t)
             self._count(direction, len(frames), bad)
+            if self.pipeline.sees_frames:
+                self.pipeline.frames(direction, frames, t, first)
             return
         pipeline = self.pipeline
         kept: list[Message] = []
