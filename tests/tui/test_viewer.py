@@ -213,11 +213,14 @@ async def test_help_opens_and_closes(small_reel: Path):
     assert not app.is_running
 
 
-async def _type(pilot, text: str) -> None:
+async def _type(pilot, text: str, keys: bool = False) -> None:
     await pilot.press("slash")
     box = pilot.app.query_one("#filter")
     box.value = ""
-    await pilot.press(*text)  # each character a key, as a person types
+    if keys:
+        await pilot.press(*text)  # each character a key, as a person types
+    else:
+        box.value = text
     await pilot.press("enter")
     await pilot.pause()
 
@@ -226,7 +229,7 @@ async def test_filter_tokens_narrow_the_list_and_bad_tokens_are_refused(small_re
     app = _app(small_reel)
     async with app.run_test(size=(160, 40)) as pilot:
         await _loaded(pilot, app)
-        await _type(pilot, "method:tools/call")
+        await _type(pilot, "method:tools/call", keys=True)
         assert app.list.items == [2, 5, 7, 9]
         assert "4 of 11 records" in _plain(app.query_one("#status")) and "method:tools/call" in _plain(app.query_one("#status"))
         await _type(pilot, "method:tools/call dir:out id:1")  # dir:out is client -> server
@@ -269,16 +272,16 @@ async def test_opens_fixtures_of_other_formats(fixtures_dir: Path, name: str):
 
 async def test_a_big_file_loads_in_batches_and_scrolls(tmp_path: Path):
     records = []
-    for i in range(20_000):
+    for i in range(10_000):
         records += [_call(i, "search"), _answer(i)]
     path = _reel(tmp_path / "big.jsonl", [{**r, "t": "2026-11-24T00:00:00.000Z"} for r in records])
     app = _app(path)
     async with app.run_test(size=(160, 40)) as pilot:
         await _loaded(pilot, app)
-        assert len(app.list.items) == 40_000
+        assert len(app.list.items) == 20_000
         await pilot.press("end")
-        assert app.list.current() == 39_999
-        assert "(response)" in app.line_of(39_999).plain
+        assert app.list.current() == 19_999
+        assert "(response)" in app.line_of(19_999).plain
 
 
 async def test_bad_input_mid_file_ends_the_app_with_its_error(tmp_path: Path):

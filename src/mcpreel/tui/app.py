@@ -14,7 +14,7 @@ released; their keys (forward, edit, drop, inject) go to the feed, which speaks 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -115,7 +115,8 @@ class FileFeed:
             return
         if not self._stop.is_set():
             app.call_from_thread(app.add_records, batch)
-            app.call_from_thread(app.loaded)
+            # every row is in (call_from_thread waited): the sessions are found here, off the screen's thread
+            app.call_from_thread(app.loaded, app.entries.sessions_of())
 
     def decide(self, hold: str, action: str, message: Any = None, error: Any = None) -> None:
         raise McpreelError("a file has no held messages")
@@ -227,9 +228,14 @@ class ViewerApp(App[None]):
         if isinstance(current, int) and any(e.pair == current or e.index == current for e in added):
             self._show_detail(current)
 
-    def loaded(self) -> None:
-        """A file has been read to its end: unanswered requests are known, sessions can be found."""
+    def loaded(self, sessions: tuple[Sequence[Any], Sequence[int | None]] | None = None) -> None:
+        """A file has been read to its end: unanswered requests are known, and its sessions (found by the
+        reading thread, or here)."""
         self.entries.finish()
+        if sessions is not None:
+            self.entries.set_sessions(*sessions)
+            self._sessions_dirty = False
+            self._show_header()
         self._refresh_sessions()
         self.list.refresh()
         self._show_status()

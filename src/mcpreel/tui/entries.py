@@ -12,7 +12,7 @@ Nothing here knows Textual: the rows, the pairing, the sessions and the filterin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,12 +176,22 @@ class Entries:
 
     def find_sessions(self) -> None:
         """Split the rows into client sessions and give each row its session (eras come with them)."""
+        self.set_sessions(*self.sessions_of())
+
+    def sessions_of(self) -> tuple[list[Any], list[int | None]]:
+        """The client sessions of the rows so far and each row's session number, computed without changing
+        anything (a file's worker thread computes them; the screen's thread applies them)."""
         from mcpreel.sessions import split_sessions
 
-        self.sessions = split_sessions(Session(self.info, [e.msg for e in self.rows]))
-        where = {id(rec): s.index for s in self.sessions for rec in s.records}
-        for e in self.rows:
-            e.session = where.get(id(e.msg))
+        rows = list(self.rows)
+        sessions = split_sessions(Session(self.info, [e.msg for e in rows]))
+        where = {id(rec): s.index for s in sessions for rec in s.records}
+        return sessions, [where.get(id(e.msg)) for e in rows]
+
+    def set_sessions(self, sessions: Sequence[Any], numbers: Sequence[int | None]) -> None:
+        self.sessions = list(sessions)
+        for e, number in zip(self.rows, numbers, strict=False):
+            e.session = number
 
     def session_line(self) -> str:
         """The sessions and their eras, in one line for the header."""
