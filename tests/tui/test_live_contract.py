@@ -80,7 +80,7 @@ def proxy(tmp_path: Path):
             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}
     backlog = [_record(0, "in", init), _record(1, "out", {"jsonrpc": "2.0", "id": 0, "result": {}})]
     lines = backlog + backlog + [  # the backlog twice: the viewer keeps one of each seq
-        {"type": "held", "hold": "h1", "direction": "client_to_server", "message": CALL, "since": "x", "timeout": None},
+        {"type": "held", "hold": "h1", "direction": "client_to_server", "message": CALL, "since": "x", "timeout": 30},
     ]
     p = ScriptedProxy(tmp_path / "p.sock", lines)
     yield p
@@ -102,6 +102,7 @@ async def test_backlog_once_then_held_forward(proxy: ScriptedProxy):
         assert len(app.entries) == 2  # the backlog sent twice is kept once
         assert app.list.current() == "h1"
         assert "HELD" in app.line_of("h1").plain and "tools/call" in app.line_of("h1").plain
+        assert "goes on unchanged after 30s" in app.line_of("h1").plain
         header = str(app.query_one("#header").content)
         assert "live: pid 1" in header and "srv --x" in header and "intercept dir:out kind:request" in header
         await pilot.press("f")

@@ -321,3 +321,12 @@ async def test_quitting_while_a_file_loads_ends_cleanly(tmp_path: Path):
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.press("q")
     assert not app.is_running and app.error is None and app.return_code == 0
+
+
+def test_a_save_format_that_cannot_be_written_is_refused_before_the_screen(small_reel: Path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "mcpreel", "tui", str(small_reel), "--save-format", "langchain"],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: --save-format langchain: can be read but not written")

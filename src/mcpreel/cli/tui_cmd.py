@@ -34,9 +34,11 @@ def tui_command(path: str | None, fmt: str, attach: str | None, save_path: str |
       mcpreel tui                            # attach to the running proxy (or pick one)
       mcpreel tui --attach /run/user/1000/mcpreel/123-0.sock
     """
-    from mcpreel.formats import canonical_name
+    from mcpreel.formats import FORMATS, canonical_name, writer_names
 
     save_format = canonical_name(save_format)
+    if not FORMATS[save_format].writes:
+        raise UsageError(f"--save-format {save_format}: can be read but not written (writable: {', '.join(writer_names())})")
     if path and attach:
         raise UsageError("give a FILE or --attach, not both")
     if not sys.stdout.isatty() or not sys.stdin.isatty():

@@ -295,6 +295,8 @@ class ViewerApp(App[None]):
         line.append(_cell(tool, 12))
         line.append(_cell(str(msg.get("id", "")), 6))
         line.append(f"{hold}: f forward · m edit · d drop", style="yellow")
+        if held.timeout is not None:
+            line.append(f" (goes on unchanged after {held.timeout:g}s)", style="dim yellow")
         return line
 
     def _entry_line(self, e: Entry) -> Text:
