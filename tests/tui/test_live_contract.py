@@ -186,3 +186,27 @@ async def test_records_arriving_under_a_dialog_are_listed(proxy: ScriptedProxy):
         await pilot.press("escape")
         assert app.list.items == [0, 1, 2]
         assert "3 records" in str(app.query_one("#status").content)
+
+
+async def test_capital_i_changes_what_the_proxy_holds(proxy: ScriptedProxy):
+    from textual.widgets import Input
+
+    app = live_app(proxy.path)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await _until(pilot, lambda: "h1" in app.held, "held")
+        await pilot.press("I")
+        await pilot.pause()
+        box = app.screen.query_one("#intercept", Input)
+        assert box.value == "dir:out kind:request"  # the proxy's, from its hello
+        box.value = "method:tools/list"
+        await pilot.press("enter")
+        await _until(pilot, lambda: proxy.got, "the intercept sent")
+        assert proxy.got[0] == {"type": "intercept", "filter": "method:tools/list", "ref": proxy.got[0]["ref"]}
+        assert "intercept method:tools/list" in str(app.query_one("#header").content)
+        await pilot.press("I")
+        await pilot.pause()
+        app.screen.query_one("#intercept", Input).value = ""
+        await pilot.press("enter")
+        await _until(pilot, lambda: len(proxy.got) == 2, "holding turned off")
+        assert proxy.got[1]["filter"] is None
+        assert "intercept " not in str(app.query_one("#header").content)

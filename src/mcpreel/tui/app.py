@@ -79,6 +79,8 @@ class Feed(Protocol):
 
     def inject(self, direction: str, message: Any) -> None: ...
 
+    def intercept(self, filter_text: str | None) -> None: ...
+
     def stop(self) -> None: ...
 
 
@@ -124,6 +126,9 @@ class FileFeed:
     def inject(self, direction: str, message: Any) -> None:
         raise McpreelError("inject needs a live proxy (mcpreel tui --attach)")
 
+    def intercept(self, filter_text: str | None) -> None:
+        raise McpreelError("intercept needs a live proxy (mcpreel tui --attach)")
+
     def stop(self) -> None:
         self._stop.set()
 
@@ -159,6 +164,7 @@ class ViewerApp(App[None]):
         Binding("m", "edit", "Edit", show=False),
         Binding("d", "drop", "Drop", show=False),
         Binding("i", "inject", "Inject", show=False),
+        Binding("I", "intercept", "Intercept", show=False),
         Binding("question_mark", "help", "Help"),
         Binding("q", "quit", "Quit"),
     ]
@@ -174,6 +180,7 @@ class ViewerApp(App[None]):
         self.filter_text = filter_text
         self._filter: Any = None
         self.held: dict[str, Held] = {}
+        self.intercept_text: str | None = None  # what a live proxy holds (its --intercept filter)
         self.error: McpreelError | None = None
         self.status_text = ""
         self._sessions_dirty = False
@@ -601,6 +608,35 @@ class ViewerApp(App[None]):
                 self._send(self.feed.inject, choice[0], choice[1])
 
         self.push_screen(InjectScreen(), done)
+
+    def action_intercept(self) -> None:
+        if not self.feed.live:
+            self.notify("intercept needs a live proxy (mcpreel tui --attach)", timeout=3)
+            return
+        from mcpreel.tui.screens import InterceptScreen
+
+        def done(text: str | None) -> None:
+            if text is None:
+                return
+            from mcpreel.control.filters import FilterError, parse
+
+            try:
+                parse(text)
+            except FilterError as exc:
+                self.notify(f"intercept: {exc}", severity="error")
+                return
+            self.intercept_text = text or None
+            self._send(self.feed.intercept, text or None)
+            self.title_text = self._title_with_intercept()
+            self._show_header()
+
+        self.push_screen(InterceptScreen(self.intercept_text), done)
+
+    def _title_with_intercept(self) -> str:
+        words = [w for w in self.title_text.split(" · ") if not w.startswith("intercept ")]
+        if self.intercept_text:
+            words.insert(1, f"intercept {self.intercept_text}")
+        return " · ".join(words)
 
     def disconnected(self) -> None:
         """The control connection closed (the proxy ended or went away): nothing is held any more."""

@@ -142,6 +142,9 @@ class LiveFeed:
     def inject(self, direction: str, message: Any) -> None:
         self._command("inject", self.client.inject, direction, message)
 
+    def intercept(self, filter_text: str | None) -> None:
+        self._command("intercept", self.client.intercept, filter_text)
+
     def stop(self) -> None:
         self._stopped = True
         self.client.close()
@@ -159,5 +162,8 @@ def live_app(path: str | Path, *, save_path: str | None = None, save_format: str
              filter_text: str = "") -> ViewerApp:
     """The viewer attached to the proxy whose control socket is ``path``."""
     client = connect(path)
-    return ViewerApp(LiveFeed(client), proxy_info(client.proxy), title=proxy_title(client.proxy),
-                     save_path=save_path, save_format=save_format, filter_text=filter_text)
+    app = ViewerApp(LiveFeed(client), proxy_info(client.proxy), title=proxy_title(client.proxy),
+                    save_path=save_path, save_format=save_format, filter_text=filter_text)
+    intercept = client.proxy.get("intercept")
+    app.intercept_text = intercept if isinstance(intercept, str) and intercept else None
+    return app

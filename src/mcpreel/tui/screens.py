@@ -24,7 +24,7 @@ from mcpreel._infra import jsonio
 from mcpreel.control.protocol import validate_message
 from mcpreel.formats import writer_names
 
-__all__ = ["DropScreen", "EditScreen", "HelpScreen", "InjectScreen", "SaveScreen"]
+__all__ = ["DropScreen", "EditScreen", "HelpScreen", "InjectScreen", "InterceptScreen", "SaveScreen"]
 
 _DIALOG_CSS = """
 {name} {{ align: center middle; }}
@@ -119,6 +119,7 @@ HELP = """\
   m          edit it: a JSON editor, checked as JSON-RPC before it goes (ctrl+o: your $EDITOR)
   d          drop it; a dropped request is answered with a JSON-RPC error you choose
   i          inject a new message, to the server or to the client
+  I          change what the proxy holds (its --intercept filter; empty: hold nothing)
 [b]Filter tokens[/b] (combined: all must match; the same key twice: either)
   method:tools/call  tool:search  dir:out (client→server) | dir:in  status:error | status:ok
   id:7  kind:request|response|notification  text:word   (a bare word is text:)
@@ -261,6 +262,33 @@ class InjectScreen(ModalScreen[tuple[str, Any] | None]):
             self.query_one("#problem", Label).update(problem)
             return
         self.dismiss((str(self.query_one("#direction", Select).value), value))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class InterceptScreen(ModalScreen[str | None]):
+    """What the proxy holds from now on: filter tokens, or nothing (an empty line turns holding off)."""
+
+    DEFAULT_CSS = _DIALOG_CSS.format(name="InterceptScreen")
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, current: str | None):
+        super().__init__()
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Hold what matches (filter tokens; empty: hold nothing) — Enter sends, Esc cancels",
+                        classes="title")
+            yield Input(self.current or "", placeholder="dir:out kind:request", id="intercept")
+
+    def on_mount(self) -> None:
+        self.query_one("#intercept", Input).focus()
+
+    @on(Input.Submitted, "#intercept")
+    def _ok(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip())
 
     def action_cancel(self) -> None:
         self.dismiss(None)
