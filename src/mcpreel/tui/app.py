@@ -14,6 +14,7 @@ released; their keys (forward, edit, drop, inject) go to the feed, which speaks 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,6 +185,7 @@ class ViewerApp(App[None]):
         self.error: McpreelError | None = None
         self.status_text = ""
         self._sessions_dirty = False
+        self._sessions_next = 0.0  # monotonic time before which live sessions are not split again
 
     # -- layout ------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -253,10 +255,14 @@ class ViewerApp(App[None]):
         self.exit(return_code=exc.exit_code)
 
     def _refresh_sessions(self) -> None:
-        if not self._sessions_dirty:
+        """Find the sessions again after records arrived; live, at most every ten times what it took the last
+        time (a long session is split over all its records, in the screen's thread)."""
+        if not self._sessions_dirty or time.monotonic() < self._sessions_next:
             return
         self._sessions_dirty = False
+        began = time.monotonic()
         self.entries.find_sessions()
+        self._sessions_next = time.monotonic() + 10 * (time.monotonic() - began)
         self._show_header()
         self.list.refresh()
 
@@ -352,7 +358,7 @@ class ViewerApp(App[None]):
             header.update(text)
 
     def _show_status(self) -> None:
-        n, shown = len(self.entries), sum(1 for k in self.list.items if not isinstance(k, str))
+        n, shown = len(self.entries), len(self.list.items) - len(self.held)
         parts = [f"{n:,} records" if shown == n else f"{shown:,} of {n:,} records"]
         if self.filter_text:
             parts.append(f"filter: {self.filter_text}")
