@@ -330,3 +330,24 @@ def test_a_save_format_that_cannot_be_written_is_refused_before_the_screen(small
     proc = subprocess.run([sys.executable, "-m", "mcpreel", "tui", str(small_reel), "--save-format", "langchain"],
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 2 and proc.stderr.startswith("error: --save-format langchain: can be read but not written")
+
+
+async def test_two_client_sessions_are_told_apart_with_their_eras(tmp_path: Path):
+    init = {"dir": "in", "raw": {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "old-client", "version": "1"}}}}
+    discover = {"dir": "in", "raw": {"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "new-client", "version": "2"}}}}}
+    path = _reel(tmp_path / "two.jsonl", [init, _answer(0), _call(1, "search"), _answer(1), discover,
+                                          {"dir": "out", "raw": {"jsonrpc": "2.0", "id": 0, "result": {
+                                              "supportedVersions": ["2026-07-28"], "capabilities": {}}}}])
+    app = _app(path)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await _loaded(pilot, app)
+        header = _plain(app.query_one("#header"))
+        assert "session 1, legacy 2025-06-18, old-client 1" in header
+        assert "session 2, modern 2026-07-28, new-client 2" in header
+        lines = _lines(app)
+        assert " S1 " in lines[2] and " S2 " in lines[4]
+        await pilot.press("end")
+        assert "session 2, modern 2026-07-28" in _detail(app)
