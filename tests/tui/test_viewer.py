@@ -351,3 +351,18 @@ async def test_two_client_sessions_are_told_apart_with_their_eras(tmp_path: Path
         assert " S1 " in lines[2] and " S2 " in lines[4]
         await pilot.press("end")
         assert "session 2, modern 2026-07-28" in _detail(app)
+
+
+async def test_what_is_said_on_stderr_under_record_tui_becomes_a_notification(small_reel: Path):
+    import sys
+
+    app = _app(small_reel)
+    app.show_stderr = True
+    async with app.run_test(size=(160, 40)) as pilot:
+        await _loaded(pilot, app)
+        print("mcpreel: control: holding tools/call; no viewer is attached", file=sys.stderr, flush=True)
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if app._notifications:
+                break
+        assert [n.message for n in app._notifications] == ["mcpreel: control: holding tools/call; no viewer is attached"]

@@ -73,6 +73,7 @@ def record_under_viewer(run: Callable[..., Any], socket_path: str | os.PathLike[
         if "url" not in holder:
             raise TransportError("the proxy did not start listening")
         app = live_app(os.fspath(socket_path))
+        app.show_stderr = True
         app.title_text = f"point your MCP client at {holder['url']} · q stops the recording · {app.title_text}"
         app.run()
     finally:

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -186,6 +186,9 @@ class ViewerApp(App[None]):
         self.status_text = ""
         self._sessions_dirty = False
         self._sessions_next = 0.0  # monotonic time before which live sessions are not split again
+        #: ``record --tui``: what the recorder says on stderr while the viewer owns the terminal is shown as a
+        #: notification (Textual swallows it otherwise)
+        self.show_stderr = False
 
     # -- layout ------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -207,12 +210,20 @@ class ViewerApp(App[None]):
         if self.filter_text:
             self._set_filter(self.filter_text)
         self._show_header()
+        if self.show_stderr:
+            self.begin_capture_print(self, stdout=False, stderr=True)
         self.feed.start(self)
         if self.feed.live:
             self.set_interval(1.0, self._refresh_sessions)
 
     def on_unmount(self) -> None:
         self.feed.stop()
+
+    def on_print(self, event: events.Print) -> None:
+        text = event.text.strip()
+        if text:
+            self.notify(text, severity="warning" if text.startswith(("warning", "error")) else "information",
+                        timeout=8)
 
     @property
     def list(self) -> MessageList:
