@@ -210,3 +210,14 @@ async def test_capital_i_changes_what_the_proxy_holds(proxy: ScriptedProxy):
         await _until(pilot, lambda: len(proxy.got) == 2, "holding turned off")
         assert proxy.got[1]["filter"] is None
         assert "intercept " not in str(app.query_one("#header").content)
+
+
+async def test_a_record_that_breaks_the_reel_rules_is_skipped_with_a_warning(proxy: ScriptedProxy):
+    app = live_app(proxy.path)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await _until(pilot, lambda: "h1" in app.held, "held")
+        proxy.send({"type": "record", "record": {"t": "yesterday", "dir": "in", "raw": CALL, "seq": 2}})
+        proxy.send(_record(3, "out", {"jsonrpc": "2.0", "method": "notifications/message", "params": {}}))
+        await _until(pilot, lambda: len(app.entries) == 3, "the good record after the bad one")
+        assert any("a record the proxy sent was skipped" in n.message and "ISO-8601" in n.message
+                   for n in app._notifications)
