@@ -206,7 +206,8 @@ async def test_help_opens_and_closes(small_reel: Path):
         from mcpreel.tui.screens import HelpScreen
 
         assert isinstance(app.screen, HelpScreen)
-        assert "jump to the pair" in _plain(app.screen.query_one("#help"))
+        shown = _plain(app.screen.query_one("#help"))
+        assert "jump to the pair" in shown and "[MODIFIED] edited on the way" in shown
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
         await pilot.press("q")

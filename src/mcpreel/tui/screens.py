@@ -124,8 +124,8 @@ HELP = """\
   method:tools/call  tool:search  dir:out (client→server) | dir:in  status:error | status:ok
   id:7  kind:request|response|notification  text:word   (a bare word is text:)
 [b]Marks[/b]
-  C→S client to server, S→C server to client, [MODIFIED] edited on the way (the original is in
-  the detail), [DROPPED] never delivered, [INJECTED] made up by the proxy, HELD waiting for you
+  C→S client to server, S→C server to client, \\[MODIFIED] edited on the way (the original is in
+  the detail), \\[DROPPED] never delivered, \\[INJECTED] made up by the proxy, HELD waiting for you
 """
 
 
