@@ -367,3 +367,12 @@ async def test_what_is_said_on_stderr_under_record_tui_becomes_a_notification(sm
             if app._notifications:
                 break
         assert [n.message for n in app._notifications] == ["mcpreel: control: holding tools/call; no viewer is attached"]
+
+
+def test_a_file_and_attach_together_are_refused(small_reel: Path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "mcpreel", "tui", str(small_reel), "--attach", "/nowhere.sock"],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert (proc.returncode, proc.stderr.strip()) == (2, "error: give a FILE or --attach, not both")
