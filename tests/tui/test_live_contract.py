@@ -128,6 +128,9 @@ async def test_edit_is_checked_then_sent(proxy: ScriptedProxy):
         await pilot.pause()
         assert "params" in str(app.screen.query_one("#problem").content)  # refused here, nothing sent
         assert proxy.got == []
+        await pilot.press("ctrl+o")  # no terminal to hand over under the pilot: said, the editor stays
+        await pilot.pause()
+        assert "cannot be handed to $EDITOR" in str(app.screen.query_one("#problem").content)
         edited = {**CALL, "params": {"name": "search", "arguments": {"q": "dogs"}}}
         area.text = json.dumps(edited)
         await pilot.press("ctrl+s")

@@ -14,7 +14,7 @@ import tempfile
 from typing import Any
 
 from textual import on
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
@@ -185,8 +185,13 @@ class EditScreen(ModalScreen[Any]):
                 subprocess.run([*shlex.split(editor), path], check=False)
             with open(path, encoding="utf-8") as fh:
                 area.text = fh.read()
-        except OSError as exc:
-            self.query_one("#problem", Label).update(f"{editor}: {exc.strerror or exc}")
+        except (OSError, ValueError) as exc:  # no such editor, or $EDITOR's quotes do not close
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            self.query_one("#problem", Label).update(f"$EDITOR {editor}: {why}")
+            return
+        except SuspendNotSupported:
+            self.query_one("#problem", Label).update("this terminal cannot be handed to $EDITOR; edit here")
+            return
         finally:
             try:
                 os.unlink(path)
