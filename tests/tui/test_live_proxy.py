@@ -71,7 +71,9 @@ async def test_hold_edit_forward_and_drop_from_the_viewer(tmp_path: Path, mode: 
             await pilot.press("ctrl+s")
             result = await asyncio.wait_for(call, 20)
             assert result.content[0].text == "edited in the viewer"
-            await _until(pilot, lambda: any(e.msg.modified for e in app.entries.rows), "the edit recorded")
+            # the answer reaches the client and the viewer on their own paths: wait for the viewer's copy
+            await _until(pilot, lambda: any(e.msg.modified and e.pair is not None for e in app.entries.rows),
+                         "the edit and its answer recorded")
             row = next(e for e in app.entries.rows if e.msg.modified)
             assert "[MODIFIED]" in app.line_of(row.index).plain
             assert row.msg.original["params"]["arguments"]["text"] == "as sent"

@@ -90,8 +90,10 @@ def test_attach_edit_in_editor_drop_and_save_in_a_real_terminal(tmp_path: Path) 
     try:
         tmux("new-session", "-d", "-s", "t", "-n", "client", "-x", "150", "-y", "40", "-c", str(tmp_path),
              f"{py} -m tests.tui.peers.client s.jsonl {results}; sleep 30")
+        tmux("set-option", "-g", "default-size", "150x40")  # later windows too, with no client attached
         _wait_proxy(tmp_path / "rt", lambda: tmux.screen("client"))  # a person starts the viewer once the proxy runs
         tmux("new-window", "-t", "t", "-n", "viewer", f"cd {tmp_path} && {py} -m mcpreel tui --save {saved}; sleep 30")
+        tmux("resize-window", "-t", "t:viewer", "-x", "150", "-y", "40")
         tmux.wait("viewer", "HELD")
         tmux("send-keys", "-t", "t:viewer", "m")
         tmux.wait("viewer", "ctrl+s send")

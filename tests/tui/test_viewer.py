@@ -376,3 +376,16 @@ def test_a_file_and_attach_together_are_refused(small_reel: Path):
     proc = subprocess.run([sys.executable, "-m", "mcpreel", "tui", str(small_reel), "--attach", "/nowhere.sock"],
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert (proc.returncode, proc.stderr.strip()) == (2, "error: give a FILE or --attach, not both")
+
+
+async def test_a_narrow_terminal_puts_the_detail_under_the_list(small_reel: Path):
+    app = _app(small_reel)
+    async with app.run_test(size=(90, 40)) as pilot:
+        await _loaded(pilot, app)
+        assert app.list.size.width >= 88  # the whole width: the marks fit
+        detail = app.query_one("#detail-scroll")
+        assert detail.region.y > app.list.region.y and detail.region.width >= 88
+    wide = _app(small_reel)
+    async with wide.run_test(size=(160, 40)) as pilot:
+        await _loaded(pilot, wide)
+        assert wide.query_one("#detail-scroll").region.x > wide.list.region.x

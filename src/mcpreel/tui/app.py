@@ -150,10 +150,16 @@ class ViewerApp(App[None]):
     #main { height: 1fr; }
     MessageList { width: 3fr; border-right: solid $primary-darken-2; }
     #detail-scroll { width: 2fr; padding: 0 1; }
+    .-narrow #main { layout: vertical; }
+    .-narrow MessageList { width: 1fr; height: 1fr; border-right: none; border-bottom: solid $primary-darken-2; }
+    .-narrow #detail-scroll { width: 1fr; height: 1fr; }
     #filter { dock: bottom; display: none; }
     #filter.shown { display: block; }
     #status { height: 1; padding: 0 1; background: $boost; }
     """
+
+    #: below 120 columns the detail pane goes under the list, so a row keeps its status and marks
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
 
     BINDINGS = [
         Binding("slash", "filter", "Filter"),
