@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "wrap": "mcpreel.cli.wrap_cmd:wrap_command",
     "unwrap": "mcpreel.cli.wrap_cmd:unwrap_command",
     "audit": "mcpreel.cli.audit_cmd:audit_command",
+    "tui": "mcpreel.cli.tui_cmd:tui_command",
 }
 
 

@@ -60,6 +60,10 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--rules", "rules_file", type=click.Path(dir_okay=False), metavar="FILE",
                      help="Fault injection: a rules file (JSON or YAML) whose rules delay, rewrite, drop, fail or "
                           "close what is relayed; each action is recorded with decided_by rules:NAME."),
+        click.option("--tui", is_flag=True,
+                     help="HTTP transports: watch (and steer) the session in this terminal with mcpreel tui, the "
+                          "proxy running behind it; quitting the viewer stops the recording. Not for stdio: its "
+                          "stdin and stdout are the client's (run mcpreel tui in another terminal)."),
         click.option("-q", "--quiet", is_flag=True, help="Say nothing of the recorder's own on stderr (warnings still)."),
         click.option("--intercept", is_flag=False, flag_value="", default=None, metavar="[FILTER]",
                      help="Hold messages matching FILTER (filter tokens: method:tools/call tool:NAME dir:out ...; "
@@ -123,12 +127,18 @@ def run_record(
     max_body: int | None = None,
     max_header: int | None = None,
     header_timeout: float | None = None,
+    tui: bool = False,
 ) -> None:
     """Check the words of the call, pick the defaults, run the recorder of ``transport``, exit with its code."""
     from mcpreel.record import ServerStartError, default_label, default_out_path, record_stdio
 
     say = (lambda text: None) if quiet else (lambda text: output.info(f"mcpreel: {text}"))
+    if tui and no_control:
+        raise UsageError("--tui needs the control channel: drop --no-control")
     if transport == "stdio":
+        if tui:
+            raise UsageError("--tui is for HTTP transports: a stdio proxy's stdin and stdout belong to the MCP "
+                             "client; run `mcpreel tui` in another terminal, it attaches to this proxy")
         if target:
             raise UsageError(f"{target_flag} is for --transport streamable-http|sse; stdio runs a command ({command_flag})")
         for name in _HTTP_ONLY:
@@ -182,7 +192,7 @@ def run_record(
             envelope=envelope, allow_origins=list(allow_origins), otlp_endpoint=otlp_endpoint,
             allow_hosts=list(allow_hosts), control=dict(intercept=intercept, intercept_timeout=intercept_timeout,
                                                         no_control=no_control, quiet=quiet),
-            rules=rules, quiet=quiet,
+            rules=rules, quiet=quiet, tui=tui,
             limits=None if max_body is None or max_header is None or header_timeout is None
             else limits_of(max_body, max_header, header_timeout),
         ))

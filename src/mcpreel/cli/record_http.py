@@ -65,6 +65,7 @@ def run_http_record(
     rules: Interceptor | None = None,
     quiet: bool = False,
     limits: Limits | None = None,
+    tui: bool = False,
 ) -> int:
     """Record an HTTP MCP session until SIGINT/SIGTERM; returns the exit code (0 after a clean stop).
 
@@ -98,24 +99,36 @@ def run_http_record(
                            no_control=bool(words.get("no_control")), quiet=quiet or bool(words.get("quiet")),
                            announce=False)
 
-    def ready(url: str) -> None:
+    def publish(url: str) -> None:
         if server is not None:
             server.listen = url
             server.write_info()
-            if not (quiet or words.get("quiet")):
-                say_control(server)
+
+    def ready(url: str) -> None:
+        publish(url)
+        if server is not None and not (quiet or words.get("quiet")):
+            say_control(server)
         shown = client_url(url if keep_secrets else redact_url(url), host)
         note = "" if shown == url or keep_secrets else " with the secret parameters of --target"
         say(f"recording {_NAMES[transport]} {shown_target} -> {out_path}")
         say(f"point your MCP client at {shown}{note}  (Ctrl+C to stop)")
 
-    try:
-        result = record_http(
+    def run(**how: Any) -> HttpRecordResult:
+        return record_http(
             config, out_path, host=host, port=port, label=label, session_file=session_file,
-            save_every=save_every, redactor=redactor, envelope=envelope, ready=ready, warn=output.warning,
-            otlp_endpoint=otlp_endpoint, addons=[server] if server is not None else (),
-            interceptor=interceptors(rules, server),
+            save_every=save_every, redactor=redactor, envelope=envelope, otlp_endpoint=otlp_endpoint,
+            addons=[server] if server is not None else (), interceptor=interceptors(rules, server), **how,
         )
+
+    try:
+        if tui:
+            from mcpreel.cli.record_tui import record_under_viewer
+
+            assert server is not None, "record_cmd refuses --tui with --no-control"
+            output.info(f"mcpreel: recording {_NAMES[transport]} {shown_target} -> {out_path} (the viewer takes the terminal)")
+            result = record_under_viewer(run, server.socket_path, publish=publish, say=output.info)
+        else:
+            result = run(ready=ready, warn=output.warning)
     finally:
         if server is not None:
             server.close()

@@ -179,6 +179,12 @@ def _stream(source: Source) -> Iterator[Message]:
             yield rec
 
 
+def record_of_line(obj: Any, lineno: int, source: Source) -> Message | None:
+    """One reel line, already parsed, as a record (None for meta and end): what a live viewer gets from
+    the control channel's ``record`` events, read by the same rules as the file."""
+    return _record(obj, lineno, source)
+
+
 def looks_like_reel(first: Any) -> bool:
     return isinstance(first, dict) and first.get("type") == "meta" and "v" in first
 
