@@ -1,7 +1,8 @@
-"""``mcpreel diff`` of two long sessions: time and peak RSS against the floor, measured in the same run.
+"""``mcpreel diff`` and ``mcpreel serve`` of long sessions: time and peak RSS against the floor, in one run.
 
 The floor is orjson parsing every line of both files and dumping it again (the least any comparison
-of the two must do). Each session is a reel of ``tools/call`` pairs after an ``initialize`` and a
+of the two must do; ``serve`` reads one of them). ``serve`` is timed from start to the end of a stdio
+client that sends an ``initialize`` and 1,000 recorded ``tools/call`` requests spread over the session. Each session is a reel of ``tools/call`` pairs after an ``initialize`` and a
 ``tools/list``; B is A with every 1000th answer changed, so the diff has something to print. Each run is
 a fresh ``python -m mcpreel`` child (its wall time includes interpreter start-up); peak RSS is the
 child's own ``VmHWM`` (``ru_maxrss`` would inherit the bench's high-water mark across the fork).
@@ -80,10 +81,23 @@ finally:
 """
 
 
-def run(argv: list[str]) -> tuple[float, float, int]:
+def client_input(messages: int) -> bytes:
+    """What a stdio client sends ``serve``: the handshake, then 1,000 of the recorded calls."""
+    out: list[dict] = [{"jsonrpc": "2.0", "id": "c0", "method": "initialize",
+                        "params": {"protocolVersion": "2025-06-18"}},
+                       {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    pairs = (messages - 4) // 2
+    for j in range(1000):
+        i = j * pairs // 1000
+        out.append({"jsonrpc": "2.0", "id": f"c{j + 1}", "method": "tools/call",
+                    "params": {"name": f"tool_{i % 17}", "arguments": {"query": f"customer {i}", "limit": i % 50}}})
+    return b"".join(orjson.dumps(m) + b"\n" for m in out)
+
+
+def run(argv: list[str], stdin: bytes | None = None) -> tuple[float, float, int]:
     """Wall seconds, peak RSS in MB and the lines printed by one child (``argv`` after the interpreter)."""
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _PEAK, *argv], capture_output=True, env=os.environ)
+    proc = subprocess.run([sys.executable, "-c", _PEAK, *argv], input=stdin, capture_output=True, env=os.environ)
     secs = time.perf_counter() - t0
     peak = int(proc.stderr.rsplit(b"PEAK ", 1)[1]) / 1024
     return secs, peak, proc.stdout.count(b"\n")
@@ -105,6 +119,9 @@ def main() -> None:
             for label, extra in (("diff", []), ("diff --json", ["--json"])):
                 secs, rss, lines = run(["-m", "mcpreel", "diff", str(a), str(b), *extra])
                 print(f"| {n:,} | {label} | {secs:.1f} | {2 * n / secs:,.0f} | {rss:.0f} | {secs / floor:.1f} | {lines:,} |")
+            secs, rss, lines = run(["-m", "mcpreel", "serve", str(a)], client_input(n))
+            print(f"| {n:,} | serve (stdio, 1,000 calls answered) | {secs:.1f} | {n / secs:,.0f} | {rss:.0f} | "
+                  f"{2 * secs / floor:.1f} | {lines:,} |")
             sys.stdout.flush()
 
 

@@ -1,0 +1,170 @@
+"""``serve`` of a line-based recording through the compact index: the same answers as from memory."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from mcpreel.exchanges import build
+from mcpreel.formats import get_writer, open_session
+from mcpreel.mock import compact as compact_module
+from mcpreel.mock.compact import load_compact
+from mcpreel.mock.engine import Mock, MockOptions
+from mcpreel.model import Kind
+
+_T = "2026-01-01T00:00:00.000Z"
+
+
+def reel(path: Path, records: list[tuple[str, Any]], **extra: Any) -> Path:
+    lines = [{"v": 1, "type": "meta", "startedAt": _T, "label": "t", "command": []}]
+    lines += [{"t": _T, "dir": d, "raw": raw, **extra} for d, raw in records]
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
+    return path
+
+
+def call(i: Any, name: str, **args: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": name, "arguments": args}}
+
+
+def answer(i: Any, text: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": i, "result": {"content": [{"type": "text", "text": text}]}}
+
+
+def _client_messages(path: Path) -> list[Any]:
+    session, _ = open_session(path)
+    return [m.raw for m in session if m.kind == Kind.MESSAGE and m.dir == "in" and not m.dropped]
+
+
+def _serve_all(mock: Mock, messages: list[Any], extra: list[Any]) -> list[Any]:
+    """Every recorded client message, then ``extra`` ones, through one connection; what it emitted."""
+    out: list[Any] = []
+
+    async def go() -> None:
+        conn = mock.connection()
+        conn.client_gone()  # recorded server requests wait for no answer
+        for message in messages + extra:
+            waiting = conn.receive(message, out.append)
+            if waiting is not None:
+                await waiting
+
+    asyncio.run(go())
+    return out
+
+
+def _both(path: Path, mode: str = "method-params", extra: list[Any] | None = None, repeat: bool = True):
+    session, _ = open_session(path)
+    compact = load_compact(path, session, mode)
+    assert compact is not None
+    options = MockOptions(match=mode, repeat=repeat, answer_timeout=0.01)
+    from_disk, in_memory = Mock(compact, options), Mock(build(open_session(path)[0].materialize()), options)
+    messages = _client_messages(path)
+    got = _serve_all(from_disk, messages, extra or [])
+    want = _serve_all(in_memory, messages, extra or [])
+    compact.close()
+    return got, want, from_disk, in_memory
+
+
+@pytest.mark.parametrize("mode", ["method-params", "strict", "sequential"])
+def test_a_reel_is_answered_the_same_from_disk_as_from_memory(tmp_path, mode):
+    records = [
+        ("in", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}}),
+        ("out", {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                                                        "serverInfo": {"name": "s", "version": "1"}}}),
+        ("in", {"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        ("out", {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+        ("in", {**call(1, "echo", text="a"), "params": {"name": "echo", "arguments": {"text": "a"},
+                                                         "_meta": {"progressToken": "p1"}}}),
+        ("out", {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "p1", "progress": 1}}),
+        ("out", {"jsonrpc": "2.0", "id": "s1", "method": "roots/list"}),
+        ("in", {"jsonrpc": "2.0", "id": "s1", "result": {"roots": []}}),
+        ("out", answer(1, "first a")),
+        ("out", {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "after"}}),
+        ("in", call(2, "echo", text="a")),
+        ("out", answer(2, "second a")),
+        ("in", [call(3, "add", a=1), call(4, "echo", text="b")]),
+        ("out", [answer(4, "b"), answer(3, "1")]),
+        ("in", call(5, "never_answered")),
+    ]
+    path = reel(tmp_path / "r.jsonl", records)
+    extra = [call(90, "echo", text="a"), call(91, "echo", text="zzz"), call(92, "nope"),
+             {"jsonrpc": "2.0", "id": 93, "method": "resources/read", "params": {"uri": "x"}},
+             {"jsonrpc": "2.0", "id": 94, "method": "ping"}]
+    got, want, from_disk, in_memory = _both(path, mode, extra)
+    assert got == want
+    assert any(isinstance(m, dict) and m.get("method") == "notifications/progress" for m in got)
+    assert from_disk.stats.answered == in_memory.stats.answered > 0
+    assert [m.reason for m in from_disk.stats.misses] == [m.reason for m in in_memory.stats.misses]
+    assert from_disk.recorded_requests == in_memory.recorded_requests == 6
+
+
+def test_identical_requests_are_answered_in_recorded_order_then_repeat_or_run_out(tmp_path):
+    records = []
+    for i in range(5):
+        records += [("in", call(i, "same")), ("out", answer(i, f"answer {i}"))]
+    path = reel(tmp_path / "r.jsonl", records)
+    extra = [call(100 + i, "same") for i in range(3)]
+    for repeat in (True, False):
+        got, want, _, _ = _both(path, extra=extra, repeat=repeat)
+        assert got == want
+    got, _, _, _ = _both(path, extra=extra)
+    assert [m["result"]["content"][0]["text"] for m in got[5:]] == ["answer 4"] * 3
+
+
+def test_keys_that_share_a_hash_are_told_apart_when_read_back(tmp_path, monkeypatch):
+    """With every hash the same, the index finds one run for all keys: what is read back decides."""
+    monkeypatch.setattr(compact_module, "_HASH_MASK", 0)
+    records = []
+    for i, name in enumerate(["a", "b", "a", "c", "b"]):
+        records += [("in", call(i, name)), ("out", answer(i, f"{name} {i}"))]
+    path = reel(tmp_path / "r.jsonl", records)
+    got, want, _, _ = _both(path, extra=[call(50, "b"), call(51, "c"), call(52, "d")])
+    assert got == want
+    assert [m["result"]["content"][0]["text"] for m in got[:5]] == ["a 0", "b 1", "a 2", "c 3", "b 4"]
+
+
+def test_recordings_of_several_sessions_and_other_formats_are_served_from_memory(tmp_path, fixtures_dir):
+    two = reel(tmp_path / "two.jsonl", [
+        ("in", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}),
+        ("out", {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-06-18", "capabilities": {}}}),
+        ("in", call(1, "x")), ("out", answer(1, "x")),
+        ("in", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}),
+    ])
+    merged = reel(tmp_path / "merged.jsonl", [("in", call(1, "x")), ("out", answer(1, "x"))], file="a.jsonl")
+    qai = fixtures_dir / "qai" / "qai_session_minimal.json"
+    for path in (two, merged, qai):
+        session, _ = open_session(path)
+        assert load_compact(path, session, "method-params") is None, path
+
+
+def test_real_sessions_converted_to_reels_are_answered_the_same(tmp_path, fixtures_dir):
+    served = 0
+    for source in sorted((fixtures_dir / "qai").glob("*.json")):
+        session, _ = open_session(source)
+        path = tmp_path / (source.stem + ".jsonl")
+        with open(path, "wb") as fh:
+            get_writer("reel")(session, fh)
+        if load_compact(path, open_session(path)[0], "method-params") is None:
+            continue
+        got, want, _, _ = _both(path)
+        assert got == want, source
+        served += 1
+    assert served >= 3
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("era", ["auto", "legacy"])
+def test_the_sdk_client_of_each_era_gets_from_the_served_index_what_it_got_from_the_server(tmp_path, era):
+    import subprocess
+
+    from tests.replay.e2e_helpers import MCPREEL, SDK_SERVER, record, run_client
+
+    out = tmp_path / "s.jsonl"
+    got = record(out, SDK_SERVER, era=era)
+    assert got["protocol"] == ("2026-07-28" if era == "auto" else "2025-11-25")
+    assert run_client("stdio", " ".join([*MCPREEL, "serve", str(out)]), era=era) == got
+    said = subprocess.run([*MCPREEL, "serve", str(out)], input="", capture_output=True, text=True, timeout=60)
+    assert said.returncode == 0 and "recorded requests, match method-params, indexed on disk)" in said.stderr
