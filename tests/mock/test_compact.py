@@ -168,3 +168,40 @@ def test_the_sdk_client_of_each_era_gets_from_the_served_index_what_it_got_from_
     assert run_client("stdio", " ".join([*MCPREEL, "serve", str(out)]), era=era) == got
     said = subprocess.run([*MCPREEL, "serve", str(out)], input="", capture_output=True, text=True, timeout=60)
     assert said.returncode == 0 and "recorded requests, match method-params, indexed on disk)" in said.stderr
+
+
+#: runs the CLI and says its own peak RSS (VmHWM is the process's own: not inherited across the fork)
+_PEAK = """
+import runpy, sys
+sys.argv = ["mcpreel", *sys.argv[1:]]
+try:
+    runpy.run_module("mcpreel", run_name="__main__")
+finally:
+    hwm = next(ln for ln in open("/proc/self/status") if ln.startswith("VmHWM:"))
+    sys.stderr.write("PEAK " + hwm.split()[1] + "\\n")
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmHWM from /proc")
+def test_serve_memory_is_flat_from_20k_to_200k_messages(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    peaks = []
+    for n in (10_000, 100_000):  # calls: 20k and 200k messages
+        path = tmp_path / f"r{n}.jsonl"
+        with open(path, "wb") as fh:
+            fh.write(orjson.dumps({"v": 1, "type": "meta", "startedAt": _T, "label": "t", "command": []}) + b"\n")
+            for i in range(n):
+                fh.write(orjson.dumps({"t": _T, "dir": "in", "raw": call(i, f"tool_{i % 17}", q=f"customer {i}")})
+                         + b"\n")
+                fh.write(orjson.dumps({"t": _T, "dir": "out", "raw": answer(i, f'{{"n": {i}, "pad": "{"x" * 40}"}}')})
+                         + b"\n")
+        asked = b"".join(orjson.dumps(call(f"c{j}", f"tool_{j % 17}", q=f"customer {j}")) + b"\n" for j in range(50))
+        proc = subprocess.run([sys.executable, "-c", _PEAK, "serve", str(path)], input=asked, capture_output=True,
+                              env=os.environ, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.count(b"\n") == 50 and b"indexed on disk" in proc.stderr
+        peaks.append(int(proc.stderr.rsplit(b"PEAK ", 1)[1]) / 1024)
+    assert peaks[1] <= 1.3 * peaks[0], peaks
