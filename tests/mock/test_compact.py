@@ -114,6 +114,34 @@ def test_identical_requests_are_answered_in_recorded_order_then_repeat_or_run_ou
     assert [m["result"]["content"][0]["text"] for m in got[5:]] == ["answer 4"] * 3
 
 
+def test_a_long_reel_is_read_back_line_by_line_exactly(tmp_path):
+    """Offsets are kept for every 32nd line only: every line in between must still be read back right."""
+    records = []
+    for i in range(300):
+        records += [("in", call(i, f"t{i % 7}", n=i)), ("out", answer(i, f"answer {i}"))]
+        if i % 5 == 0:
+            records.append(("out", {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": i}}))
+    path = reel(tmp_path / "r.jsonl", records)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())  # a BOM does not move the lines
+    got, want, _, _ = _both(path, extra=[call(999, "t3", n=10)])
+    assert got == want
+    answers = [m["result"]["content"][0]["text"] for m in got if "result" in m]
+    assert answers[:300] == [f"answer {i}" for i in range(300)]
+
+
+def test_answers_stored_far_from_their_request_are_read_back(tmp_path, monkeypatch):
+    monkeypatch.setattr(compact_module, "_NEAR", 1)  # every answer counts as far
+    records = []
+    for i in range(40):
+        records += [("in", call(i, "t", n=i)), ("out", answer(i, f"answer {i}"))]
+    path = reel(tmp_path / "r.jsonl", records)
+    session, _ = open_session(path)
+    cas = load_compact(path, session, "method-params")
+    assert cas is not None and len(cas.responses_far) == 40
+    got, want, _, _ = _both(path)
+    assert got == want and got[39]["result"]["content"][0]["text"] == "answer 39"
+
+
 def test_keys_that_share_a_hash_are_told_apart_when_read_back(tmp_path, monkeypatch):
     """With every hash the same, the index finds one run for all keys: what is read back decides."""
     monkeypatch.setattr(compact_module, "_HASH_MASK", 0)

@@ -4,10 +4,11 @@
 the cassette's exchanges). For a line-based recording (a reel or a JSON-RPC log) of one client session,
 :func:`load_compact` reads the file once and keeps only numbers:
 
-- where each line starts (one 8-byte offset a line);
-- per recorded client request: where its request and its answer stand (line and member of a batch), in
-  two 8-byte arrays; the server messages said before or after it, as such references, only for the
-  requests that have any;
+- where every 32nd line starts (a line is read back by skipping at most 31 from there);
+- per recorded client request: the line of its request and how many lines later its answer stands (two
+  4-byte arrays; the member of a batch, and an answer more than 16M lines away, in a dictionary for the
+  few that need it); the server messages said before or after it, as (line, member) references, only
+  for the requests that have any;
 - the match keys: a 40-bit hash of (method, canonical params) and the request's position packed into one
   8-byte integer, sorted, so identical requests form one run in recorded order (found by bisection);
 - per method, the positions of its requests (4 bytes each) and its first few subjects.
@@ -49,6 +50,10 @@ _MEMBER_BITS = 16
 _SUBJECTS_KEPT = 13  # the miss message lists 12 and says when there are more
 _CHUNK = 65536  # keys sorted per chunk before they are merged (bounds the sort's temporary memory)
 _FORMATS = ("reel", "jsonrpc")
+_EVERY = 32  # lines between two kept line offsets
+_FAR = 1  # an answer stored in CompactCassette.responses_far (0 lines after and member 1 cannot happen)
+_MAX_LINE = 0xFFFFFFFF
+_NEAR = 1 << 24  # an answer at most this many lines after its request is kept in the 4-byte array
 
 
 def _ref(line: int, member: int) -> int:
@@ -63,8 +68,12 @@ class CompactCassette:
         self.format = fmt
         self.mode = mode
         self.line_starts = array("q")
-        self.requests = array("q")  # per exchange: _ref of its request
-        self.responses = array("q")  # per exchange: _ref of its answer, 0 when none
+        self.requests = array("I")  # per exchange: the line of its request
+        self.request_member: dict[int, int] = {}  # the member of a batch, when not the first
+        # per exchange: its answer as (lines after the request << 8 | member), 0 when none, _FAR when
+        # it stands too far (then in ``responses_far`` as a _ref)
+        self.responses = array("I")
+        self.responses_far: dict[int, int] = {}
         self.before: dict[int, list[int]] = {}
         self.after: dict[int, list[int]] = {}
         self.keys = array("q")  # sorted (hash << _POS_BITS) | position
@@ -84,20 +93,25 @@ class CompactCassette:
         line, member = ref >> _MEMBER_BITS, ref & ((1 << _MEMBER_BITS) - 1)
         if self._fh is None:
             self._fh = open(self.path, "rb")  # kept open while serving; closed by close()
-        self._fh.seek(self.line_starts[line - 1])
-        obj = jsonio.loads(self._fh.readline())
+        fh = self._fh
+        fh.seek(self.line_starts[(line - 1) // _EVERY])
+        for _ in range((line - 1) % _EVERY):
+            fh.readline()
+        obj = jsonio.loads(fh.readline())
         raw = obj.get("raw") if self.format == "reel" else obj
         members = [raw] if isinstance(raw, dict) else [m for m in raw if isinstance(m, dict)]
         return members[member]
 
     def exchange(self, position: int) -> Exchange:
         """The recorded exchange at ``position`` (0-based among the client's requests), read from disk."""
-        ref = self.requests[position]
-        request = self._payload(ref)
-        ex = Exchange(request, request, position, ref >> _MEMBER_BITS, unit="line")
+        line = self.requests[position]
+        request = self._payload(_ref(line, self.request_member.get(position, 0)))
+        ex = Exchange(request, request, position, line, unit="line")
         answer = self.responses[position]
-        if answer:
-            ex.response = self._payload(answer)
+        if answer == _FAR:
+            ex.response = self._payload(self.responses_far[position])
+        elif answer:
+            ex.response = self._payload(_ref(line + (answer >> 8), answer & 0xFF))
         ex.before = [self._payload(r) for r in self.before.get(position, ())]
         ex.after = [self._payload(r) for r in self.after.get(position, ())]
         return ex
@@ -230,13 +244,14 @@ class CompactIndex:
 
 
 def _line_starts(path: Path) -> array[int]:
-    """Where each line of the file starts (a BOM is not part of the first line)."""
+    """Where lines 1, 1 + _EVERY, 1 + 2 * _EVERY ... of the file start (a BOM is not part of line 1)."""
     starts = array("q")
     with open(path, "rb") as fh:
         head = fh.read(3)
         offset = 3 if head == b"\xef\xbb\xbf" else 0
         fh.seek(offset)
         starts.append(offset)
+        line = 1  # the line that starts after the next newline, minus one
         while True:
             block = fh.read(1 << 20)
             if not block:
@@ -244,7 +259,9 @@ def _line_starts(path: Path) -> array[int]:
             find = block.find
             i = find(b"\n")
             while i >= 0:
-                starts.append(offset + i + 1)
+                if line % _EVERY == 0:
+                    starts.append(offset + i + 1)
+                line += 1
                 i = find(b"\n", i + 1)
             offset += len(block)
     return starts
@@ -299,7 +316,11 @@ def load_compact(path: str | Path, session: Session, mode: str) -> CompactCasset
                     method = payload["method"] if isinstance(payload["method"], str) else ""
                     if method in ("initialize", "server/discover") and position > 0:
                         return None  # a conversation starts after requests: several, each served from its own
-                    cas.requests.append(ref)
+                    if line > _MAX_LINE:
+                        return None
+                    cas.requests.append(line)
+                    if k:
+                        cas.request_member[position] = k
                     cas.responses.append(0)
                     positions = cas.by_method.get(method)
                     if positions is None:
@@ -329,7 +350,12 @@ def load_compact(path: str | Path, session: Session, mode: str) -> CompactCasset
                     if "result" in payload or "error" in payload:
                         answered = waiting.pop(verbatim_key(payload.get("id")), None)
                         if answered is not None:
-                            cas.responses[answered.position] = ref
+                            delta = line - cas.requests[answered.position]
+                            if 0 < delta < _NEAR and k < 256:
+                                cas.responses[answered.position] = (delta << 8) | k
+                            else:
+                                cas.responses[answered.position] = _FAR
+                                cas.responses_far[answered.position] = ref
                     continue
                 owner = _owner(payload, rec.ctx, waiting)
                 if owner is not None:
