@@ -24,7 +24,7 @@ from mcpreel.errors import UsageError
 from mcpreel.formats import FORMATS, canonical_name, format_for_name, get_writer, open_session, writer_names
 from mcpreel.formats._foreign import STASH_KEYS
 from mcpreel.formats.sniff import Detection
-from mcpreel.model import Kind, Message, Session
+from mcpreel.model import SCOPE_KEY, Kind, Message, Session
 
 __all__ = ["ConvertResult", "Features", "OutputChoice", "choose_output_format", "convert", "write_session"]
 
@@ -49,9 +49,13 @@ class Features:
     #: records with another recorder's own members (pids, flags), by stash (formats._foreign.STASH_KEYS)
     foreign: dict[str, int] = field(default_factory=dict)
     header: bool = False
+    #: records of a merged file that name their source file (``Message.extra["file"]``, :mod:`mcpreel.merge`)
+    sources: int = 0
 
     def count(self, msg: Message) -> None:
         self.records += 1
+        if msg.extra and type(msg.extra.get(SCOPE_KEY)) is str:
+            self.sources += 1
         if msg.extra and not STASH_KEYS.isdisjoint(msg.extra):
             for key in STASH_KEYS.intersection(msg.extra):
                 self.foreign[key] = self.foreign.get(key, 0) + 1
@@ -104,6 +108,9 @@ class Features:
             out.append(n(self.transport, "transport-only event"))
         if self.event and "event" not in keeps:
             out.append(n(self.event, "line of another producer", "lines of another producer"))
+        if self.sources and "source" not in keeps:
+            out.append(f"which file each record came from ({n(self.sources, 'record')} of a merged file; "
+                       "kept only by a reel)")
         lost_foreign = sum(c for key, c in self.foreign.items() if "foreign" not in keeps and f"foreign:{key}" not in keeps)
         if lost_foreign:
             out.append(f"the source recorder's own members of {n(lost_foreign, 'record')} (kept only by a reel)")
@@ -178,6 +185,55 @@ def _counting(session: Session, features: Features) -> Session:
     return Session.streaming(session.info, factory)
 
 
+def _lines(path: str | Path) -> int:
+    """The number of lines in ``path`` (read in chunks): a trace writer's record count.
+
+    The normalizer may restart a trace it already began (an unsorted input), so counting as it writes
+    would count twice; the finished file is the truth.
+    """
+    n = 0
+    last = b"\n"
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            n += chunk.count(b"\n")
+            last = chunk[-1:]
+    return n + (last != b"\n")
+
+
+def _without_url_secrets(session: Session) -> Session:
+    """The session with the secret query parameters of its URL and of every record's ``ctx.path`` /
+    ``ctx.url`` redacted (:func:`mcpreel.redact.urls.redact_url`), URLs in its metadata too, lazily: what ``record`` does to what
+    it writes, done to what another tool wrote (a cassette's ``server_url?api_key=…``)."""
+    from dataclasses import replace
+
+    from mcpreel.redact.urls import redact_url, redact_urls_in_value
+
+    info = session.info
+    if info.url:
+        info.url = redact_url(info.url)
+    if info.metadata:
+        info.metadata = redact_urls_in_value(info.metadata)
+    if info.extra:
+        info.extra = redact_urls_in_value(info.extra)
+
+    def clean(msg: Message) -> Message:
+        ctx = msg.ctx
+        if not ctx:
+            return msg
+        new = ctx
+        for key in ("path", "url"):
+            value = new.get(key)
+            if isinstance(value, str) and "?" in value:
+                red = redact_url(value)
+                if red is not value:
+                    new = {**new, key: red}
+        return msg if new is ctx else replace(msg, ctx=new)
+
+    if not session.is_streaming:
+        return Session(session.info, [clean(m) for m in session.messages])
+    return Session.streaming(session.info, lambda: (clean(m) for m in session))
+
+
 def _has_header(session: Session) -> bool:
     info = session.info
     return bool(info.id or info.command or info.url or info.started is not None)
@@ -208,6 +264,7 @@ def write_session(
             kwargs["warn"] = warn
         with atomic_output(out_path) as fh:
             value = writer(session, fh, **kwargs)
+        features.records = _lines(out_path)  # what was written: one JSON line a trace record
         return features, [module.LOSSES], value
     counted = _counting(session, features)
     with atomic_output(out_path) as fh:
@@ -235,14 +292,19 @@ def convert(
     warn: Callable[[str], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
     writer_options: dict[str, Any] | None = None,
+    keep_secrets: bool = False,
 ) -> ConvertResult:
     """Read ``in_path`` (``from_`` or sniffed), write ``out_path`` as ``to`` (or chosen from its name).
+
+    Secret query parameters in the session's URLs (``?api_key=…``) are redacted unless ``keep_secrets``.
 
     Raises :class:`~mcpreel.errors.InputError` for input that breaks its format's rules and
     :class:`~mcpreel.errors.UsageError` for an impossible target (a stdio session as an HTTP envelope, a
     read-only format); in both cases no output file is left behind.
     """
     session, detection = open_session(in_path, from_ or "auto", strict=strict, on_progress=on_progress)
+    if not keep_secrets:
+        session = _without_url_secrets(session)
     choice = choose_output_format(out_path, session, to)
     warnings: list[str] = []
 

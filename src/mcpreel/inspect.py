@@ -59,6 +59,7 @@ class Row:
     original: Any = None  # the message before an intercept edit
     input_required: bool = False  # a 2026-07-28 answer asking the client for input before it can complete
     retry_of: int | None = None  # the request row this one retries (a multi-round-trip request's next round)
+    sse_events: int = 0  # SSE framing events of this row's HTTP exchange folded into it (priming, comments)
 
     @property
     def is_response(self) -> bool:
@@ -227,9 +228,26 @@ def _tool_of(raw: dict[str, Any]) -> str | None:
     return None
 
 
+def _sse_framing(ctx: dict[str, Any]) -> Any:
+    """The exchange of a transport record that is only SSE framing (a priming event with an id and no
+    data, a comment, a keep-alive), None for anything else: such records say nothing of their own."""
+    sse = ctx.get("sse")
+    if not isinstance(sse, dict) or "method" in ctx or "status" in ctx or "forwarded" in ctx:
+        return None
+    data = ctx.get("data")
+    if data is not None and not (isinstance(data, str) and not data.strip()):
+        return None
+    if sse.get("event", "message") != "message" and "comment" not in sse:
+        return None
+    return ctx.get("exchange", ctx.get("stream"))
+
+
 class _Analyzer:
-    def __init__(self, payloads: bool):
+    def __init__(self, payloads: bool, fold_sse: bool = False):
         self.payloads = payloads
+        self.fold_sse = fold_sse
+        #: HTTP exchange -> the last row shown for it (what SSE framing events fold into)
+        self._exchange_rows: dict[Any, Row] = {}
         self.rows: list[Row] = []
         self.summary = Summary()
         self.correlator: Correlator[int] = Correlator()
@@ -245,6 +263,23 @@ class _Analyzer:
         return stats
 
     def feed(self, index: int, msg: Message) -> None:
+        ctx = msg.ctx
+        if self.fold_sse and ctx and msg.kind == Kind.TRANSPORT:
+            ex = _sse_framing(ctx)
+            row = self._exchange_rows.get(ex) if ex is not None else None
+            if row is not None:
+                self.summary.records += 1
+                self.summary.transport += 1
+                row.sse_events += 1
+                return
+        n = len(self.rows)
+        self._feed(index, msg)
+        if ctx and len(self.rows) > n:
+            ex = ctx.get("exchange", ctx.get("stream"))
+            if isinstance(ex, (int, str)):
+                self._exchange_rows[ex] = self.rows[-1]
+
+    def _feed(self, index: int, msg: Message) -> None:
         s = self.summary
         s.records += 1
         kind = msg.kind
@@ -412,15 +447,19 @@ def _first_text(result: dict[str, Any]) -> str | None:
     return None
 
 
-def analyze(session: Session | Iterable[Message], *, payloads: bool = False, info: SessionInfo | None = None) -> Report:
+def analyze(session: Session | Iterable[Message], *, payloads: bool = False, info: SessionInfo | None = None,
+            fold_sse: bool = False) -> Report:
     """Read ``session`` once and return its :class:`Report`.
 
     ``payloads=True`` keeps each message (and the original of an edit) on its row, for ``-v`` and
     ``--json``; leave it off for large files, where rows then hold no references to message bodies.
+    ``fold_sse=True`` (``inspect`` without ``-v``) folds the SSE framing events of an HTTP exchange
+    (priming events, comments: no data of their own) into the row shown before for that exchange
+    (:attr:`Row.sse_events`) instead of a ``(transport) message`` row each.
     """
     if info is None:
         info = session.info if isinstance(session, Session) else SessionInfo()
-    a = _Analyzer(payloads)
+    a = _Analyzer(payloads, fold_sse)
     for index, msg in enumerate(session):
         a.feed(index, msg)
     summary = a.finish()

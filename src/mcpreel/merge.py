@@ -7,7 +7,12 @@ without a time takes the last time of its own file. The merge streams: each inpu
 
 Every record keeps which file it came from in ``Message.extra["file"]`` (a ``"file"`` member on its
 reel line; another producer's line gets the member added to its own object), and the merged header
-lists the inputs in ``metadata["merged"]``. ``seq`` is renumbered for the merged file. Readers of the
+lists the inputs in ``metadata["merged"]``. A reel keeps both; a format with no place for them says so
+(``convert``'s lossy warning names "which file each record came from").
+
+Each source is a server of its own: :func:`select_source` gives one source back as a session (its own
+transport, command and URL from the merged header), which ``serve --source`` and ``replay --source`` use;
+``serve`` refuses a file of several sources without it, since one mock cannot be several servers. ``seq`` is renumbered for the merged file. Readers of the
 merged file correlate per file (:mod:`mcpreel.inspect` does), since each server numbers its own ids.
 """
 
@@ -24,7 +29,8 @@ from mcpreel.errors import UsageError
 from mcpreel.formats import open_session
 from mcpreel.model import Kind, Message, Session, SessionInfo
 
-__all__ = ["MergeInput", "MergeResult", "ORIGIN_KEY", "merge", "merge_sessions", "origin_names"]
+__all__ = ["MergeInput", "MergeResult", "ORIGIN_KEY", "merge", "merge_sessions", "merged_sources", "origin_names",
+           "select_source"]
 
 #: the member that names a record's source file (shared with :mod:`mcpreel.inspect`)
 ORIGIN_KEY = "file"
@@ -134,3 +140,28 @@ def merge(
     choice = choose_output_format(out_path, merged, to)
     features, lost, _ = write_session(merged, out_path, choice.format, warn=warn)
     return MergeResult(inputs, str(out_path), choice.format, features.records, lost)
+
+
+def merged_sources(session: Session) -> list[str]:
+    """The names of a merged session's sources (``metadata["merged"]``), in merge order; [] for any other."""
+    merged = (session.info.metadata or {}).get("merged")
+    if not isinstance(merged, list):
+        return []
+    return [e["file"] for e in merged if isinstance(e, dict) and isinstance(e.get("file"), str)]
+
+
+def select_source(session: Session, name: str, path: str) -> Session:
+    """The records of one source of a merged session, as that source's own session (materialized).
+
+    Raises :class:`UsageError` naming the sources when ``name`` is none of them.
+    """
+    names = merged_sources(session)
+    if name not in names:
+        shown = ", ".join(names) if names else "none: it is not a merged file"
+        raise UsageError(f"{path}: --source {name!r}: the file's sources are {shown}")
+    entry = next(e for e in session.info.metadata["merged"] if isinstance(e, dict) and e.get("file") == name)
+    records = [m for m in session if (m.extra or {}).get(ORIGIN_KEY) == name]
+    info = replace(session.info, label=entry.get("label") or name, transport=entry.get("transport"),
+                   command=list(entry.get("command") or []), url=entry.get("url"),
+                   metadata={k: v for k, v in (session.info.metadata or {}).items() if k != "merged"})
+    return Session(info, records)

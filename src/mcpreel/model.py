@@ -80,7 +80,8 @@ class Message:
     ``t`` is the receive time in epoch milliseconds (None when the source has none); ``seq`` the 0-based
     position the recorder gave it; ``ctx`` the transport context (HTTP method, path, status, headers, SSE
     event/id, stream id). ``modified``/``original`` record an intercept edit, ``dropped`` an intercept
-    drop. ``source`` is where the record stood in the input (1-based line, array index or entry index,
+    drop, ``injected`` a message the proxy sent itself (a viewer's or a rule's, or the error answer to a
+    dropped request), ``decided_by`` who decided (``viewer``, ``timeout``, ``rules:NAME``). ``source`` is where the record stood in the input (1-based line, array index or entry index,
     as the format defines it) so errors can name it. ``extra`` keeps the members of the source record
     that the model has no place for, so a round trip through the same format loses nothing.
     """
@@ -96,6 +97,8 @@ class Message:
     original: Any = None
     dropped: bool = False
     source: int | None = None
+    injected: bool = False
+    decided_by: str | None = None
     extra: dict[str, Any] | None = None
 
     # -- JSON-RPC views of ``raw`` (a batch has none of them) --------------------------------------

@@ -269,3 +269,53 @@ def test_a_miss_is_one_readable_failure_and_x_stops_there(pytester):
         "E   (the test then failed: *",
         "*= 1 failed in *",
     ])
+
+
+def test_the_rules_marker_acts_on_recording_and_on_replay_and_a_bad_file_fails_at_setup(pytester):
+    """``@pytest.mark.mcp_rules``: a file while recording (the real server gets the rewritten call, the
+    cassette holds both versions and who decided), inline rules on replay, a bad file as one line."""
+    import json
+
+    (pytester.path / "rules.yaml").write_text(
+        "- name: louder\n  match: {tool: echo}\n  rewrite: {merge: {params: {arguments: {text: HELLO}}}}\n")
+    _stdio_file(pytester, [*SDK_SERVER, "stdio"], extra=')\n@pytest.mark.mcp_rules("rules.yaml"')
+    result = pytester.runpytest(*ISOLATE, "-s")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*GOT HELLO*"])
+    cassette = pytester.path / "cassettes" / "test_inner" / "test_echo.jsonl"
+    (call,) = [r for r in map(json.loads, cassette.read_text().splitlines())
+               if (r.get("raw") or {}).get("method") == "tools/call"]
+    assert call["decided_by"] == "rules:louder" and call["modified"] is True
+    assert (call["raw"]["params"]["arguments"], call["original"]["params"]["arguments"]) == ({"text": "HELLO"},
+                                                                                            {"text": "hello"})
+
+    rules = [{"name": "down", "match": {"tool": "echo"}, "error": {"code": -32050, "message": "echo is down"}}]
+    pytester.makepyfile(test_inner=f"""
+import asyncio
+import pytest
+from mcp import ClientSession, MCPError, stdio_client
+
+async def echo(params):
+    with open("server-stderr.log", "a") as err:
+      async with stdio_client(params, errlog=err) as (r, w):
+        async with ClientSession(r, w) as s:
+            await s.initialize()
+            try:
+                await s.call_tool("echo", {{"text": "hello"}})
+            except MCPError as exc:
+                return exc.error.code, exc.error.message
+
+@pytest.mark.mcp_cassette(command={DEAD!r})
+@pytest.mark.mcp_rules({rules!r})
+def test_echo(mcp_server):
+    assert asyncio.run(echo(mcp_server.stdio_parameters())) == (-32050, "echo is down")
+""")  # replayed: DEAD never starts
+    pytester.runpytest(*ISOLATE, "-s").assert_outcomes(passed=1)
+
+    # JSON here: pytester's in-process runs import yaml afresh over the C loader of the first one
+    (pytester.path / "rules.json").write_text('[{"name": "x", "delay": -1}]')
+    _stdio_file(pytester, DEAD, extra=')\n@pytest.mark.mcp_rules("rules.json"')
+    result = pytester.runpytest(*ISOLATE, "-s")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"*mcp_cassette: {pytester.path / 'rules.json'}: rule 1 (x): delay is seconds "
+                                 "between 0 and 3600, not -1*"])

@@ -133,7 +133,7 @@ def test_merge_and_redact(tmp_path):
     rules = tmp_path / "rules.json"
     rules.write_text('{"paths": ["$.params.arguments.message"]}')
     red = tmp_path / "r.json"
-    r = run("redact", FIXTURES / "qai" / "qai_session_minimal.json", red, "--rules", rules)
+    r = run("redact", FIXTURES / "qai" / "qai_session_minimal.json", red, "--rules", rules, "--plain")
     assert r.exit_code == 0
     assert r.stdout == f"redacted 1 value (1 path $.params.arguments.message) -> {red} (qai)\n"
     assert json.loads(red.read_text())["messages"][3]["payload"]["params"]["arguments"]["message"] == "[REDACTED]"

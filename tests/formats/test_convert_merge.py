@@ -113,7 +113,7 @@ def test_merge_interleaves_by_time_and_keeps_the_origin(tmp_path):
     assert [m.seq for m in merged] == list(range(6))
     meta = merged.info.metadata["merged"]
     assert [(x["file"], x.get("label"), x["format"], x["session"]) for x in meta] == [
-        ("a.jsonl", "fs", "reel", "A"), ("b.json", None, "qai", "B")]  # qai keeps no label
+        ("a.jsonl", "fs", "reel", "A"), ("b.json", "web", "qai", "B")]  # qai keeps the label (additive member)
     assert merged.info.started == 90 and merged.info.transport == "stdio"
     # both servers use id 1: correlation stays per file
     report = analyze(merged)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
+from mcpreel._infra import jsonio
+
 __all__ = ["JsonPath", "PathSyntaxError", "Step", "parse"]
 
 _TOKEN = re.compile(
@@ -90,43 +92,65 @@ class JsonPath:
         self.text = text
         self.steps = parse(text)
 
-    def apply(self, value: Any, fn: Any) -> tuple[Any, int]:
-        """``value`` with ``fn(v) -> (new, changes)`` applied at every match; (copy, total changes)."""
-        return _apply(value, self.steps, 0, fn)
+    def apply(self, value: Any, fn: Any, *, into_text: bool = False) -> tuple[Any, int]:
+        """``value`` with ``fn(v) -> (new, changes)`` applied at every match; (copy, total changes).
+
+        ``into_text``: a string met where the path goes on (``$.result.content[0].text.sent_to``) or
+        walked by recursive descent (``$..sent_to``) that holds a JSON object or array is parsed, the path
+        goes on inside it, and a changed document is encoded back into the string: tools carry their
+        JSON results as text, and a path that stopped at the string would match nothing, silently.
+        """
+        return _apply(value, self.steps, 0, fn, into_text)
 
     def __repr__(self) -> str:
         return f"JsonPath({self.text!r})"
 
 
-def _apply(value: Any, steps: tuple[Step, ...], i: int, fn: Any) -> tuple[Any, int]:
+def _json_in_text(value: str) -> Any:
+    if value.lstrip()[:1] not in ("{", "["):
+        return None
+    try:
+        inner = jsonio.loads(value)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return inner if isinstance(inner, (dict, list)) else None
+
+
+def _apply(value: Any, steps: tuple[Step, ...], i: int, fn: Any, text: bool = False) -> tuple[Any, int]:
     if i == len(steps):
         return fn(value)
+    if text and isinstance(value, str):
+        inner = _json_in_text(value)
+        if inner is None:
+            return value, 0
+        new_inner, n = _apply(inner, steps, i, fn, text)
+        return (jsonio.dumps_str(new_inner), n) if n else (value, 0)
     kind, arg, at = steps[i]
     if kind == "key":
         if isinstance(value, dict) and arg in value:
-            new, n = _apply(value[arg], steps, i + 1, fn)
+            new, n = _apply(value[arg], steps, i + 1, fn, text)
             if n:
                 value = {**value, arg: new}
             return value, n
         return value, 0
     if kind == "index":
         if isinstance(value, list) and -len(value) <= arg < len(value):
-            new, n = _apply(value[arg], steps, i + 1, fn)
+            new, n = _apply(value[arg], steps, i + 1, fn, text)
             if n:
                 value = list(value)
                 value[arg] = new
             return value, n
         return value, 0
     if kind == "wild":
-        return _each(value, lambda v: _apply(v, steps, i + 1, fn))
+        return _each(value, lambda v: _apply(v, steps, i + 1, fn, text))
     # recursive descent: the rest of the path from here and from every node below
     total = 0
     if arg is None:
-        value, n = _each(value, lambda v: _apply(v, steps, i + 1, fn))
+        value, n = _each(value, lambda v: _apply(v, steps, i + 1, fn, text))
     else:
-        value, n = _apply(value, (Step("key", arg, at),) + steps[i + 1:], 0, fn)
+        value, n = _apply(value, (Step("key", arg, at),) + steps[i + 1:], 0, fn, text)
     total += n
-    value, n = _each(value, lambda v: _apply(v, steps, i, fn))
+    value, n = _each(value, lambda v: _apply(v, steps, i, fn, text))
     return value, total + n
 
 

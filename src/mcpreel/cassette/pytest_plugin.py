@@ -18,6 +18,14 @@ request the cassette could not answer fails the test (the test's own failure, no
 teardown), with the closest recorded request and how it differs; so does a recording that broke off or
 could not be saved (the cassette is then left as it was, and the failure names it and why).
 
+Fault injection: ``@pytest.mark.mcp_rules("rules.yaml")`` (a rules file, relative to the test file's folder,
+as ``mcpreel serve --rules`` reads it) or ``@pytest.mark.mcp_rules([{"name": "slow", "match": {"tool":
+"search"}, "delay": 2}])`` (the rules themselves) puts rules between the test's client and the cassette:
+when it is replayed they act on the mock's traffic (delay, rewrite, drop, timeout, error, malformed,
+close); when it is recorded, on the recording proxy's (``timeout`` and ``malformed`` are then refused), and
+the cassette records each action with ``decided_by: "rules:NAME"``. A bad rules file fails the test at
+setup, in one line naming the file, the rule and what is wrong.
+
 Loaded in every pytest run where mcpreel is installed, so it imports nothing heavy until a test asks.
 """
 
@@ -36,6 +44,7 @@ from mcpreel.errors import McpreelError, UsageError
 __all__ = ["cassette_path", "mcp_server"]
 
 _MARKER = "mcp_cassette"
+_RULES_MARKER = "mcp_rules"
 _MARKER_KEYS = frozenset({"path", "command", "url", "transport", "record_mode", "env", "cwd", "match"})
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _DEST = "mcpreel_record_mode"
@@ -78,6 +87,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "match=None): back the mcp_server fixture with a cassette file, recorded from the real MCP server "
         "(a stdio command or a URL) as the record mode says",
     )
+    config.addinivalue_line(
+        "markers",
+        f"{_RULES_MARKER}(rules): fault injection for the mcp_server fixture: a rules file (relative to the test "
+        "file's folder) or a list of rules, as `mcpreel serve --rules` takes them",
+    )
 
 
 def _safe(name: str) -> str:
@@ -114,6 +128,21 @@ def _marker_options(node: pytest.Item) -> dict[str, Any]:
     return options
 
 
+def _rules_option(node: pytest.Item) -> str | Path | list[Any] | None:
+    marker = node.get_closest_marker(_RULES_MARKER)
+    if marker is None:
+        return None
+    if len(marker.args) != 1 or marker.kwargs:
+        raise UsageError(f"@pytest.mark.{_RULES_MARKER} takes one argument: a rules file or a list of rules")
+    given = marker.args[0]
+    if isinstance(given, list):
+        return given
+    if isinstance(given, (str, Path)):
+        path = Path(given)
+        return path if path.is_absolute() else Path(node.path).parent / path
+    raise UsageError(f"@pytest.mark.{_RULES_MARKER}: a rules file or a list of rules, not {type(given).__name__}")
+
+
 @pytest.fixture
 def mcp_server(request: pytest.FixtureRequest) -> Iterator[Any]:
     """An MCP server backed by the test's cassette (see :mod:`mcpreel.cassette.pytest_plugin`)."""
@@ -127,6 +156,7 @@ def mcp_server(request: pytest.FixtureRequest) -> Iterator[Any]:
             cassette_path(request.node, options.get("path")), mode, command=options.get("command"),
             url=options.get("url"), transport=options.get("transport"), env=options.get("env"),
             cwd=options.get("cwd"), match=options.get("match") or "method-params",
+            rules=_rules_option(request.node),
         )
     except McpreelError as exc:
         failure = f"mcp_cassette: {exc}"

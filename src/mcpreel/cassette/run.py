@@ -183,11 +183,14 @@ def serve_cassette(
     on_event: Callable[[str], None] | None = None,
     on_ready: Callable[[Plan, str], None] | None = None,
     warn: Callable[[str], None] | None = None,
+    rules: Any = None,
 ) -> CassetteRun:
     """Serve ``cassette`` in record mode ``mode`` until the client leaves (stdio) or a signal (HTTP).
 
     ``command``/``url`` is the real server, needed when the plan records or forwards.
     ``on_ready(plan, where)`` is called once the client can connect (``where`` is ``"stdio"`` or a URL).
+    ``rules`` (a :class:`mcpreel.rules.RuleSet`) act on what the client sends and is answered: on the mock
+    when replaying, on the recording proxy (:mod:`mcpreel.rules.intercept`) when recording.
     """
     out = RunReport(report)
     try:
@@ -202,9 +205,15 @@ def serve_cassette(
                 on_ready(p, where)
 
         if p.record:
+            interceptor = None
+            if rules is not None:
+                from mcpreel.rules.intercept import RulesInterceptor, check_for_recording
+
+                check_for_recording(rules, transport)
+                interceptor = RulesInterceptor(rules)
             run.recording = _record(p, command=command, url=url, transport=transport, host=host, port=port,
                                     allow_origins=allow_origins, allow_hosts=allow_hosts, ready=ready,
-                                    warn=warn)
+                                    warn=warn, interceptor=interceptor)
             rec = run.recording
             if rec.saved:
                 out.write("saved", cassette=str(rec.cassette), messages=rec.messages)
@@ -213,7 +222,8 @@ def serve_cassette(
         else:
             run.stats = _replay(p, command=command, url=url, transport=transport, host=host, port=port,
                                 match=match, repeat=repeat, allow_origins=allow_origins, allow_hosts=allow_hosts,
-                                answer_timeout=answer_timeout, ready=ready, out=out, on_event=on_event)
+                                answer_timeout=answer_timeout, ready=ready, out=out, on_event=on_event,
+                                rules=rules)
             s = run.stats
             out.write("done", requests=s.requests, answered=s.answered, missed=len(s.misses), forwarded=s.forwarded)
         return run
@@ -228,7 +238,7 @@ def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str
             match: str, repeat: bool, allow_origins: tuple[str, ...], answer_timeout: float,
             allow_hosts: tuple[str, ...] = (),
             ready: Callable[[str], None],
-            out: RunReport, on_event: Callable[[str], None] | None) -> Any:
+            out: RunReport, on_event: Callable[[str], None] | None, rules: Any = None) -> Any:
     from mcpreel.mock import MockOptions, serve_file
 
     forwarding = p.on_miss == "forward"
@@ -260,7 +270,7 @@ def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str
         p.cassette, transport=transport, host=host, port=port, options=options,
         forward_command=shlex.join(_argv(command)) if forwarding and command is not None else None,
         forward_url=url if forwarding else None, allow_origins=allow_origins, allow_hosts=allow_hosts,
-        on_event=event, on_ready=started,
+        on_event=event, on_ready=started, rules=rules,
     )
     report_misses()
     return mock.stats
@@ -283,7 +293,7 @@ def miss_fields(miss: Any) -> dict[str, Any]:
 def _record(p: Plan, *, command: Command | None, url: str | None, transport: str, host: str, port: int,
             allow_origins: tuple[str, ...], ready: Callable[[str], None],
             allow_hosts: tuple[str, ...] = (),
-            warn: Callable[[str], None] | None) -> Recording:
+            warn: Callable[[str], None] | None, interceptor: Any = None) -> Recording:
     cassette = p.cassette
     cassette.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{cassette.name}.", suffix=".recording", dir=cassette.parent)  # 0600
@@ -296,7 +306,8 @@ def _record(p: Plan, *, command: Command | None, url: str | None, transport: str
 
             assert command is not None
             ready("stdio")
-            result = record_stdio(_argv(command), tmp, label=cassette.stem, save_every=None, warn=warn)
+            result = record_stdio(_argv(command), tmp, label=cassette.stem, save_every=None, warn=warn,
+                                  interceptor=interceptor)
             clean, reason = result.client_ended, result.reason
             if not clean:
                 reason += " before the client ended the session"
@@ -306,7 +317,8 @@ def _record(p: Plan, *, command: Command | None, url: str | None, transport: str
 
             assert url is not None
             config = ProxyConfig(transport, url, allow_origins=tuple(allow_origins), allow_hosts=tuple(allow_hosts))
-            hresult = record_http(config, tmp, host=host, port=port, label=cassette.stem, ready=ready, warn=warn)
+            hresult = record_http(config, tmp, host=host, port=port, label=cassette.stem, ready=ready, warn=warn,
+                                  interceptor=interceptor)
             clean, reason = True, hresult.reason
         recording = _judge(tmp, cassette, clean, reason)
         if recording.saved:

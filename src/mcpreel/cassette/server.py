@@ -235,6 +235,30 @@ def _stdio_env(extra: Mapping[str, str] | None) -> dict[str, str]:
     return with_environ(extra)
 
 
+def _rules_file(rules: str | os.PathLike[str] | list[Any], workdir: Path, recording: bool, transport: str) -> str:
+    """The rules file for ``serve --rules``, checked now so a bad one fails the test before it starts
+    (inline rules are written to ``workdir``, private to this server)."""
+    from mcpreel.rules import RuleSet, load_rules, parse_rules
+    from mcpreel.rules.intercept import check_for_recording
+
+    try:
+        if isinstance(rules, list):
+            source = "the mcp_rules marker's rules"
+            ruleset = RuleSet(parse_rules(rules, source=source), source)
+            path = workdir / "rules.json"
+            with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+                json.dump(rules, f)
+        else:
+            path = Path(rules).absolute()
+            ruleset = RuleSet(load_rules(path), str(path))
+        if recording:
+            check_for_recording(ruleset, transport)
+    except Exception:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    return str(path)
+
+
 def cassette_server(
     cassette: str | os.PathLike[str],
     mode: RecordMode | str = RecordMode.ONCE,
@@ -246,6 +270,7 @@ def cassette_server(
     cwd: str | os.PathLike[str] | None = None,
     match: str = "method-params",
     start_timeout: float = 30.0,
+    rules: str | os.PathLike[str] | list[Any] | None = None,
 ) -> CassetteServer:
     """A server for a test, backed by ``cassette`` in record mode ``mode``.
 
@@ -255,6 +280,7 @@ def cassette_server(
     which the serving process (and so the real server it starts) always gets; ``cwd`` defaults to the
     test's working directory. Raises a :class:`~mcpreel.errors.McpreelError` when the cassette is
     corrupt, the mode unknown, the words do not fit, or an HTTP server does not come up in time.
+    ``rules`` (a rules file, or the rules themselves as a list) go to ``serve --rules``, checked here first.
     """
     from mcpreel.cassette.run import TRANSPORTS, check_target, http_transport_for, plan
 
@@ -274,6 +300,8 @@ def cassette_server(
     report = workdir / "report.jsonl"
     argv = [*MCPREEL, "serve", str(path), "--record-mode", p.mode.value, "--report", str(report),
             "--match", match]
+    if rules is not None:
+        argv += ["--rules", _rules_file(rules, workdir, p.record, transport)]
     shown_cwd = os.fspath(cwd) if cwd is not None else None
     if transport == "stdio":
         if command is not None:

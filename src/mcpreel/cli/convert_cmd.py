@@ -21,8 +21,10 @@ from mcpreel.formats import reader_names, writer_names
               help=f"Output format ({', '.join(writer_names())}); "
                    "auto: from OUT's name (.jsonl reel, .json qai, .har har, .trace.jsonl assay-v2).")
 @click.option("--strict", is_flag=True, help="Also refuse duplicate JSON members in the input.")
+@click.option("--keep-secrets", is_flag=True,
+              help="Keep secret query parameters (?api_key=, ?token=, …) in the session's URLs (redacted by default).")
 @output.run_command
-def convert_command(input_path: str, output_path: str, from_: str, to: str, strict: bool) -> None:
+def convert_command(input_path: str, output_path: str, from_: str, to: str, strict: bool, keep_secrets: bool) -> None:
     """Convert a session file to another format.
 
     A lossy target (jsonrpc drops times and directions, a trace keeps only tool semantics, ...) gets
@@ -30,7 +32,7 @@ def convert_command(input_path: str, output_path: str, from_: str, to: str, stri
     """
     size = Path(input_path).stat().st_size if Path(input_path).is_file() else 0
     with output.byte_progress(size, f"converting {Path(input_path).name}") as progress:
-        result = convert(input_path, output_path, from_, to, strict=strict,
+        result = convert(input_path, output_path, from_, to, strict=strict, keep_secrets=keep_secrets,
                          warn=lambda w: output.warning(f"{input_path}: {w}"), on_progress=progress)
     if result.detection is not None and not result.detection.obvious:
         output.info(f"{input_path}: read as {result.detection.format}: {result.detection.reason}")

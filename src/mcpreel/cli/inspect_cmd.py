@@ -25,7 +25,8 @@ def inspect_command(path: str, verbose: bool, as_json: bool, summary_only: bool,
     from mcpreel.render import inspect as render
 
     session, detection = open_session(path, fmt)
-    report = analyze(session, payloads=verbose)
+    # SSE framing events fold into their exchange's row on screen; -v and --json keep a row for each
+    report = analyze(session, payloads=verbose, fold_sse=not (verbose or as_json))
     if not detection.obvious:
         output.info(f"{path}: read as {detection.format}: {detection.reason}")
     if as_json:

@@ -17,7 +17,9 @@ from mcpreel.cli.params import FORMAT_AUTO
 def merge_command(inputs: tuple[str, ...], out: str, to: str, from_: str) -> None:
     """Merge session files (one per server) into one, interleaved by time.
 
-    Each record keeps the file it came from (its "file" member).
+    In a reel each record keeps the file it came from (its "file" member); another format that has no
+    place for it says so ("drops which file each record came from"). Serve or replay one source of the
+    merged file with --source NAME.
     """
     from mcpreel.merge import merge
 

@@ -35,7 +35,8 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--transport", type=click.Choice(TRANSPORTS), default="stdio", show_default=True,
                      help="How the client and the server talk."),
         click.option("--out", type=click.Path(dir_okay=False),
-                     help="The reel to write (replaced if it exists) [default: ./mcpreel-sessions/<label>-<UTC time>.jsonl]."),
+                     help="The reel to write; an existing reel gets the new session appended "
+                          "[default: ./mcpreel-sessions/<label>-<UTC time>.jsonl]."),
         click.option("--label", help="A short name for the session [default: from the server command or URL]."),
         click.option("--session-file", type=click.Path(dir_okay=False),
                      help="Also keep a qai session file (JSON), saved at exit and every --save-every seconds."),
@@ -46,7 +47,8 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--listen", default=DEFAULT_LISTEN, show_default=True, metavar="HOST:PORT",
                      help="HTTP transports: where the proxy listens."),
         click.option("--keep-secrets", is_flag=True,
-                     help="HTTP transports: keep Authorization, cookies and API keys in the recorded headers."),
+                     help="HTTP transports: keep Authorization, cookies and API keys in the recorded headers, and "
+                          "secret query parameters (?api_key=, ?token=, …) in the URLs written and printed."),
         click.option("--envelope", type=click.Path(dir_okay=False),
                      help="HTTP transports: also write the HTTP transcript envelope (JSON)."),
         click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
@@ -54,7 +56,18 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
                      help="HTTP transports: a Host name a loopback listener accepts beyond the loopback names "
                           "(others are refused 421: DNS rebinding; repeatable)."),
+        click.option("--rules", "rules_file", type=click.Path(dir_okay=False), metavar="FILE",
+                     help="Fault injection: a rules file (JSON or YAML) whose rules delay, rewrite, drop, fail or "
+                          "close what is relayed; each action is recorded with decided_by rules:NAME."),
         click.option("-q", "--quiet", is_flag=True, help="Say nothing of the recorder's own on stderr (warnings still)."),
+        click.option("--intercept", is_flag=False, flag_value="", default=None, metavar="[FILTER]",
+                     help="Hold messages matching FILTER (filter tokens: method:tools/call tool:NAME dir:out ...; "
+                          "default: every request from the client) until a viewer (mcpreel tui) forwards, edits "
+                          "or drops them."),
+        click.option("--intercept-timeout", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+                     help="With --intercept: a held message goes on unchanged after SECONDS (default: it waits)."),
+        click.option("--no-control", is_flag=True,
+                     help="Run no control socket (no live viewer, no --intercept)."),
         click.option("--otlp-endpoint", metavar="URL",
                      help="Also export spans live to this OTLP/HTTP collector (batched, off the forwarding path; "
                           "a dead collector costs one warning). Needs mcpreel[otel]."),
@@ -68,6 +81,17 @@ def _given(ctx: click.Context, name: str) -> bool:
     source = ctx.get_parameter_source(name)
     return source is not None and source not in (click.core.ParameterSource.DEFAULT,
                                                  click.core.ParameterSource.DEFAULT_MAP)
+
+
+def interceptors(rules: Any, control: Any) -> Any:
+    """What decides on the forwarding path: ``--rules`` first, then a person at the control channel."""
+    if rules is None:
+        return control
+    if control is None:
+        return rules
+    from mcpreel.record.intercept import Interceptors
+
+    return Interceptors([rules, control])
 
 
 def run_record(
@@ -91,6 +115,10 @@ def run_record(
     target_flag: str = "--target",
     out_dir: str | None = None,
     otlp_endpoint: str | None = None,
+    intercept: str | None = None,
+    intercept_timeout: float | None = None,
+    no_control: bool = False,
+    rules_file: str | None = None,
 ) -> None:
     """Check the words of the call, pick the defaults, run the recorder of ``transport``, exit with its code."""
     from mcpreel.record import ServerStartError, default_label, default_out_path, record_stdio
@@ -128,6 +156,14 @@ def run_record(
         from mcpreel.otel.export import endpoint_url
 
         endpoint_url(otlp_endpoint)  # a bad URL is refused before anything starts
+    rules = None
+    if rules_file is not None:
+        from mcpreel.rules import RuleSet, load_rules
+        from mcpreel.rules.intercept import RulesInterceptor, check_for_recording
+
+        ruleset = RuleSet(load_rules(rules_file), rules_file)
+        check_for_recording(ruleset, transport)
+        rules = RulesInterceptor(ruleset)
     if transport != "stdio":
         from mcpreel.cli.record_http import run_http_record
 
@@ -137,7 +173,9 @@ def run_record(
             transport=transport, target=target, listen=listen, out=Path(out) if out else None, label=label,
             session_file=session_file, save_every=save_every, redactor=redactor, keep_secrets=keep_secrets,
             envelope=envelope, allow_origins=list(allow_origins), otlp_endpoint=otlp_endpoint,
-            allow_hosts=list(allow_hosts),
+            allow_hosts=list(allow_hosts), control=dict(intercept=intercept, intercept_timeout=intercept_timeout,
+                                                        no_control=no_control, quiet=quiet),
+            rules=rules, quiet=quiet,
         ))
 
     if out_dir and out:
@@ -146,15 +184,23 @@ def run_record(
     shown = list(command)
     if redactor is not None:
         shown = Redactor().command(shown)  # a redactor of its own: the recording counts only what it records
+    from mcpreel.cli.record_control import start_control
+
+    control = start_control(transport="stdio", reel=out_path, intercept=intercept, intercept_timeout=intercept_timeout,
+                            no_control=no_control, quiet=quiet)
     say(f"recording {shlex.join(shown)} -> {out_path}")
     try:
         result = record_stdio(
             command, out_path, label=label, session_file=session_file, save_every=save_every,
             redactor=redactor, warn=output.warning, otlp_endpoint=otlp_endpoint,
+            addons=[control] if control is not None else (), interceptor=interceptors(rules, control),
         )
     except ServerStartError:
         say(f"session recorded in {out_path}" + (f" and {session_file}" if session_file else ""))
         raise
+    finally:
+        if control is not None:
+            control.close()
     files = f"{result.out}" + (f" and {result.session_file}" if result.session_file else "")
     notes = [f"{result.invalid} invalid lines"] if result.invalid else []
     if result.redacted is not None:

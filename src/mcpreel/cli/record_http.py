@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from mcpreel.cli import output
 from mcpreel.record.http_proxy import ProxyConfig, parse_listen
 from mcpreel.record.http_session import HttpRecordResult, record_http
+from mcpreel.record.intercept import Interceptor
 from mcpreel.redact import Redactor
+from mcpreel.redact.urls import redact_url
 from mcpreel.serving.origin import is_loopback
 
 __all__ = ["run_http_record", "summary"]
@@ -57,8 +60,19 @@ def run_http_record(
     allow_origins: Sequence[str] = (),
     otlp_endpoint: str | None = None,
     allow_hosts: Sequence[str] = (),
+    control: dict[str, Any] | None = None,
+    rules: Interceptor | None = None,
+    quiet: bool = False,
 ) -> int:
-    """Record an HTTP MCP session until SIGINT/SIGTERM; returns the exit code (0 after a clean stop)."""
+    """Record an HTTP MCP session until SIGINT/SIGTERM; returns the exit code (0 after a clean stop).
+
+    ``control``: the ``--intercept`` / ``--intercept-timeout`` / ``--no-control`` / ``-q`` words
+    (:func:`mcpreel.cli.record_control.start_control`); ``rules``: the ``--rules`` interceptor, which decides
+    before the control channel's person. ``quiet`` (``record -q``) silences the three lines of the
+    recorder's own (warnings still show). The target and the client's URL are printed with their secret
+    query parameters redacted unless ``keep_secrets``; a listener on every address (``0.0.0.0``, ``::``) is
+    shown as a URL a client can use.
+    """
     from mcpreel.record.naming import default_label, default_out_path
 
     config = ProxyConfig(transport, target, allow_origins=tuple(allow_origins), keep_secrets=keep_secrets,
@@ -70,14 +84,54 @@ def run_http_record(
     label = label or default_label(url=target)
     out_path = Path(out) if out is not None else default_out_path(label)  # last: every word was checked
 
-    def ready(url: str) -> None:
-        output.info(f"mcpreel: recording {_NAMES[transport]} {target} -> {out_path}")
-        output.info(f"mcpreel: point your MCP client at {url}  (Ctrl+C to stop)")
+    from mcpreel.cli.record_cmd import interceptors
+    from mcpreel.cli.record_control import say as say_control
+    from mcpreel.cli.record_control import start_control
 
-    result = record_http(
-        config, out_path, host=host, port=port, label=label, session_file=session_file,
-        save_every=save_every, redactor=redactor, envelope=envelope, ready=ready, warn=output.warning,
-        otlp_endpoint=otlp_endpoint,
-    )
-    output.info(f"mcpreel: {summary(result)}")
+    say = (lambda text: None) if quiet else (lambda text: output.info(f"mcpreel: {text}"))
+    shown_target = config.shown_target
+    words = dict(control or {})
+    server = start_control(transport=transport, reel=out_path, intercept=words.get("intercept"),
+                           intercept_timeout=words.get("intercept_timeout"),
+                           no_control=bool(words.get("no_control")), quiet=quiet or bool(words.get("quiet")),
+                           announce=False)
+
+    def ready(url: str) -> None:
+        if server is not None:
+            server.listen = url
+            server.write_info()
+            if not (quiet or words.get("quiet")):
+                say_control(server)
+        shown = client_url(url if keep_secrets else redact_url(url), host)
+        note = "" if shown == url or keep_secrets else " with the secret parameters of --target"
+        say(f"recording {_NAMES[transport]} {shown_target} -> {out_path}")
+        say(f"point your MCP client at {shown}{note}  (Ctrl+C to stop)")
+
+    try:
+        result = record_http(
+            config, out_path, host=host, port=port, label=label, session_file=session_file,
+            save_every=save_every, redactor=redactor, envelope=envelope, ready=ready, warn=output.warning,
+            otlp_endpoint=otlp_endpoint, addons=[server] if server is not None else (),
+            interceptor=interceptors(rules, server),
+        )
+    finally:
+        if server is not None:
+            server.close()
+    say(summary(result))
     return result.exit_code
+
+
+def client_url(url: str, host: str) -> str:
+    """``url`` as a client can use it: a wildcard listener (``0.0.0.0``, ``::``) is reached at this host's
+    name (or 127.0.0.1 when the name does not resolve here), never at the wildcard itself."""
+    if host not in ("0.0.0.0", "::", ""):
+        return url
+    import socket
+
+    name = socket.gethostname()
+    try:
+        socket.getaddrinfo(name, None)
+    except OSError:
+        name = "127.0.0.1"
+    wildcard = "[::]" if host == "::" else host
+    return url.replace(f"//{wildcard}:", f"//{name or '127.0.0.1'}:", 1)

@@ -22,7 +22,7 @@ def parse_headers(values: tuple[str, ...]) -> dict[str, str]:
 def run_replay(session: str, fmt: str, target_command: str | None, target_url: str | None, transport: str,
                headers: tuple[str, ...], ignore_paths: tuple[str, ...], out_json: str | None, junit: str | None,
                original: bool, timeout: float, era: str = "auto", session_index: int | None = None,
-               html: str | None = None, all_rows: bool = False) -> int:
+               html: str | None = None, source: str | None = None, all_rows: bool = False) -> int:
     """Parse, run, render, write; returns the exit code (0 all same, 1 differences).
 
     Results are drawn as they are judged and not kept (unless --html, whose page holds them all): a row
@@ -62,7 +62,8 @@ def run_replay(session: str, fmt: str, target_command: str | None, target_url: s
     try:
         report = replay_file(session, command=target_command, url=target_url, transport=transport,
                              headers=parse_headers(headers), format=fmt, options=options,
-                             on_event=lambda line: output.warning(line), session_index=session_index, sink=sink)
+                             on_event=lambda line: output.warning(line), session_index=session_index,
+                             source=source, sink=sink)
         output.show(render.closing(report))
         if json_spool is not None and out_json:
             output.save(out_json, lambda fh: json_spool.write(fh, report))
@@ -106,13 +107,16 @@ _TRANSPORTS = click.Choice(["auto", "streamable-http", "sse"])
                    "2026-07-28 (modern).")
 @click.option("--session", "session_index", type=click.IntRange(min=1), metavar="N",
               help="Replay only the Nth client session of the file (`mcpreel inspect` lists them).")
+@click.option("--source", metavar="NAME",
+              help="A merged file: replay only this source's records (a file name of `mcpreel merge`), against "
+                   "that server.")
 @click.option("--all", "all_rows", is_flag=True, help="List every request's result, not only those that are not the same.")
 @click.pass_context
 @output.run_command
 def replay_command(ctx: click.Context, session: str, target_command: str | None, target_url: str | None,
                    transport: str, headers: tuple[str, ...], fmt: str, ignore_paths: tuple[str, ...],
                    out_json: str | None, junit: str | None, html: str | None, original: bool, timeout: float,
-                   era: str, session_index: int | None, all_rows: bool = False) -> None:
+                   era: str, session_index: int | None, source: str | None, all_rows: bool = False) -> None:
     """Replay a recorded session against a server and compare every response.
 
     A file holding several client sessions is replayed session by session, each on a fresh connection
@@ -123,7 +127,7 @@ def replay_command(ctx: click.Context, session: str, target_command: str | None,
     Exit 0 when every response matches the recording, 1 on any difference, 2 when the replay could not run.
     """
     ctx.exit(run_replay(session, fmt, target_command, target_url, transport, headers, ignore_paths, out_json,
-                        junit, original, timeout, era, session_index, html, all_rows))
+                        junit, original, timeout, era, session_index, html, source, all_rows))
 
 
 @click.command("replay")

@@ -62,14 +62,21 @@ class RecordModeParam(click.ParamType):
                    "new_episodes (replay; misses go to the real server and join it), none (replay only; "
                    "misses fail), all (record it again). The real server: --target-command (stdio) or "
                    "--target-url (HTTP).")
+@click.option("--rules", "rules_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Fault injection: a rules file (JSON or YAML) whose rules delay, rewrite, drop, fail, "
+                   "break or close what the client sends and is answered.")
 @click.option("--report", type=click.Path(dir_okay=False), metavar="FILE",
               help="With --record-mode: append what happens (ready, misses, saved) to FILE as JSON lines.")
+@click.option("--source", "source_name", metavar="NAME",
+              help="A merged file: serve this source's server only (a file name of `mcpreel merge`; required "
+                   "when the file merges several servers: run one serve per source, each on its own port).")
 @click.pass_context
 @output.run_command
 def serve_command(ctx: click.Context, session: str, transport: str, host: str, port: int, fmt: str, match: str,
                   no_repeat: bool, on_miss: str, target_command: str | None, target_url: str | None,
                   allow_origins: tuple[str, ...], allow_hosts: tuple[str, ...], answer_timeout: float,
-                  record_mode: RecordMode | None, report: str | None) -> None:
+                  record_mode: RecordMode | None, rules_file: str | None, report: str | None,
+                  source_name: str | None) -> None:
     """Serve a recorded session as an MCP server (a mock for testing clients).
 
     \b
@@ -77,16 +84,20 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
       mcpreel serve cassette.jsonl --record-mode once --target-command "python server.py"
     """
     from mcpreel.mock import Mock, MockOptions, serve_file
+    from mcpreel.rules import RuleSet, load_rules
 
+    rules = RuleSet(load_rules(rules_file), rules_file) if rules_file is not None else None
     if record_mode is not None:
         for name, flag in (("on_miss", "--on-miss"), ("fmt", "--format")):
             source = ctx.get_parameter_source(name)
             if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP"):
                 raise UsageError(f"--record-mode decides what a miss does and reads the cassette itself: drop {flag}")
+        if source_name is not None:
+            raise UsageError("--source serves one server of a merged file; a cassette (--record-mode) is one server")
         _serve_cassette(session, record_mode, transport=transport, host=host, port=port, match=match,
                         repeat=not no_repeat, target_command=target_command, target_url=target_url,
                         allow_origins=allow_origins, allow_hosts=allow_hosts, answer_timeout=answer_timeout,
-                        report=report)
+                        report=report, rules=rules)
         return
     if report is not None:
         raise UsageError("--report goes with --record-mode")
@@ -102,7 +113,7 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
     options = MockOptions(match=match, repeat=not no_repeat, on_miss=on_miss, answer_timeout=answer_timeout)
     mock = serve_file(session, transport=transport, host=host, port=port, format=fmt, options=options,
                       forward_command=target_command, forward_url=target_url, allow_origins=allow_origins,
-                      allow_hosts=allow_hosts,
+                      allow_hosts=allow_hosts, source=source_name, rules=rules,
                       on_event=lambda line: output.info(f"serve: {line}"), on_ready=ready)
     stats = mock.stats
     output.info(f"served {stats.requests} requests: {stats.answered} answered from the recording, "

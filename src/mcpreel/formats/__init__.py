@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcpreel.errors import UsageError
+from mcpreel.errors import InputError, UsageError
 from mcpreel.formats._source import Source
 from mcpreel.model import Session
 
@@ -242,9 +242,18 @@ def open_session(
         detection = detect(source)
     else:
         detection = Detection(canonical_name(format), "given", obvious=True)
-    session = get_reader(detection.format)(source)
-    if detection.reason == "given":
-        _refuse_foreign(session, detection.format, path, strict)
+    try:
+        session = get_reader(detection.format)(source)
+        if detection.reason == "given":
+            _refuse_foreign(session, detection.format, path, strict)
+    except InputError as exc:
+        if detection.reason != "given" or "the content looks like" in exc.rule:
+            raise
+        # a forced format that fails at once: say what the content looks like and how to read it
+        hint = _looks_like(path, strict, detection.format)
+        if not hint:
+            raise
+        raise type(exc)(exc.rule + hint, path=exc.path, line=exc.line) from exc
     session.info.source_format = session.info.source_format or detection.format
     return session, detection
 
@@ -263,12 +272,26 @@ def _looks_jsonrpc(member: Any) -> bool:
             or ("id" in member and ("result" in member or "error" in member)))
 
 
+def _looks_like(path: str | Path, strict: bool, fmt: str) -> str:
+    """``; the content looks like X (why): ...`` when the sniffer sees another format than ``fmt``, else ""."""
+    from mcpreel.formats.sniff import detect
+
+    try:
+        looks = detect(Source(path, strict=strict))
+    except Exception as exc:  # the sniffer knows it no better, or names what it is (a HAR, a trace)
+        rule = getattr(exc, "rule", None)
+        return f"; the content is {rule}" if isinstance(rule, str) and "does not read" in rule else ""
+    if looks.format == fmt:
+        return ""
+    return f"; the content looks like {looks.format} ({looks.reason}): read it as {looks.format} (--format/--from " \
+           f"{looks.format}, or auto)"
+
+
 def _refuse_foreign(session: Session, fmt: str, path: str | Path, strict: bool) -> None:
     """A format forced with ``--format`` must find its shape in the file: a reading in which none of
     the first message records is a JSON-RPC message is another format read as garbage, an input error
     (exit 2) naming what the content looks like, never a trace of unknown calls."""
     from mcpreel.errors import FormatError
-    from mcpreel.formats.sniff import detect
     from mcpreel.model import Kind
 
     seen = 0
@@ -282,11 +305,7 @@ def _refuse_foreign(session: Session, fmt: str, path: str | Path, strict: bool) 
             break
     if seen == 0:
         return  # nothing but stderr, transport events or nothing at all: no verdict on the shape
-    try:
-        looks = detect(Source(path, strict=strict))
-        hint = f"; the content looks like {looks.format} ({looks.reason}): try --format {looks.format} or auto"
-    except Exception:  # the sniffer knows it no better: say only what is wrong
-        hint = ""
+    hint = _looks_like(path, strict, fmt)
     raise FormatError(f"does not have the {fmt} format's shape: read as {fmt}, none of its first {seen} records is a JSON-RPC "
                       f"message{hint}", path=str(path))
 

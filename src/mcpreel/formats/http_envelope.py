@@ -137,6 +137,16 @@ def _is_challenge(ctx: dict[str, Any]) -> bool:
     return isinstance(headers, dict) and any(isinstance(k, str) and k.lower() == "www-authenticate" for k in headers)
 
 
+_SESSION_HEADERS = {"mcp-protocol-version": "MCP-Protocol-Version", "mcp-session-id": "Mcp-Session-Id"}
+
+
+def _note_session_headers(headers: dict[str, Any], seen: dict[str, str]) -> None:
+    for name, value in headers.items():
+        canonical = _SESSION_HEADERS.get(name.lower()) if isinstance(name, str) else None
+        if canonical is not None and isinstance(value, str):
+            seen[canonical] = value
+
+
 def write(session: Session, out: BinaryIO, *, label: str | None = None) -> list[str]:
     """Write the envelope; returns what it had to drop beyond what :data:`KEEPS` says (in words)."""
     transport = session.info.transport
@@ -155,7 +165,12 @@ def write(session: Session, out: BinaryIO, *, label: str | None = None) -> list[
         doc["transport_context"] = top
     entries: list[dict[str, Any]] = []
     bodiless = 0
+    # without a session context of its own (a reel), the last MCP-Protocol-Version / Mcp-Session-Id the
+    # exchanges carried become it, as the recorder's --envelope does: one writer, one result
+    seen: dict[str, str] | None = {} if not top else None
     for msg in session:
+        if seen is not None and msg.ctx and isinstance(msg.ctx.get("headers"), dict):
+            _note_session_headers(msg.ctx["headers"], seen)
         if msg.dropped or msg.kind not in (Kind.MESSAGE, Kind.TRANSPORT):
             continue
         entry: dict[str, Any] = {}
@@ -204,6 +219,8 @@ def write(session: Session, out: BinaryIO, *, label: str | None = None) -> list[
             else:
                 entry["response"] = msg.raw
         entries.append(entry)
+    if seen:
+        doc = {"transport": label, "transport_context": {"headers": seen}}
     doc["entries"] = entries
     out.write(jsonio.dumps(doc))
     out.write(b"\n")

@@ -92,11 +92,17 @@ def read(source: Source) -> Session:
     return Session(info, out)
 
 
-def write(session: Session, out: BinaryIO) -> None:
-    """The Inspector v2 export: responses folded into their request's entry, with ``duration``."""
+def write(session: Session, out: BinaryIO) -> list[str]:
+    """The Inspector v2 export: responses folded into their request's entry, with ``duration``.
+
+    Folding moves a response ahead of the notifications and server requests that came between its
+    request and it; the format cannot keep that order, so the returned loss (for ``convert``'s warning)
+    names how many responses moved and ahead of how many messages.
+    """
     entries: list[dict[str, Any]] = []
     pending: dict[tuple[str, Any], dict[str, Any]] = {}
     n = 0
+    moved = overtaken = 0
     for msg in session:
         if msg.kind != Kind.MESSAGE or msg.dropped:
             continue
@@ -115,11 +121,16 @@ def write(session: Session, out: BinaryIO) -> None:
                 entries.append(entry)
                 if "id" in raw and raw["id"] is not None:
                     entry["_t"] = msg.t
+                    entry["_i"] = len(entries) - 1
                     pending[(msg.dir or "in", verbatim_key(raw["id"]))] = entry
             else:
                 req = pending.pop(("out" if msg.dir == "in" else "in", verbatim_key(raw.get("id"))), None)
                 if req is not None:
                     req["response"] = raw
+                    between = len(entries) - 1 - req["_i"]
+                    if between:
+                        moved += 1
+                        overtaken += between
                     t0 = req.get("_t")
                     if t0 is not None and msg.t is not None:
                         req["duration"] = msg.t - t0
@@ -128,5 +139,11 @@ def write(session: Session, out: BinaryIO) -> None:
                     entries.append({"id": n, "timestamp": ts, "direction": "response", "origin": origin, "message": raw})
     for e in entries:
         e.pop("_t", None)
+        e.pop("_i", None)
     out.write(jsonio.dumps(entries))
     out.write(b"\n")
+    if not moved:
+        return []
+    return [f"the order of {moved} {'response' if moved == 1 else 'responses'} (each is folded into its "
+            f"request's entry, ahead of the {overtaken} {'message' if overtaken == 1 else 'messages'} "
+            "that came between them)"]

@@ -19,9 +19,10 @@ What real files do, and what we do about it:
 
 Additive members, ignored by qai (its models drop unknown fields) and read back by us so that a reel
 survives reel -> qai -> reel: per message ``ctx`` (transport context) and ``dropped`` (an intercept
-drop, which qai itself does not mark: ``qai_session_dropped.json``); per session ``transport_context``,
-``exit_code`` and ``end_reason``. Stderr lines, invalid frames and transport-only events have no place
-in a qai file and are dropped (the one warning line of ``mcpreel convert`` says so).
+drop, which qai itself does not mark: ``qai_session_dropped.json``); per session ``label`` (the name
+``record --label`` gave, so qai -> reel keeps it), ``transport_context``, ``exit_code`` and
+``end_reason``. Stderr lines, invalid frames and transport-only events have no place in a qai file and
+are dropped (the one warning line of ``mcpreel convert`` says so).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from typing import Any, BinaryIO
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import Correlator
 from mcpreel._infra.timeutil import ms_from_any, ms_from_iso
-from mcpreel.formats._source import Source, encodable, session_url
+from mcpreel.formats._source import Source, encodable, session_text, session_url
+from mcpreel.formats.reel import fallback_label
 from mcpreel.model import Kind, Message, Session, SessionInfo, clean_ctx
 
 NAME = "qai"
@@ -48,7 +50,7 @@ QAI_DIRECTION = {"in": "client_to_server", "out": "server_to_client"}
 _NS = uuid.UUID("6f1c1a52-3f0e-4f57-9c55-6d4b1e0c2a71")
 _KNOWN_MESSAGE_KEYS = frozenset((
     "proxy_id", "sequence", "timestamp", "direction", "transport", "jsonrpc_id", "method", "correlated_id",
-    "modified", "payload", "original_payload", "ctx", "dropped",
+    "modified", "payload", "original_payload", "ctx", "dropped", "injected", "decided_by",
 ))
 
 
@@ -112,6 +114,7 @@ def _info(doc: dict[str, Any], source: Source) -> SessionInfo:
     info.exit_code = code if type(code) is int else None
     reason = doc.get("end_reason")
     info.end_reason = reason if isinstance(reason, str) else None
+    info.label = session_text(doc.get("label")) or info.label
     if stash:
         info.extra["qai"] = stash
     return info
@@ -160,6 +163,8 @@ def _message(item: Any, n: int, session_transport: str | None, source: Source) -
         dropped=item.get("dropped") is True,
         source=n,
         extra={"qai": stash} if stash else None,
+        injected=item.get("injected") is True,
+        decided_by=decided_by if isinstance(decided_by := item.get("decided_by"), str) else None,
     )
 
 
@@ -287,6 +292,10 @@ def message_entry(msg: Message, *, index: int, sequence: int, session_id: str, t
         entry["ctx"] = msg.ctx
     if msg.dropped:
         entry["dropped"] = True
+    if msg.injected:
+        entry["injected"] = True
+    if msg.decided_by:
+        entry["decided_by"] = msg.decided_by
     return entry
 
 
@@ -328,6 +337,8 @@ def write(session: Session, out: BinaryIO) -> None:
         index += 1
     out.write(b"\n  ],\n" if index else b"],\n")
     tail: dict[str, Any] = {"metadata": info.metadata or {}}
+    if info.label and info.label != fallback_label(info):  # one a reel made up is made up again, not kept
+        tail["label"] = info.label
     tctx = info.extra.get("transport_context")
     if tctx is None and info.headers:
         tctx = {"headers": info.headers}

@@ -4,7 +4,8 @@ A reel is a valid v1 trace (any v1 consumer opens it); we only add optional memb
 
 - ``meta`` (first line): ``v``, ``type``, ``startedAt``, ``label``, ``command`` + ours: ``producer``,
   ``transport``, ``url``, ``session``, ``metadata``, ``transport_context`` (session-level headers).
-- message lines: ``t``, ``dir``, ``raw`` + ours: ``seq``, ``ctx``, ``modified``/``original``, ``dropped``.
+- message lines: ``t``, ``dir``, ``raw`` + ours: ``seq``, ``ctx``, ``modified``/``original``, ``dropped``,
+  ``injected``, ``decided_by`` (the intercept: :mod:`mcpreel.record.intercept`).
 - ours: ``{"t","type":"stderr","text"}``, ``{"t","dir","type":"invalid","text"}``,
   ``{"t","dir","type":"transport","ctx"}``.
 - ``end`` (last line): ``t``, ``type``, ``exitCode``, ``durationMs`` (+ ``reason``).
@@ -36,11 +37,11 @@ NAME = "reel"
 LOSSES = ""
 #: what a reel keeps of a session: everything (see :mod:`mcpreel.convert`)
 KEEPS = frozenset({"time", "direction", "ctx", "edits", "drops", "stderr", "invalid", "transport", "event", "header",
-                   "foreign"})
+                   "foreign", "source"})
 
 PRODUCER = {"name": "mcpreel", "version": __version__}
 _META_KEYS = frozenset(("v", "type", "startedAt", "label", "command", "producer", "transport", "url", "session", "metadata"))
-_MSG_KEYS = frozenset(("t", "dir", "raw", "seq", "ctx", "modified", "original", "dropped"))
+_MSG_KEYS = frozenset(("t", "dir", "raw", "seq", "ctx", "modified", "original", "dropped", "injected", "decided_by"))
 _OWN_LINE_KEYS = frozenset(("t", "dir", "type", "text", "ctx", "seq"))
 
 
@@ -63,6 +64,10 @@ def _info_from_meta(meta: dict[str, Any], source: Source) -> SessionInfo:
             info.started = ms_from_iso(started)
         except ValueError as exc:
             raise source.fail(f"line 1: startedAt is not an ISO-8601 time: {started!r}", line=1) from exc
+        if info.started == 0:
+            # the epoch itself is what a writer puts in the required member when it had no time (a
+            # jsonrpc file has none): unknown, not a real start on 1970-01-01
+            info.started = None
     label = meta.get("label")
     info.label = session_text(label)
     cmd = meta.get("command")
@@ -139,6 +144,8 @@ def _record(obj: Any, lineno: int, source: Source) -> Message | None:
             dropped=obj.get("dropped") is True,
             source=lineno,
             extra=extra,
+            injected=obj.get("injected") is True,
+            decided_by=decided_by if isinstance(decided_by := obj.get("decided_by"), str) else None,
         )
     if typ == "meta":
         return None
@@ -211,13 +218,18 @@ def read(source: Source) -> Session:
 # -- writing ----------------------------------------------------------------------------------------
 
 
+def fallback_label(info: SessionInfo) -> str:
+    """The label a reel's meta line gets when the session has none (the member is required)."""
+    return (info.command[0] if info.command else None) or info.url or "session"
+
+
 def meta_line(info: SessionInfo, started: int | None = None) -> dict[str, Any]:
     started = started if started is not None else info.started
     meta: dict[str, Any] = {
         "v": 1,
         "type": "meta",
         "startedAt": iso_from_ms(started if started is not None else 0),
-        "label": info.label or (info.command[0] if info.command else None) or info.url or "session",
+        "label": info.label or fallback_label(info),
         "command": list(info.command),
         "producer": info.producer or PRODUCER,
     }
@@ -254,6 +266,10 @@ def record_line(msg: Message, t: int, seq: int | None) -> dict[str, Any]:
             line["original"] = msg.original
         if msg.dropped:
             line["dropped"] = True
+        if msg.injected:
+            line["injected"] = True
+        if msg.decided_by:
+            line["decided_by"] = msg.decided_by
         if msg.extra:
             for k, v in msg.extra.items():
                 if k not in line:
@@ -346,7 +362,8 @@ class ReelWriter:
     when the caller does not give one.
     """
 
-    def __init__(self, path: str | os.PathLike[str], info: SessionInfo):
+    def __init__(self, path: str | os.PathLike[str], info: SessionInfo, *, first_seq: int = 0):
+        """``first_seq``: where numbering starts (a session appended to a reel counts on from its last)."""
         self.path = os.fspath(path)
         self.info = info
         if info.started is None:
@@ -357,7 +374,7 @@ class ReelWriter:
             info.producer = dict(PRODUCER)
         self._fh = open_private_append(self.path)
         self._lock = threading.Lock()
-        self._seq = 0
+        self._seq = first_seq
         self._closed = False
         self._write_obj(meta_line(info))
 

@@ -47,6 +47,27 @@ def _hub_line(first: Any) -> Detection | None:
     return None
 
 
+def _our_trace(obj: Any) -> str | None:
+    """Which of our own tool-call traces (``assay-v2``, ``simple``) a line is a record of, if any."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
+        return None
+    kind = obj["type"]
+    if kind in ("episode_start", "episode_end") or (kind in ("step", "tool_call") and "episode_id" in obj):
+        return "an assay-v2 trace"
+    if kind in ("tool_call", "tool_result") and "id" in obj and ("tool" in obj or "result" in obj or "error" in obj):
+        return "a simple trace"
+    return None
+
+
+def _refuse_trace(obj: Any, name: str) -> None:
+    """Our own traces are written, never read: say so and what to do instead (as for a HAR)."""
+    trace = _our_trace(obj)
+    if trace is not None:
+        raise FormatError(f"{trace} (first record: {obj['type']}): mcpreel writes tool-call traces but does not read "
+                          "them back, they keep only tool semantics; inspect or convert the session file the trace "
+                          "was made from", path=name)
+
+
 def foreign_record(first: Any) -> Detection | None:
     """Another recorder's record, which a reader of bare messages must not take for one (a forced
     ``--format jsonrpc`` on an MCPSpy file would read its events as garbage)."""
@@ -108,6 +129,7 @@ def detect_document(doc: Any, name: str) -> Detection:
             return Detection("reel", "an mcp-replay v1 message line (no meta line)", obvious=False)
         if _is_jsonrpc(doc):
             return Detection("jsonrpc", "one JSON-RPC message", obvious=False)
+        _refuse_trace(doc, name)
         keys = ", ".join(jsonio.dumps_str(k) for k in sorted(doc)[:6])  # quoted: a key may hold a newline
         raise FormatError(f"not a session format mcpreel knows (a JSON object with members {keys})", path=name)
     if isinstance(doc, list):
@@ -155,6 +177,11 @@ def detect(source: Source) -> Detection:
                 return Detection("jsonrpc", "JSONL of JSON-RPC messages")
             if isinstance(first, dict) and ("dir" in first and "t" in first):
                 return Detection("reel", "mcp-replay v1 message lines (no meta line)", obvious=False)
-            raise FormatError("line 1 is JSON but neither a reel meta line nor a JSON-RPC message", path=source.name, line=1)
+            _refuse_trace(first, source.name)
+            what = (f"a JSON object with members {', '.join(jsonio.dumps_str(k) for k in sorted(first)[:6])}"
+                    if isinstance(first, dict) else jsonio.type_name(first))
+            raise FormatError(f"line 1 is JSON ({what}) but neither a reel meta line nor a JSON-RPC message nor "
+                              "a record of another recorder mcpreel reads; `mcpreel convert --help` lists the formats",
+                              path=source.name, line=1)
     doc = source.document()
     return detect_document(doc, source.name)

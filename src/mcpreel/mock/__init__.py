@@ -11,14 +11,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpreel.clients import open_target
 from mcpreel.exchanges import build
 from mcpreel.formats import open_session
 from mcpreel.mock.engine import ON_MISS, Mock, MockOptions, MockStats
 from mcpreel.mock.matcher import MATCH_MODES
+from mcpreel.model import Session
 from mcpreel.sessions import split_sessions
+
+if TYPE_CHECKING:
+    from mcpreel.rules.engine import RuleSet
 
 __all__ = ["MATCH_MODES", "ON_MISS", "Mock", "MockOptions", "MockStats", "serve_file"]
 
@@ -38,10 +42,16 @@ def serve_file(
     allow_hosts: tuple[str, ...] = (),
     on_event: Callable[[str], None] | None = None,
     on_ready: Callable[[Mock, str], None] | None = None,
+    source: str | None = None,
+    rules: RuleSet | None = None,
 ) -> Mock:
     """Serve the session in ``path`` until the client leaves (stdio) or the server is stopped (HTTP).
 
-    Returns the :class:`Mock`, whose ``stats`` say what was answered and missed.
+    Returns the :class:`Mock`, whose ``stats`` say what was answered and missed. A merged file holds
+    several servers: ``source`` names the one to serve (:func:`mcpreel.merge.select_source`); a merged
+    file of several sources without it is refused, because one mock serving them all would advertise one
+    server's tools and answer another's. ``rules`` (``--rules``) act on what each client sends and is
+    answered (:mod:`mcpreel.rules.mock`).
     """
     from mcpreel.errors import UsageError
     from mcpreel.mock.compact import load_compact
@@ -49,16 +59,20 @@ def serve_file(
 
     options = options or MockOptions()
     session, detection = open_session(path, format)
-    # a long line-based recording of one session is served from disk through a compact index
-    compact = load_compact(path, session, options.match) if options.on_miss != "forward" else None
+    # a long line-based recording of one session is served from disk through a compact index (a merged
+    # file of several sources is not one: load_compact says None, and _one_source decides)
+    compact = (load_compact(path, session, options.match)
+               if options.on_miss != "forward" and source is None else None)
     if compact is None:
         session.materialize()
+        session = _one_source(session, source, str(path))
     for note in session.info.notes:  # "holds no MCP messages", say: a mock that answers nothing
         (on_event or (lambda line: None))(f"{path}: {note}")
     if compact is not None:
         if forward_command is not None or forward_url is not None:
             raise UsageError("--target-command/--target-url serve only --on-miss forward")
         mock = Mock(compact, options, on_event=on_event)
+        mock.rules = rules
         try:
             _serve(mock, None, transport, host, port, allow_origins, allow_hosts, on_ready)
         finally:
@@ -77,6 +91,7 @@ def serve_file(
     parts = split_sessions(session)
     sessions = [(build(part.as_session(session.info)), part.era, part.client) for part in parts] if len(parts) > 1 else None
     mock = Mock(cassette, options, on_event=on_event, forwarder=forwarder, sessions=sessions)
+    mock.rules = rules
     _serve(mock, forwarder, transport, host, port, allow_origins, allow_hosts, on_ready)
     return mock
 
@@ -113,3 +128,16 @@ def _serve(mock: Mock, forwarder: Any, transport: str, host: str, port: int, all
         asyncio.run(main(None))
     else:  # bound before anything is served (a taken port fails first), on the serving loop's event loop
         run(main(Server(http_app(mock, allow_origins=allow_origins, host=host, allow_hosts=allow_hosts), host, port, graceful_timeout=1)))
+
+
+def _one_source(session: Session, source: str | None, path: str) -> Session:
+    from mcpreel.errors import UsageError
+    from mcpreel.merge import merged_sources, select_source
+
+    if source is not None:
+        return select_source(session, source, path)
+    names = merged_sources(session)
+    if len(names) > 1:
+        raise UsageError(f"{path} merges {len(names)} servers ({', '.join(names)}): serve one of them with "
+                         f"--source NAME (one mock per source: each on its own port)")
+    return session

@@ -31,7 +31,7 @@ from __future__ import annotations
 import heapq
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
@@ -80,6 +80,8 @@ class CompactCassette:
         self.by_method: dict[str, array[int]] = {}
         self.subjects_of: dict[str, list[str]] = {}
         self.items: list[ClientItem] = []  # the client's notifications (the requests are in the arrays)
+        # per method, the keys and positions of requests whose params hold keyed redaction markers (few)
+        self.keyed: dict[str, list[tuple[tuple[str, bytes], int]]] = {}
         self.has_initialize = False
         self.first_initialize: Exchange | None = None
         self.first_discover: Exchange | None = None
@@ -202,6 +204,25 @@ class _Positions(Sequence[int]):
         return self.keys[self.lo + i] & _POS_MASK
 
 
+class _Keyed(Mapping[str, list[tuple[tuple[str, bytes], Exchange]]]):
+    """Per method, the recorded requests with keyed redaction markers, read back when asked for."""
+
+    def __init__(self, cassette: CompactCassette):
+        self.cassette = cassette
+
+    def __getitem__(self, method: str) -> list[tuple[tuple[str, bytes], Exchange]]:
+        return [(key, self.cassette.exchange(p)) for key, p in self.cassette.keyed[method]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.cassette.keyed)
+
+    def __len__(self) -> int:
+        return len(self.cassette.keyed)
+
+    def __contains__(self, method: object) -> bool:
+        return method in self.cassette.keyed
+
+
 class CompactIndex:
     """A :class:`~mcpreel.mock.matcher.RecordingIndex` over a :class:`CompactCassette` (same questions)."""
 
@@ -209,6 +230,21 @@ class CompactIndex:
         self.cassette = cassette
         self.mode = cassette.mode
         self.exchanges: Sequence[Exchange] = _Rows(cassette, range(len(cassette)))
+        self.keyed = _Keyed(cassette)
+        self._redact_key: bytes | None | bool = False  # False: not looked for yet
+
+    @property
+    def redact_key(self) -> bytes | None:
+        """The key of keyed markers, looked for once, and only when a keyed recorded request needs it."""
+        if self._redact_key is False:
+            from mcpreel.errors import InputError
+            from mcpreel.redact.keys import find_key
+
+            try:
+                self._redact_key = find_key()
+            except InputError:  # an unreadable key file: markers then match nothing, and the miss says why
+                self._redact_key = None
+        return self._redact_key if isinstance(self._redact_key, bytes) else None
 
     def key(self, request: dict[str, Any]) -> tuple[str, bytes]:
         return match_key(request, self.mode)
@@ -332,7 +368,10 @@ def load_compact(path: str | Path, session: Session, mode: str) -> CompactCasset
                         if len(kept) < _SUBJECTS_KEPT and named not in kept:
                             kept.append(named)
                     if keyed:
-                        chunk.append(((hash(match_key(payload, mode)) & _HASH_MASK) << _POS_BITS) | position)
+                        key = match_key(payload, mode)
+                        chunk.append(((hash(key) & _HASH_MASK) << _POS_BITS) | position)
+                        if b"[REDACTED:" in key[1]:
+                            cas.keyed.setdefault(method, []).append((key, position))
                         if len(chunk) >= _CHUNK:
                             chunks.append(array("q", sorted(chunk)))
                             chunk = array("q")

@@ -23,7 +23,7 @@ import asyncio
 import itertools
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpreel._infra.correlation import verbatim_key
 from mcpreel.eras import (
@@ -41,6 +41,9 @@ from mcpreel.eras import (
 from mcpreel.exchanges import Cassette, ClientItem, Exchange, progress_token
 from mcpreel.mock.compact import CompactCassette, CompactIndex
 from mcpreel.mock.matcher import Matcher, Miss, RecordingIndex
+
+if TYPE_CHECKING:
+    from mcpreel.rules.engine import RuleSet
 
 __all__ = ["ON_MISS", "Emit", "Mock", "MockConnection", "MockOptions", "MockStats"]
 
@@ -121,6 +124,7 @@ class Mock:
         self.stats = MockStats()
         self.on_event = on_event or (lambda line: None)
         self.forwarder = forwarder
+        self.rules: RuleSet | None = None
         notes: dict[str, list[ClientItem]] = {}
         for item in cassette.items:
             if item.exchange is None:
@@ -195,6 +199,10 @@ class Mock:
         }}
 
     def connection(self) -> MockConnection:
+        if self.rules:  # ``serve --rules``: the connection's traffic passes the rules (mcpreel.rules.mock)
+            from mcpreel.rules.mock import RuledConnection
+
+            return RuledConnection(self, self.rules)
         return MockConnection(self)
 
     def add_exchange(self, ex: Exchange) -> None:

@@ -8,6 +8,12 @@ Three modes (``--match``):
 - ``sequential``: recorded order, whatever the params; the next recorded request must have the
   incoming method.
 
+A cassette redacted with keyed markers (``[REDACTED:rule:1a2b3c4d]``, :mod:`mcpreel.redact.keys`) still
+answers a live request that carries the secret: when no recorded params equal the request's, a recorded
+request of the same method whose strings hold keyed markers matches if everything else is equal and the
+HMAC of what stands in the live request where each marker stands is the marker's (with the key of
+``$MCPREEL_REDACT_KEY`` or ``.mcpreel/redact.key``, read once). A different secret does not match.
+
 Identical requests are answered in recorded order; when a key's answers run out the last one
 repeats, unless ``repeat=False``. A miss is a :class:`Miss` that says why, naming the closest
 recorded request and where its params differ, and which JSON-RPC error code answers it (``-32601``
@@ -22,13 +28,17 @@ the same way.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mcpreel._infra import jsonio
 from mcpreel.compare.jsondiff import Difference, diff
 from mcpreel.compare.normalize import canonical_params, strip_volatile_meta
+from mcpreel.errors import InputError
 from mcpreel.exchanges import Exchange, subject
+from mcpreel.redact.keys import KEYED_MARKER, find_key, fingerprint
 
 if TYPE_CHECKING:
     from mcpreel.mock.compact import CompactIndex
@@ -75,10 +85,26 @@ class RecordingIndex:
         self.exchanges = exchanges
         self.by_key: dict[tuple[str, bytes], list[Exchange]] = {}
         self.by_method: dict[str, list[Exchange]] = {}
+        #: per method, the recorded requests whose params hold keyed redaction markers
+        self.keyed: dict[str, list[tuple[tuple[str, bytes], Exchange]]] = {}
         for ex in exchanges:
             self.by_method.setdefault(ex.method, []).append(ex)
             if mode != "sequential":
-                self.by_key.setdefault(self.key(ex.request), []).append(ex)
+                key = self.key(ex.request)
+                self.by_key.setdefault(key, []).append(ex)
+                if b"[REDACTED:" in key[1]:
+                    self.keyed.setdefault(ex.method, []).append((key, ex))
+        self._redact_key: bytes | None | bool = False  # False: not looked for yet
+
+    @property
+    def redact_key(self) -> bytes | None:
+        """The key of keyed markers, looked for once, and only when a keyed recorded request needs it."""
+        if self._redact_key is False:
+            try:
+                self._redact_key = find_key()
+            except InputError:  # an unreadable key file: markers then match nothing, and the miss says why
+                self._redact_key = None
+        return self._redact_key if isinstance(self._redact_key, bytes) else None
 
     def key(self, request: dict[str, Any]) -> tuple[str, bytes]:
         return match_key(request, self.mode)
@@ -141,7 +167,35 @@ class Matcher:
             return Miss(method, INVALID_PARAMS,
                         f"the recording answered this {method} {times} and every answer was used (--no-repeat)",
                         bucket[-1])
+        if method in index.keyed:
+            found = self._keyed(request, method)
+            if found is not None:
+                return found
         return self._explain(request, method)
+
+    def _keyed(self, request: dict[str, Any], method: str) -> Exchange | None:
+        index = self.index
+        secret_key = index.redact_key
+        if secret_key is None:
+            return None
+        strict = index.mode == "strict"
+        mine = request.get("params") or {}
+        mine = mine if strict else strip_volatile_meta(mine)
+        for key, ex in index.keyed[method]:
+            theirs = ex.request.get("params") or {}
+            theirs = theirs if strict else strip_volatile_meta(theirs)
+            if not _unify(theirs, mine, secret_key):
+                continue
+            bucket = index.bucket(key)
+            if not bucket:
+                continue
+            n = self._used.get(key, 0)
+            if n < len(bucket):
+                self._used[key] = n + 1
+                return bucket[n]
+            if self.repeat:
+                return bucket[-1]
+        return None
 
     def _sequential(self, request: dict[str, Any], method: str) -> Exchange | Miss:
         exchanges = self.index.exchanges
@@ -184,4 +238,46 @@ class Matcher:
             listed = ", ".join(subjects[:12]) + (", …" if len(subjects) > 12 else "")
             head = f"no recorded {method} of {named!r} (the recording has {method} of: {listed or 'nothing named'})"
         reason = f"{head}; closest is {ex.label()}, which differs at {shown}{more} (recorded -> received)"
+        if method in self.index.keyed and self.index.redact_key is None:
+            reason += ("; the recording holds keyed redaction markers but no key was found "
+                       "($MCPREEL_REDACT_KEY or .mcpreel/redact.key)")
         return Miss(method, INVALID_PARAMS, reason, ex, found)
+
+
+def _same_secret(key: bytes, marker: re.Match[str], live: Any) -> bool:
+    return live is not None and fingerprint(key, live) == marker.group(2)
+
+
+def _unify(recorded: Any, live: Any, key: bytes) -> bool:
+    """True when ``live`` equals ``recorded`` but where a keyed marker stands, whose secret's HMAC it matches."""
+    if isinstance(recorded, str):
+        if "[REDACTED:" not in recorded:
+            return isinstance(live, str) and recorded == live
+        whole = KEYED_MARKER.fullmatch(recorded)
+        if whole is not None:
+            return _same_secret(key, whole, live)
+        if not isinstance(live, str):
+            return False
+        if recorded.lstrip()[:1] in ("{", "["):  # JSON carried as text, redacted inside
+            try:
+                inner_rec, inner_live = jsonio.loads(recorded), jsonio.loads(live)
+            except (ValueError, UnicodeDecodeError):
+                pass
+            else:
+                return _unify(inner_rec, inner_live, key)
+        markers = list(KEYED_MARKER.finditer(recorded))
+        parts, pos = [], 0
+        for m in markers:
+            parts.append(re.escape(recorded[pos:m.start()]) + "(.+?)")
+            pos = m.end()
+        parts.append(re.escape(recorded[pos:]))
+        got = re.fullmatch("".join(parts), live, re.DOTALL)
+        return got is not None and all(fingerprint(key, got.group(i + 1)) == m.group(2)
+                                       for i, m in enumerate(markers))
+    if isinstance(recorded, dict):
+        return (isinstance(live, dict) and recorded.keys() == live.keys()
+                and all(_unify(v, live[k], key) for k, v in recorded.items()))
+    if isinstance(recorded, list):
+        return (isinstance(live, list) and len(recorded) == len(live)
+                and all(_unify(a, b, key) for a, b in zip(recorded, live, strict=True)))
+    return type(recorded) is type(live) and recorded == live

@@ -39,6 +39,8 @@ from mcpreel._infra.sse import encode_event
 from mcpreel.clients.base import Transport
 from mcpreel.eras import LEGACY_PROTOCOLS, MODERN_PROTOCOL, protocol_of_request
 from mcpreel.mock.engine import Mock, MockConnection
+from mcpreel.rules.mock import CLOSE, RawLine
+from mcpreel.serving.loop import DropConnection
 from mcpreel.serving.origin import OriginGuard, RequestPolicy
 
 __all__ = ["http_app", "serve_stdio", "serve_transport"]
@@ -61,19 +63,48 @@ async def serve_stdio(mock: Mock, *, stdin_fd: int | None = None, stdout_fd: int
     out: list[bytes] = []
     dumps = jsonio.dumps
     buffering = [False]
+    closed = [False]
+    # a daemon thread reads stdin, so an interrupted server never waits for a blocked read to return
+    chunks: asyncio.Queue[bytes] = asyncio.Queue(maxsize=64)
+
+    def close() -> None:
+        # a rule's ``close``: what was said before goes out, then stdout ends (the client reads EOF)
+        # and stdin is read no more
+        if closed[0]:
+            return
+        closed[0] = True
+        if out:
+            out.append(b"")
+            write(b"\n".join(out))
+            out.clear()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, out_fd)
+        finally:
+            os.close(devnull)
+        with contextlib.suppress(asyncio.QueueFull):
+            chunks.put_nowait(b"")
 
     def emit(message: Any) -> None:
         # while a block of input is being answered, answers gather for one write; a slow answer
         # finishing later (after a client's reply to a server request) is written at once
+        if closed[0]:
+            return
+        if message is CLOSE:
+            close()
+            return
+        data = message if isinstance(message, RawLine) else dumps(message)
         if buffering[0]:
-            out.append(dumps(message))
+            out.append(data)
         else:
-            write(dumps(message) + b"\n")
+            write(data + b"\n")
 
     def answer_block(lines: list[bytes]) -> None:
         buffering[0] = True
         try:
             for line in lines:
+                if closed[0]:
+                    break
                 _handle_line(line, conn, emit, tasks, mock)
         finally:
             buffering[0] = False
@@ -81,9 +112,6 @@ async def serve_stdio(mock: Mock, *, stdin_fd: int | None = None, stdout_fd: int
             out.append(b"")
             write(b"\n".join(out))
             out.clear()
-
-    # a daemon thread reads stdin, so an interrupted server never waits for a blocked read to return
-    chunks: asyncio.Queue[bytes] = asyncio.Queue(maxsize=64)
 
     def reader() -> None:
         while True:
@@ -100,16 +128,19 @@ async def serve_stdio(mock: Mock, *, stdin_fd: int | None = None, stdout_fd: int
     tail = b""
     while True:
         chunk = await chunks.get()
-        if not chunk:
+        if not chunk or closed[0]:
             break
         data = tail + chunk if tail else chunk
         lines = data.split(b"\n")
         tail = lines.pop()
         answer_block(lines)
-    if tail.strip():
+    if tail.strip() and not closed[0]:
         answer_block([tail])
     conn.client_gone()
-    if tasks:
+    if closed[0]:
+        for task in list(tasks):
+            task.cancel()
+    elif tasks:
         await asyncio.wait(tasks, timeout=mock.options.answer_timeout + 5)
 
 
@@ -161,7 +192,7 @@ class _HTTPSession:
     sets the recorded ``list_changed`` notifications off).
     """
 
-    __slots__ = ("id", "conn", "stream", "backlog")
+    __slots__ = ("id", "conn", "stream", "backlog", "closed")
     BACKLOG = 1000
 
     def __init__(self, sid: str | None, conn: MockConnection):
@@ -169,8 +200,14 @@ class _HTTPSession:
         self.conn = conn
         self.stream: asyncio.Queue[Any] | None = None  # the GET (or legacy SSE) stream, once open
         self.backlog: list[Any] = []
+        self.closed = False
 
     def push(self, message: Any) -> None:
+        if message is CLOSE:  # a rule's ``close``: the stream ends and the session is forgotten
+            self.closed = True
+            if self.stream is not None:
+                self.stream.put_nowait(None)
+            return
         if self.stream is not None:
             self.stream.put_nowait(message)
         elif len(self.backlog) < self.BACKLOG:
@@ -183,8 +220,21 @@ class _HTTPSession:
         self.backlog.clear()
 
 
+def _event(message: Any) -> bytes:
+    if isinstance(message, RawLine):  # a rule's ``malformed``: data that is not JSON
+        return encode_event(message.decode("utf-8", "replace"))
+    return encode_event(jsonio.dumps_str(message))
+
+
 def _sse_bytes(messages: list[Any]) -> bytes:
-    return b"".join(encode_event(jsonio.dumps_str(m)) for m in messages)
+    return b"".join(_event(m) for m in messages if m is not CLOSE)
+
+
+async def _dropped(before: bytes) -> Any:
+    """A body that sends ``before`` and then breaks the connection (a rule's ``close``)."""
+    if before:
+        yield before
+    raise DropConnection("closed by a rule")
 
 
 def _jsonrpc_error(code: int, message: str, status: int) -> Response:
@@ -212,6 +262,21 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
     def _keep(task: asyncio.Task[None]) -> None:
         background.add(task)
         task.add_done_callback(background.discard)
+
+    def forget(session: _HTTPSession) -> None:
+        # after a rule's ``close`` the session is gone: its stream ends, its id is unknown (404)
+        if session.id is not None:
+            sessions.pop(session.id, None)
+        elif shared and shared[0] is session:
+            shared.clear()
+        if session.stream is not None:
+            session.stream.put_nowait(None)
+
+    def closed(session: _HTTPSession, answers: list[Any]) -> bool:
+        if session.closed or getattr(session.conn, "closed", False) or any(m is CLOSE for m in answers):
+            forget(session)
+            return True
+        return False
 
     async def post_mcp(request: Request) -> Response:
         body = await request.body()
@@ -246,6 +311,8 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
             pending = session.conn.receive(message, session.push)
             if pending is not None:
                 _keep(asyncio.ensure_future(pending))
+            if closed(session, []):
+                return StreamingResponse(_dropped(b""))
             return Response(status_code=202, headers=headers)
         accept = request.headers.get("accept", "")
         json_only = "text/event-stream" not in accept and "application/json" in accept
@@ -263,14 +330,22 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
             if pending is not None:
                 await pending
             answers = queue
+            if closed(session, answers):
+                return StreamingResponse(_dropped(b""))
+            if any(isinstance(m, RawLine) for m in answers):  # malformed: the broken text is the body
+                return Response(b"".join(m for m in answers if isinstance(m, RawLine)), status_code=200,
+                                media_type="application/json", headers=headers)
             body_out = jsonio.dumps(answers[-1] if len(answers) == 1 else answers) if answers else b""
             return Response(body_out, status_code=200 if answers else 202, media_type="application/json",
                             headers=headers)
         pending = session.conn.receive(message, queue.append)
         if pending is None:
+            if closed(session, queue):
+                return StreamingResponse(_dropped(_sse_bytes(queue[:queue.index(CLOSE)] if CLOSE in queue else queue)),
+                                         media_type="text/event-stream")
             return Response(_sse_bytes(queue), media_type="text/event-stream",
                             headers={**headers, "cache-control": "no-cache"})
-        return StreamingResponse(_stream_pending(queue, pending), media_type="text/event-stream",
+        return StreamingResponse(_stream_pending(queue, pending, lambda: forget(session)), media_type="text/event-stream",
                                  headers={**headers, "cache-control": "no-cache"})
 
     async def get_mcp(request: Request) -> Response:
@@ -322,6 +397,7 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
         pending = session.conn.receive(message, session.push)
         if pending is not None:
             _keep(asyncio.ensure_future(pending))
+        closed(session, [])
         return Response("Accepted", status_code=202)
 
     routes = [
@@ -336,15 +412,22 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
     return OriginGuard(Starlette(routes=routes), RequestPolicy(tuple(allow_origins), host, allow_hosts=tuple(allow_hosts)))
 
 
-async def _stream_pending(queue: list[Any], pending: Any) -> Any:
-    """Send what a slow answer emits as it emits it, ending with the answer."""
+async def _stream_pending(queue: list[Any], pending: Any, forget: Callable[[], None]) -> Any:
+    """Send what a slow answer emits as it emits it, ending with the answer (or breaking the connection
+    where a rule closes it)."""
     task = asyncio.ensure_future(pending)
     sent = 0
     try:
         while True:
             if sent < len(queue):
-                chunk, sent = _sse_bytes(queue[sent:]), len(queue)
-                yield chunk
+                fresh, sent = queue[sent:], len(queue)
+                if CLOSE in fresh:
+                    forget()
+                    before = _sse_bytes(fresh[:fresh.index(CLOSE)])
+                    if before:
+                        yield before
+                    raise DropConnection("closed by a rule")
+                yield _sse_bytes(fresh)
                 continue
             if task.done():
                 break
@@ -363,7 +446,7 @@ async def _stream_queue(session: _HTTPSession) -> Any:
             message = await queue.get()
             if message is None:
                 return
-            yield encode_event(jsonio.dumps_str(message))
+            yield _event(message)
     finally:
         session.stream = None
 

@@ -5,11 +5,15 @@ Three layers, the same for both transports:
 - **recorders** forward and turn what crossed the wire into records: stdio (:func:`record_stdio`;
   :mod:`~mcpreel.record.stdio_proxy` pumps bytes, :mod:`~mcpreel.record.stdio_recorder` makes reel lines)
   and HTTP (:func:`mcpreel.record.http_session.record_http`; :mod:`~mcpreel.record.http_proxy` forwards,
-  the sans-io :mod:`~mcpreel.record.http_recorder` makes records). What is forwarded never changes.
+  the sans-io :mod:`~mcpreel.record.http_recorder` makes records).
 - **the pipeline** (:mod:`~mcpreel.record.pipeline`): every record of either recorder passes through one
   :class:`Pipeline` of addons on its way into the reel; the place for what cuts across recordings.
 - **addons**: :class:`Redaction` (``--redact``, one :class:`~mcpreel.redact.Redactor` that counts),
-  :class:`~mcpreel.record.session_file.SessionFileKeeper` (``--session-file``), and the caller's own.
+  :class:`~mcpreel.record.session_file.SessionFileKeeper` (``--session-file``), the control server
+  (:mod:`mcpreel.control.server`), and the caller's own.
+- **the intercept seam** (:mod:`~mcpreel.record.intercept`): the one place a message may be held, edited,
+  dropped or injected *before* it is forwarded (``--intercept``, ``--rules``); without an interceptor
+  what is forwarded never changes.
 
 Beside them: :mod:`~mcpreel.record.naming` (a recording's default label and file name); starting the
 server, forwarding signals and exit codes are :mod:`mcpreel.clients.process`, shared with every other

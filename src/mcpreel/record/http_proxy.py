@@ -30,11 +30,21 @@ What a transparent proxy must respect (spec 03), and where it is done here:
   the target) and it forwards to the target only;
 - recording: :class:`HttpRecorder` is told what crossed the wire right *after* it was sent
   (``call_soon``, in order), so the record is written while the peer works, off the round trip.
+
+With an interceptor (:mod:`mcpreel.record.intercept`), a client's POST whose body is one JSON-RPC message
+the interceptor ``wants`` is held before it goes to the target: ``decide`` runs in a worker thread of the
+proxy's own (other exchanges go on meanwhile), then the request goes on as it came, with the edited body
+(``Content-Length`` is recomputed), or not at all — a dropped request is answered by the proxy (200, the
+JSON-RPC error), a dropped notification or response with 202; ``close`` drops the client's connection.
+Only client -> server messages are held on HTTP (answers and SSE events stream through); an injected
+client -> server message is POSTed to the target with the headers of the client's last POST (its session),
+and what the target answers is recorded, not forwarded (no client asked for it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import functools
 import zlib
@@ -47,9 +57,12 @@ import httpx2
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.sse import SSEParser
+from mcpreel._infra.timeutil import now_ms
 from mcpreel.errors import UsageError
 from mcpreel.record.http_recorder import Exchange, HttpRecorder, body_decoder
 from mcpreel.record.http_wire import upstream_transport
+from mcpreel.record.intercept import Decision, Interceptor, Pending, drop_answer, safe_decide
+from mcpreel.redact.urls import redact_url
 from mcpreel.serving.loop import DropConnection, Server, run
 from mcpreel.serving.origin import RequestPolicy
 
@@ -79,11 +92,11 @@ def parse_target(url: str) -> tuple[str, str]:
     """
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UsageError(f"target must be an http:// or https:// URL with a host, got {url!r}")
+        raise UsageError(f"target must be an http:// or https:// URL with a host, got {redact_url(url)!r}")
     try:
         parts.port  # noqa: B018  (raises on a malformed port)
     except ValueError as exc:
-        raise UsageError(f"target {url!r}: {exc}") from None
+        raise UsageError(f"target {redact_url(url)!r}: {exc}") from None
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return urlunsplit((parts.scheme, parts.netloc, "", "", "")), path
 
@@ -120,6 +133,12 @@ class ProxyConfig:
     stock_upstream: bool = False
     origin: str = field(init=False)
     target_path: str = field(init=False)
+
+    @property
+    def shown_target(self) -> str:
+        """The target as said to anyone (the client's 502, stderr, the reel): secret parameters redacted
+        unless ``keep_secrets``."""
+        return self.target if self.keep_secrets else redact_url(self.target)
 
     def __post_init__(self) -> None:
         if self.transport not in TRANSPORTS:
@@ -201,9 +220,19 @@ class _Flow:
 class RecordingProxy:
     """The ASGI app: forward to ``config.target``'s origin, record through ``recorder``."""
 
-    def __init__(self, config: ProxyConfig, recorder: HttpRecorder):
+    def __init__(self, config: ProxyConfig, recorder: HttpRecorder, *, interceptor: Interceptor | None = None,
+                 warn: Callable[[str], None] | None = None):
         self.config = config
         self.recorder = recorder
+        self.interceptor = interceptor
+        self._warn = warn
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._holds: concurrent.futures.ThreadPoolExecutor | None = None
+        #: the target and headers of the client's last POST: where an injected message goes, in its session
+        self._last_post: tuple[bytes, list[tuple[bytes, bytes]]] | None = None
+        #: legacy HTTP+SSE: the open GET streams by the endpoint path their POSTs go to (where the answer to a
+        #: dropped request is sent, as an event between the server's events)
+        self._sse_streams: dict[str, _SseOut] = {}
         self._transport: httpx2.AsyncBaseTransport | None = None
         self._urls: dict[bytes, httpx2.URL] = {}
         #: no read timeout: an SSE stream may be silent for minutes; connecting is bounded
@@ -224,12 +253,18 @@ class RecordingProxy:
     def begin_shutdown(self) -> None:
         """End every open stream cleanly (called on the event loop when the server is stopping)."""
         self._closing = True
+        stop_holding = getattr(self.interceptor, "shutdown", None)
+        if callable(stop_holding):
+            stop_holding()  # held requests go on: the server must not wait on a person to stop
         for flow in list(self._flows):
             if flow.streaming and flow.task is not None and not flow.finished:
                 flow.shutdown = True
                 flow.task.cancel()
 
     async def aclose(self) -> None:
+        if self._holds is not None:
+            self._holds.shutdown(wait=False, cancel_futures=True)
+            self._holds = None
         if self._transport is not None:
             await self._transport.aclose()
             self._transport = None
@@ -253,6 +288,8 @@ class RecordingProxy:
 
     # -- ASGI ---------------------------------------------------------------------------------------
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
         kind = scope["type"]
         if kind == "http":
             await self._http(scope, receive, send)
@@ -296,9 +333,18 @@ class RecordingProxy:
         body = await self._read_body(receive)
         if body is None:
             return  # the client left before it finished sending: nothing reached the target
+        marks: dict[str, Any] | None = None
+        if self.interceptor is not None and method == "POST":
+            self._last_post = (target, headers)
+            if body and coding is None and getattr(self.interceptor, "active", True):  # else: not even parsed
+                held = await self._intercept(body, headers)
+                if held is not None:
+                    body, marks, done = await self._carry_out(held, body, method, path, headers, send)
+                    if done:
+                        return
         ex = self.recorder.open(method, path)
         self._later(self.recorder.request_body, ex, headers, body,
-                    decode=body_decoder(coding.decode("latin-1")) if coding else None)
+                    decode=body_decoder(coding.decode("latin-1")) if coding else None, marks=marks)
 
         flow = _Flow(host=host.decode("latin-1") if host else None)
         self._flows.add(flow)
@@ -306,6 +352,94 @@ class RecordingProxy:
             await self._exchange(ex, method, target, headers, body, receive, send, flow)
         finally:
             self._flows.discard(flow)
+
+    # -- the intercept ------------------------------------------------------------------------------
+    async def _intercept(self, body: bytes, headers: list[tuple[bytes, bytes]]) -> tuple[Any, Decision] | None:
+        """``(message, decision)`` for a body the interceptor wants (waiting for the decision off the loop),
+        or None when it lets the body through untouched."""
+        interceptor = self.interceptor
+        assert interceptor is not None
+        if body.lstrip()[:1] != b"{":
+            return None
+        try:
+            value = jsonio.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            return None
+        if type(value) is not dict or not interceptor.wants("in", value):
+            return None
+        session = _get(headers, b"mcp-session-id")
+        item = Pending("in", value, now_ms(), session.decode("latin-1") if session is not None else None)
+        if self._holds is None:
+            self._holds = concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="mcpreel-hold")
+        loop = asyncio.get_running_loop()
+        decision = await loop.run_in_executor(self._holds, safe_decide, interceptor, item, self._warn)
+        return value, decision
+
+    async def _carry_out(self, held: tuple[Any, Decision], body: bytes, method: str, path: str,
+                         headers: list[tuple[bytes, bytes]], send: Any) -> tuple[bytes, dict[str, Any], bool]:
+        """Do what the decision says: ``(body to forward, marks for its record, answered already)``."""
+        value, decision = held
+        by = decision.by or None
+        for direction, message in decision.inject:
+            self._later(self._inject_later, direction, message)
+        if decision.action == "edit":
+            return jsonio.dumps(decision.message), {"modified": True, "original": value, "decided_by": by}, False
+        if decision.action == "forward":
+            return body, {"decided_by": by}, False
+        # drop or close: nothing reaches the target
+        ex = self.recorder.open(method, path)
+        self.recorder.request_body(ex, headers, jsonio.dumps(value), marks={"dropped": True, "decided_by": by})
+        if decision.action == "close":
+            self.recorder.closed(ex, "proxy", f"closed by {by or 'the interceptor'}")
+            raise DropConnection(f"closed by {by or 'the interceptor'}")
+        answer = drop_answer(value, decision)
+        stream = self._sse_streams.get(path) if self.config.transport == "sse" else None
+        if answer is None or stream is not None:
+            # legacy HTTP+SSE answers on the GET stream: the POST is accepted (202) as the server would
+            await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
+            self.recorder.injected_answer(ex, 202, None, by)
+            if answer is not None and stream is not None:
+                self.recorder.injected_answer(stream.ex, 200, answer, by, sse=True)
+                await stream.inject(b"event: message\r\ndata: " + jsonio.dumps(answer) + b"\r\n\r\n")
+        else:
+            payload = jsonio.dumps(answer)
+            await _answer(send, 200, payload)
+            self.recorder.injected_answer(ex, 200, answer, by)
+        return b"", {}, True
+
+    def _inject_later(self, direction: str, message: Any) -> None:
+        asyncio.ensure_future(self._inject_async(direction, message))
+
+    def inject(self, direction: str, message: Any) -> None:
+        """The :class:`~mcpreel.record.intercept.InjectPort` of the HTTP proxy (thread-safe): POST a client ->
+        server message to the target in the client's session; a server -> client one cannot be sent."""
+        if direction != "in":
+            raise ValueError("over HTTP the proxy can send the client nothing of its own (only client_to_server)")
+        loop = self._loop
+        if loop is None or self._last_post is None:
+            raise ValueError("no client has spoken to the proxy yet: there is no session to send it in")
+        fut = asyncio.run_coroutine_threadsafe(self._inject_async(direction, message), loop)
+        fut.result(timeout=60)
+
+    async def _inject_async(self, direction: str, message: Any) -> None:
+        if direction != "in" or self._last_post is None:
+            if self._warn is not None:
+                self._warn("intercept: over HTTP only client_to_server messages can be injected")
+            return
+        target, headers = self._last_post
+        body = jsonio.dumps(message)
+        ex = self.recorder.open("POST", target.decode("latin-1"))
+        self.recorder.request_body(ex, headers, body, marks={"injected": True})
+        flow = _Flow()
+
+        async def nowhere(event: dict[str, Any]) -> None:  # the answer is recorded, and goes to no client
+            return None
+
+        try:
+            await self._forward(ex, "POST", target, headers, body, nowhere, flow)
+        except _UpstreamBroken as exc:
+            self._later(self.recorder.closed, ex, "upstream", str(exc))
 
     async def _read_body(self, receive: Any) -> bytes | None:
         chunks: list[bytes] = []
@@ -403,7 +537,7 @@ class RecordingProxy:
             response = await self.transport.handle_async_request(request)
         except httpx2.HTTPError as exc:
             reason = _describe(exc)
-            message = f"mcpreel proxy: the target {self.config.target} is unreachable ({reason})"
+            message = f"mcpreel proxy: the target {self.config.shown_target} is unreachable ({reason})"
             payload = _error_body(_request_id(body), message)
             await send({"type": "http.response.start", "status": 502,
                         "headers": [(b"content-type", b"application/json"),
@@ -473,28 +607,45 @@ class RecordingProxy:
         # hold the stream's first bytes back until its first event is complete
         hold: bytearray | None = bytearray() if (self.config.transport == "sse" and method == "GET"
                                                  and coding is None) else None
-        async for chunk in self._chunks(response):
-            if hold is None:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                self._later(copy.feed, chunk)
-                continue
-            hold += chunk
-            first = copy.first_event(chunk)
-            if first is not None:
-                ev, forwarded = first
-                if forwarded is None and ev.event == "endpoint":
-                    forwarded = self._rewrite_endpoint(ev.data, flow.host)
-                    if forwarded != ev.data:
-                        new_raw = ev.raw.replace(ev.data.encode("utf-8"), forwarded.encode("utf-8"), 1)
-                        hold = bytearray(bytes(hold).replace(ev.raw, new_raw, 1))
-                copy.forwarded = forwarded
-            if first is not None or len(hold) > _ENDPOINT_HOLD_LIMIT:
+        out: _SseOut | None = None
+        endpoint: str | None = None
+        try:
+            async for chunk in self._chunks(response):
+                if hold is None:
+                    if out is None:
+                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    else:
+                        await out.relay(chunk)
+                    self._later(copy.feed, chunk)
+                    continue
+                hold += chunk
+                first = copy.first_event(chunk)
+                if first is not None:
+                    ev, forwarded = first
+                    if forwarded is None and ev.event == "endpoint":
+                        forwarded = self._rewrite_endpoint(ev.data, flow.host)
+                        if forwarded != ev.data:
+                            new_raw = ev.raw.replace(ev.data.encode("utf-8"), forwarded.encode("utf-8"), 1)
+                            hold = bytearray(bytes(hold).replace(ev.raw, new_raw, 1))
+                        if self.interceptor is not None:
+                            parts = urlsplit(forwarded.strip())
+                            endpoint = parts.path + ("?" + parts.query if parts.query else "")
+                            out = self._sse_streams[endpoint] = _SseOut(send, ex)
+                    copy.forwarded = forwarded
+                if first is not None or len(hold) > _ENDPOINT_HOLD_LIMIT:
+                    data = bytes(hold)
+                    if out is None:
+                        await send({"type": "http.response.body", "body": data, "more_body": True})
+                    else:
+                        await out.relay(data)
+                    hold = None
+                    self._later(copy.flush_held)
+            if hold:
                 await send({"type": "http.response.body", "body": bytes(hold), "more_body": True})
-                hold = None
                 self._later(copy.flush_held)
-        if hold:
-            await send({"type": "http.response.body", "body": bytes(hold), "more_body": True})
-            self._later(copy.flush_held)
+        finally:
+            if endpoint is not None and self._sse_streams.get(endpoint) is out:
+                del self._sse_streams[endpoint]
 
     @staticmethod
     def _rewrite_endpoint(uri: str, host: str | None) -> str:
@@ -503,6 +654,45 @@ class RecordingProxy:
         if not parts.scheme or not parts.netloc or not host:
             return uri
         return urlunsplit(("http", host, parts.path, parts.query, parts.fragment))
+
+
+class _SseOut:
+    """A legacy GET stream the proxy may add events to (an intercept's answer to a dropped request).
+
+    The server's bytes go on chunk by chunk and a chunk may end inside an event, so an event of the proxy's
+    own is sent only where the stream stands between events (after a blank line); otherwise it waits for
+    the next boundary the server's bytes reach.
+    """
+
+    __slots__ = ("busy", "ex", "pending", "send", "tail")
+
+    def __init__(self, send: Any, ex: Exchange):
+        self.send = send
+        self.ex = ex
+        self.tail = b"\n\n"
+        self.pending: list[bytes] = []
+        self.busy = False  # a chunk of the server's is being sent: the stream's position is in flux
+
+    def _at_boundary(self) -> bool:
+        t = self.tail.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        return t.endswith(b"\n\n")
+
+    async def relay(self, chunk: bytes) -> None:
+        self.tail = (self.tail + chunk)[-4:]
+        self.busy = True
+        try:
+            await self.send({"type": "http.response.body", "body": chunk, "more_body": True})
+        finally:
+            self.busy = False
+        if self.pending and self._at_boundary():
+            events, self.pending = self.pending, []
+            await self.send({"type": "http.response.body", "body": b"".join(events), "more_body": True})
+
+    async def inject(self, event: bytes) -> None:
+        if not self.busy and not self.pending and self._at_boundary():
+            await self.send({"type": "http.response.body", "body": event, "more_body": True})
+        else:
+            self.pending.append(event)
 
 
 class _StreamCopy:
@@ -581,9 +771,14 @@ class ProxyServer:
 
     @property
     def url(self) -> str:
-        """The proxy URL for the target's own path (what a client is pointed at)."""
+        """The proxy URL for the target's own path (what a client is pointed at, secrets and all)."""
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}{self.proxy.config.target_path}"
+
+    @property
+    def shown_url(self) -> str:
+        """:attr:`url` as written or printed: its secret query parameters redacted unless ``keep_secrets``."""
+        return self.url if self.proxy.config.keep_secrets else redact_url(self.url)
 
     @property
     def signal(self) -> int | None:

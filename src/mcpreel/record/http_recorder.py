@@ -25,7 +25,8 @@ response is an SSE stream):
 Correlation is by (direction of the request, id), both sides having their own id space, and by
 exchange: that is how a client disconnect names the calls it cancelled.
 
-Headers are recorded as they came, with secrets redacted (:func:`mcpreel.redact.is_secret_header`) unless
+Headers are recorded as they came, with secrets redacted (:func:`mcpreel.redact.is_secret_header`), and
+request paths with their secret query parameters redacted (:func:`mcpreel.redact.urls.redact_url`), unless
 ``keep_secrets``. What is recorded never changes what is forwarded.
 """
 
@@ -42,6 +43,7 @@ from mcpreel._infra.sse import SSEEvent
 from mcpreel._infra.timeutil import now_ms
 from mcpreel.model import Kind, Message
 from mcpreel.redact import MARKER, is_secret_header
+from mcpreel.redact.urls import redact_url
 
 __all__ = ["Exchange", "HttpRecorder", "RecorderStats", "body_decoder", "looks_jsonrpc"]
 
@@ -161,6 +163,16 @@ def _header_dict(raw: Iterable[tuple[bytes, bytes]], redact: bool) -> dict[str, 
     return out
 
 
+def _mark(msg: Message, marks: dict[str, Any]) -> None:
+    msg.modified = marks.get("modified") is True
+    if msg.modified:
+        msg.original = marks.get("original")
+    msg.dropped = marks.get("dropped") is True
+    msg.injected = marks.get("injected") is True
+    by = marks.get("decided_by")
+    msg.decided_by = by if isinstance(by, str) and by else None
+
+
 def header(headers: dict[str, str] | None, name: str) -> str | None:
     """A header's value, case-insensitively."""
     if not headers:
@@ -188,6 +200,10 @@ class HttpRecorder:
     # -- helpers ------------------------------------------------------------------------------------
     def _headers(self, raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
         return _header_dict(raw, not self._keep_secrets)
+
+    def _path(self, path: str) -> str:
+        """The request target as recorded: its secret query parameters redacted (not forwarded so)."""
+        return path if self._keep_secrets else redact_url(path)
 
     def _out(self, msg: Message) -> None:
         if msg.kind == Kind.MESSAGE:
@@ -261,11 +277,14 @@ class HttpRecorder:
         """
         self._next += 1
         self.stats.exchanges += 1
-        return Exchange(self._next, method, path, self._clock(), {})
+        return Exchange(self._next, method, self._path(path), self._clock(), {})
 
     def request_body(self, ex: Exchange, headers: Iterable[tuple[bytes, bytes]], body: bytes | None,
-                     *, decode: Callable[[bytes], bytes] | None = None) -> None:
-        """Record the request of ``ex``: its JSON-RPC message(s), or a transport record when it had no body."""
+                     *, decode: Callable[[bytes], bytes] | None = None, marks: dict[str, Any] | None = None) -> None:
+        """Record the request of ``ex``: its JSON-RPC message(s), or a transport record when it had no body.
+
+        ``marks`` are an intercept's fields for the message record (``modified``/``original``, ``dropped``,
+        ``injected``, ``decided_by``; :mod:`mcpreel.record.intercept`)."""
         t = ex.t
         hdrs = ex.request_headers = self._headers(headers)
         method, path = ex.method, ex.path
@@ -281,7 +300,28 @@ class HttpRecorder:
             for m in msg.members():
                 if "method" in m and correlation_key(m.get("id")) is not None:
                     ex.request_ids.append(m["id"])
+            if marks and msg.kind == Kind.MESSAGE:
+                _mark(msg, marks)
             self._out(msg)
+
+    def injected_answer(self, ex: Exchange, status: int, message: Any, decided_by: str | None, *,
+                        sse: bool = False) -> None:
+        """The proxy answered ``ex`` itself (a dropped request's JSON-RPC error, or a 202): recorded as an
+        injected server -> client message (or a transport record for the 202). ``sse``: the message went
+        as an event of ``ex``'s open stream (legacy HTTP+SSE), not as its answer."""
+        if sse:
+            ctx: dict[str, Any] = {"method": ex.method, "path": ex.path, "exchange": ex.id, "stream": ex.id,
+                                   "sse": {"event": "message"}}
+            self._out(Message("out", message, self._clock(), ctx=ctx, injected=True, decided_by=decided_by))
+            return
+        ex.done = True
+        ex.status = status
+        self.stats.statuses[status] = self.stats.statuses.get(status, 0) + 1
+        ctx = {"method": ex.method, "path": ex.path, "status": status, "headers": {}, "exchange": ex.id}
+        if message is None:
+            self._out(Message("out", None, self._clock(), kind=Kind.TRANSPORT, ctx=ctx))
+            return
+        self._out(Message("out", message, self._clock(), ctx=ctx, injected=True, decided_by=decided_by))
 
     def rejected(self, method: str, path: str, headers: Iterable[tuple[bytes, bytes]], status: int,
                  reason: str) -> None:
@@ -290,8 +330,8 @@ class HttpRecorder:
         hdrs = self._headers(headers)
         self.stats.exchanges += 1
         self.stats.statuses[status] = self.stats.statuses.get(status, 0) + 1
-        ctx = {"method": method, "path": path, "headers": hdrs, "exchange": self._next, "status": status,
-               "proxy": reason}
+        ctx = {"method": method, "path": self._path(path), "headers": hdrs, "exchange": self._next,
+               "status": status, "proxy": reason}
         self._out(Message("in", None, self._clock(), kind=Kind.TRANSPORT, ctx=ctx))
 
     def response_head(self, ex: Exchange, status: int, headers: Iterable[tuple[bytes, bytes]], *, sse: bool) -> None:

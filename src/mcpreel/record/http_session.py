@@ -24,7 +24,8 @@ from mcpreel.formats.reel import ReelWriter
 from mcpreel.model import Message, SessionInfo
 from mcpreel.record.http_proxy import ProxyConfig, ProxyServer, RecordingProxy
 from mcpreel.record.http_recorder import HttpRecorder, RecorderStats
-from mcpreel.record.naming import check_writable, claim
+from mcpreel.record.intercept import Interceptor
+from mcpreel.record.naming import check_writable, claim_reel
 from mcpreel.record.pipeline import Pipeline, Redaction
 from mcpreel.record.session_file import SessionFileKeeper
 from mcpreel.redact import Redactor
@@ -114,6 +115,7 @@ def record_http(
     handle_signals: bool = True,
     on_server: Callable[[ProxyServer], object] | None = None,
     otlp_endpoint: str | None = None,
+    interceptor: Interceptor | None = None,
 ) -> HttpRecordResult:
     """Record through the HTTP proxy until stopped; see the module docstring.
 
@@ -121,6 +123,8 @@ def record_http(
     replaced. ``addons`` see every record, after the redaction (:mod:`mcpreel.record.pipeline`).
     ``on_server`` receives the :class:`ProxyServer` before it serves (to stop it from another thread).
     ``otlp_endpoint`` also exports spans live, from a background thread (:mod:`mcpreel.otel.live`, an addon).
+    ``interceptor`` sees client -> server messages before they are forwarded (:mod:`mcpreel.record.intercept`);
+    it is handed the proxy's injection port (``attach``) before the proxy serves.
     """
     if session_file is not None:
         get_writer("qai")  # a build without the qai writer fails here, before anything is bound or created
@@ -131,12 +135,14 @@ def record_http(
     sink = _Sink(warn)
     recorder = HttpRecorder(sink, keep_secrets=config.keep_secrets)
     try:
-        server = ProxyServer(RecordingProxy(config, recorder), host, port)  # binds now: errors before files
+        proxy = RecordingProxy(config, recorder, interceptor=interceptor, warn=warn)
+        server = ProxyServer(proxy, host, port)  # binds now: errors before files
     except TransportError:
         _drop_if_empty(out)  # a default name claimed for this run (empty, 0600) is no recording
         raise
-    info = SessionInfo(label=label, transport=config.transport, url=config.target, command=[],
-                       metadata={"listen": server.url})
+    # the URLs as written: a key in the target's query is redacted unless keep_secrets (mcpreel.redact.urls)
+    info = SessionInfo(label=label, transport=config.transport, url=config.shown_target, command=[],
+                       metadata={"listen": server.shown_url})
     keeper = None
     if session_file is not None:
         keeper = SessionFileKeeper(session_file, info, save_every=save_every if save_every else None, warn=warn,
@@ -149,13 +155,19 @@ def record_http(
     sink.pipeline = Pipeline([a for a in (redaction, *addons, live, keeper) if a is not None])
     sink.pipeline.started(info)
     try:
-        out_path = claim(out)  # the stdio recorder's rule: --out is replaced, never appended to
-        sink.writer = ReelWriter(out_path, info)
+        out_path, first_seq = claim_reel(out)  # an existing reel gets a new session, never replaced
+        sink.writer = ReelWriter(out_path, info, first_seq=first_seq)
+    except UsageError:
+        server.close()
+        raise
     except OSError as exc:
         server.close()
         raise UsageError(f"{out}: cannot write the recording: {exc.strerror or exc}") from exc
     if keeper is not None:
         keeper.start()
+    attach = getattr(interceptor, "attach", None)
+    if callable(attach):
+        attach(proxy)
     if on_server is not None:
         on_server(server)
     reason = "stopped"

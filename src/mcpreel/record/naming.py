@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from mcpreel._infra.fileio import PRIVATE_MODE
 from mcpreel.errors import UsageError
 
-__all__ = ["DEFAULT_DIR", "check_writable", "claim", "default_label", "default_out_path"]
+__all__ = ["DEFAULT_DIR", "check_writable", "claim", "claim_reel", "default_label", "default_out_path"]
 
 DEFAULT_DIR = "mcpreel-sessions"
 
@@ -111,6 +111,61 @@ def claim(path: str | os.PathLike[str]) -> Path:
         if not _create_exclusive(target):
             raise FileExistsError(17, "appeared while being replaced", str(target))
     return target
+
+
+def _reel_tail(target: Path) -> int | None:
+    """The next ``seq`` of the reel at ``target`` (its meta line first), or None when it is no reel.
+
+    A torn last line (a recorder killed mid-write) is cut off first: it was never a whole record, and a
+    new session glued to it would make the line before the new meta line unreadable.
+    """
+    from mcpreel._infra import jsonio
+
+    with open(target, "rb+") as fh:
+        first = fh.readline(1 << 20)
+        try:
+            meta = jsonio.loads(first)
+        except (ValueError, UnicodeDecodeError):
+            return None
+        if not (isinstance(meta, dict) and meta.get("type") == "meta" and "v" in meta):
+            return None
+        size = fh.seek(0, os.SEEK_END)
+        back = min(size, 1 << 20)
+        fh.seek(size - back)
+        tail = fh.read(back)
+        if not tail.endswith(b"\n"):
+            cut = tail.rfind(b"\n")
+            fh.truncate(size - back + cut + 1 if cut >= 0 else len(first))
+            tail = tail[: cut + 1] if cut >= 0 else b""
+    for line in reversed(tail.splitlines()):
+        try:
+            obj = jsonio.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if isinstance(obj, dict) and type(obj.get("seq")) is int:
+            return int(obj["seq"]) + 1
+    return 0
+
+
+def claim_reel(path: str | os.PathLike[str]) -> tuple[Path, int]:
+    """The reel ``record --out`` writes and the first ``seq`` to give: an existing reel is appended to.
+
+    A client that starts its server once per tool call (langchain-mcp-adapters) runs ``mcpreel record
+    --out X`` again and again: each run adds a session to X (a new meta line, seqs counting on; readers
+    split the sessions again, :mod:`mcpreel.sessions`), and none is lost. A missing or empty file is
+    claimed as :func:`claim` does; an existing file that is not a reel is refused, never replaced.
+    """
+    target = Path(path)
+    if target.is_symlink() or not target.is_file() or target.stat().st_size == 0:
+        return claim(target), 0
+    try:
+        nxt = _reel_tail(target)
+    except OSError as exc:
+        raise UsageError(f"{os.fspath(path)}: cannot append to the recording: {exc.strerror or exc}") from exc
+    if nxt is None:
+        raise UsageError(f"{os.fspath(path)}: exists and is not a reel; record appends sessions to a reel and "
+                         "replaces nothing else: give another --out or remove the file")
+    return target, nxt
 
 
 def check_writable(path: str | os.PathLike[str], what: str) -> None:

@@ -9,6 +9,11 @@ addons. An addon is any object with some of these methods (all optional):
 - ``record(rec) -> rec | None``: a record about to be written; return it, a changed copy, or None to
   leave it out of the recording (forwarding is never affected);
 - ``recorded(rec)``: a record was written, with its ``seq`` (the session file, a live view, an exporter);
+- ``frames(direction, frames, t, first_seq)``: the stdio recorder's fast path wrote these frames (``bytes``:
+  a JSON line as it crossed the wire; ``str``: an invalid line's text) with ``seq`` from ``first_seq`` on.
+  An addon that has it does not, by its ``recorded`` alone, make the stdio recorder parse every line: it
+  gets ``frames`` when the recorder splices bytes, ``recorded`` when it builds records anyway (the control
+  server keeps its backlog this way, so a recording nobody watches stays on the fast path);
 - ``finished(exit_code, reason)``: the reel got its ``end`` line (always called, also after an error).
 
 Built in: :class:`Redaction` (``--redact``) and :class:`~mcpreel.record.session_file.SessionFileKeeper`
@@ -39,7 +44,7 @@ bytes in the reel.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from mcpreel.model import Kind, Message, SessionInfo
@@ -64,8 +69,12 @@ class Pipeline:
         self._record = _hooks(self.addons, "record")
         self._recorded = _hooks(self.addons, "recorded")
         self._finished = _hooks(self.addons, "finished")
+        self._frames = _hooks(self.addons, "frames")
+        framed = [a for a in self.addons if callable(getattr(a, "frames", None))]
         #: some addon looks at records: the stdio recorder then parses each line into one
-        self.sees_records = bool(self._record or self._recorded)
+        self.sees_records = bool(self._record or _hooks([a for a in self.addons if a not in framed], "recorded"))
+        #: some addon takes the fast path's frames
+        self.sees_frames = bool(self._frames)
 
     def started(self, info: SessionInfo) -> None:
         for hook in self._started:
@@ -82,6 +91,10 @@ class Pipeline:
     def recorded(self, rec: Message) -> None:
         for hook in self._recorded:
             hook(rec)
+
+    def frames(self, direction: str, frames: Sequence[bytes | str], t: int, first_seq: int) -> None:
+        for hook in self._frames:
+            hook(direction, frames, t, first_seq)
 
     def finished(self, exit_code: int | None, reason: str) -> None:
         for hook in self._finished:
@@ -120,6 +133,10 @@ class Redaction:
             raw = r.value(rec.raw)
             if raw is not rec.raw:
                 changes["raw"] = raw
+        if rec.modified and rec.original is not None:  # an intercept edit: the message as it arrived
+            original = r.value(rec.original)
+            if original is not rec.original:
+                changes["original"] = original
         if rec.text is not None:
             text = r.text(rec.text)
             if text != rec.text:

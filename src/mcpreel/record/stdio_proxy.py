@@ -12,6 +12,14 @@ The main thread starts the server, forwards signals to it and waits for it; the 
 server ends, with its exit status. Threads rather than asyncio: a blocked ``os.read`` releases the
 GIL and wakes straight into the copy, which keeps the added latency to a few tens of microseconds.
 Nothing of the proxy's own is ever written to stdout.
+
+With an interceptor (:mod:`mcpreel.record.intercept`: ``--intercept``, ``--rules``) that is holding, a pump
+forwards whole lines only: each complete line the interceptor ``wants`` waits for its decision on that direction's pump
+thread (what comes behind it waits behind it, in wire order, as it would on the pipe), and is recorded as
+decided — forwarded, edited, dropped (a dropped request answered with an error on the other pipe) — before
+it goes on. Lines it does not want are recorded and go on as they came; while it holds nothing (``active``
+False: a control socket nobody intercepts with) bytes stream through as above. Injected messages are
+written between whole lines, under the same per-pipe lock as the pump's writes.
 """
 
 from __future__ import annotations
@@ -23,16 +31,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcpreel._infra import jsonio
 from mcpreel._infra.timeutil import now_ms
 from mcpreel.clients.process import ServerStartError, exit_status, forward_signals, signal_name, spawn
 from mcpreel.errors import UsageError
 from mcpreel.formats.reel import ReelWriter
-from mcpreel.model import SessionInfo
+from mcpreel.model import Message, SessionInfo
 from mcpreel.record.framing import LineCutter
-from mcpreel.record.naming import check_writable, claim
+from mcpreel.record.intercept import Decision, Interceptor, Pending, drop_answer, safe_decide
+from mcpreel.record.naming import check_writable, claim_reel
 from mcpreel.record.pipeline import Pipeline, Redaction
 from mcpreel.record.session_file import SessionFileKeeper
-from mcpreel.record.stdio_recorder import WireRecorder
+from mcpreel.record.stdio_recorder import WireRecorder, classify
 from mcpreel.redact import Redactor
 
 __all__ = ["RecordResult", "StdioProxy", "record_stdio"]
@@ -81,6 +91,8 @@ class StdioProxy:
         stdin_fd: int = 0,
         stdout_fd: int = 1,
         stderr_fd: int = 2,
+        interceptor: Interceptor | None = None,
+        warn: Callable[[str], None] | None = None,
     ):
         self.recorder = recorder
         self.process = process
@@ -91,6 +103,15 @@ class StdioProxy:
         self.client_gone = threading.Event()
         self.signals: list[int] = []
         self.client_ended = False
+        self.interceptor = interceptor
+        self._warn = warn
+        #: where each direction's lines go (-1 once the reader is gone), and the lock a whole line is written under
+        self._dst: dict[str, int] = {"in": process.stdin.fileno() if interceptor is not None else -1,
+                                     "out": stdout_fd}
+        self._locks = {"in": threading.Lock(), "out": threading.Lock()}
+        #: the last bytes sent in a direction ended inside a line; lines to send once it ends
+        self._midline = {"in": False, "out": False}
+        self._queued: dict[str, list[bytes]] = {"in": [], "out": []}
 
     # -- the pumps ---------------------------------------------------------------------------------
     def _pump(self, src: int, dst: int, direction: str) -> None:
@@ -133,9 +154,159 @@ class StdioProxy:
             # "in": the server closed its stdin (or died); what the client still sends is recorded
             return -1
 
+    # -- the intercept -----------------------------------------------------------------------------
+    def _send(self, direction: str, data: bytes) -> bool:
+        """Write to ``direction``'s reader under its lock; False when the reader is gone. Injected lines that
+        waited for a line in progress to end go out as soon as it has."""
+        with self._locks[direction]:
+            dst = self._dst[direction]
+            if dst < 0:
+                return False
+            dst = self._forward(dst, data, direction)
+            self._midline[direction] = not data.endswith(b"\n")
+            queued = self._queued[direction]
+            if queued and not self._midline[direction] and dst >= 0:
+                self._queued[direction] = []
+                dst = self._forward(dst, b"".join(queued), direction)
+            self._dst[direction] = dst
+            return dst >= 0
+
+    def _send_line(self, direction: str, line: bytes) -> bool:
+        """One line of the proxy's own: now, or right after the line in progress ends."""
+        with self._locks[direction]:
+            if self._dst[direction] >= 0 and self._midline[direction]:
+                self._queued[direction].append(line)
+                return True
+        return self._send(direction, line)
+
+    def inject(self, direction: str, message: Any) -> None:
+        """The :class:`~mcpreel.record.intercept.InjectPort` of this proxy: record ``message`` as injected and
+        send it to the server (``in``) or the client (``out``)."""
+        if direction not in ("in", "out"):
+            raise ValueError(f"direction must be in or out, got {direction!r}")
+        if self._dst[direction] < 0:
+            raise ValueError("the server's stdin is closed" if direction == "in" else "the client stopped reading")
+        self.recorder.message(Message(direction, message, now_ms(), injected=True))
+        if not self._send_line(direction, jsonio.dumps(message) + b"\n"):
+            raise ValueError("the receiver went away while the message was sent")
+
+    def _close_direction(self, direction: str) -> None:
+        """A ``close`` decision: the pipe to this direction's reader is closed (the reader sees EOF)."""
+        with self._locks[direction]:
+            dst, self._dst[direction] = self._dst[direction], -1
+            if dst >= 0:
+                try:
+                    if direction == "in":
+                        self.process.stdin.close()
+                    else:
+                        os.close(dst)
+                except OSError:
+                    pass
+
+    def _decided(self, direction: str, line: bytes, value: Any, t: int) -> None:
+        """One line the interceptor wanted: wait for its decision, record it as decided, carry it out."""
+        assert self.interceptor is not None
+        decision: Decision = safe_decide(self.interceptor, Pending(direction, value, t), self._warn)
+        by = decision.by or None
+        action = decision.action
+        if action == "edit":
+            self.recorder.message(Message(direction, decision.message, t, modified=True, original=value, decided_by=by))
+            self._send(direction, jsonio.dumps(decision.message) + b"\n")
+        elif action in ("drop", "close"):
+            self.recorder.message(Message(direction, value, t, dropped=True, decided_by=by))
+            answer = drop_answer(value, decision) if action == "drop" else None
+            if answer is not None:
+                back = "out" if direction == "in" else "in"
+                self.recorder.message(Message(back, answer, now_ms(), injected=True, decided_by=by))
+                self._send_line(back, jsonio.dumps(answer) + b"\n")
+            if action == "close":
+                self._close_direction(direction)
+        else:
+            rec = Message(direction, value, t, decided_by=by)
+            self.recorder.message(rec)
+            self._send(direction, line + b"\n")
+        for inj_direction, message in decision.inject:
+            try:
+                self.inject(inj_direction, message)
+            except ValueError as exc:
+                if self._warn is not None:
+                    self._warn(f"intercept: could not inject a message: {exc}")
+
+    def _pump_lines(self, src: int, direction: str) -> None:
+        """The pump with an interceptor (see the module docstring).
+
+        While the interceptor is ``active`` whole lines go on, each offered to it; while it is not, bytes go
+        on as they come, as in :meth:`_pump` (a line begun then cannot be held when holding starts midway:
+        its rest goes on).
+        """
+        interceptor = self.interceptor
+        assert interceptor is not None
+        wants, record, clock, send = interceptor.wants, self.recorder.lines, now_ms, self._send
+        carried: list[bytes] = []  # the line begun, not finished (a list: a 10 MB line comes in many reads)
+        carried_sent = False  # ... and its bytes already went on
+        while True:
+            try:
+                chunk = os.read(src, _CHUNK)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                break
+            active = getattr(interceptor, "active", True)
+            nl = chunk.rfind(b"\n")
+            if nl < 0:
+                if carried_sent:
+                    send(direction, chunk)
+                elif not active:
+                    send(direction, b"".join((*carried, chunk)))
+                    carried_sent = True
+                carried.append(chunk)
+                continue
+            body = b"".join((*carried, chunk[:nl])) if carried else chunk[:nl]
+            tail = chunk[nl + 1 :]
+            t = clock()
+            lines = body.split(b"\n")
+            if not active:  # holding nothing now: no line is parsed here, bytes go on as they came
+                record(direction, lines, t)
+                send(direction, chunk if carried_sent else body + b"\n" + tail)
+                carried, carried_sent = ([tail], True) if tail else ([], False)
+                continue
+            passing: list[bytes] = []
+            if carried_sent:  # the first line's beginning already went on: its rest follows, unheld
+                first_nl = chunk.find(b"\n")
+                record(direction, [lines[0]], t)
+                send(direction, chunk[: first_nl + 1])
+                lines = lines[1:]
+            for line in lines:
+                value: Any = None
+                if line[:1] == b"{" or line.lstrip()[:1] == b"{":
+                    value = classify(line)[1]
+                if type(value) is dict and wants(direction, value):
+                    if passing:
+                        record(direction, passing, t)
+                        send(direction, b"\n".join(passing) + b"\n")
+                        passing = []
+                    self._decided(direction, line, value, t)
+                    t = clock()
+                else:
+                    passing.append(line)
+            if passing:
+                record(direction, passing, t)
+                send(direction, b"\n".join(passing) + b"\n")
+            carried, carried_sent = ([tail], False) if tail else ([], False)
+        if carried:
+            rest = b"".join(carried)
+            record(direction, [rest], clock())
+            if not carried_sent:
+                send(direction, rest)
+
     def _pump_in(self) -> None:
         stdin = self.process.stdin
-        self._pump(self.stdin_fd, stdin.fileno(), "in")
+        if self.interceptor is not None:
+            self._pump_lines(self.stdin_fd, "in")
+            with self._locks["in"]:
+                self._dst["in"] = -1
+        else:
+            self._pump(self.stdin_fd, stdin.fileno(), "in")
         self.client_eof.set()
         try:
             stdin.close()  # the client's EOF becomes the server's EOF
@@ -143,7 +314,10 @@ class StdioProxy:
             pass
 
     def _pump_out(self) -> None:
-        self._pump(self.process.stdout.fileno(), self.stdout_fd, "out")
+        if self.interceptor is not None:
+            self._pump_lines(self.process.stdout.fileno(), "out")
+        else:
+            self._pump(self.process.stdout.fileno(), self.stdout_fd, "out")
 
     def _pump_err(self) -> None:
         """Server stderr: passed on to the proxy's stderr at once, recorded line by line."""
@@ -226,6 +400,7 @@ def record_stdio(
     stderr_fd: int = 2,
     warn: Callable[[str], None] | None = None,
     otlp_endpoint: str | None = None,
+    interceptor: Interceptor | None = None,
 ) -> RecordResult:
     """Run ``command`` as a stdio MCP server behind a transparent recording proxy until it exits.
 
@@ -235,7 +410,9 @@ def record_stdio(
     changes what is recorded (messages, stderr, invalid lines, the argv in the header), never what is
     forwarded; the result says how many values it replaced. ``addons`` see every record, after the
     redaction (:mod:`mcpreel.record.pipeline`). ``otlp_endpoint`` also exports spans live, from a
-    background thread (:mod:`mcpreel.otel.live`, an addon). Raises :class:`ServerStartError` (exit 127)
+    background thread (:mod:`mcpreel.otel.live`, an addon). ``interceptor`` sees messages before they are
+    forwarded and may hold, edit, drop or inject them (:mod:`mcpreel.record.intercept`); it is handed this
+    proxy's injection port (``attach``) before the pumps start. Raises :class:`ServerStartError` (exit 127)
     after completing both files when the command cannot start.
     """
     warnings: list[str] = []
@@ -266,8 +443,12 @@ def record_stdio(
     pipeline = Pipeline([a for a in (redaction, *addons, live, keeper) if a is not None])
     pipeline.started(info)
     try:
-        out_path = claim(out)
-        writer = ReelWriter(out_path, info)
+        out_path, first_seq = claim_reel(out)  # an existing reel gets a new session, never replaced
+        writer = ReelWriter(out_path, info, first_seq=first_seq)
+    except UsageError:
+        if keeper is not None:
+            keeper.stop()
+        raise
     except OSError as exc:
         if keeper is not None:
             keeper.stop()
@@ -286,7 +467,11 @@ def record_stdio(
     if keeper is not None:
         keeper.start()
     code, reason = 1, "proxy error"
-    proxy = StdioProxy(recorder, process, stdin_fd=stdin_fd, stdout_fd=stdout_fd, stderr_fd=stderr_fd)
+    proxy = StdioProxy(recorder, process, stdin_fd=stdin_fd, stdout_fd=stdout_fd, stderr_fd=stderr_fd,
+                       interceptor=interceptor, warn=_warn)
+    attach = getattr(interceptor, "attach", None)
+    if callable(attach):
+        attach(proxy)
     try:
         code, reason = proxy.run()
     except BaseException as exc:

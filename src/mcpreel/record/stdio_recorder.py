@@ -108,8 +108,10 @@ class WireRecorder:
             else:
                 frames = [classify(line)[0] for line in lines]
                 bad = sum(type(frame) is str for frame in frames)
-            self.writer.write_frames(direction, frames, t)
+            first = self.writer.write_frames(direction, frames, t)
             self._count(direction, len(frames), bad)
+            if self.pipeline.sees_frames:
+                self.pipeline.frames(direction, frames, t, first)
             return
         pipeline = self.pipeline
         kept: list[Message] = []
@@ -138,6 +140,27 @@ class WireRecorder:
         for i, rec in enumerate(kept):
             rec.seq = first + i
             pipeline.recorded(rec)
+
+    def message(self, rec: Message) -> Message | None:
+        """Record one message the proxy built itself (an intercept's decision, an injected message) through
+        the pipeline; returns it with its ``seq`` (None when an addon left it out or recording stopped).
+
+        Unlike :meth:`lines` this may be called from any thread (an injection comes from the control
+        server's); the reel writer serializes the writes.
+        """
+        if self._failed or self._closed:
+            return None
+        try:
+            kept = self.pipeline.record(rec)
+            if kept is None:
+                return None
+            self.writer.write(kept)
+            self._count(kept.dir or "in", 1, 0)
+            self.pipeline.recorded(kept)
+            return kept
+        except Exception as exc:
+            self._fail(exc)
+            return None
 
     def _count(self, direction: str, frames: int, bad: int) -> None:
         counts = self._counts[direction]  # one pump thread per direction: no lock needed

@@ -20,14 +20,22 @@ lines, stderr text, the session header) and to the server's ``command`` argv:
 - **the user's rules** (``--rules FILE``, JSON): more key names, more regexes, JSONPath expressions whose
   values are replaced whole, and JSONPath + regex pairs (see :func:`load_rules`).
 
-A value that already is the marker is not counted again, so redacting twice reports 0 the second time.
+With a key (``Rules.key``; ``mcpreel redact`` by default, :mod:`~mcpreel.redact.keys`) each secret
+becomes a keyed marker, ``[REDACTED:rule:1a2b3c4d]`` (an HMAC of the secret: equal secrets stay equal,
+different ones differ, and the mock can match a live request that carries it); without one, the plain
+marker. JSONPath rules reach into JSON carried inside strings (a tool's text content), and
+:meth:`Redactor.unmatched` names the user's rules that replaced nothing.
+
+A value that already is a marker (plain or keyed) is not counted again, so redacting twice reports 0
+the second time. A session is counted once whatever its writer reads of it (:meth:`Redactor.session`).
 The redactor never changes its input: it returns copies (copy on write). A recording redacts through one
 :class:`Redactor` passed to its pipeline (:class:`mcpreel.record.pipeline.Redaction`), so the run can
 say how many secrets it replaced; there is no process-wide redactor.
 
 The package, a module a concern: :mod:`~mcpreel.redact.secrets` (key rule, value patterns, the marker),
 :mod:`~mcpreel.redact.headers` (secret HTTP headers), :mod:`~mcpreel.redact.rules` (the rules file),
-:mod:`~mcpreel.redact.engine` (the :class:`Redactor`), :mod:`~mcpreel.redact.files` (``mcpreel redact``).
+:mod:`~mcpreel.redact.engine` (the :class:`Redactor`), :mod:`~mcpreel.redact.files` (``mcpreel redact``),
+:mod:`~mcpreel.redact.keys` (keyed markers and where their key lives).
 JSONPath lives in :mod:`mcpreel._infra.jsonpath`.
 """
 

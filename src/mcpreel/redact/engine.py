@@ -15,10 +15,16 @@ from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel.redact.headers import is_secret_header
+from mcpreel.redact.keys import KEYED_MARKER, keyed_marker
 from mcpreel.redact.rules import Rules
 from mcpreel.redact.secrets import QUICK_LITERALS, Pattern, is_secret_key, norm_key
 
 __all__ = ["Redactor"]
+
+#: a secret named in free text, as the argv rule sees it in the command: ``--api-key=V``, ``--token V``,
+#: ``password: V``, ``token=V`` (group ``name`` is checked by the key rule, group ``value`` is replaced)
+_TEXT_FLAG = re.compile(r"(?<![\w-])--?(?P<name>[A-Za-z][\w.-]*)(?:=|[ \t]+)(?P<value>(?!-)[^\s\"'`,;]+)")
+_TEXT_PAIR = re.compile(r"(?<![\w.-])(?P<name>[A-Za-z_][\w.-]*)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<value>[^\s\"'`,;&]+)")
 
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions"})
 _COMMAND_KEYS = frozenset({"command", "server_command", "cmd", "argv"})
@@ -49,6 +55,38 @@ class Redactor:
         self._keys: dict[str, bool] = {}
         self._lock = threading.Lock()
         self.counts: dict[str, int] = {}
+        self._key = self.rules.key
+        self._keys_hit: set[str] = set()  # the user's key names seen (for :meth:`unmatched`)
+        self._counted = 0  # messages of a session already counted (see :meth:`session`)
+
+    def _mark(self, rule: str, secret: Any) -> str:
+        """The marker that replaces ``secret``: keyed (``[REDACTED:rule:hmac]``) when the rules hold a key."""
+        key = self._key
+        return self.marker if key is None else keyed_marker(key, rule, secret)
+
+    def _is_marker(self, v: Any) -> bool:
+        return isinstance(v, str) and (v == self.marker or (v.startswith("[REDACTED:")
+                                                            and KEYED_MARKER.fullmatch(v) is not None))
+
+    def _has_marker(self, s: str) -> bool:
+        return self.marker in s or ("[REDACTED:" in s and KEYED_MARKER.search(s) is not None)
+
+    def unmatched(self) -> list[str]:
+        """The user's rules (keys, patterns, paths, path+regex rules) that replaced nothing in this run.
+
+        A rule that never matched is most often a typo or a path that does not reach where the user
+        thinks (a JSON value inside a tool's text): saying so beats a silent \"redacted 0 values\".
+        """
+        with self._lock:
+            counts = dict(self.counts)
+            hit = set(self._keys_hit)
+        out = [f"key {k!r}" for k in sorted(self.rules.keys) if k not in hit]
+        out += [f"{p.name} ({p.regex.pattern!r})" for p in self.rules.patterns if not counts.get(p.name)]
+        out += [(f"{r.name} ({r.path.text if r.path is not None else ''}"
+                 f"{' ' if r.path is not None and r.regex is not None else ''}"
+                 f"{r.regex.pattern if r.regex is not None else ''})" if r.name.startswith("rule ") else r.name)
+                for r in self.rules.paths if not counts.get(r.name)]
+        return out
 
     @property
     def total(self) -> int:
@@ -70,7 +108,7 @@ class Redactor:
 
     # -- strings -----------------------------------------------------------------------------------
     def _text(self, s: str, counts: dict[str, int], depth: int = 0) -> str:
-        if s == self.marker or not s:
+        if not s or self._is_marker(s):
             return s
         stripped = s.lstrip()
         if depth < 4 and stripped[:1] in ("{", "[") and len(s) < (16 << 20):
@@ -107,14 +145,15 @@ class Redactor:
             if g and m.group(g) is None:
                 return m.group(0)
             secret = m.group(g)
-            if marker in secret:
+            if self._has_marker(secret):
                 return m.group(0)  # already redacted (by an earlier pattern or an earlier run)
             n += 1
+            new = self._mark(pat.name, secret) if self._key is not None else marker
             if not g:
-                return marker
+                return new
             start, end = m.start(g) - m.start(0), m.end(g) - m.start(0)
             whole = m.group(0)
-            return whole[:start] + marker + whole[end:]
+            return whole[:start] + new + whole[end:]
 
         out = pat.regex.sub(repl, s)
         if n:
@@ -130,8 +169,10 @@ class Redactor:
             for k, v in value.items():
                 new = v
                 if not schema_map and isinstance(k, str) and self._secret_key(k) and self._redactable(v):
-                    new = self.marker
+                    new = self._mark("key", v)
                     counts["key"] = counts.get("key", 0) + 1
+                    if self.rules.keys:
+                        self._user_key_hit(k)
                 elif isinstance(k, str) and k in _COMMAND_KEYS and _is_argv(v):
                     new = self._command(v, counts)
                 elif isinstance(v, (dict, list, str)):
@@ -154,21 +195,28 @@ class Redactor:
             return out_l if out_l is not None else value
         return value
 
+    def _user_key_hit(self, name: str) -> None:
+        n = norm_key(name)
+        if n in self.rules.keys and n not in self._keys_hit:
+            with self._lock:
+                self._keys_hit.add(n)
+
     def _redactable(self, v: Any) -> bool:
-        if v is None or isinstance(v, bool) or v == self.marker:
+        if v is None or isinstance(v, bool) or self._is_marker(v):
             return False
         if isinstance(v, (dict, list, str)) and not v:
             return False
         return True
 
     def _paths(self, value: Any, counts: dict[str, int]) -> Any:
-        marker = self.marker
         for rule in self.rules.paths:
             if rule.regex is None:
-                def whole(v: Any) -> tuple[Any, int]:
-                    return (v, 0) if v == marker or v is None else (marker, 1)
+                # a marker names a path rule "path" (the path itself would make a long, noisy marker)
+                def whole(v: Any, name: str = "path" if rule.name.startswith("path ") else rule.name) -> tuple[Any, int]:
+                    return (v, 0) if v is None or self._is_marker(v) else (self._mark(name, v), 1)
 
-                value, n = rule.path.apply(value, whole) if rule.path is not None else (value, 0)
+                # into_text: a path reaches into JSON carried inside a string (a tool's text content)
+                value, n = rule.path.apply(value, whole, into_text=True) if rule.path is not None else (value, 0)
             else:
                 pat = Pattern(rule.name, rule.regex)
 
@@ -180,7 +228,7 @@ class Redactor:
                 if rule.path is None:
                     value, n = inner(value)
                 else:
-                    value, n = rule.path.apply(value, inner)
+                    value, n = rule.path.apply(value, inner, into_text=True)
             if n:
                 counts[rule.name] = counts.get(rule.name, 0) + n
         return value
@@ -203,23 +251,23 @@ class Redactor:
 
     def _argv(self, argv: list[str], counts: dict[str, int]) -> list[str]:
         out: list[str] = []
-        marker = self.marker
         redact_next = False
         for arg in argv:
             if redact_next:
                 redact_next = False
                 if not arg.startswith("-"):
-                    if arg != marker:
+                    if not self._is_marker(arg):
                         counts["command"] = counts.get("command", 0) + 1
-                    out.append(marker)
+                        arg = self._mark("command", arg)
+                    out.append(arg)
                     continue
             if arg.startswith("-") and len(arg) > 1:
                 name, eq, val = arg.lstrip("-").partition("=")
                 if name and self._secret_key(name):
                     if eq:
-                        if val and val != marker:
+                        if val and not self._is_marker(val):
                             counts["command"] = counts.get("command", 0) + 1
-                            arg = arg[: len(arg) - len(val)] + marker
+                            arg = arg[: len(arg) - len(val)] + self._mark("command", val)
                         out.append(arg)
                     else:
                         out.append(arg)
@@ -227,9 +275,9 @@ class Redactor:
                     continue
             elif re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", arg):
                 name, _, val = arg.partition("=")
-                if self._secret_key(name) and val and val != marker:
+                if self._secret_key(name) and val and not self._is_marker(val):
                     counts["command"] = counts.get("command", 0) + 1
-                    out.append(f"{name}={marker}")
+                    out.append(f"{name}={self._mark('command', val)}")
                     continue
             out.append(self._text(arg, counts))
         return out
@@ -240,7 +288,7 @@ class Redactor:
             new = v
             secret = isinstance(k, str) and (self._secret_key(k) or (self.rules.defaults and is_secret_header(k)))
             if secret and self._redactable(v):
-                new = self.marker
+                new = self._mark("header", v)
                 counts["header"] = counts.get("header", 0) + 1
             elif isinstance(v, (str, list, dict)):
                 new = self._value(v, counts)
@@ -277,10 +325,36 @@ class Redactor:
 
     raw = value  # a parsed JSON-RPC message (or batch) -> the copy to record
 
+    def _free_text(self, s: str, counts: dict[str, int]) -> str:
+        """A line of free text (stderr, an invalid frame): the value patterns, then the rule the argv
+        gets (a secret-named flag or ``name: value`` / ``name=value`` pair has its value replaced), so a
+        server that prints ``--api-key=V`` or ``password: V`` is redacted as its command line is."""
+        s = self._text(s, counts)
+        if ("=" not in s and ":" not in s and " -" not in s and not s.startswith("-")) or s == self.marker:
+            return s
+        marker = self.marker
+        n = 0
+
+        def repl(m: re.Match[str]) -> str:
+            nonlocal n
+            value = m.group("value")
+            if marker in value or not self._secret_key(m.group("name")):
+                return m.group(0)
+            if m.string[m.end("value"):m.end("value") + 1 + len(marker)].lstrip(" \t").startswith(marker):
+                return m.group(0)  # ``Authorization: Bearer [REDACTED]``: a pattern took the secret already
+            n += 1
+            start, end = m.start("value") - m.start(0), m.end("value") - m.start(0)
+            return m.group(0)[:start] + marker + m.group(0)[end:]
+
+        s = _TEXT_PAIR.sub(repl, _TEXT_FLAG.sub(repl, s))
+        if n:
+            counts["key"] = counts.get("key", 0) + n
+        return s
+
     def text(self, text: str) -> str:
-        """A free text (stderr, an invalid frame, a URL) with the value patterns applied."""
+        """A free text (stderr, an invalid frame) with the value patterns and the key rule applied."""
         counts: dict[str, int] = {}
-        new = self._text(text, counts)
+        new = self._free_text(text, counts)
         self._add(counts)
         return new
 
@@ -293,9 +367,14 @@ class Redactor:
 
     def message(self, msg: Any) -> Any:
         """A redacted copy of a :class:`~mcpreel.model.Message` (the original is left as it was)."""
+        counts: dict[str, int] = {}
+        new = self._message(msg, counts)
+        self._add(counts)
+        return new
+
+    def _message(self, msg: Any, counts: dict[str, int]) -> Any:
         from mcpreel.model import Kind
 
-        counts: dict[str, int] = {}
         changes: dict[str, Any] = {}
         if msg.kind in (Kind.MESSAGE, Kind.EVENT) and msg.raw is not None:
             raw = self._value(msg.raw, counts)
@@ -314,14 +393,13 @@ class Redactor:
             if ctx is not msg.ctx:
                 changes["ctx"] = ctx
         if msg.text:
-            text = self._text(msg.text, counts)
+            text = self._free_text(msg.text, counts)
             if text != msg.text:
                 changes["text"] = text
         if msg.extra:
             extra = self._value(msg.extra, counts)
             if extra is not msg.extra:
                 changes["extra"] = extra
-        self._add(counts)
         return replace(msg, **changes) if changes else msg
 
     def info(self, info: Any) -> Any:
@@ -358,13 +436,22 @@ class Redactor:
         from mcpreel.model import Session
 
         info = self.info(session.info)
-        if session.is_streaming:
-            def factory() -> Iterator[Any]:
-                for msg in session:
+        self._counted = 0
+
+        def counted_once() -> Iterator[Any]:
+            # a writer may read the session more than once (a trace writer reads it twice); redaction is
+            # deterministic, so the n-th message replaces the same values on every pass: count it on the
+            # first pass that reaches it only, and the counts are the model's, whatever the writer
+            for i, msg in enumerate(session):
+                if i < self._counted:
+                    yield self._message(msg, {})
+                else:
+                    self._counted = i + 1
                     yield self.message(msg)
 
-            return Session.streaming(info, factory)
-        return Session(info, [self.message(m) for m in session.messages])
+        if session.is_streaming:
+            return Session.streaming(info, counted_once)
+        return Session(info, list(counted_once()))
 
 
 def _is_argv(v: Any) -> bool:

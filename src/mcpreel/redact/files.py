@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mcpreel.redact.engine import Redactor
@@ -19,6 +19,8 @@ class RedactResult:
     total: int
     counts: dict[str, int] = field(default_factory=dict)
     lost: list[str] = field(default_factory=list)
+    #: the user's rules that replaced nothing in the whole file (see :meth:`Redactor.unmatched`)
+    unmatched: list[str] = field(default_factory=list)
 
 
 def redact_file(
@@ -28,11 +30,14 @@ def redact_file(
     rules: Rules | None = None,
     from_: str = "auto",
     to: str | None = None,
+    key: bytes | None = None,
 ) -> RedactResult:
     """Redact a session file into ``out_path`` (atomically, mode 0600).
 
     The output keeps the input's format unless ``to`` is given (or the input format cannot be
-    written: then the output file's name decides, as in ``convert``).
+    written: then the output file's name decides, as in ``convert``). ``key`` (bytes) makes the markers
+    keyed (``[REDACTED:rule:1a2b3c4d]``, :mod:`mcpreel.redact.keys`); without it every secret becomes
+    the rules' plain marker. The counts are the model's: the same whatever the output format.
     """
     from mcpreel.convert import choose_output_format, write_session
     from mcpreel.formats import FORMATS, open_session
@@ -42,6 +47,9 @@ def redact_file(
         fmt = detection.format if FORMATS[detection.format].writes else choose_output_format(out_path, session).format
     else:
         fmt = choose_output_format(out_path, session, to).format
+    if key is not None:
+        rules = replace(rules or Rules(), key=key)
     redactor = Redactor(rules)
     _, lost, _ = write_session(redactor.session(session), out_path, fmt)
-    return RedactResult(str(in_path), str(out_path), fmt, redactor.total, dict(redactor.counts), lost)
+    return RedactResult(str(in_path), str(out_path), fmt, redactor.total, dict(redactor.counts), lost,
+                        redactor.unmatched())

@@ -37,6 +37,9 @@ class Rules:
     keys: frozenset[str] = frozenset()  # extra key names (normalized)
     patterns: tuple[Pattern, ...] = ()  # extra value patterns
     paths: tuple[PathRule, ...] = ()  # the user's JSONPath rules (applied to JSON-RPC messages)
+    #: the HMAC key of keyed markers (``[REDACTED:rule:1a2b3c4d]``, :mod:`mcpreel.redact.keys`); None: the
+    #: plain ``marker`` for every secret
+    key: bytes | None = None
 
     @property
     def all_patterns(self) -> tuple[Pattern, ...]:

@@ -56,6 +56,8 @@ def row_parts(row: Row) -> list[tuple[str, str]]:
     if row.kind == "transport":
         parts.append(("(transport)", "dim"))
         parts.append((_short(row.text or ""), "dim"))
+        if row.sse_events:
+            parts.append((_sse_note(row.sse_events), "dim"))
         return parts
     if row.kind == "event":
         parts.append((f"event {row.label}", "dim"))
@@ -93,7 +95,13 @@ def row_parts(row: Row) -> list[tuple[str, str]]:
         parts.append(("[UNANSWERED]", "bold red"))
     if row.orphan:
         parts.append(("[ORPHAN]", "red"))
+    if row.sse_events:
+        parts.append((_sse_note(row.sse_events), "dim"))
     return parts
+
+
+def _sse_note(n: int) -> str:
+    return f"(+{n} SSE framing {'event' if n == 1 else 'events'}, -v shows them)"
 
 
 def row_text(row: Row) -> str:
@@ -115,7 +123,7 @@ def _header_pairs(report: Report) -> list[tuple[str, str]]:
         pairs.append(("Server command", " ".join(h.command)))
     if h.url:
         pairs.append(("Server URL", h.url))
-    pairs.append(("Started", iso_from_ms(h.started) if h.started is not None else "-"))
+    pairs.append(("Started", iso_from_ms(h.started) if h.started is not None else "unknown"))
     if h.ended is not None:
         ended = iso_from_ms(h.ended)
         extra = []

@@ -35,17 +35,28 @@ def replay_file(
     options: ReplayOptions | None = None,
     on_event: Callable[[str], None] | None = None,
     session_index: int | None = None,
+    source: str | None = None,
     sink: Callable[[RequestResult], None] | None = None,
 ) -> ReplayReport:
     """Replay the session in ``path`` against a server command or URL; return the report.
 
     A file that holds several client sessions (:func:`mcpreel.sessions.split_sessions`) is replayed
     session by session, each on a fresh connection (a fresh server process over stdio), in recorded
-    order; ``session_index`` (1-based) picks one. ``sink`` takes each result as soon as it is judged,
-    in request order, instead of the report's ``results`` (see :class:`ReplayReport`).
+    order; ``session_index`` (1-based) picks one. A merged file's sources are sessions of their own (never
+    one target session for two servers); ``source`` replays one source only, against its own server
+    (:func:`mcpreel.merge.select_source`); without it, a file of several sources is replayed source by
+    source against the one target, and ``on_event`` says so. ``sink`` takes each result as soon as it
+    is judged, in request order, instead of the report's ``results`` (see :class:`ReplayReport`).
     """
+    from mcpreel.merge import merged_sources, select_source
+
     session, _ = open_session(path, format)
     session.materialize()
+    if source is not None:
+        session = select_source(session, source, str(path))
+    elif len(names := merged_sources(session)) > 1 and on_event is not None:
+        on_event(f"{path} merges {len(names)} servers ({', '.join(names)}): each is replayed in its own target "
+                 f"session against the one target; --source NAME replays one source against its own server")
     parts = split_sessions(session)
     if session_index is not None:
         if not 1 <= session_index <= len(parts):

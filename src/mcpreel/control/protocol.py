@@ -1,0 +1,241 @@
+"""The wire of the control channel (the contract in the issue-14 notes): newline-delimited JSON objects.
+
+Every object has a ``type``. The proxy sends ``hello`` first, then ``record`` (a reel line, backlog first,
+then live), ``held`` / ``released`` (intercept), ``ok`` / ``error`` (answers to a command that carried a
+``ref``) and ``end``. The viewer sends ``decide``, ``inject`` and ``intercept``. Directions on this wire are
+spelled as qai and seed 003 spell them (``client_to_server`` / ``server_to_client``); the reel's ``in`` /
+``out`` are converted at the edge (:func:`wire_direction`, :func:`reel_direction`).
+
+Pure functions, no I/O: both ends (:mod:`mcpreel.control.server`, :mod:`mcpreel.control.client`) and the
+tests use them. :func:`parse_command` is the one validation of what a viewer sends, so a bad command is one
+clear ``error`` line back, never an exception in the proxy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpreel._infra import jsonio
+from mcpreel._infra.timeutil import iso_from_ms, now_ms
+
+__all__ = [
+    "MAX_LINE",
+    "VERSION",
+    "CommandError",
+    "decode",
+    "encode",
+    "parse_command",
+    "reel_direction",
+    "validate_message",
+    "wire_direction",
+]
+
+VERSION = 1
+#: the longest line either side accepts (a big edited message fits; a runaway peer does not)
+MAX_LINE = 64 << 20
+
+WIRE_DIRECTIONS = {"in": "client_to_server", "out": "server_to_client"}
+REEL_DIRECTIONS = {v: k for k, v in WIRE_DIRECTIONS.items()}
+PROXY_TYPES = frozenset(("hello", "record", "held", "released", "ok", "error", "end"))
+VIEWER_TYPES = frozenset(("decide", "inject", "intercept"))
+DECIDE_ACTIONS = ("forward", "edit", "drop")
+
+
+class CommandError(ValueError):
+    """A viewer command that cannot be carried out; the message is what the ``error`` answer says."""
+
+
+def wire_direction(direction: str) -> str:
+    """``in`` / ``out`` -> ``client_to_server`` / ``server_to_client`` (already-wire names pass)."""
+    return WIRE_DIRECTIONS.get(direction, direction)
+
+
+def reel_direction(direction: Any) -> str:
+    """``client_to_server`` / ``server_to_client`` (or ``in`` / ``out``) -> ``in`` / ``out``."""
+    if direction in REEL_DIRECTIONS:
+        return REEL_DIRECTIONS[direction]
+    if direction in WIRE_DIRECTIONS:
+        return str(direction)
+    raise CommandError(f"direction must be client_to_server or server_to_client, got {direction!r}")
+
+
+def encode(obj: dict[str, Any]) -> bytes:
+    """One object -> one line (with its newline)."""
+    return jsonio.dumps(obj) + b"\n"
+
+
+def decode(line: bytes) -> dict[str, Any]:
+    """One line -> its object; :class:`CommandError` when it is not a JSON object with a string ``type``."""
+    try:
+        obj = jsonio.loads(line)
+    except Exception as exc:
+        raise CommandError(f"not JSON: {exc}") from exc
+    if not isinstance(obj, dict):
+        raise CommandError(f"a control line must be a JSON object, got {jsonio.type_name(obj)}")
+    if not isinstance(obj.get("type"), str):
+        raise CommandError("a control line must have a string \"type\"")
+    return obj
+
+
+def _valid_id(value: Any) -> bool:
+    return value is None or isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _validate_one(msg: Any, where: str) -> str | None:
+    if not isinstance(msg, dict):
+        return f"{where} must be a JSON object"
+    if msg.get("jsonrpc") != "2.0":
+        return f"{where}: \"jsonrpc\" must be \"2.0\""
+    if "id" in msg and not _valid_id(msg["id"]):
+        return f"{where}: \"id\" must be a string, a number or null"
+    if "method" in msg:
+        if not isinstance(msg["method"], str) or not msg["method"]:
+            return f"{where}: \"method\" must be a non-empty string"
+        if "params" in msg and not isinstance(msg["params"], (dict, list)):
+            return f"{where}: \"params\" must be an object or an array"
+        if "result" in msg or "error" in msg:
+            return f"{where}: a request or notification has no \"result\" or \"error\""
+        return None
+    if "result" in msg and "error" in msg:
+        return f"{where}: a response has \"result\" or \"error\", not both"
+    if "result" not in msg and "error" not in msg:
+        return f"{where}: neither a request (\"method\") nor a response (\"result\"/\"error\")"
+    if "id" not in msg:
+        return f"{where}: a response needs its \"id\""
+    if "error" in msg:
+        err = msg["error"]
+        if not isinstance(err, dict):
+            return f"{where}: \"error\" must be an object"
+        code = err.get("code")
+        if not isinstance(code, int) or isinstance(code, bool):
+            return f"{where}: \"error.code\" must be an integer"
+        if not isinstance(err.get("message"), str):
+            return f"{where}: \"error.message\" must be a string"
+    return None
+
+
+def validate_message(msg: Any) -> str | None:
+    """Why ``msg`` is not a valid JSON-RPC 2.0 message (or batch), or None when it is.
+
+    The check an edited or injected message passes before it goes anywhere: a request/notification has a
+    ``method`` string and object/array ``params``; a response has its ``id`` and exactly one of ``result`` /
+    ``error`` (an error with an integer ``code`` and a string ``message``).
+    """
+    if isinstance(msg, list):
+        if not msg:
+            return "an empty batch"
+        for i, member in enumerate(msg):
+            why = _validate_one(member, f"batch member {i}")
+            if why:
+                return why
+        return None
+    return _validate_one(msg, "the message")
+
+
+def _error_object(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise CommandError("\"error\" must be a JSON-RPC error object")
+    code = value.get("code", -32001)
+    if not isinstance(code, int) or isinstance(code, bool):
+        raise CommandError("\"error.code\" must be an integer")
+    message = value.get("message", "dropped by the viewer")
+    if not isinstance(message, str):
+        raise CommandError("\"error.message\" must be a string")
+    out = {"code": code, "message": message}
+    if "data" in value:
+        out["data"] = value["data"]
+    return out
+
+
+def parse_command(obj: dict[str, Any]) -> dict[str, Any]:
+    """A viewer's object -> the command, checked and normalized; :class:`CommandError` says what is wrong.
+
+    ``decide``: ``hold`` (string), ``action`` (forward|edit|drop), ``message`` for edit (validated JSON-RPC),
+    optional ``error`` for drop. ``inject``: ``direction`` (normalized to ``in``/``out``) and a valid
+    ``message``. ``intercept``: ``filter`` (a filter string, parsed here, or null for off).
+    """
+    typ = obj.get("type")
+    if typ not in VIEWER_TYPES:
+        raise CommandError(f"unknown command type {typ!r} (known: {', '.join(sorted(VIEWER_TYPES))})")
+    out: dict[str, Any] = {"type": typ}
+    if "ref" in obj:
+        out["ref"] = obj["ref"]
+    if typ == "decide":
+        hold = obj.get("hold")
+        if not isinstance(hold, str):
+            raise CommandError("decide needs \"hold\", the id of a held message")
+        action = obj.get("action")
+        if action not in DECIDE_ACTIONS:
+            raise CommandError(f"decide: \"action\" must be one of {', '.join(DECIDE_ACTIONS)}, got {action!r}")
+        out["hold"] = hold
+        out["action"] = action
+        if action == "edit":
+            if "message" not in obj:
+                raise CommandError("decide edit needs the edited \"message\"")
+            why = validate_message(obj["message"])
+            if why:
+                raise CommandError(f"the edited message is not valid JSON-RPC: {why}")
+            out["message"] = obj["message"]
+        elif action == "drop":
+            out["error"] = _error_object(obj.get("error"))
+        return out
+    if typ == "inject":
+        out["direction"] = reel_direction(obj.get("direction"))
+        if "message" not in obj:
+            raise CommandError("inject needs a \"message\"")
+        why = validate_message(obj["message"])
+        if why:
+            raise CommandError(f"the injected message is not valid JSON-RPC: {why}")
+        out["message"] = obj["message"]
+        return out
+    # intercept
+    text = obj.get("filter")
+    if text is not None and not isinstance(text, str):
+        raise CommandError("intercept: \"filter\" must be a filter string or null")
+    if text is not None:
+        from mcpreel.control.filters import FilterError, parse
+
+        try:
+            parse(text)
+        except FilterError as exc:
+            raise CommandError(str(exc)) from exc
+    out["filter"] = text
+    return out
+
+
+# -- the proxy's messages ----------------------------------------------------------------------------
+
+
+def hello(proxy: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "hello", "version": VERSION, "proxy": proxy}
+
+
+def record(line: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "record", "record": line}
+
+
+def held(hold: str, direction: str, message: Any, since_ms: int | None = None, timeout: float | None = None,
+         session: str | None = None) -> dict[str, Any]:
+    obj: dict[str, Any] = {"type": "held", "hold": hold, "direction": wire_direction(direction), "message": message,
+                           "since": iso_from_ms(since_ms if since_ms is not None else now_ms()), "timeout": timeout}
+    if session is not None:
+        obj["session"] = session
+    return obj
+
+
+def released(hold: str, action: str, by: str) -> dict[str, Any]:
+    return {"type": "released", "hold": hold, "action": action, "by": by}
+
+
+def ok(ref: Any) -> dict[str, Any]:
+    return {"type": "ok", "ref": ref}
+
+
+def error(ref: Any, message: str) -> dict[str, Any]:
+    return {"type": "error", "ref": ref, "message": message}
+
+
+def end(exit_code: int | None, reason: str) -> dict[str, Any]:
+    return {"type": "end", "exit_code": exit_code, "reason": reason}
