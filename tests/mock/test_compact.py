@@ -142,6 +142,23 @@ def test_answers_stored_far_from_their_request_are_read_back(tmp_path, monkeypat
     assert got == want and got[39]["result"]["content"][0]["text"] == "answer 39"
 
 
+def test_keyed_redaction_markers_match_the_live_secret_through_the_index(tmp_path, monkeypatch):
+    from mcpreel.redact.keys import ENV_VAR, keyed_marker
+
+    key_file = tmp_path / "redact.key"
+    key_file.write_text("k" * 32)
+    monkeypatch.setenv(ENV_VAR, str(key_file))
+    marker = keyed_marker(b"k" * 32, "token", "s3cret")
+    path = reel(tmp_path / "r.jsonl", [("in", call(1, "login", token=marker)), ("out", answer(1, "welcome")),
+                                      ("in", call(2, "other")), ("out", answer(2, "other"))])
+    session, _ = open_session(path)
+    cas = load_compact(path, session, "method-params")
+    assert cas is not None and list(cas.keyed) == ["tools/call"]
+    got, want, _, _ = _both(path, extra=[call(10, "login", token="s3cret"), call(11, "login", token="wrong")])
+    assert got == want
+    assert got[-2]["result"]["content"][0]["text"] == "welcome" and "error" in got[-1]
+
+
 def test_keys_that_share_a_hash_are_told_apart_when_read_back(tmp_path, monkeypatch):
     """With every hash the same, the index finds one run for all keys: what is read back decides."""
     monkeypatch.setattr(compact_module, "_HASH_MASK", 0)
