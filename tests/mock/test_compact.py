@@ -159,6 +159,17 @@ def test_keyed_redaction_markers_match_the_live_secret_through_the_index(tmp_pat
     assert got[-2]["result"]["content"][0]["text"] == "welcome" and "error" in got[-1]
 
 
+def test_a_miss_among_many_recorded_calls_names_the_same_closest_one(tmp_path):
+    """The index keeps the first 500 requests of a method, the candidates a miss is explained from."""
+    records = []
+    for i in range(600):
+        records += [("in", call(i, f"t{i % 3}", n=i)), ("out", answer(i, str(i)))]
+    path = reel(tmp_path / "r.jsonl", records)
+    got, want, from_disk, _ = _both(path, extra=[call(900, "t1", n=599), call(901, "zz", n=1)])
+    assert got == want and len(from_disk.stats.misses) == 2
+    assert "closest is request #" in from_disk.stats.misses[0].reason
+
+
 def test_keys_that_share_a_hash_are_told_apart_when_read_back(tmp_path, monkeypatch):
     """With every hash the same, the index finds one run for all keys: what is read back decides."""
     monkeypatch.setattr(compact_module, "_HASH_MASK", 0)

@@ -11,7 +11,8 @@ the cassette's exchanges). For a line-based recording (a reel or a JSON-RPC log)
   for the requests that have any;
 - the match keys: a 40-bit hash of (method, canonical params) and the request's position packed into one
   8-byte integer, sorted, so identical requests form one run in recorded order (found by bisection);
-- per method, the positions of its requests (4 bytes each) and its first few subjects.
+- per method, the positions of its first 500 requests (the candidates a miss is explained from: the
+  matcher looks at no more) and its first few subjects.
 
 A matched exchange is read back from disk (one seek and one line parsed per message) and built as an
 :class:`~mcpreel.exchanges.Exchange`, so the engine and the matcher answer exactly as from memory. Two
@@ -38,7 +39,7 @@ from typing import Any, overload
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import verbatim_key
 from mcpreel.exchanges import ClientItem, Exchange, progress_token, subject
-from mcpreel.mock.matcher import MATCH_MODES, match_key
+from mcpreel.mock.matcher import _CLOSEST_SCAN, MATCH_MODES, match_key
 from mcpreel.model import SCOPE_KEY, Session
 
 __all__ = ["CompactCassette", "CompactIndex", "load_compact"]
@@ -77,7 +78,7 @@ class CompactCassette:
         self.before: dict[int, list[int]] = {}
         self.after: dict[int, list[int]] = {}
         self.keys = array("q")  # sorted (hash << _POS_BITS) | position
-        self.by_method: dict[str, array[int]] = {}
+        self.by_method: dict[str, array[int]] = {}  # the first _CLOSEST_SCAN positions of each method
         self.subjects_of: dict[str, list[str]] = {}
         self.items: list[ClientItem] = []  # the client's notifications (the requests are in the arrays)
         # per method, the keys and positions of requests whose params hold keyed redaction markers (few)
@@ -266,6 +267,7 @@ class CompactIndex:
         return bucket
 
     def candidates(self, method: str) -> Sequence[Exchange] | None:
+        """The first recorded exchanges of this method (as many as a miss is explained from)."""
         positions = self.cassette.by_method.get(method)
         return _Rows(self.cassette, positions) if positions is not None else None
 
@@ -361,7 +363,8 @@ def load_compact(path: str | Path, session: Session, mode: str) -> CompactCasset
                     positions = cas.by_method.get(method)
                     if positions is None:
                         positions = cas.by_method[method] = array("i")
-                    positions.append(position)
+                    if len(positions) < _CLOSEST_SCAN:
+                        positions.append(position)
                     named = subject(payload)
                     if named is not None:
                         kept = cas.subjects_of.setdefault(method, [])

@@ -115,7 +115,8 @@ class RecordingIndex:
         return self.by_key.get(key)
 
     def candidates(self, method: str) -> Sequence[Exchange] | None:
-        """The recorded exchanges of this method, in recorded order."""
+        """The recorded exchanges of this method, in recorded order (a miss looks at the first
+        ``_CLOSEST_SCAN``; an index may hold no more)."""
         return self.by_method.get(method)
 
     def has_method(self, method: str) -> bool:
