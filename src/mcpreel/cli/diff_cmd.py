@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from mcpreel.cli import output
@@ -24,40 +26,100 @@ from mcpreel.cli.params import FORMAT_AUTO
 @click.option("--fail-on-latency", is_flag=True, help="Count latency shifts as differences (exit 1).")
 @click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False),
               help="Also write a SARIF 2.1.0 report here (tool changes classed as in `contract check`).")
+@click.option("--all", "all_rows", is_flag=True, help="List every aligned call, not only those that differ.")
 @click.pass_context
 @output.run_command
 def diff_command(ctx: click.Context, a: str, b: str, fmt: str, as_json: bool, junit: str | None, html: str | None,
                  ignore_paths: tuple[str, ...], latency_factor: float, latency_min_ms: int,
-                 fail_on_latency: bool, sarif_path: str | None = None) -> None:
+                 fail_on_latency: bool, sarif_path: str | None = None, all_rows: bool = False) -> None:
     """Compare two recordings: tools, calls (arguments, results, error status) and latency.
+
+    Prints the calls that differ (changed, added, removed) and a summary line; --all lists every call.
+    The comparison streams: two sessions of a million messages each are compared in flat memory (the
+    --json and --junit documents too; --html and --sarif keep what they show).
 
     Exit 0 when they agree, 1 on differences, 2 when a file cannot be read.
     """
+    from rich.text import Text
+
     from mcpreel._infra import jsonio
-    from mcpreel.compare import DiffOptions, diff_files
+    from mcpreel.compare import DiffOptions, diff_files_stream
     from mcpreel.compare.normalize import IgnorePath
     from mcpreel.render import diff as render
+    from mcpreel.render.junit import JunitSpool
 
     options = DiffOptions([IgnorePath(p) for p in ignore_paths], latency_factor, latency_min_ms, fail_on_latency)
-    result = diff_files(a, b, format=fmt, options=options)
-    classes = _tool_classes(a, b, fmt) if result.tools else []
-    if as_json:
-        doc = result.to_json()
-        doc["tool_classes"] = [ch.to_json() for ch in classes]
-        click.echo(jsonio.dumps_str(doc))
-    else:
-        output.show(render.renderables(result))
-        for ch in classes:
-            click.echo(f"tool contract: {ch.cls:<9} {ch.path}: {ch.message}")
+    stream = diff_files_stream(a, b, format=fmt, options=options)
+    result = stream.result
+    spool = JunitSpool() if junit else None
+    kept: list = []  # every call for --html, the ones that differ for --sarif
+    shifts: list = []  # the first latency shifts, to list them (--json: every label)
+    write = sys.stdout.write
+    started = False
+
+    def start() -> None:
+        # said once the first call is known: a file that cannot be read is then one error line alone
+        nonlocal started
+        started = True
+        if as_json:
+            write(render.json_head(result.a, result.b))
+        else:
+            output.show([Text(f"A: {result.a}\nB: {result.b}", style="dim")])
+            write("calls (aligned by method, tool and order" + ("" if all_rows else "; only those that differ") + ")\n")
+
+    try:
+        first = True
+        for c in stream:
+            if not started:
+                start()
+            if as_json:
+                write(render.json_call(c, first))
+                first = False
+            elif all_rows or c.kind != "same":
+                write("\n".join(render.call_lines(c)) + "\n")
+            if c.latency_shift and (as_json or len(shifts) < render.LATENCY_LISTED):
+                shifts.append(c.label if as_json else c)
+            if spool is not None:
+                spool.add(render.junit_case(c, fail_on_latency))
+            if html or (sarif_path and c.kind != "same"):
+                kept.append(c)
+        if not started:
+            start()
+        classes = _tool_classes(a, b, fmt) if result.tools else []
+        if as_json:
+            write(render.json_tail(result, shifts, {"tool_classes": [ch.to_json() for ch in classes]}))
+        else:
+            output.show(render.closing(result, shifts))
+            for ch in classes:
+                click.echo(f"tool contract: {ch.cls:<9} {ch.path}: {ch.message}")
+        if junit and spool is not None:
+            head = render.head_cases(result)
+            output.save(junit, lambda fh: _junit_with_head(fh, spool, head, f"mcpreel diff {a} {b}"))
+    finally:
+        if spool is not None:
+            spool.close()
+    result.calls = kept
     if sarif_path:
         output.save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(_diff_sarif(result, classes, b))))
-    if junit:
-        output.save_text(junit, render.to_junit(result, f"mcpreel diff {a} {b}"))
     if html:
         from mcpreel.report.compare_page import diff_page
 
         output.save(html, lambda fh: fh.write(diff_page(result).encode("utf-8", "replace")))
     ctx.exit(result.exit_code)
+
+
+def _junit_with_head(fh, spool, head: list, suite: str) -> None:
+    """The server's and tools' cases come first, as in a collected report: spool the calls after them."""
+    from mcpreel.render.junit import JunitSpool
+
+    whole = JunitSpool()
+    try:
+        for case in head:
+            whole.add(case)
+        spool.append_to(whole)
+        whole.write(fh, suite)
+    finally:
+        whole.close()
 
 
 def _tool_classes(a: str, b: str, fmt: str) -> list:

@@ -22,26 +22,63 @@ def parse_headers(values: tuple[str, ...]) -> dict[str, str]:
 def run_replay(session: str, fmt: str, target_command: str | None, target_url: str | None, transport: str,
                headers: tuple[str, ...], ignore_paths: tuple[str, ...], out_json: str | None, junit: str | None,
                original: bool, timeout: float, era: str = "auto", session_index: int | None = None,
-               html: str | None = None, source: str | None = None) -> int:
-    """Parse, run, render, write; returns the exit code (0 all same, 1 differences)."""
+               html: str | None = None, source: str | None = None, all_rows: bool = False) -> int:
+    """Parse, run, render, write; returns the exit code (0 all same, 1 differences).
+
+    Results are drawn as they are judged and not kept (unless --html, whose page holds them all): a row
+    for each result that is not the same (every row with ``all_rows``), and into the --output and --junit
+    spools on disk; the documents are written once the run is over.
+    """
+    import sys
+
     from mcpreel.render import replay as render
+    from mcpreel.render.junit import JunitSpool
     from mcpreel.replay import IgnorePath, ReplayOptions, replay_file
+    from mcpreel.replay.verify import RequestResult
 
     if (target_command is None) == (target_url is None):
         raise UsageError("give the server to replay against: --target-command \"CMD\" or --target-url URL")
     options = ReplayOptions(ignore_paths=[IgnorePath(p) for p in ignore_paths], original=original, timeout=timeout,
                             era=era)
-    report = replay_file(session, command=target_command, url=target_url, transport=transport,
-                         headers=parse_headers(headers), format=fmt, options=options,
-                         on_event=lambda line: output.warning(line), session_index=session_index, source=source)
-    output.show(render.renderables(report))
-    if out_json:
-        output.save_text(out_json, render.to_json(report))
-    if junit:
-        output.save_text(junit, render.to_junit(report, f"mcpreel replay {session}"))
+    json_spool = render.JsonSpool() if out_json else None
+    junit_spool = JunitSpool() if junit else None
+    kept: list = []
+    started = False
+
+    def sink(result: RequestResult) -> None:
+        nonlocal started
+        if all_rows or result.status != "same":
+            if not started:
+                started = True
+                sys.stdout.write("results" + ("" if all_rows else " that are not the same") + "\n")
+            sys.stdout.write("\n".join(render.result_lines(result)) + "\n")
+        if json_spool is not None:
+            json_spool.add(result)
+        if junit_spool is not None:
+            junit_spool.add(render.junit_case(result, session))
+        if html:
+            kept.append(result)
+
+    try:
+        report = replay_file(session, command=target_command, url=target_url, transport=transport,
+                             headers=parse_headers(headers), format=fmt, options=options,
+                             on_event=lambda line: output.warning(line), session_index=session_index,
+                             source=source, sink=sink)
+        output.show(render.closing(report))
+        if json_spool is not None and out_json:
+            output.save(out_json, lambda fh: json_spool.write(fh, report))
+        if junit_spool is not None and junit:
+            for case in render.server_cases(report):
+                junit_spool.add(case)
+            output.save(junit, lambda fh: junit_spool.write(fh, f"mcpreel replay {session}"))
+    finally:
+        for spool in (json_spool, junit_spool):
+            if spool is not None:
+                spool.close()
     if html:
         from mcpreel.report.compare_page import replay_page
 
+        report.results, report.sink = kept, None
         output.save(html, lambda fh: fh.write(replay_page(report).encode("utf-8", "replace")))
     return report.exit_code
 
@@ -73,21 +110,24 @@ _TRANSPORTS = click.Choice(["auto", "streamable-http", "sse"])
 @click.option("--source", metavar="NAME",
               help="A merged file: replay only this source's records (a file name of `mcpreel merge`), against "
                    "that server.")
+@click.option("--all", "all_rows", is_flag=True, help="List every request's result, not only those that are not the same.")
 @click.pass_context
 @output.run_command
 def replay_command(ctx: click.Context, session: str, target_command: str | None, target_url: str | None,
                    transport: str, headers: tuple[str, ...], fmt: str, ignore_paths: tuple[str, ...],
                    out_json: str | None, junit: str | None, html: str | None, original: bool, timeout: float,
-                   era: str, session_index: int | None, source: str | None) -> None:
+                   era: str, session_index: int | None, source: str | None, all_rows: bool = False) -> None:
     """Replay a recorded session against a server and compare every response.
 
     A file holding several client sessions is replayed session by session, each on a fresh connection
     (over stdio, a fresh server process), each in its own protocol era unless --era says otherwise.
 
+    Prints a row for each request whose answer is not the same (--all: every request) and a summary line.
+
     Exit 0 when every response matches the recording, 1 on any difference, 2 when the replay could not run.
     """
     ctx.exit(run_replay(session, fmt, target_command, target_url, transport, headers, ignore_paths, out_json,
-                        junit, original, timeout, era, session_index, html, source))
+                        junit, original, timeout, era, session_index, html, source, all_rows))
 
 
 @click.command("replay")
@@ -101,11 +141,12 @@ def replay_command(ctx: click.Context, session: str, target_command: str | None,
 @click.option("--ignore-path", "ignore_paths", multiple=True, metavar="PATH")
 @click.option("--original", is_flag=True, help="Replay pre-edit payloads.")
 @click.option("--timeout", type=click.FloatRange(min=0.01), default=30.0, show_default=True)
+@click.option("--all", "all_rows", is_flag=True, help="List every request's result, not only those that are not the same.")
 @click.pass_context
 @output.run_command
 def proxy_replay_command(ctx: click.Context, session: str, target_command: str | None, target_url: str | None,
                          transport: str, out_json: str | None, junit: str | None, ignore_paths: tuple[str, ...],
-                         original: bool, timeout: float) -> None:
+                         original: bool, timeout: float, all_rows: bool = False) -> None:
     """Replay a saved session against a server (qai's spelling of `mcpreel replay`)."""
     ctx.exit(run_replay(session, "auto", target_command, target_url, transport, (), ignore_paths, out_json, junit,
-                        original, timeout))
+                        original, timeout, all_rows=all_rows))

@@ -110,8 +110,9 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
         output.warning(f"listening on {host}: the recording is served to anyone who can reach it")
 
     def ready(mock: Mock, where: str) -> None:
-        n = len(mock.cassette.exchanges)
-        output.info(f"serving {session} ({n} recorded requests, match {match}) on {where}")
+        n = mock.recorded_requests
+        held = ", indexed on disk" if mock.compact else ""
+        output.info(f"serving {session} ({n} recorded requests, match {match}{held}) on {where}")
 
     options = MockOptions(match=match, repeat=not no_repeat, on_miss=on_miss, answer_timeout=answer_timeout)
     mock = serve_file(session, transport=transport, host=host, port=port, format=fmt, options=options,

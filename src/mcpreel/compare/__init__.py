@@ -3,7 +3,9 @@
 :mod:`.normalize` turns an answer into the form that is compared (ids and ``_meta`` ignored, JSON inside
 text content compared as JSON, ``--ignore-path`` applied); :mod:`.jsondiff` lists the paths where two
 values differ; :mod:`.diff` compares two whole recordings (tools, calls, error status, latency) for
-``mcpreel diff``. :func:`diff_files` is the library's entry point; it never prints.
+``mcpreel diff``, in one streaming pass (:mod:`.stream`). :func:`diff_files` is the library's entry
+point (every call kept); :func:`diff_files_stream` hands the calls out one by one, in flat memory. Neither
+prints.
 """
 
 from __future__ import annotations
@@ -11,15 +13,27 @@ from __future__ import annotations
 from pathlib import Path
 
 from mcpreel.compare.diff import DiffOptions, SessionDiff, diff_sessions
+from mcpreel.compare.stream import DiffStream
 from mcpreel.formats import open_session
 
-__all__ = ["DiffOptions", "SessionDiff", "diff_files", "diff_sessions"]
+__all__ = ["DiffOptions", "DiffStream", "SessionDiff", "diff_files", "diff_files_stream", "diff_sessions"]
+
+
+def diff_files_stream(a: str | Path, b: str | Path, *, format: str = "auto",
+                      options: DiffOptions | None = None) -> DiffStream:
+    """The recordings in ``a`` and ``b`` (any readable formats) compared as a stream of calls.
+
+    Iterate it for the aligned calls; afterwards its ``result`` has the rest (server, tools, counts).
+    """
+    sa, _ = open_session(a, format)
+    sb, _ = open_session(b, format)
+    return DiffStream(sa, sb, options or DiffOptions())
 
 
 def diff_files(a: str | Path, b: str | Path, *, format: str = "auto", options: DiffOptions | None = None) -> SessionDiff:
-    """Compare the recordings in ``a`` and ``b`` (any readable formats)."""
-    sa, _ = open_session(a, format)
-    sb, _ = open_session(b, format)
-    result = diff_sessions(sa.materialize(), sb.materialize(), options)
-    result.notes = [f"{side}: {note}" for side, s in (("A", sa), ("B", sb)) for note in s.info.notes]
+    """Compare the recordings in ``a`` and ``b`` (any readable formats); every aligned call is kept."""
+    stream = diff_files_stream(a, b, format=format, options=options)
+    calls = list(stream)
+    result = stream.result
+    result.calls = calls
     return result

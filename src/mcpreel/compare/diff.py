@@ -12,6 +12,10 @@
 - **latency**: a pair whose latency moved by at least ``latency_factor`` times and ``latency_min_ms``
   milliseconds. Timing is noisy, so a shift is reported but is a difference only with
   ``fail_on_latency``.
+
+The work is done in one streaming pass by :class:`mcpreel.compare.stream.DiffStream` (flat memory,
+bounded by ``window``); :func:`diff_sessions` collects its calls into a :class:`SessionDiff` for callers
+that want them all at once (the HTML page, the library).
 """
 
 from __future__ import annotations
@@ -19,15 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpreel.compare.jsondiff import Difference, diff
-from mcpreel.compare.normalize import IgnorePath, comparable, strip_volatile_meta
-from mcpreel.exchanges import Exchange, build
+from mcpreel.compare.jsondiff import Difference
+from mcpreel.compare.normalize import IgnorePath
+from mcpreel.compare.stream import WINDOW, DiffStream
+from mcpreel.exchanges import Exchange
 from mcpreel.model import Session
 
 __all__ = ["CallChange", "DiffOptions", "SessionDiff", "ToolChange", "diff_sessions", "error_status"]
-
-_NOT_CALLS = frozenset({"initialize", "tools/list", "ping"})
-
 
 @dataclass
 class DiffOptions:
@@ -35,6 +37,7 @@ class DiffOptions:
     latency_factor: float = 2.0
     latency_min_ms: int = 50
     fail_on_latency: bool = False
+    window: int = WINDOW  # calls held waiting for their counterpart or answer, per side (see compare.stream)
 
 
 @dataclass
@@ -95,6 +98,11 @@ class SessionDiff:
     calls: list[CallChange] = field(default_factory=list)
     tools_listed: tuple[bool, bool] = (False, False)
     notes: list[str] = field(default_factory=list)  # what the readers noticed ("A: holds no MCP messages")
+    # set by the stream (whose calls are handed out, not kept): calls by kind, latency shifts, and the
+    # shifts of same calls (differences under fail_on_latency)
+    counted: dict[str, int] | None = None
+    latency_shift_count: int = 0
+    latency_differences: int = 0
 
     @property
     def changed_calls(self) -> list[CallChange]:
@@ -104,11 +112,24 @@ class SessionDiff:
     def latency_shifts(self) -> list[CallChange]:
         return [c for c in self.calls if c.latency_shift]
 
+    def kinds(self) -> dict[str, int]:
+        """Aligned calls by kind: same, changed, added, removed."""
+        if self.counted is not None:
+            return dict(self.counted)
+        kinds = {"same": 0, "changed": 0, "added": 0, "removed": 0}
+        for c in self.calls:
+            kinds[c.kind] += 1
+        return kinds
+
     @property
     def difference_count(self) -> int:
-        n = len(self.server) + len(self.tools) + len(self.changed_calls)
+        kinds = self.kinds()
+        n = len(self.server) + len(self.tools) + kinds["changed"] + kinds["added"] + kinds["removed"]
         if self.options.fail_on_latency:
-            n += sum(1 for c in self.latency_shifts if c.kind == "same")
+            if self.counted is not None:
+                n += self.latency_differences
+            else:
+                n += sum(1 for c in self.latency_shifts if c.kind == "same")
         return n
 
     @property
@@ -116,14 +137,13 @@ class SessionDiff:
         return 1 if self.difference_count else 0
 
     def summary(self) -> str:
-        kinds: dict[str, int] = {}
-        for c in self.changed_calls:
-            kinds[c.kind] = kinds.get(c.kind, 0) + 1
-        calls = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "none changed"
-        text = (f"{self.difference_count} differences: server {len(self.server)}, tools {len(self.tools)}, "
-                f"calls {len(self.calls)} aligned ({calls})")
-        if self.latency_shifts:
-            text += f", {len(self.latency_shifts)} latency shifts"
+        """One line: ``0 differences: server 0, tools 0; 500000 calls the same, 0 changed, 0 added, 0 removed``."""
+        k = self.kinds()
+        text = (f"{self.difference_count} differences: server {len(self.server)}, tools {len(self.tools)}; "
+                f"{k['same']} calls the same, {k['changed']} changed, {k['added']} added, {k['removed']} removed")
+        shifts = self.latency_shift_count if self.counted is not None else len(self.latency_shifts)
+        if shifts:
+            text += f", {shifts} latency shifts"
         return text
 
     def to_json(self) -> dict[str, Any]:
@@ -152,38 +172,6 @@ def error_status(response: dict[str, Any] | None) -> str:
     return "ok"
 
 
-def _tools(exchanges: list[Exchange]) -> tuple[bool, dict[str, Any]]:
-    tools: dict[str, Any] = {}
-    listed = False
-    for ex in exchanges:
-        if ex.method != "tools/list" or ex.response is None:
-            continue
-        result = ex.response.get("result")
-        if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
-            continue
-        listed = True
-        for tool in result["tools"]:
-            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-                tools[tool["name"]] = comparable({"result": tool})["result"]
-    return listed, tools
-
-
-def _init_result(exchanges: list[Exchange]) -> dict[str, Any] | None:
-    for ex in exchanges:
-        if ex.method == "initialize" and ex.response is not None and isinstance(ex.response.get("result"), dict):
-            return ex.response["result"]
-    return None
-
-
-def _groups(exchanges: list[Exchange]) -> dict[tuple[str, str | None], list[Exchange]]:
-    groups: dict[tuple[str, str | None], list[Exchange]] = {}
-    for ex in exchanges:
-        if ex.method in _NOT_CALLS or not ex.method:
-            continue
-        groups.setdefault((ex.method, ex.subject), []).append(ex)
-    return groups
-
-
 def _shifted(a: int | None, b: int | None, options: DiffOptions) -> bool:
     if a is None or b is None:
         return False
@@ -192,48 +180,9 @@ def _shifted(a: int | None, b: int | None, options: DiffOptions) -> bool:
 
 
 def diff_sessions(a: Session, b: Session, options: DiffOptions | None = None) -> SessionDiff:
-    options = options or DiffOptions()
-    ca, cb = build(a), build(b)
-    out = SessionDiff(a.info.path, b.info.path, options)
-
-    ia, ib = _init_result(ca.exchanges), _init_result(cb.exchanges)
-    if ia is not None and ib is not None:
-        for key in ("protocolVersion", "capabilities"):
-            out.server += diff(comparable({"result": ia.get(key)})["result"],
-                               comparable({"result": ib.get(key)})["result"], f"$.{key}")
-        out.server_info = diff(ia.get("serverInfo"), ib.get("serverInfo"), "$.serverInfo")
-
-    listed_a, tools_a = _tools(ca.exchanges)
-    listed_b, tools_b = _tools(cb.exchanges)
-    out.tools_listed = (listed_a, listed_b)
-    if listed_a and listed_b:
-        for name, tool in tools_a.items():
-            if name not in tools_b:
-                out.tools.append(ToolChange(name, "removed"))
-            else:
-                found = diff(tool, tools_b[name])
-                if found:
-                    out.tools.append(ToolChange(name, "changed", found))
-        out.tools += [ToolChange(name, "added") for name in tools_b if name not in tools_a]
-
-    ga, gb = _groups(ca.exchanges), _groups(cb.exchanges)
-    for group in list(ga) + [k for k in gb if k not in ga]:
-        la, lb = ga.get(group, []), gb.get(group, [])
-        for i in range(max(len(la), len(lb))):
-            xa = la[i] if i < len(la) else None
-            xb = lb[i] if i < len(lb) else None
-            change = CallChange(group[0], group[1], i + 1, "same", xa, xb)
-            if xa is None or xb is None:
-                change.kind = "added" if xa is None else "removed"
-            else:
-                change.arguments = diff(strip_volatile_meta(xa.request.get("params") or {}),
-                                        strip_volatile_meta(xb.request.get("params") or {}), "$.params")
-                change.status_a, change.status_b = error_status(xa.response), error_status(xb.response)
-                if xa.response is not None and xb.response is not None:
-                    change.result = diff(comparable(xa.response, options.ignore_paths),
-                                         comparable(xb.response, options.ignore_paths))
-                if change.arguments or change.result or change.status_a != change.status_b:
-                    change.kind = "changed"
-                change.latency_shift = _shifted(xa.latency_ms, xb.latency_ms, options)
-            out.calls.append(change)
+    """Compare two sessions; every aligned call is kept in ``calls`` (see :class:`DiffStream` to stream)."""
+    stream = DiffStream(a, b, options or DiffOptions())
+    calls = list(stream)
+    out: SessionDiff = stream.result
+    out.calls = calls
     return out

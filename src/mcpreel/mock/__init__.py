@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcpreel.clients import open_target
 from mcpreel.exchanges import build
@@ -57,16 +57,30 @@ def serve_file(
     (:mod:`mcpreel.serving.limits`; the defaults when None).
     """
     from mcpreel.errors import UsageError
+    from mcpreel.mock.compact import load_compact
     from mcpreel.mock.forward import CassetteFile, Forwarder
-    from mcpreel.mock.server import http_app, serve_stdio
-    from mcpreel.serving.loop import Server, run
 
     options = options or MockOptions()
     session, detection = open_session(path, format)
-    session.materialize()
-    session = _one_source(session, source, str(path))
+    # a long line-based recording of one session is served from disk through a compact index (a merged
+    # file of several sources is not one: load_compact says None, and _one_source decides)
+    compact = (load_compact(path, session, options.match)
+               if options.on_miss != "forward" and source is None else None)
+    if compact is None:
+        session.materialize()
+        session = _one_source(session, source, str(path))
     for note in session.info.notes:  # "holds no MCP messages", say: a mock that answers nothing
         (on_event or (lambda line: None))(f"{path}: {note}")
+    if compact is not None:
+        if forward_command is not None or forward_url is not None:
+            raise UsageError("--target-command/--target-url serve only --on-miss forward")
+        mock = Mock(compact, options, on_event=on_event)
+        mock.rules = rules
+        try:
+            _serve(mock, None, transport, host, port, allow_origins, allow_hosts, on_ready, limits)
+        finally:
+            compact.close()
+        return mock
     cassette = build(session)
     forwarder = None
     if options.on_miss == "forward":
@@ -81,6 +95,17 @@ def serve_file(
     sessions = [(build(part.as_session(session.info)), part.era, part.client) for part in parts] if len(parts) > 1 else None
     mock = Mock(cassette, options, on_event=on_event, forwarder=forwarder, sessions=sessions)
     mock.rules = rules
+    _serve(mock, forwarder, transport, host, port, allow_origins, allow_hosts, on_ready, limits)
+    return mock
+
+
+def _serve(mock: Mock, forwarder: Any, transport: str, host: str, port: int, allow_origins: tuple[str, ...],
+           allow_hosts: tuple[str, ...], on_ready: Callable[[Mock, str], None] | None,
+           limits: Limits | None = None) -> None:
+    """Serve ``mock`` on ``transport`` until the client leaves (stdio) or the server is stopped (HTTP)."""
+    from mcpreel.errors import UsageError
+    from mcpreel.mock.server import http_app, serve_stdio
+    from mcpreel.serving.loop import Server, run
 
     async def main(server: Server | None) -> None:
         try:
@@ -106,9 +131,8 @@ def serve_file(
     if transport == "stdio":
         asyncio.run(main(None))
     else:  # bound before anything is served (a taken port fails first), on the serving loop's event loop
-        run(main(Server(http_app(mock, allow_origins=allow_origins, host=host, allow_hosts=allow_hosts), host, port, graceful_timeout=1,
-                        limits=limits)))
-    return mock
+        run(main(Server(http_app(mock, allow_origins=allow_origins, host=host, allow_hosts=allow_hosts), host, port,
+                        graceful_timeout=1, limits=limits)))
 
 
 def _one_source(session: Session, source: str | None, path: str) -> Session:

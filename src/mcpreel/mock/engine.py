@@ -39,6 +39,7 @@ from mcpreel.eras import (
     to_modern_result,
 )
 from mcpreel.exchanges import Cassette, ClientItem, Exchange, progress_token
+from mcpreel.mock.compact import CompactCassette, CompactIndex
 from mcpreel.mock.matcher import Matcher, Miss, RecordingIndex
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ HOUSEKEEPING = frozenset({"ping", "logging/setLevel"})
 class RecordedSession:
     """One client session of the recording, for serving a client from the session that matches it."""
 
-    index: RecordingIndex
+    index: RecordingIndex | CompactIndex
     era: str
     client: str | None
 
@@ -98,14 +99,28 @@ class Mock:
     client and era match its handshake, falling back to the whole recording.
     """
 
-    def __init__(self, cassette: Cassette, options: MockOptions | None = None, *,
+    def __init__(self, cassette: Cassette | CompactCassette, options: MockOptions | None = None, *,
                  on_event: Callable[[str], None] | None = None, forwarder: Forwarding | None = None,
                  sessions: list[tuple[Cassette, str, str | None]] | None = None):
         self.cassette = cassette
         self.options = options or MockOptions()
         if self.options.on_miss not in ON_MISS:
             raise ValueError(f"unknown on-miss policy {self.options.on_miss!r} (known: {', '.join(ON_MISS)})")
-        self.index = RecordingIndex(cassette.exchanges, self.options.match)
+        self.index: RecordingIndex | CompactIndex
+        if isinstance(cassette, CompactCassette):  # a long recording kept on disk (mcpreel.mock.compact)
+            if cassette.mode != self.options.match:
+                raise ValueError(f"the compact index was built for --match {cassette.mode}, not {self.options.match}")
+            self.index = cassette.index()
+            self.has_initialize = cassette.has_initialize
+            self.recorded_discover = cassette.first_discover
+            self.recorded_initialize = cassette.first_initialize
+        else:
+            self.index = RecordingIndex(cassette.exchanges, self.options.match)
+            self.has_initialize = cassette.has_initialize
+            self.recorded_discover = next((ex for ex in cassette.exchanges if ex.method == "server/discover"
+                                           and isinstance((ex.response or {}).get("result"), dict)), None)
+            self.recorded_initialize = next((ex for ex in cassette.exchanges if ex.method == "initialize"
+                                             and isinstance((ex.response or {}).get("result"), dict)), None)
         self.stats = MockStats()
         self.on_event = on_event or (lambda line: None)
         self.forwarder = forwarder
@@ -115,11 +130,6 @@ class Mock:
             if item.exchange is None:
                 notes.setdefault(item.method, []).append(item)
         self._notifications = notes
-        self.has_initialize = cassette.has_initialize
-        self.recorded_discover = next((ex for ex in cassette.exchanges if ex.method == "server/discover"
-                                       and isinstance((ex.response or {}).get("result"), dict)), None)
-        self.recorded_initialize = next((ex for ex in cassette.exchanges if ex.method == "initialize"
-                                         and isinstance((ex.response or {}).get("result"), dict)), None)
         self.sessions = [RecordedSession(RecordingIndex(cas.exchanges, self.options.match), era, client)
                          for cas, era, client in (sessions or []) if len(sessions or []) > 1]
 
@@ -171,7 +181,7 @@ class Mock:
         params = request.get("params")
         version = params.get("protocolVersion") if isinstance(params, dict) else None
         caps: dict[str, Any] = {}
-        for method in self.index.by_method:
+        for method in self.index.methods():
             family = method.split("/", 1)[0]
             if family in ("tools", "resources", "prompts"):
                 caps.setdefault(family, {})
@@ -197,12 +207,23 @@ class Mock:
 
     def add_exchange(self, ex: Exchange) -> None:
         """A forwarded answer joins the recording: later identical requests are answered from it."""
+        assert isinstance(self.cassette, Cassette) and isinstance(self.index, RecordingIndex)  # forward: in memory
         ex.position = len(self.cassette.exchanges)
         self.cassette.exchanges.append(ex)
         self.cassette.items.append(ClientItem(ex.request, ex))
         self.index.by_method.setdefault(ex.method, []).append(ex)
         if self.index.mode != "sequential":
             self.index.by_key.setdefault(self.index.key(ex.request), []).append(ex)
+
+    @property
+    def compact(self) -> bool:
+        """True when the recording is served from disk through a compact index (mcpreel.mock.compact)."""
+        return isinstance(self.cassette, CompactCassette)
+
+    @property
+    def recorded_requests(self) -> int:
+        """How many client requests the recording holds."""
+        return len(self.cassette) if isinstance(self.cassette, CompactCassette) else len(self.cassette.exchanges)
 
     @property
     def failed(self) -> bool:
@@ -336,7 +357,7 @@ class MockConnection:
             if not isinstance(wider, Miss):
                 found = wider
         if isinstance(found, Miss):
-            if method in HOUSEKEEPING and method not in mock.index.by_method:
+            if method in HOUSEKEEPING and not mock.index.has_method(method):
                 emit({"jsonrpc": "2.0", "id": message["id"], "result": self._shape({})})
                 stats.answered += 1
                 return None

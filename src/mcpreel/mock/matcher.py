@@ -20,13 +20,18 @@ recorded request and where its params differ, and which JSON-RPC error code answ
 when the method was never recorded, ``-32602`` when it was with other params).
 
 A :class:`RecordingIndex` is built once per cassette; a :class:`Matcher` holds one connection's cursors.
+The matcher asks its index through :meth:`RecordingIndex.bucket`, :meth:`~RecordingIndex.candidates`,
+:meth:`~RecordingIndex.methods` and :attr:`~RecordingIndex.exchanges` only, so an index that keeps the
+recording on disk (:class:`mcpreel.mock.compact.CompactIndex`, for ``serve`` of a long reel) serves it
+the same way.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpreel._infra import jsonio
 from mcpreel.compare.jsondiff import Difference, diff
@@ -34,6 +39,9 @@ from mcpreel.compare.normalize import canonical_params, strip_volatile_meta
 from mcpreel.errors import InputError
 from mcpreel.exchanges import Exchange, subject
 from mcpreel.redact.keys import KEYED_MARKER, find_key, fingerprint
+
+if TYPE_CHECKING:
+    from mcpreel.mock.compact import CompactIndex
 
 __all__ = ["MATCH_MODES", "Matcher", "Miss", "RecordingIndex", "METHOD_NOT_FOUND", "INVALID_PARAMS"]
 
@@ -99,17 +107,43 @@ class RecordingIndex:
         return self._redact_key if isinstance(self._redact_key, bytes) else None
 
     def key(self, request: dict[str, Any]) -> tuple[str, bytes]:
-        method = request.get("method")
-        method = method if isinstance(method, str) else ""
-        if method in _BY_METHOD_ALONE and self.mode == "method-params":
-            return (method, b"")
-        return (method, canonical_params(request.get("params"), strict=self.mode == "strict"))
+        return match_key(request, self.mode)
+
+    # -- what a matcher asks ------------------------------------------------------------------------
+    def bucket(self, key: tuple[str, bytes]) -> Sequence[Exchange] | None:
+        """The recorded exchanges with this key, in recorded order."""
+        return self.by_key.get(key)
+
+    def candidates(self, method: str) -> Sequence[Exchange] | None:
+        """The recorded exchanges of this method, in recorded order (a miss looks at the first
+        ``_CLOSEST_SCAN``; an index may hold no more)."""
+        return self.by_method.get(method)
+
+    def has_method(self, method: str) -> bool:
+        return method in self.by_method
+
+    def methods(self) -> list[str]:
+        """The recorded methods, in order of first appearance."""
+        return list(self.by_method)
+
+    def subjects(self, method: str) -> list[str]:
+        """The tools (prompts, resources) this method named, in order of first appearance."""
+        return list(dict.fromkeys(c.subject for c in self.by_method.get(method, ()) if c.subject is not None))
+
+
+def match_key(request: dict[str, Any], mode: str) -> tuple[str, bytes]:
+    """What a request is matched on in ``mode``: its method, and its params as canonical bytes."""
+    method = request.get("method")
+    method = method if isinstance(method, str) else ""
+    if method in _BY_METHOD_ALONE and mode == "method-params":
+        return (method, b"")
+    return (method, canonical_params(request.get("params"), strict=mode == "strict"))
 
 
 class Matcher:
     """One connection's view of a recording: cursors over the index."""
 
-    def __init__(self, index: RecordingIndex, *, repeat: bool = True):
+    def __init__(self, index: RecordingIndex | CompactIndex, *, repeat: bool = True):
         self.index = index
         self.repeat = repeat
         self._used: dict[Any, int] = {}
@@ -122,7 +156,7 @@ class Matcher:
         if index.mode == "sequential":
             return self._sequential(request, method)
         key = index.key(request)
-        bucket = index.by_key.get(key)
+        bucket = index.bucket(key)
         if bucket:
             n = self._used.get(key, 0)
             if n < len(bucket):
@@ -153,7 +187,9 @@ class Matcher:
             theirs = theirs if strict else strip_volatile_meta(theirs)
             if not _unify(theirs, mine, secret_key):
                 continue
-            bucket = index.by_key[key]
+            bucket = index.bucket(key)
+            if not bucket:
+                continue
             n = self._used.get(key, 0)
             if n < len(bucket):
                 self._used[key] = n + 1
@@ -169,16 +205,16 @@ class Matcher:
             if ex.method == method:
                 self._next += 1
                 return ex
-            return Miss(method, METHOD_NOT_FOUND if method not in self.index.by_method else INVALID_PARAMS,
+            return Miss(method, METHOD_NOT_FOUND if not self.index.has_method(method) else INVALID_PARAMS,
                         f"sequential match: the next recorded request is {ex.label()}, not {method or '(none)'}", ex)
         if self.repeat and exchanges and exchanges[-1].method == method:
             return exchanges[-1]
         return Miss(method, METHOD_NOT_FOUND, f"sequential match: all {len(exchanges)} recorded requests were used")
 
     def _explain(self, request: dict[str, Any], method: str) -> Miss:
-        candidates = self.index.by_method.get(method)
+        candidates = self.index.candidates(method)
         if not candidates:
-            known = ", ".join(list(self.index.by_method)[:12]) or "nothing"
+            known = ", ".join(self.index.methods()[:12]) or "nothing"
             return Miss(method, METHOD_NOT_FOUND, f"no recorded answer for method {method!r} (the recording has: {known})")
         strict = self.index.mode == "strict"
         mine = request.get("params") or {}
@@ -199,7 +235,7 @@ class Matcher:
         more = f" (+{len(found) - 3} more)" if len(found) > 3 else ""
         head = f"no recorded {method} matches these params"
         if other_subject and named is not None:
-            subjects = list(dict.fromkeys(c.subject for c in candidates if c.subject is not None))
+            subjects = self.index.subjects(method)
             listed = ", ".join(subjects[:12]) + (", …" if len(subjects) > 12 else "")
             head = f"no recorded {method} of {named!r} (the recording has {method} of: {listed or 'nothing named'})"
         reason = f"{head}; closest is {ex.label()}, which differs at {shown}{more} (recorded -> received)"

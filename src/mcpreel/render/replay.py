@@ -2,11 +2,20 @@
 
 :func:`renderables` yields the pieces for the CLI to print on its console (plain when piped: rich drops
 the colours itself); :func:`to_json` and :func:`to_junit` give the ``--output`` and ``--junit`` documents.
+
+The CLI draws results as they come (the report's ``sink``), none of them kept: :func:`result_lines` is
+one result's row and, when it differs, its differences (printed only for results that are not the same
+unless ``--all``); :func:`closing` what follows the rows; :class:`JsonSpool` and :func:`junit_case` write
+the ``--output`` and ``--junit`` documents from a spool on disk, the same documents :func:`to_json` and
+:func:`to_junit` give.
 """
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
+from typing import BinaryIO
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -14,9 +23,10 @@ from rich.text import Text
 
 from mcpreel._infra import jsonio
 from mcpreel.render.junit import Case, junit_xml
-from mcpreel.replay.verify import ReplayReport
+from mcpreel.replay.verify import ReplayReport, RequestResult
 
-__all__ = ["ms", "renderables", "to_json", "to_junit"]
+__all__ = ["JsonSpool", "closing", "junit_case", "ms", "renderables", "result_lines", "server_cases", "to_json",
+           "to_junit"]
 
 _STYLE = {"same": "green", "different": "bold red", "error": "bold magenta", "unrecorded": "yellow"}
 #: differences shown per item on a terminal (the JSON and JUnit documents hold them all)
@@ -59,16 +69,10 @@ def renderables(report: ReplayReport) -> Iterator[RenderableType]:
                       ms(r.recorded_duration_ms), ms(r.duration_ms))
     parts.append(table)
     for r in report.results:
-        if r.status == "different":
-            lines = Text(f"#{r.index} {r.method}{' ' + r.tool if r.tool else ''}: {len(r.diff)} differences\n",
-                         style="bold")
-            for d in r.diff[:MAX_DIFFS]:
-                lines.append(f"  {d.describe(100)}\n")
-            if len(r.diff) > MAX_DIFFS:
-                lines.append(f"  … {len(r.diff) - MAX_DIFFS} more (see --output)\n")
-            parts.append(lines)
-        elif r.status == "error":
-            parts.append(Text(f"#{r.index} {r.method}{' ' + r.tool if r.tool else ''}: {r.error}", style="magenta"))
+        detail = _detail(r)
+        if detail:
+            parts.append(Text("\n".join(detail) + ("\n" if r.status == "different" else ""),
+                              style="bold" if r.status == "different" else "magenta"))
     for asked in report.unmatched_server_requests:
         parts.append(Text(f"server request {asked.method} not in the recording: {asked.error}", style="red"))
     for note in report.notes:
@@ -76,6 +80,78 @@ def renderables(report: ReplayReport) -> Iterator[RenderableType]:
     style = "bold green" if report.ok else "bold red"
     parts.append(Text(report.summary(), style=style))
     yield Group(*parts)
+
+
+def _detail(r: RequestResult) -> list[str]:
+    """What a result that is not the same has to say: its differences, or its error."""
+    name = f"#{r.index} {r.method}{' ' + r.tool if r.tool else ''}"
+    if r.status == "different":
+        lines = [f"{name}: {len(r.diff)} differences"] + [f"  {d.describe(100)}" for d in r.diff[:MAX_DIFFS]]
+        if len(r.diff) > MAX_DIFFS:
+            lines.append(f"  … {len(r.diff) - MAX_DIFFS} more (see --output)")
+        return lines
+    if r.status == "error":
+        return [f"{name}: {r.error}"]
+    return []
+
+
+def result_lines(r: RequestResult) -> list[str]:
+    """One result as plain lines: its row (number, session, method, tool, status, recorded and new ms),
+    then its differences or its error."""
+    session = f"session {r.session}  " if r.session is not None else ""
+    row = (f"  #{r.index}  {session}{r.method}{'  ' + r.tool if r.tool else ''}  {r.status}  "
+           f"ms {ms(r.recorded_duration_ms)} -> {ms(r.duration_ms)}")
+    return [row] + [f"    {line}" for line in _detail(r)]
+
+
+def closing(report: ReplayReport) -> Iterator[RenderableType]:
+    """What follows the streamed rows: the handshake, what was replayed against what, the sessions or
+    the era, refused server requests, notes and the summary line."""
+    parts: list[RenderableType] = []
+    if report.handshake:
+        parts.append(Text(report.handshake, style="dim"))
+    parts.append(Text(f"replay of {report.session} against {report.target} ({report.transport})", style="bold"))
+    if len(report.sessions) > 1:
+        lines = Text(f"{len(report.sessions)} client sessions, each on a fresh connection:\n", style="dim")
+        for s in report.sessions:
+            lines.append(f"  {s['label']} -> replayed in the {s['replayed_in']} era, {s['requests']} requests\n")
+        parts.append(lines)
+    elif report.era is not None and report.recorded_era not in (None, "unknown"):
+        parts.append(Text(_era_line(report), style="dim"))
+    for asked in report.unmatched_server_requests:
+        parts.append(Text(f"server request {asked.method} not in the recording: {asked.error}", style="red"))
+    for note in report.notes:
+        parts.append(Text(note, style="dim"))
+    parts.append(Text(report.summary(), style="bold green" if report.ok else "bold red"))
+    yield Group(*parts)
+
+
+class JsonSpool:
+    """The ``--output`` document of a replay whose results are not kept: each result's JSON goes to a
+    temporary file as it comes, and :meth:`write` puts the report around them (the same document as
+    :func:`to_json`)."""
+
+    _MARK = "\x00results\x00"
+
+    def __init__(self) -> None:
+        self._spool = tempfile.TemporaryFile()
+        self._first = True
+
+    def add(self, r: RequestResult) -> None:
+        self._spool.write((b"" if self._first else b",") + jsonio.dumps(r.to_json()))
+        self._first = False
+
+    def write(self, out: BinaryIO, report: ReplayReport) -> None:
+        doc = report.to_json()
+        doc["results"] = self._MARK
+        head, _, tail = jsonio.dumps(doc).partition(jsonio.dumps(self._MARK))
+        out.write(head + b"[")
+        self._spool.seek(0)
+        shutil.copyfileobj(self._spool, out)
+        out.write(b"]" + tail + b"\n")
+
+    def close(self) -> None:
+        self._spool.close()
 
 
 def _era_line(report: ReplayReport) -> str:
@@ -91,21 +167,27 @@ def to_json(report: ReplayReport) -> str:
     return jsonio.dumps_str(report.to_json()) + "\n"
 
 
+def junit_case(r: RequestResult, report_session: str | None) -> Case:
+    """The JUnit case of one replayed request."""
+    name = f"#{r.index} {r.method}" + (f" {r.tool}" if r.tool else "")
+    case = Case(name, f"mcpreel.replay.{report_session or 'session'}", (r.duration_ms or 0.0) / 1000.0)
+    if r.status == "different":
+        case.failure = f"{len(r.diff)} differences"
+        case.details = "\n".join(d.describe(200) for d in r.diff) or None
+    elif r.status == "error":
+        case.error = r.error or "no answer"
+    elif r.status == "unrecorded":
+        case.skipped = "the recording holds no answer to compare with"
+    return case
+
+
+def server_cases(report: ReplayReport) -> list[Case]:
+    """The JUnit cases of the server requests the recording could not answer (after the requests')."""
+    classname = f"mcpreel.replay.{report.session or 'session'}"
+    return [Case(f"server request {s.method}", classname, failure=s.error or "not in the recording")
+            for s in report.unmatched_server_requests]
+
+
 def to_junit(report: ReplayReport, suite: str) -> str:
     """One case per replayed request, plus one per server request the recording could not answer."""
-    classname = f"mcpreel.replay.{report.session or 'session'}"
-    cases = []
-    for r in report.results:
-        name = f"#{r.index} {r.method}" + (f" {r.tool}" if r.tool else "")
-        case = Case(name, classname, (r.duration_ms or 0.0) / 1000.0)
-        if r.status == "different":
-            case.failure = f"{len(r.diff)} differences"
-            case.details = "\n".join(d.describe(200) for d in r.diff) or None
-        elif r.status == "error":
-            case.error = r.error or "no answer"
-        elif r.status == "unrecorded":
-            case.skipped = "the recording holds no answer to compare with"
-        cases.append(case)
-    for s in report.unmatched_server_requests:
-        cases.append(Case(f"server request {s.method}", classname, failure=s.error or "not in the recording"))
-    return junit_xml(suite, cases)
+    return junit_xml(suite, [junit_case(r, report.session) for r in report.results] + server_cases(report))

@@ -18,7 +18,7 @@ from mcpreel.clients import open_target
 from mcpreel.compare.normalize import IgnorePath
 from mcpreel.errors import InputError, UsageError
 from mcpreel.formats import open_session
-from mcpreel.replay.verify import ERA_CHOICES, ReplayOptions, ReplayReport, replay
+from mcpreel.replay.verify import ERA_CHOICES, ReplayOptions, ReplayReport, RequestResult, replay
 from mcpreel.sessions import ClientSession, split_sessions
 
 __all__ = ["ERA_CHOICES", "IgnorePath", "ReplayOptions", "ReplayReport", "replay", "replay_file"]
@@ -36,6 +36,7 @@ def replay_file(
     on_event: Callable[[str], None] | None = None,
     session_index: int | None = None,
     source: str | None = None,
+    sink: Callable[[RequestResult], None] | None = None,
 ) -> ReplayReport:
     """Replay the session in ``path`` against a server command or URL; return the report.
 
@@ -44,7 +45,8 @@ def replay_file(
     order; ``session_index`` (1-based) picks one. A merged file's sources are sessions of their own (never
     one target session for two servers); ``source`` replays one source only, against its own server
     (:func:`mcpreel.merge.select_source`); without it, a file of several sources is replayed source by
-    source against the one target, and ``on_event`` says so.
+    source against the one target, and ``on_event`` says so. ``sink`` takes each result as soon as it
+    is judged, in request order, instead of the report's ``results`` (see :class:`ReplayReport`).
     """
     from mcpreel.merge import merged_sources, select_source
 
@@ -64,12 +66,15 @@ def replay_file(
         parts = [parts[session_index - 1]]
     shown = url if url is not None else (command if isinstance(command, str) else " ".join(command or []))
 
-    def run_one(part: ClientSession) -> ReplayReport:
-        target = open_target(command, url, transport=transport, headers=headers)
-        sub = part.as_session(session.info) if len(parts) > 1 or session_index is not None else session
-        return asyncio.run(replay(sub, target, options, target=shown, on_event=on_event))
+    many = len(parts) > 1
 
-    if len(parts) == 1:
+    def run_one(part: ClientSession, first_index: int = 1) -> ReplayReport:
+        target = open_target(command, url, transport=transport, headers=headers)
+        sub = part.as_session(session.info) if many or session_index is not None else session
+        return asyncio.run(replay(sub, target, options, target=shown, on_event=on_event, sink=sink,
+                                  first_index=first_index, session_index=part.index if many else None))
+
+    if not many:
         report = run_one(parts[0])
         report.sessions = [_session_entry(parts[0], report)]
         return report
@@ -77,10 +82,8 @@ def replay_file(
     for part in parts:
         if part.requests == 0:
             continue  # server chatter or stderr with no client request: nothing to replay
-        report = run_one(part)
+        report = run_one(part, 1 + (combined.requests if combined is not None else 0))
         results, notes = report.results, report.notes
-        for r in results:
-            r.session = part.index
         entry = _session_entry(part, report)
         if combined is None:
             combined = report
@@ -91,9 +94,10 @@ def replay_file(
             combined.notifications_received += report.notifications_received
             combined.skipped_dropped += report.skipped_dropped
             combined.ended = report.ended or combined.ended
-        for r in results:
-            r.index = len(combined.results) + 1
-            combined.results.append(r)
+            combined.total += report.total
+            for status, n in report.counts.items():
+                combined.counts[status] = combined.counts.get(status, 0) + n
+        combined.results.extend(results)
         combined.notes.extend(f"session {part.index}: {note}" for note in
                               ([entry["handshake"]] if entry["handshake"] else []) + notes
                               if note not in session.info.notes)
@@ -109,5 +113,5 @@ def replay_file(
 
 def _session_entry(part: ClientSession, report: ReplayReport) -> dict[str, object]:
     return {"index": part.index, "label": part.label(), "era": part.era, "protocol": part.protocol,
-            "client": part.client, "replayed_in": report.era, "requests": len(report.results),
+            "client": part.client, "replayed_in": report.era, "requests": report.requests,
             "handshake": report.handshake}

@@ -97,6 +97,7 @@ class RequestResult:
     diff: list[Difference] = field(default_factory=list)
     source: int | None = None
     session: int | None = None  # which client session of the recording (1-based) it belongs to
+    judged: bool = field(default=False, repr=False, compare=False)  # has its verdict (see ReplayReport.sink)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -133,6 +134,13 @@ class ServerRequestResult:
 
 @dataclass
 class ReplayReport:
+    """What a replay found. ``results`` holds every request's result, unless a ``sink`` takes them.
+
+    With a ``sink`` (the CLI's), each result is handed to it as soon as it and every result before it
+    are judged, in request order, and is not kept: a long session's results never sit in memory
+    together. The counts (:meth:`count`) are kept either way.
+    """
+
     session: str | None
     target: str
     transport: str
@@ -147,9 +155,57 @@ class ReplayReport:
     era: str | None = None  # the era the replay spoke
     recorded_era: str | None = None
     sessions: list[dict[str, Any]] = field(default_factory=list)  # one entry per client session replayed
+    sink: Callable[[RequestResult], None] | None = field(default=None, repr=False, compare=False)
+    first_index: int = 1  # the number of this report's first result (a later session of a file goes on)
+    session_index: int | None = None  # stamped on each result, when the file holds several sessions
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(STATUSES, 0))
+    total: int = 0  # results added, kept or handed out
+    _held: dict[int, RequestResult] = field(default_factory=dict, repr=False, compare=False)
+    _next: int = 1
+
+    def add(self, result: RequestResult) -> None:
+        """A request is sent: its result (judged later by :meth:`judged`) gets the next number."""
+        self.total += 1
+        result.index = self.first_index + self.total - 1
+        if self.session_index is not None:
+            result.session = self.session_index
+        if self.sink is None:
+            self.results.append(result)
+        else:
+            self._held[result.index] = result
+
+    def judged(self, result: RequestResult) -> None:
+        """A result has its verdict: count it, and hand out every result judged in order so far."""
+        self.counts[result.status] = self.counts.get(result.status, 0) + 1
+        if self.sink is None:
+            return
+        result.judged = True
+        if self._next < self.first_index:
+            self._next = self.first_index
+        while (head := self._held.get(self._next)) is not None and head.judged:
+            del self._held[self._next]
+            self._next += 1
+            self.sink(head)
+
+    def flush(self) -> None:
+        """Hand out what is left (requests never judged: the run stopped), in order."""
+        if self.sink is None:
+            return
+        for index in sorted(self._held):
+            result = self._held.pop(index)
+            if not result.judged:
+                self.counts[result.status] = self.counts.get(result.status, 0) + 1
+            self.sink(result)
 
     def count(self, status: str) -> int:
-        return sum(1 for r in self.results if r.status == status)
+        if self.sink is None:
+            return sum(1 for r in self.results if r.status == status)
+        return self.counts.get(status, 0)
+
+    @property
+    def requests(self) -> int:
+        """How many requests were replayed."""
+        return len(self.results) if self.sink is None else self.total
 
     @property
     def unmatched_server_requests(self) -> list[ServerRequestResult]:
@@ -157,7 +213,7 @@ class ReplayReport:
 
     @property
     def ok(self) -> bool:
-        return not any(r.status in ("different", "error") for r in self.results) and not self.unmatched_server_requests
+        return not (self.count("different") or self.count("error")) and not self.unmatched_server_requests
 
     @property
     def exit_code(self) -> int:
@@ -165,7 +221,7 @@ class ReplayReport:
 
     def summary(self) -> str:
         parts = [f"{self.count(s)} {s}" for s in STATUSES if self.count(s) or s in ("same", "different")]
-        n = len(self.results)
+        n = self.requests
         line = f"{n} request{'s' if n != 1 else ''} replayed: " + ", ".join(parts)
         if self.server_requests:
             refused = len(self.unmatched_server_requests)
@@ -184,7 +240,7 @@ class ReplayReport:
             "transport": self.transport,
             "ok": self.ok,
             "summary": {s: self.count(s) for s in STATUSES} | {
-                "requests": len(self.results),
+                "requests": self.requests,
                 "notifications_sent": self.notifications_sent,
                 "server_requests": len(self.server_requests),
                 "server_requests_unmatched": len(self.unmatched_server_requests),
@@ -413,8 +469,14 @@ def _judge(result: RequestResult, ex: Exchange, answer: dict[str, Any] | None, e
 
 
 async def replay(session: Session, transport: Transport, options: ReplayOptions | None = None, *,
-                 target: str = "", on_event: Callable[[str], None] | None = None) -> ReplayReport:
-    """Replay ``session``'s client side over ``transport`` (started and closed here) and compare."""
+                 target: str = "", on_event: Callable[[str], None] | None = None,
+                 sink: Callable[[RequestResult], None] | None = None, first_index: int = 1,
+                 session_index: int | None = None) -> ReplayReport:
+    """Replay ``session``'s client side over ``transport`` (started and closed here) and compare.
+
+    ``sink`` takes each result in request order as soon as it is judged, instead of the report's
+    ``results`` (numbered from ``first_index``, stamped with ``session_index``).
+    """
     options = options or ReplayOptions()
     on_event = on_event or (lambda line: None)
     cas = build(session, original=options.original)
@@ -422,7 +484,8 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
     if not cas.exchanges:
         raise InputError("holds no client requests to replay", path=path)
     report = ReplayReport(session=path, target=target, transport=transport.name, skipped_dropped=cas.skipped_dropped,
-                          notes=list(session.info.notes))  # what the reader noticed (times rebuilt, say)
+                          notes=list(session.info.notes),  # what the reader noticed (times rebuilt, say)
+                          sink=sink, first_index=first_index, session_index=session_index)
     recorded_era = describe_session(session).era
     era = options.era if options.era != "auto" else (recorded_era if recorded_era != UNKNOWN else LEGACY)
     report.era, report.recorded_era = era, recorded_era
@@ -453,10 +516,10 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
                 await run.send(item.message, None, None)
                 report.notifications_sent += 1
                 continue
-            result = RequestResult(len(report.results) + 1, ex.method, subject(ex.request), "error",
+            result = RequestResult(0, ex.method, subject(ex.request), "error",
                                    ex.recorded_request, recorded_response=ex.response,
                                    recorded_duration_ms=ex.latency_ms, source=ex.source)
-            report.results.append(result)
+            report.add(result)
             results[ex.position] = result
             p = await run.send(item.message, ex, result)
             assert p is not None
@@ -471,7 +534,8 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
         await asyncio.gather(*(_settle(run, ex, pendings, results) for ex in cas.exchanges
                                if ex.position in pendings))
         report.ended = run.ended
-        if report.ended and any(r.status == "error" for r in report.results):
+        report.flush()
+        if report.ended and report.count("error"):
             report.notes.append(f"the server went away: {_dead(run, None, report.ended)}")
     finally:
         reader.cancel()
@@ -492,9 +556,10 @@ async def _settle(run: _Run, ex: Exchange, pendings: dict[int, _Pending], result
     answer, error, ms = await run.wait(p, timeout)
     run.pending.pop(verbatim_key(p.sent.get("id")), None)
     run.learn_request_state(ex, answer)
-    result = results[ex.position]
+    result = results.pop(ex.position)
     result.duration_ms = ms if answer is not None else None
     _judge(result, ex, answer, error, run.options)
+    run.report.judged(result)
 
 
 def _identity(cas: Cassette) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
