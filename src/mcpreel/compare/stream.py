@@ -94,7 +94,7 @@ def iter_calls(session: Session, facts: SideFacts, window: int = WINDOW) -> Iter
                 if "method" in payload and "id" in payload:
                     ex = Exchange(payload, payload, position, rec.source, rec.t, ctx=rec.ctx, unit=unit)
                     position += 1
-                    key = _key(payload["id"])
+                    key = verbatim_key(payload["id"])
                     old = waiting.get(key)
                     if old is not None:
                         gone.add(id(old))  # replaced: it will never be answered; let it out
@@ -103,12 +103,12 @@ def iter_calls(session: Session, facts: SideFacts, window: int = WINDOW) -> Iter
                     if len(order) > window:
                         head = order[0]
                         if head.response is None and id(head) not in gone:
-                            hk = _key(head.request["id"])
+                            hk = verbatim_key(head.request["id"])
                             if waiting.get(hk) is head:
                                 del waiting[hk]
                             gone.add(id(head))
             elif direction == "out" and "method" not in payload and ("result" in payload or "error" in payload):
-                answered = waiting.pop(_key(payload.get("id")), None)
+                answered = waiting.pop(verbatim_key(payload.get("id")), None)
                 if answered is not None:
                     answered.response, answered.t_response = payload, rec.t
         while order:
@@ -129,16 +129,6 @@ def iter_calls(session: Session, facts: SideFacts, window: int = WINDOW) -> Iter
             facts.take(ex)
         else:
             yield ex
-
-
-def _key(rid: Any) -> tuple[str, Any]:
-    """:func:`~mcpreel._infra.correlation.verbatim_key`, with the common ids (int, str) first."""
-    t = type(rid)
-    if t is int:
-        return ("int", rid)
-    if t is str:
-        return ("str", rid)
-    return verbatim_key(rid)
 
 
 class _Pending:

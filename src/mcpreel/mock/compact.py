@@ -32,6 +32,7 @@ from __future__ import annotations
 import heapq
 from array import array
 from bisect import bisect_left
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
@@ -55,6 +56,12 @@ _EVERY = 32  # lines between two kept line offsets
 _FAR = 1  # an answer stored in CompactCassette.responses_far (0 lines after and member 1 cannot happen)
 _MAX_LINE = 0xFFFFFFFF
 _NEAR = 1 << 24  # an answer at most this many lines after its request is kept in the 4-byte array
+
+
+#: the payloads read back lately, kept for the next requests that match them: at most this many bytes of
+#: their lines, and this many payloads
+_RECENT_BYTES = 64 << 20
+_RECENT_COUNT = 256
 
 
 def _ref(line: int, member: int) -> int:
@@ -87,6 +94,8 @@ class CompactCassette:
         self.first_initialize: Exchange | None = None
         self.first_discover: Exchange | None = None
         self._fh: Any = None
+        self._recent: OrderedDict[int, tuple[dict[str, Any], int]] = OrderedDict()
+        self._recent_bytes = 0
 
     def __len__(self) -> int:
         return len(self.requests)
@@ -97,13 +106,28 @@ class CompactCassette:
         if self._fh is None:
             self._fh = open(self.path, "rb")  # kept open while serving; closed by close()
         fh = self._fh
+        cached = self._recent.get(ref)
+        if cached is not None:
+            self._recent.move_to_end(ref)
+            return cached[0]
         fh.seek(self.line_starts[(line - 1) // _EVERY])
         for _ in range((line - 1) % _EVERY):
             fh.readline()
-        obj = jsonio.loads(fh.readline())
+        text = fh.readline()
+        obj = jsonio.loads(text)
         raw = obj.get("raw") if self.format == "reel" else obj
         members = [raw] if isinstance(raw, dict) else [m for m in raw if isinstance(m, dict)]
-        return members[member]
+        payload: dict[str, Any] = members[member]
+        # many clients asking for the same (big) answer at once share one parsed copy, as they do when
+        # the cassette is in memory; the recent payloads are bounded by their lines' size
+        size = len(text)
+        if size <= _RECENT_BYTES:
+            self._recent[ref] = (payload, size)
+            self._recent_bytes += size
+            while self._recent_bytes > _RECENT_BYTES or len(self._recent) > _RECENT_COUNT:
+                _, (_, gone) = self._recent.popitem(last=False)
+                self._recent_bytes -= gone
+        return payload
 
     def exchange(self, position: int) -> Exchange:
         """The recorded exchange at ``position`` (0-based among the client's requests), read from disk."""
