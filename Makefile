@@ -25,7 +25,7 @@ MCP_CASSETTE := $(PEERS)/mcp-cassette/.installed
 # inputs per format family for `make fuzz` (tests/fuzz: damaged fixtures through import, inspect, convert)
 N ?= 100000
 
-.PHONY: demo test fuzz install install-dev peers hub-peers chromium phoenix bench clean
+.PHONY: demo test fuzz install install-dev peers hub-peers chromium tmux phoenix bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -56,7 +56,7 @@ $(NPM_STAMP):
 			&& touch $@ || echo "warning: npm install failed; the tests of npm peers will fail or skip"; \
 	else echo "warning: npm not found; the tests of npm peers will be skipped"; fi
 
-peers: $(NPM_STAMP) chromium phoenix
+peers: $(NPM_STAMP) chromium tmux phoenix
 
 $(MCP_RECORDER):
 	@$(PYTHON) -m venv $(PEERS)/mcp-recorder && $(PEERS)/mcp-recorder/bin/pip install -q \
@@ -81,6 +81,16 @@ chromium:
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 			|| echo "warning: apt-get install chromium failed; browser tests will be skipped"; \
 	else echo "warning: /usr/bin/chromium missing and apt-get unusable here; browser tests will be skipped"; fi
+
+# tmux: `mcpreel tui`'s end-to-end tests drive it in a real terminal (send-keys, capture-pane), a client in
+# one window and the viewer attached from another. Debian's package, only when missing and apt is usable.
+tmux:
+	@if command -v tmux >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "installing tmux (apt)"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null) \
+			|| echo "warning: apt-get install tmux failed; the terminal tests of mcpreel tui will be skipped"; \
+	else echo "warning: tmux missing and apt-get unusable here; the terminal tests of mcpreel tui will be skipped"; fi
 
 # Arize Phoenix, a real OTLP backend for the export tests, in its own virtualenv (its pins stay out of ours)
 PHOENIX_VERSION ?= 20.26.1
