@@ -8,8 +8,10 @@ few 50 MB messages; then runs every verb as a CLI subprocess on it, in the same 
 - **CPU s**: the child's user + system CPU time (the machine is shared: wall time includes waiting for a
   core, CPU time does not);
 - **messages/s**: the session's messages divided by the wall time;
-- **peak RSS**: the child's own ``ru_maxrss`` (``os.wait4`` on that child alone, so a verb that starts
-  another process, replay's ``serve``, counts only the verb's process; the server's is on its own row);
+- **peak RSS**: the child's own ``ru_maxrss`` (``os.wait4``). On Linux that is the largest of the child
+  and of every process it reaped, so for ``replay``, which starts and reaps ``mcpreel serve``, it would be
+  the server's peak: replay's row reads the child's own ``VmHWM`` (``/proc/PID/status``) while it runs
+  instead (the server's peak is on its own row);
 - **÷ floor**: time divided by the floor's, the least any verb must do: read each line of the same file,
   parse it with orjson and dump it back (a Python child too, start-up included). A second reference row,
   *read only*, opens the reel with mcpreel's reader and iterates it: the ceiling of any verb on a reel.
@@ -149,14 +151,18 @@ def _env() -> dict[str, str]:
     return env
 
 
-def run(argv: Sequence[str], timeout: float, ok: Sequence[int] = (0,)) -> tuple[float | None, float, float, str]:
+def run(argv: Sequence[str], timeout: float, ok: Sequence[int] = (0,),
+        own_peak: bool = False) -> tuple[float | None, float, float, str]:
     """Run one child: (seconds or None on timeout, its own peak RSS in MB, its CPU seconds, a note when
-    it failed)."""
+    it failed). ``own_peak``: the child starts a process of its own; read its peak from /proc."""
     t0 = time.perf_counter()
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=err, env=_env())
         deadline = t0 + timeout
+        own = 0.0  # the child's own high-water mark, while /proc shows it
         while True:
+            if own_peak:
+                own = _hwm_mb(proc.pid) or own
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
@@ -164,7 +170,7 @@ def run(argv: Sequence[str], timeout: float, ok: Sequence[int] = (0,)) -> tuple[
                 proc.kill()
                 _, status, usage = os.wait4(proc.pid, 0)
                 proc.returncode = -9
-                return (None, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime,
+                return (None, own or usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime,
                         f"stopped after {timeout:.0f} s")
             time.sleep(0.01)
         dt = time.perf_counter() - t0
@@ -174,7 +180,19 @@ def run(argv: Sequence[str], timeout: float, ok: Sequence[int] = (0,)) -> tuple[
             err.seek(0)
             lines = err.read().decode(errors="replace").strip().splitlines()
             note = f"exit {proc.returncode}: {lines[-1][:120] if lines else ''}"
-        return dt, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, note
+        return dt, own or usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, note
+
+
+def _hwm_mb(pid: int) -> float:
+    """A running process's own peak RSS in MB (``VmHWM``), or 0 where /proc cannot tell."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0.0
 
 
 def serve_load(session: Path, timeout: float) -> tuple[float | None, float, float, str]:
@@ -233,7 +251,7 @@ def measure(src: Path, n: int, tmp: Path, timeout: float, only: set[str] | None,
         if label.startswith("diff") and not (tmp / f"out{EXT['qai']}").exists():
             subprocess.run([PY, "-m", "mcpreel", "convert", str(src), str(tmp / f"out{EXT['qai']}")],
                            check=True, env=_env(), capture_output=True)
-        seconds, rss, cpu, note = run(argv, timeout, ok)
+        seconds, rss, cpu, note = run(argv, timeout, ok, own_peak=label.startswith("replay"))
         if label.startswith("floor"):
             floor = seconds
         rows.append(Row(label, count, seconds, rss, cpu, note, floor))

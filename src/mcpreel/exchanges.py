@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpreel._infra.correlation import verbatim_key
-from mcpreel.model import Kind, Session
+from mcpreel.model import Kind, Message, Session
 
-__all__ = ["Cassette", "ClientItem", "Exchange", "build", "progress_token", "subject"]
+__all__ = ["Builder", "Cassette", "ClientItem", "Exchange", "build", "progress_token", "subject"]
 
 
 def subject(message: dict[str, Any]) -> str | None:
@@ -126,20 +126,41 @@ _SOURCE_UNITS = {"reel": "line", "jsonrpc": "line", "qai": "message"}
 
 def build(session: Session, *, original: bool = False) -> Cassette:
     """Pair a session's messages into a :class:`Cassette` (one pass, recorded order)."""
-    cas = Cassette()
-    unit = _SOURCE_UNITS.get(session.info.source_format or "reel", "entry")
-    pending_client: dict[tuple[str, Any], Exchange] = {}  # insertion order = request order
-    pending_server: dict[tuple[str, Any], Exchange] = {}
-    last_item: ClientItem | None = None
+    builder = Builder(session.info.source_format, original=original)
     for rec in session:
+        builder.feed(rec)
+    return builder.cas
+
+
+class Builder:
+    """:func:`build` record by record. ``keep=False`` is the lean mode of a long replay: the client
+    items and exchanges are handed out (:attr:`items`, :attr:`answered`) instead of kept in the
+    cassette, and the server's notifications are not placed (the replayer never reads them); the
+    server exchanges are kept either way (they are few, and the replayer answers from them)."""
+
+    def __init__(self, source_format: str | None, *, original: bool = False, keep: bool = True) -> None:
+        self.cas = Cassette()
+        self.original = original
+        self.keep = keep
+        self.unit = _SOURCE_UNITS.get(source_format or "reel", "entry")
+        self.pending_client: dict[tuple[str, Any], Exchange] = {}  # insertion order = request order
+        self.pending_server: dict[tuple[str, Any], Exchange] = {}
+        self.last_item: ClientItem | None = None
+        self.n_items = 0
+        self.n_exchanges = 0
+        #: lean mode: what this record gave, in order ("item", ClientItem) / ("answered", Exchange)
+        self.out: list[tuple[str, Any]] = []
+
+    def feed(self, rec: Message) -> None:
         if rec.kind != Kind.MESSAGE:
-            continue
+            return
+        cas = self.cas
         if rec.dropped:
             cas.skipped_dropped += 1
-            continue
+            return
         for member in rec.members():
             payload = member
-            if original and rec.modified and isinstance(rec.original, dict) and member is rec.raw:
+            if self.original and rec.modified and isinstance(rec.original, dict) and member is rec.raw:
                 payload = rec.original
             direction = rec.dir
             is_request = "method" in payload and "id" in payload
@@ -149,39 +170,49 @@ def build(session: Session, *, original: bool = False) -> Cassette:
                 if is_request or is_note:
                     ex = None
                     if is_request:
-                        ex = Exchange(payload, member, len(cas.exchanges), rec.source, rec.t, ctx=rec.ctx,
-                                      unit=unit)
-                        cas.exchanges.append(ex)
-                        pending_client[verbatim_key(payload["id"])] = ex
-                    last_item = ClientItem(payload, ex, source=rec.source)
-                    cas.items.append(last_item)
+                        ex = Exchange(payload, member, self.n_exchanges, rec.source, rec.t, ctx=rec.ctx,
+                                      unit=self.unit)
+                        self.n_exchanges += 1
+                        if self.keep:
+                            cas.exchanges.append(ex)
+                        self.pending_client[verbatim_key(payload["id"])] = ex
+                    self.last_item = ClientItem(payload, ex, source=rec.source)
+                    self.n_items += 1
+                    if self.keep:
+                        cas.items.append(self.last_item)
+                    else:
+                        self.out.append(("item", self.last_item))
                 elif is_response:
-                    sx = pending_server.pop(verbatim_key(payload.get("id")), None)
+                    sx = self.pending_server.pop(verbatim_key(payload.get("id")), None)
                     if sx is not None:
                         sx.response, sx.t_response = payload, rec.t
             elif direction == "out":
                 if is_response:
-                    ex = pending_client.pop(verbatim_key(payload.get("id")), None)
+                    ex = self.pending_client.pop(verbatim_key(payload.get("id")), None)
                     if ex is not None:
                         ex.response, ex.t_response = payload, rec.t
-                        ex.answered_before_item = len(cas.items)
+                        ex.answered_before_item = self.n_items
+                        if not self.keep:
+                            self.out.append(("answered", ex))
                     continue
                 if not (is_request or is_note):
                     continue
                 if is_request:
                     sx = Exchange(payload, member, len(cas.server_exchanges), rec.source, rec.t, ctx=rec.ctx,
-                                  unit=unit)
+                                  unit=self.unit)
                     cas.server_exchanges.append(sx)
-                    pending_server[verbatim_key(payload["id"])] = sx
-                owner = _owner(payload, rec.ctx, pending_client)
+                    self.pending_server[verbatim_key(payload["id"])] = sx
+                if not self.keep:
+                    continue
+                owner = _owner(payload, rec.ctx, self.pending_client)
                 if owner is not None:
                     owner.before.append(payload)
-                elif last_item is not None:
-                    target = last_item.exchange.after if last_item.exchange is not None else last_item.after
+                elif self.last_item is not None:
+                    last = self.last_item
+                    target = last.exchange.after if last.exchange is not None else last.after
                     target.append(payload)
                 else:
                     cas.prologue.append(payload)
-    return cas
 
 
 def _owner(message: dict[str, Any], ctx: dict[str, Any] | None,

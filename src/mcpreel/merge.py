@@ -166,8 +166,9 @@ def merged_sources(session: Session) -> list[str]:
     return [e["file"] for e in merged if isinstance(e, dict) and isinstance(e.get("file"), str)]
 
 
-def select_source(session: Session, name: str, path: str) -> Session:
-    """The records of one source of a merged session, as that source's own session (materialized).
+def select_source(session: Session, name: str, path: str, *, stream: bool = False) -> Session:
+    """The records of one source of a merged session, as that source's own session (materialized;
+    with ``stream``, a streaming session that reads ``session`` again on each pass, for flat memory).
 
     Raises :class:`UsageError` naming the sources when ``name`` is none of them.
     """
@@ -176,8 +177,13 @@ def select_source(session: Session, name: str, path: str) -> Session:
         shown = ", ".join(names) if names else "none: it is not a merged file"
         raise UsageError(f"{path}: --source {name!r}: the file's sources are {shown}")
     entry = next(e for e in session.info.metadata["merged"] if isinstance(e, dict) and e.get("file") == name)
-    records = [m for m in session if (m.extra or {}).get(ORIGIN_KEY) == name]
     info = replace(session.info, label=entry.get("label") or name, transport=entry.get("transport"),
                    command=list(entry.get("command") or []), url=entry.get("url"),
                    metadata={k: v for k, v in (session.info.metadata or {}).items() if k != "merged"})
-    return Session(info, records)
+
+    def records() -> Iterator[Message]:
+        return (m for m in session if (m.extra or {}).get(ORIGIN_KEY) == name)
+
+    if stream:
+        return Session.streaming(info, records)
+    return Session(info, list(records()))

@@ -24,7 +24,7 @@ The era of a session:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -32,7 +32,7 @@ from urllib.parse import parse_qs, urlsplit
 from mcpreel.eras import LEGACY, MODERN, MODERN_PROTOCOL, UNKNOWN, client_identity, protocol_of_request
 from mcpreel.model import SCOPE_KEY, Kind, Message, Session, SessionInfo
 
-__all__ = ["ClientSession", "SessionTally", "describe_session", "split_sessions"]
+__all__ = ["ClientSession", "Describer", "SessionTally", "describe_session", "split_sessions", "split_sessions_streaming"]
 
 
 @dataclass
@@ -58,8 +58,13 @@ class ClientSession:
             parts.append(f"Mcp-Session-Id {self.http_session}")
         return ", ".join(parts)
 
+    #: a streaming split's way to read this conversation's records again (see split_sessions_streaming)
+    stream: Callable[[], Iterator[Message]] | None = field(default=None, repr=False, compare=False)
+
     def as_session(self, info: SessionInfo) -> Session:
         """This conversation alone, as a session of its own (the file's header, these records)."""
+        if self.stream is not None:
+            return Session.streaming(info, self.stream)
         return Session(info, self.records)
 
 
@@ -70,7 +75,7 @@ class _Splitter:
     def __init__(self, keep: bool = True) -> None:
         #: keep each session's records (False: only describe them as they pass, for flat memory)
         self.keep = keep
-        self.describers: dict[int, _Describer] = {}
+        self.describers: dict[int, Describer] = {}
         self.counts: dict[int, int] = {}
         self.sessions: list[ClientSession] = []
         self.current: dict[Any, ClientSession] = {}  # group (source file) -> the session open in it
@@ -84,7 +89,8 @@ class _Splitter:
         self.current[group] = s
         return s
 
-    def place(self, rec: Message, http_ids: dict[Any, str]) -> None:
+    def place(self, rec: Message, http_ids: dict[Any, str]) -> ClientSession:
+        """Put ``rec`` in its session (opening one if it starts a conversation); return that session."""
         group = rec.extra.get(SCOPE_KEY) if rec.extra else None
         source_file = group if isinstance(group, str) else None
         http_id = _http_session_of(rec, http_ids) if rec.ctx is not None else None
@@ -121,11 +127,12 @@ class _Splitter:
         else:
             describer = self.describers.get(target.index)
             if describer is None:
-                describer = self.describers[target.index] = _Describer(target)
+                describer = self.describers[target.index] = Describer(target)
             describer.feed(rec)
             self.counts[target.index] = self.counts.get(target.index, 0) + 1
         if asks:
             target.requests += sum(1 for m in members if "method" in m and "id" in m)
+        return target
 
 
 def _header(headers: Any, name: str) -> str | None:
@@ -193,7 +200,7 @@ def _exchange_sessions(records: Iterable[Message]) -> dict[Any, str]:
     return out
 
 
-class _Describer:
+class Describer:
     """The era, protocol and client of one conversation, found as its records pass (in order)."""
 
     __slots__ = ("session", "discover_ok", "initialize", "request_protocol")
@@ -254,7 +261,7 @@ class _Describer:
 
 def _describe(session: ClientSession) -> None:
     """Fill in the era, protocol and client of one conversation from its messages."""
-    describer = _Describer(session)
+    describer = Describer(session)
     for rec in session.records:
         describer.feed(rec)
     describer.finish()
@@ -322,8 +329,57 @@ def split_sessions(session: Session) -> list[ClientSession]:
     return sessions or [ClientSession(1)]
 
 
+#: above this many client sessions, reading the file again for each one costs more than holding it
+STREAMED_SESSIONS = 8
+
+
+def split_sessions_streaming(session: Session) -> list[ClientSession]:
+    """:func:`split_sessions` in flat memory: the sessions hold no records; each one's
+    :meth:`ClientSession.as_session` reads the file again and keeps the records the same split gives it.
+
+    One pass to split (two when HTTP exchanges must be mapped to their session ids); a file of one
+    conversation is read back whole, unfiltered. A file of more than :data:`STREAMED_SESSIONS`
+    sessions (a proxy that recorded a session per call) is split in memory, as :func:`split_sessions`
+    does: a pass over the whole file per session would make the work grow with the square of the file.
+    """
+    stdio = session.info.transport == "stdio"
+    http_ids = _exchange_sessions(session) if not stdio else {}
+    splitter = _Splitter(keep=False)
+    for rec in session:
+        splitter.place(rec, http_ids)
+    sessions = [s for s in splitter.sessions if splitter.counts.get(s.index)]
+    if not sessions:
+        return [ClientSession(1)]
+    if len(sessions) > STREAMED_SESSIONS:
+        return split_sessions(session)
+    for i, s in enumerate(sessions, 1):
+        splitter.describers[s.index].finish()
+        if len(sessions) > 1:
+            s.stream = _records_of(session, http_ids, s.index)
+        else:
+            s.stream = session.__iter__
+        s.index = i
+    return sessions
+
+
+def _records_of(session: Session, http_ids: dict[Any, str], index: int) -> Callable[[], Iterator[Message]]:
+    """The records the split puts in the session numbered ``index`` (before renumbering), read again."""
+    def records() -> Iterator[Message]:
+        splitter = _Splitter(keep=False)
+        for rec in session:
+            if splitter.place(rec, http_ids).index == index:
+                yield rec
+    return records
+
+
 def describe_session(session: Session) -> ClientSession:
-    """The whole recording taken as one conversation, with its era (for a session already split)."""
-    whole = ClientSession(1, records=session.messages)
-    _describe(whole)
+    """The whole recording taken as one conversation, with its era (for a session already split).
+
+    Reads the session as a stream (its records are not kept: ``records`` is empty).
+    """
+    whole = ClientSession(1)
+    describer = Describer(whole)
+    for rec in session:
+        describer.feed(rec)
+    describer.finish()
     return whole

@@ -19,7 +19,7 @@ from mcpreel.compare.normalize import IgnorePath
 from mcpreel.errors import InputError, UsageError
 from mcpreel.formats import open_session
 from mcpreel.replay.verify import ERA_CHOICES, ReplayOptions, ReplayReport, RequestResult, replay
-from mcpreel.sessions import ClientSession, split_sessions
+from mcpreel.sessions import ClientSession, split_sessions_streaming
 
 __all__ = ["ERA_CHOICES", "IgnorePath", "ReplayOptions", "ReplayReport", "replay", "replay_file"]
 
@@ -40,7 +40,7 @@ def replay_file(
 ) -> ReplayReport:
     """Replay the session in ``path`` against a server command or URL; return the report.
 
-    A file that holds several client sessions (:func:`mcpreel.sessions.split_sessions`) is replayed
+    A file that holds several client sessions (:func:`mcpreel.sessions.split_sessions_streaming`) is replayed
     session by session, each on a fresh connection (a fresh server process over stdio), in recorded
     order; ``session_index`` (1-based) picks one. A merged file's sources are sessions of their own (never
     one target session for two servers); ``source`` replays one source only, against its own server
@@ -50,14 +50,13 @@ def replay_file(
     """
     from mcpreel.merge import merged_sources, select_source
 
-    session, _ = open_session(path, format)
-    session.materialize()
+    session, _ = open_session(path, format)  # read as a stream, never whole (see replay())
     if source is not None:
-        session = select_source(session, source, str(path))
+        session = select_source(session, source, str(path), stream=True)
     elif len(names := merged_sources(session)) > 1 and on_event is not None:
         on_event(f"{path} merges {len(names)} servers ({', '.join(names)}): each is replayed in its own target "
                  f"session against the one target; --source NAME replays one source against its own server")
-    parts = split_sessions(session)
+    parts = split_sessions_streaming(session)
     if session_index is not None:
         if not 1 <= session_index <= len(parts):
             listing = "; ".join(p.label() for p in parts)

@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from bisect import bisect_right
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,10 +56,10 @@ from mcpreel.eras import (
     to_modern_request,
 )
 from mcpreel.errors import InputError, TransportError
-from mcpreel.exchanges import Cassette, Exchange, build, subject
+from mcpreel.exchanges import Builder, ClientItem, Exchange, subject
 from mcpreel.mock.matcher import METHOD_NOT_FOUND, Matcher, Miss, RecordingIndex
 from mcpreel.model import Kind, Message, Session
-from mcpreel.sessions import describe_session
+from mcpreel.sessions import ClientSession, Describer
 
 __all__ = ["ERA_CHOICES", "LATEST_PROTOCOL", "ReplayOptions", "ReplayReport", "RequestResult",
            "ServerRequestResult", "replay"]
@@ -270,18 +272,17 @@ class _Pending:
 
 
 class _Run:
-    def __init__(self, cassette: Cassette, transport: Transport, options: ReplayOptions, report: ReplayReport,
+    def __init__(self, facts: _Facts, transport: Transport, options: ReplayOptions, report: ReplayReport,
                  on_event: Callable[[str], None]):
-        self.cas = cassette
         self.transport = transport
         self.options = options
         self.report = report
         self.on_event = on_event
         self.pending: dict[tuple[str, Any], _Pending] = {}
-        self.used_ids: set[tuple[str, Any]] = set()
+        self.used_ids = _IdSet()
         self.renamed: dict[tuple[str, Any], Any] = {}
-        self.max_int = max([ex.request["id"] for ex in cassette.exchanges if type(ex.request.get("id")) is int] + [0])
-        self.server_matcher = Matcher(RecordingIndex(cassette.server_exchanges, options.match), repeat=True)
+        self.max_int = facts.max_int
+        self.server_matcher = Matcher(RecordingIndex(facts.server_exchanges, options.match), repeat=True)
         self.stderr_tail: list[str] = []
         self.ended: str | None = None
         self.tasks: set[asyncio.Task[None]] = set()
@@ -429,9 +430,9 @@ def _ms(t0: float) -> float:
     return (time.perf_counter() - t0) * 1000.0
 
 
-def _client_capabilities(cas: Cassette) -> dict[str, Any]:
+def _client_capabilities(facts: _Facts) -> dict[str, Any]:
     caps: dict[str, Any] = {}
-    for sx in cas.server_exchanges:
+    for sx in facts.server_exchanges:
         if sx.method == "sampling/createMessage":
             caps["sampling"] = {}
         elif sx.method == "roots/list":
@@ -468,6 +469,137 @@ def _judge(result: RequestResult, ex: Exchange, answer: dict[str, Any] | None, e
     result.status = "different" if result.diff else "same"
 
 
+class _IdSet:
+    """The ids sent in this run (as :func:`verbatim_key` keys). Integer ids are kept as ranges: a long
+    session's ids count up, so a million of them cost one range, not a million entries; ids that
+    scatter (more than ``_MAX_RANGES`` runs) and ids of any other type go in a plain set."""
+
+    __slots__ = ("lo", "hi", "other")
+    _MAX_RANGES = 1024
+
+    def __init__(self) -> None:
+        self.lo: list[int] = []
+        self.hi: list[int] = []
+        self.other: set[tuple[str, Any]] = set()
+
+    def __contains__(self, key: tuple[str, Any]) -> bool:
+        if key[0] == "int":
+            n = key[1]
+            i = bisect_right(self.lo, n) - 1
+            if i >= 0 and n <= self.hi[i]:
+                return True
+        return key in self.other
+
+    def add(self, key: tuple[str, Any]) -> None:
+        if key[0] != "int" or key in self:
+            self.other.add(key)
+            return
+        n: int = key[1]
+        lo, hi = self.lo, self.hi
+        i = bisect_right(lo, n) - 1
+        left = i >= 0 and hi[i] == n - 1
+        right = i + 1 < len(lo) and lo[i + 1] == n + 1
+        if left and right:
+            hi[i] = hi[i + 1]
+            del lo[i + 1], hi[i + 1]
+        elif left:
+            hi[i] = n
+        elif right:
+            lo[i + 1] = n
+        elif len(lo) < self._MAX_RANGES:
+            lo.insert(i + 1, n)
+            hi.insert(i + 1, n)
+        else:
+            self.other.add(key)
+
+
+@dataclass
+class _Facts:
+    """What a verdict needs from the whole recording before its first request is sent, found in one
+    pass that keeps nothing else: whether it opens with ``initialize``, the client's identity, the
+    largest integer id (fresh ids go above it), the server's requests with their recorded answers
+    (the replayer answers a live server from them), the era it was recorded in."""
+
+    requests: int = 0
+    has_initialize: bool = False
+    info: dict[str, Any] | None = None
+    caps: dict[str, Any] | None = None
+    #: the identity our own handshake names: the same search once the requests are said in the
+    #: handshake era (their protocol ``_meta`` gone; a left-out ``server/discover`` as recorded)
+    legacy_info: dict[str, Any] | None = None
+    legacy_caps: dict[str, Any] | None = None
+    max_int: int = 0
+    server_exchanges: list[Exchange] = field(default_factory=list)
+    skipped_dropped: int = 0
+    era: str = UNKNOWN
+
+
+def _facts(session: Session, original: bool) -> _Facts:
+    facts = _Facts()
+    builder = Builder(session.info.source_format, original=original, keep=False)
+    describer = Describer(ClientSession(1))
+    identified = legacy_identified = False
+    for rec in session:
+        describer.feed(rec)
+        builder.feed(rec)
+        if not builder.out:
+            continue
+        for kind, item in builder.out:
+            ex = item.exchange if kind == "item" else None
+            if ex is None:
+                continue
+            facts.requests += 1
+            if ex.method == "initialize":
+                facts.has_initialize = True
+            if not identified:
+                info, caps = client_identity(ex.request)
+                if info is not None or caps is not None:
+                    facts.info, facts.caps, identified = info, caps, True
+            if not legacy_identified:
+                said = ex.request if ex.method == "server/discover" else to_legacy_request(ex.request)
+                info, caps = client_identity(said)
+                if info is not None or caps is not None:
+                    facts.legacy_info, facts.legacy_caps, legacy_identified = info, caps, True
+            rid = ex.request.get("id")
+            if type(rid) is int and rid > facts.max_int:
+                facts.max_int = rid
+        builder.out.clear()
+    describer.finish()
+    facts.era = describer.session.era
+    facts.server_exchanges = builder.cas.server_exchanges
+    facts.skipped_dropped = builder.cas.skipped_dropped
+    return facts
+
+
+class _Feed:
+    """The recording's client side as it streams from the file: ``("item", ClientItem)`` for each
+    message the client sent, ``("answered", Exchange)`` where a request's recorded response comes;
+    :meth:`until_answered` reads ahead (buffering) to the response of one request."""
+
+    def __init__(self, session: Session, original: bool) -> None:
+        self.builder = Builder(session.info.source_format, original=original, keep=False)
+        self.records: Iterator[Message] = iter(session)
+        self.buffer: deque[tuple[str, Any]] = deque()
+
+    def _pull(self) -> bool:
+        for rec in self.records:
+            self.builder.feed(rec)
+            if self.builder.out:
+                self.buffer.extend(self.builder.out)
+                self.builder.out.clear()
+                return True
+        return False
+
+    def next(self) -> tuple[str, Any] | None:
+        if not self.buffer and not self._pull():
+            return None
+        return self.buffer.popleft()
+
+    def until_answered(self, ex: Exchange) -> None:
+        while ex.response is None and self._pull():
+            pass
+
+
 async def replay(session: Session, transport: Transport, options: ReplayOptions | None = None, *,
                  target: str = "", on_event: Callable[[str], None] | None = None,
                  sink: Callable[[RequestResult], None] | None = None, first_index: int = 1,
@@ -476,40 +608,53 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
 
     ``sink`` takes each result in request order as soon as it is judged, instead of the report's
     ``results`` (numbered from ``first_index``, stamped with ``session_index``).
+
+    The session is read twice, as a stream: once for the few facts the run needs first (:class:`_Facts`),
+    then to send each request and judge its answer as it goes, holding only the requests in flight.
     """
     options = options or ReplayOptions()
     on_event = on_event or (lambda line: None)
-    cas = build(session, original=options.original)
+    facts = _facts(session, options.original)
     path = session.info.path
-    if not cas.exchanges:
+    if not facts.requests:
         raise InputError("holds no client requests to replay", path=path)
-    report = ReplayReport(session=path, target=target, transport=transport.name, skipped_dropped=cas.skipped_dropped,
+    report = ReplayReport(session=path, target=target, transport=transport.name,
+                          skipped_dropped=facts.skipped_dropped,
                           notes=list(session.info.notes),  # what the reader noticed (times rebuilt, say)
                           sink=sink, first_index=first_index, session_index=session_index)
-    recorded_era = describe_session(session).era
+    recorded_era = facts.era
     era = options.era if options.era != "auto" else (recorded_era if recorded_era != UNKNOWN else LEGACY)
     report.era, report.recorded_era = era, recorded_era
-    skipped = _translate(cas, era, report)
-    run = _Run(cas, transport, options, report, on_event)
-    # pacing: item j waits for the exchanges recorded as answered before it
-    waits: dict[int, list[Exchange]] = {}
-    for paced in cas.exchanges:
-        if paced.answered_before_item is not None:
-            waits.setdefault(paced.answered_before_item, []).append(paced)
+    run = _Run(facts, transport, options, report, on_event)
     await transport.start()
     reader = asyncio.ensure_future(run.read_loop())
     try:
-        if era == LEGACY and not cas.has_initialize:
-            await _handshake(run, cas)
+        if era == LEGACY and not facts.has_initialize:
+            await _handshake(run, facts)
         elif era == MODERN and recorded_era == LEGACY:
-            await _discover(run, cas)
+            await _discover(run, facts)
+        feed = _Feed(session, options.original)
         results: dict[int, RequestResult] = {}
         pendings: dict[int, _Pending] = {}
+        # pacing: a client item waits for the exchanges whose responses were recorded before it
+        answered: list[Exchange] = []
         first_request = True
-        for j, item in enumerate(cas.items):
-            for waited in waits.get(j, ()):
-                await _settle(run, waited, pendings, results)
-            if j in skipped:
+        left_out = False
+        while (event := feed.next()) is not None:
+            kind, found = event
+            if kind == "answered":
+                answered.append(found)
+                continue
+            item: ClientItem = found
+            if answered:
+                waiting, answered = sorted(answered, key=lambda e: e.position), []
+                for waited in waiting:
+                    await _settle(run, waited, pendings, results)
+            if _translate(item, era, facts):
+                if era == LEGACY and not left_out:
+                    report.notes.append("the recorded server/discover was not sent: the session was replayed in "
+                                        "the handshake era (--era legacy)")
+                left_out = True
                 continue
             ex = item.exchange
             if ex is None:
@@ -517,8 +662,8 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
                 report.notifications_sent += 1
                 continue
             result = RequestResult(0, ex.method, subject(ex.request), "error",
-                                   ex.recorded_request, recorded_response=ex.response,
-                                   recorded_duration_ms=ex.latency_ms, source=ex.source)
+                                   ex.recorded_request, recorded_response=None,
+                                   recorded_duration_ms=None, source=ex.source)
             report.add(result)
             results[ex.position] = result
             p = await run.send(item.message, ex, result)
@@ -526,13 +671,14 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
             pendings[ex.position] = p
             if first_request and ex.method == "initialize":
                 first_request = False
+                feed.until_answered(ex)
                 await _settle(run, ex, pendings, results)
                 if result.response is None:
                     raise TransportError(_dead(run, "initialize", result.error))
             first_request = False
         # the rest, together: recorded answers wait the full timeout, unrecorded ones a short grace
-        await asyncio.gather(*(_settle(run, ex, pendings, results) for ex in cas.exchanges
-                               if ex.position in pendings))
+        await asyncio.gather(*(_settle(run, p.exchange, pendings, results) for p in list(pendings.values())
+                               if p.exchange is not None))
         report.ended = run.ended
         report.flush()
         if report.ended and report.count("error"):
@@ -557,53 +703,37 @@ async def _settle(run: _Run, ex: Exchange, pendings: dict[int, _Pending], result
     run.pending.pop(verbatim_key(p.sent.get("id")), None)
     run.learn_request_state(ex, answer)
     result = results.pop(ex.position)
+    result.recorded_response, result.recorded_duration_ms = ex.response, ex.latency_ms
     result.duration_ms = ms if answer is not None else None
     _judge(result, ex, answer, error, run.options)
     run.report.judged(result)
 
 
-def _identity(cas: Cassette) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """The recorded client's info and capabilities, from its first request that names them."""
-    for ex in cas.exchanges:
-        info, caps = client_identity(ex.request)
-        if info is not None or caps is not None:
-            return info, caps
-    return None, None
+def _translate(item: ClientItem, era: str, facts: _Facts) -> bool:
+    """Say one recorded client message in ``era`` (its plumbing rewritten in place); True when it is
+    left out (our own handshake or ``server/discover`` takes its place)."""
+    method = item.method
+    if era == LEGACY:
+        if method == "server/discover" and not facts.has_initialize:
+            return True  # our initialize takes its place
+        message = to_legacy_request(item.message)
+    elif facts.has_initialize:  # a handshake-era recording said in the 2026 era
+        if method in ("initialize", "notifications/initialized"):
+            return True  # server/discover takes their place
+        message = to_modern_request(item.message, facts.info, facts.caps)
+    else:
+        return False
+    if message is not item.message:
+        item.message = message
+        if item.exchange is not None:
+            item.exchange.request = message
+    return False
 
 
-def _translate(cas: Cassette, era: str, report: ReplayReport) -> set[int]:
-    """Say the recorded client side in ``era``: the items to leave out, and every other message's
-    plumbing rewritten (``cas`` is this run's own copy)."""
-    skipped: set[int] = set()
-    info, caps = _identity(cas)
-    for j, item in enumerate(cas.items):
-        method = item.method
-        if era == LEGACY:
-            if method == "server/discover" and not cas.has_initialize:
-                skipped.add(j)  # our initialize takes its place
-                continue
-            message = to_legacy_request(item.message)
-        elif cas.has_initialize:  # a handshake-era recording said in the 2026 era
-            if method in ("initialize", "notifications/initialized"):
-                skipped.add(j)  # server/discover takes their place
-                continue
-            message = to_modern_request(item.message, info, caps)
-        else:
-            continue
-        if message is not item.message:
-            item.message = message
-            if item.exchange is not None:
-                item.exchange.request = message
-    if skipped and era == LEGACY:
-        report.notes.append("the recorded server/discover was not sent: the session was replayed in the "
-                            "handshake era (--era legacy)")
-    return skipped
-
-
-async def _discover(run: _Run, cas: Cassette) -> None:
+async def _discover(run: _Run, facts: _Facts) -> None:
     """The 2026-07-28 era's opening for a handshake-era recording: ``server/discover`` in place of
     ``initialize``; a server that refuses it cannot be replayed in that era."""
-    info, caps = _identity(cas)
+    info, caps = facts.info, facts.caps
     p = await run.send(discover_request("mcpreel-discover", info, caps), None, None)
     assert p is not None
     answer, error, _ = await run.wait(p, run.options.timeout)
@@ -615,10 +745,10 @@ async def _discover(run: _Run, cas: Cassette) -> None:
                             "in the 2026-07-28 era (--era modern)")
 
 
-async def _handshake(run: _Run, cas: Cassette) -> None:
-    info, caps = _identity(cas)
+async def _handshake(run: _Run, facts: _Facts) -> None:
+    info, caps = facts.legacy_info, facts.legacy_caps
     if caps is None:
-        caps = _client_capabilities(cas)
+        caps = _client_capabilities(facts)
     request = initialize_request("mcpreel-initialize", info or {"name": "mcpreel-replay", "version": __version__},
                                  caps, LATEST_PROTOCOL)
     p = await run.send(request, None, None)
