@@ -28,6 +28,7 @@ the same way.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -140,12 +141,20 @@ def match_key(request: dict[str, Any], mode: str) -> tuple[str, bytes]:
     return (method, canonical_params(request.get("params"), strict=mode == "strict"))
 
 
+def _used_key(key: tuple[str, bytes]) -> bytes:
+    digest = hashlib.blake2b(key[1], digest_size=16)
+    digest.update(key[0].encode("utf-8", "surrogatepass"))
+    return digest.digest()
+
+
 class Matcher:
     """One connection's view of a recording: cursors over the index."""
 
     def __init__(self, index: RecordingIndex | CompactIndex, *, repeat: bool = True):
         self.index = index
         self.repeat = repeat
+        #: how many answers of each bucket this connection used, by a 16-byte digest of the bucket's key
+        #: (a key holds the request's whole canonical params: a million distinct calls would keep them all)
         self._used: dict[Any, int] = {}
         self._next = 0  # sequential mode: position of the next recorded request
 
@@ -158,9 +167,10 @@ class Matcher:
         key = index.key(request)
         bucket = index.bucket(key)
         if bucket:
-            n = self._used.get(key, 0)
+            used = _used_key(key)
+            n = self._used.get(used, 0)
             if n < len(bucket):
-                self._used[key] = n + 1
+                self._used[used] = n + 1
                 return bucket[n]
             if self.repeat:
                 return bucket[-1]
@@ -190,9 +200,10 @@ class Matcher:
             bucket = index.bucket(key)
             if not bucket:
                 continue
-            n = self._used.get(key, 0)
+            used = _used_key(key)
+            n = self._used.get(used, 0)
             if n < len(bucket):
-                self._used[key] = n + 1
+                self._used[used] = n + 1
                 return bucket[n]
             if self.repeat:
                 return bucket[-1]
