@@ -44,7 +44,7 @@ def _build() -> object:
     return module.build
 
 
-def _peak_mb(argv: list[str]) -> float:
+def _peak_mb(argv: list[str], ok: tuple[int, ...] = (0,)) -> float:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT / "src") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     proc = subprocess.Popen([sys.executable, "-m", "mcpreel", *argv], stdout=subprocess.DEVNULL,
@@ -53,7 +53,7 @@ def _peak_mb(argv: list[str]) -> float:
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
-    assert proc.returncode == 0, err.decode(errors="replace")
+    assert proc.returncode in ok, err.decode(errors="replace")
     return usage.ru_maxrss / 1024
 
 
@@ -77,4 +77,24 @@ def test_peak_memory_is_flat_in_the_session_length(verb: str, sessions: dict[int
     for n, src in sessions.items():
         argv = [a.format(src=src, copy=src.parent / "copy.reel.jsonl", out=src.parent / "out") for a in VERBS[verb]]
         peaks[n] = _peak_mb(argv)
+    assert peaks[LARGE] <= 1.3 * peaks[SMALL], f"{verb}: {peaks[SMALL]:.0f} MB at {SMALL:,}, {peaks[LARGE]:.0f} MB at {LARGE:,}"
+
+
+#: verbs on the same session as a qai file (one JSON document): its messages array is read as a stream
+QAI_VERBS = {
+    "inspect --summary": (["inspect", "--summary", "{qai}"], (0,)),
+    "diff (reel vs qai)": (["diff", "{src}", "{qai}"], (0, 1)),
+}
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("verb", list(QAI_VERBS))
+def test_peak_memory_reading_a_qai_file_is_flat(verb: str, sessions: dict[int, Path]) -> None:
+    argv_of, ok = QAI_VERBS[verb]
+    peaks = {}
+    for n, src in sessions.items():
+        qai = src.parent / "session.qai.json"
+        if not qai.exists():
+            _peak_mb(["convert", str(src), str(qai)])
+        peaks[n] = _peak_mb([a.format(src=src, qai=qai) for a in argv_of], ok)
     assert peaks[LARGE] <= 1.3 * peaks[SMALL], f"{verb}: {peaks[SMALL]:.0f} MB at {SMALL:,}, {peaks[LARGE]:.0f} MB at {LARGE:,}"

@@ -41,6 +41,9 @@ class Source:
         self._head: bytes | None = None
         self._head_raw = 0  # bytes of the file the head holds (with its BOM)
         self._first: tuple[bytes, bool] | None = None
+        #: one streaming pass over a big JSON document per array member, shared by sniffing and reading
+        #: (:mod:`mcpreel.formats._jsondoc`; None: read it whole)
+        self.scanned: dict[str, Any] = {}
 
     def size(self) -> int:
         try:

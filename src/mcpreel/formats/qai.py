@@ -30,12 +30,14 @@ from __future__ import annotations
 import hashlib
 import shlex
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import Correlator
 from mcpreel._infra.timeutil import ms_from_any, ms_from_iso
+from mcpreel.formats import _jsondoc
 from mcpreel.formats._source import Source, encodable, session_text, session_url
 from mcpreel.formats.reel import fallback_label
 from mcpreel.model import Kind, Message, Session, SessionInfo, clean_ctx
@@ -170,7 +172,32 @@ def _message(item: Any, n: int, session_transport: str | None, source: Source) -
     )
 
 
+#: files from this size on are read as a stream (smaller ones are parsed at once: faster, same model)
+STREAM_FROM = 1 << 20
+
+
+def scan(source: Source) -> _jsondoc.Scan | None:
+    """The document's header and where its messages are, found by one streaming pass (cached on the
+    source, so sniffing and reading share it); None when it is small, ``--strict`` or unusual, and read whole."""
+    if source.strict or source.size() < STREAM_FROM:
+        return None
+    cached = source.scanned.get("messages", False)
+    if cached is False:
+        cached = source.scanned["messages"] = _jsondoc.scan(source, "messages")
+    return cached
+
+
 def read(source: Source) -> Session:
+    found = scan(source)
+    if found is not None:
+        info = _info(found.members, source)
+        transport = info.transport
+
+        def stream() -> Iterator[Message]:
+            for i, item in enumerate(_jsondoc.elements(source, found), 1):
+                yield _message(item, i, transport, source)
+
+        return Session.streaming(info, stream)
     doc = source.document()
     if not isinstance(doc, dict):
         raise source.fail(f"a qai session is a JSON object with a messages array, found {jsonio.type_name(doc)}")

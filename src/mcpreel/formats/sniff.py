@@ -183,5 +183,18 @@ def detect(source: Source) -> Detection:
             raise FormatError(f"line 1 is JSON ({what}) but neither a reel meta line nor a JSON-RPC message nor "
                               "a record of another recorder mcpreel reads; `mcpreel convert --help` lists the formats",
                               path=source.name, line=1)
+    if stripped[:1] == b"{" and b'"messages"' in head:
+        from mcpreel.formats import qai
+
+        found = qai.scan(source)  # a big document: its header and first message, not all of it in memory
+        if found is not None:
+            first = found.first_object
+            stand_in = {**found.members, "messages": [first] if first is not None else []}
+            try:
+                stand = detect_document(stand_in, source.name)  # every check reads the first message only
+            except FormatError:
+                stand = None
+            if stand is not None and stand.format == "qai":
+                return stand
     doc = source.document()
     return detect_document(doc, source.name)
