@@ -166,3 +166,18 @@ def test_an_error_mid_stream_is_one_line_and_leaves_no_output(tmp_path: Path) ->
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [f"error: {path}: qai message 9001 has no payload"]
     assert not out.exists()
+
+
+@pytest.mark.parametrize("block", [3, 1 << 20], ids=["3-byte blocks", "1 MiB blocks"])
+def test_a_layout_that_changes_midway_streams_into_the_same_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  block: int) -> None:
+    # indented elements, then several on one line, then one closing at another indent: the "}" at an
+    # element's own indent is tried while it works, and the candidate ends take over when it does not
+    monkeypatch.setattr(_jsondoc, "_BLOCK", block)
+    ms = [_msg(i, ODD_PAYLOADS["many inner objects"] if i == 4 else None) for i in range(8)]
+    body = ",\n  ".join(json.dumps(m, indent=2).replace("\n", "\n  ") for m in ms[:3])
+    body += ",\n  " + ", ".join(json.dumps(m) for m in ms[3:6])
+    body += ",\n  " + json.dumps(ms[6], indent=1) + " ,\n  " + json.dumps(ms[7], indent=2).replace("\n", "\n  ")
+    path = tmp_path / "s.qai.json"
+    path.write_text('{"id": "s", "transport": "stdio", "messages": [\n  ' + body + '\n], "metadata": {"a": 1}}')
+    _same(path, monkeypatch)

@@ -74,6 +74,7 @@ class _Reader:
         self.pos = 0
         self.base = offset
         self.eof = False
+        self.indented = True  # the last element ended at its own indent (else that is not tried again)
 
     def close(self) -> None:
         self.fh.close()
@@ -135,8 +136,9 @@ class _Reader:
         j = start
         while j > 0 and buf[j - 1] in b" \t":
             j -= 1
-        if j > 0 and buf[j - 1] == 0x0A:  # an indented document: the end is likely "}" at the same indent
-            m = _closing(buf[j:start]).search(buf, start)
+        indent = buf[j:start] if j > 0 and buf[j - 1] == 0x0A else None
+        if self.indented and indent is not None:  # indented: the end is likely "}" at this indent
+            m = _closing(indent).search(buf, start)
             if m is not None:
                 text = buf[start:m.end()]
                 try:
@@ -170,6 +172,10 @@ class _Reader:
             if jsonio.might_lose_ints(text):
                 value = jsonio.loads(text)
             self.pos = end
+            # try the indent again only when this element ended at its own (the search above missed
+            # it at a block's end); otherwise the layout is another, and searching for it costs
+            if indent is not None:  # (None: a block's end cut the line before it, nothing learnt)
+                self.indented = text.endswith(b"\n" + indent + b"}")
             return value, text
 
     def _exact_end(self) -> int:
@@ -232,8 +238,9 @@ def scan(source: Source, array: str) -> Scan | None:
     """
     reader = _Reader(source)
     try:
-        if reader.peek() == 0xEF and reader.buf[reader.pos:reader.pos + 3] == b"\xef\xbb\xbf":
-            reader.pos += 3
+        reader.more()
+        if reader.buf.startswith(b"\xef\xbb\xbf"):  # a BOM first, as Source.document allows it
+            reader.pos = 3
         reader.expect(b"{")
         members: dict[str, Any] = {}
         found: Scan | None = None
