@@ -43,7 +43,6 @@ _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _SCALAR = re.compile(rb"[^,}\] \t\r\n]+")
 _OPEN = frozenset(b"[{")
 _MAX_MISSES = 8  # candidate ends tried before the exact scanner takes over for that element
-_MAX_SEARCH = 16 << 20  # bytes searched for a candidate end (ditto)
 _EOD = "unexpected end of data"
 
 
@@ -155,7 +154,10 @@ class _Reader:
         while True:
             m = _CANDIDATE.search(self.buf, searched)
             if m is None:
-                if len(self.buf) - start > _MAX_SEARCH or self.eof or not self.more():
+                # read on, however far: an element of 50 MB is searched once, not token by token
+                # (only a file that ends the object with no "}" before "," and "{" or "]" holds the rest
+                # of the array, and that is no qai session: its next element is not an object)
+                if self.eof or not self.more():
                     return None
                 searched -= start - self.pos  # more() moved the window; keep the search's place
                 start = self.pos
