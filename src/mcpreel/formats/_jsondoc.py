@@ -7,13 +7,15 @@ elements without keeping them; :func:`elements` then yields the array's elements
 parsed by :func:`mcpreel._infra.jsonio.loads` (orjson, with its faithful fallbacks), as often as the
 session is iterated.
 
-Finding an element's end: an object element ends at a ``}`` followed by ``,`` or ``]``; the first such
-candidate that orjson parses whole is the end (orjson's "unexpected end of data" means the candidate
-closed an inner object: try the next). That is one C parse per element in the usual case, the parse the
-element needs anyway (an inner object followed by ``,`` and another object, or closing an array, is
-tried and refused; in an indented document the ``}`` at the element's own indent is tried first). An element orjson refuses for another reason (NaN, a lone surrogate, a syntax
-error), one with many inner objects, and every element that is not an object are delimited by an exact
-scanner (strings skipped by one regex, brackets counted) and parsed with ``jsonio.loads``.
+Finding an element's end: in an indented document the ``}`` at the element's own indent is tried first;
+else an object element ends at a ``}`` followed by ``,`` and the next object, or by ``]``: the first
+such candidate that orjson parses whole is the end (orjson's "unexpected end of data" means the
+candidate closed an inner object, such as the last of an array of objects: try the next). That is one C
+parse per element in the usual case, done in place in the read buffer, and the parse the element needs
+anyway; the walk and each pass over the session parse every element once. An element orjson refuses
+for another reason (NaN, a lone surrogate, a syntax error), one with many inner objects, and every
+element that is not an object are delimited by an exact scanner (strings skipped by one regex, brackets
+counted) and parsed with ``jsonio.loads``.
 
 Anything this reader does not expect (a syntax error, a duplicate array member, trailing data) makes
 :func:`scan` return None: the caller then parses the document at once, which names the error exactly as
