@@ -207,7 +207,10 @@ def test_the_streaming_verbs_are_quiet_on_stderr_when_it_is_not_a_terminal(tmp_p
     with open(src, "wb") as fh:
         get_writer("reel")(_session(200), fh)
     (tmp_path / "c.reel.jsonl").write_bytes(src.read_bytes())
-    runner = CliRunner()
+    from mcpreel.redact.keys import load_or_create_key
+
+    load_or_create_key(cwd=tmp_path)  # the project's redaction key exists: redact says nothing of making one
+    runner = CliRunner(env={"MCPREEL_REDACT_KEY": str(tmp_path / ".mcpreel" / "redact.key")})
     for args in (["inspect", "--summary", str(src)], ["redact", str(src), str(tmp_path / "r.reel.jsonl")],
                  ["merge", str(src), str(tmp_path / "c.reel.jsonl"), "-o", str(tmp_path / "m.reel.jsonl")],
                  ["convert", str(src), str(tmp_path / "o.har")]):

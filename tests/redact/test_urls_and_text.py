@@ -76,6 +76,7 @@ def test_record_redact_applies_the_argv_rule_to_the_servers_stderr(tmp_path) -> 
     proc = subprocess.run([PY, "-m", "mcpreel", "record", "-q", "--out", str(plain), "--", PY, "-c", SERVER],
                           input=b"", capture_output=True, timeout=30, env=env)
     assert proc.returncode == 0 and "pwS3CRET88" in plain.read_text()
-    proc = subprocess.run([PY, "-m", "mcpreel", "redact", str(plain), str(red)], capture_output=True, timeout=30)
+    proc = subprocess.run([PY, "-m", "mcpreel", "redact", str(plain), str(red)], capture_output=True, timeout=30,
+                          cwd=tmp_path)  # its redaction key is made there, never in the project
     assert proc.returncode == 0, proc.stderr
     assert [x["text"] for x in of_type(reel_lines(red), "stderr")] == want
