@@ -437,6 +437,7 @@ class _Pass:
                 raise _Restart
             calls[(scope, rid)] = (idx, name, args)
             return
+        watermarked = False
         if d == "in" and self.streaming:
             raw_id = raw.get("id")
             if (type(raw_id) is int and raw_id <= self.max_int_id) or _may_repeat_int(rid, self.max_int_id):
@@ -445,10 +446,12 @@ class _Pass:
                 raise _Restart  # it may repeat an id below the watermark: decide exactly
             if type(raw_id) is int:
                 self.max_int_id = raw_id
+                watermarked = True
         h = hash(rid) if d == "in" else hash(("out", rid))
         if h in self.seen:
             self._duplicate(rid, calls, line)
-        self.seen.add(h)
+        if not watermarked:  # a rising integer id is remembered by the watermark alone, as in the hot loop
+            self.seen.add(h)
         calls[rid] = (idx, name, args)
 
 
