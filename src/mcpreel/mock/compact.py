@@ -40,7 +40,7 @@ from typing import Any, overload
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import verbatim_key
 from mcpreel.exchanges import ClientItem, Exchange, progress_token, subject
-from mcpreel.mock.matcher import _CLOSEST_SCAN, MATCH_MODES, match_key
+from mcpreel.mock.matcher import _CLOSEST_SCAN, MATCH_MODES, KeyedLookup, match_key
 from mcpreel.model import SCOPE_KEY, Session
 
 __all__ = ["CompactCassette", "CompactIndex", "load_compact"]
@@ -248,7 +248,7 @@ class _Keyed(Mapping[str, list[tuple[tuple[str, bytes], Exchange]]]):
         return method in self.cassette.keyed
 
 
-class CompactIndex:
+class CompactIndex(KeyedLookup):
     """A :class:`~mcpreel.mock.matcher.RecordingIndex` over a :class:`CompactCassette` (same questions)."""
 
     def __init__(self, cassette: CompactCassette):
@@ -256,23 +256,6 @@ class CompactIndex:
         self.mode = cassette.mode
         self.exchanges: Sequence[Exchange] = _Rows(cassette, range(len(cassette)))
         self.keyed = _Keyed(cassette)
-        self._redact_key: bytes | None | bool = False  # False: not looked for yet
-
-    @property
-    def redact_key(self) -> bytes | None:
-        """The key of keyed markers, looked for once, and only when a keyed recorded request needs it."""
-        if self._redact_key is False:
-            from mcpreel.errors import InputError
-            from mcpreel.redact.keys import find_key
-
-            try:
-                self._redact_key = find_key()
-            except InputError:  # an unreadable key file: markers then match nothing, and the miss says why
-                self._redact_key = None
-        return self._redact_key if isinstance(self._redact_key, bytes) else None
-
-    def key(self, request: dict[str, Any]) -> tuple[str, bytes]:
-        return match_key(request, self.mode)
 
     def bucket(self, key: tuple[str, bytes]) -> Sequence[Exchange] | None:
         if self.mode == "sequential":

@@ -76,7 +76,28 @@ class Miss:
                 "error": {"code": self.code, "message": self.reason, "data": data}}
 
 
-class RecordingIndex:
+class KeyedLookup:
+    """What both indexes (in memory, :class:`RecordingIndex`; on disk, the compact one) share: the match key
+    of a live request, and the key of keyed redaction markers."""
+
+    mode: str
+    _redact_key: bytes | None | bool = False  # False: not looked for yet
+
+    @property
+    def redact_key(self) -> bytes | None:
+        """The key of keyed markers, looked for once, and only when a keyed recorded request needs it."""
+        if self._redact_key is False:
+            try:
+                self._redact_key = find_key()
+            except InputError:  # an unreadable key file: markers then match nothing, and the miss says why
+                self._redact_key = None
+        return self._redact_key if isinstance(self._redact_key, bytes) else None
+
+    def key(self, request: dict[str, Any]) -> tuple[str, bytes]:
+        return match_key(request, self.mode)
+
+
+class RecordingIndex(KeyedLookup):
     """The lookup tables of one cassette's exchanges for one match mode (shared by connections)."""
 
     def __init__(self, exchanges: list[Exchange], mode: str = "method-params"):
@@ -95,20 +116,6 @@ class RecordingIndex:
                 self.by_key.setdefault(key, []).append(ex)
                 if b"[REDACTED:" in key[1]:
                     self.keyed.setdefault(ex.method, []).append((key, ex))
-        self._redact_key: bytes | None | bool = False  # False: not looked for yet
-
-    @property
-    def redact_key(self) -> bytes | None:
-        """The key of keyed markers, looked for once, and only when a keyed recorded request needs it."""
-        if self._redact_key is False:
-            try:
-                self._redact_key = find_key()
-            except InputError:  # an unreadable key file: markers then match nothing, and the miss says why
-                self._redact_key = None
-        return self._redact_key if isinstance(self._redact_key, bytes) else None
-
-    def key(self, request: dict[str, Any]) -> tuple[str, bytes]:
-        return match_key(request, self.mode)
 
     # -- what a matcher asks ------------------------------------------------------------------------
     def bucket(self, key: tuple[str, bytes]) -> Sequence[Exchange] | None:
@@ -167,13 +174,9 @@ class Matcher:
         key = index.key(request)
         bucket = index.bucket(key)
         if bucket:
-            used = _used_key(key)
-            n = self._used.get(used, 0)
-            if n < len(bucket):
-                self._used[used] = n + 1
-                return bucket[n]
-            if self.repeat:
-                return bucket[-1]
+            found = self._take(key, bucket)
+            if found is not None:
+                return found
             times = "once" if len(bucket) == 1 else f"{len(bucket)} times"
             return Miss(method, INVALID_PARAMS,
                         f"the recording answered this {method} {times} and every answer was used (--no-repeat)",
@@ -198,16 +201,20 @@ class Matcher:
             if not _unify(theirs, mine, secret_key):
                 continue
             bucket = index.bucket(key)
-            if not bucket:
-                continue
-            used = _used_key(key)
-            n = self._used.get(used, 0)
-            if n < len(bucket):
-                self._used[used] = n + 1
-                return bucket[n]
-            if self.repeat:
-                return bucket[-1]
+            if bucket:
+                found = self._take(key, bucket)
+                if found is not None:
+                    return found
         return None
+
+    def _take(self, key: tuple[str, bytes], bucket: Sequence[Exchange]) -> Exchange | None:
+        """The bucket's next unused answer (its last again when repeats are allowed), or None when used up."""
+        used = _used_key(key)
+        n = self._used.get(used, 0)
+        if n < len(bucket):
+            self._used[used] = n + 1
+            return bucket[n]
+        return bucket[-1] if self.repeat else None
 
     def _sequential(self, request: dict[str, Any], method: str) -> Exchange | Miss:
         exchanges = self.index.exchanges

@@ -42,18 +42,8 @@ def ms(value: float | int | None) -> str:
 
 def renderables(report: ReplayReport) -> Iterator[RenderableType]:
     """The report as rich renderables, to print on a console as one group."""
-    parts: list[RenderableType] = []
-    if report.handshake:
-        parts.append(Text(report.handshake, style="dim"))
-    parts.append(Text(f"replay of {report.session} against {report.target} ({report.transport})", style="bold"))
+    parts = _heading(report)
     many = len(report.sessions) > 1
-    if many:
-        lines = Text(f"{len(report.sessions)} client sessions, each on a fresh connection:\n", style="dim")
-        for s in report.sessions:
-            lines.append(f"  {s['label']} -> replayed in the {s['replayed_in']} era, {s['requests']} requests\n")
-        parts.append(lines)
-    elif report.era is not None and report.recorded_era not in (None, "unknown"):
-        parts.append(Text(_era_line(report), style="dim"))
     table = Table()
     table.add_column("#", justify="right")
     if many:
@@ -107,17 +97,7 @@ def result_lines(r: RequestResult) -> list[str]:
 def closing(report: ReplayReport) -> Iterator[RenderableType]:
     """What follows the streamed rows: the handshake, what was replayed against what, the sessions or
     the era, refused server requests, notes and the summary line."""
-    parts: list[RenderableType] = []
-    if report.handshake:
-        parts.append(Text(report.handshake, style="dim"))
-    parts.append(Text(f"replay of {report.session} against {report.target} ({report.transport})", style="bold"))
-    if len(report.sessions) > 1:
-        lines = Text(f"{len(report.sessions)} client sessions, each on a fresh connection:\n", style="dim")
-        for s in report.sessions:
-            lines.append(f"  {s['label']} -> replayed in the {s['replayed_in']} era, {s['requests']} requests\n")
-        parts.append(lines)
-    elif report.era is not None and report.recorded_era not in (None, "unknown"):
-        parts.append(Text(_era_line(report), style="dim"))
+    parts = _heading(report)
     for asked in report.unmatched_server_requests:
         parts.append(Text(f"server request {asked.method} not in the recording: {asked.error}", style="red"))
     for note in report.notes:
@@ -152,6 +132,22 @@ class JsonSpool:
 
     def close(self) -> None:
         self._spool.close()
+
+
+def _heading(report: ReplayReport) -> list[RenderableType]:
+    """The lines above a replay's table: the handshake, what was replayed against what, its sessions or era."""
+    parts: list[RenderableType] = []
+    if report.handshake:
+        parts.append(Text(report.handshake, style="dim"))
+    parts.append(Text(f"replay of {report.session} against {report.target} ({report.transport})", style="bold"))
+    if len(report.sessions) > 1:
+        lines = Text(f"{len(report.sessions)} client sessions, each on a fresh connection:\n", style="dim")
+        for s in report.sessions:
+            lines.append(f"  {s['label']} -> replayed in the {s['replayed_in']} era, {s['requests']} requests\n")
+        parts.append(lines)
+    elif report.era is not None and report.recorded_era not in (None, "unknown"):
+        parts.append(Text(_era_line(report), style="dim"))
+    return parts
 
 
 def _era_line(report: ReplayReport) -> str:

@@ -17,7 +17,7 @@ from textual import on
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
 from mcpreel._infra import jsonio
@@ -34,6 +34,15 @@ _DIALOG_CSS = """
 {name} Label.problem {{ color: $error; height: auto; }}
 {name} Horizontal {{ height: auto; margin-top: 1; }}
 """
+
+
+def _checked(screen: Screen[Any]) -> Any | None:
+    """The screen's ``#json`` text as a JSON-RPC message, or None after showing in ``#problem`` why not."""
+    value, problem = _parse(screen.query_one("#json", TextArea).text)
+    if problem is not None:
+        screen.query_one("#problem", Label).update(problem)
+        return None
+    return value
 
 
 def _parse(text: str) -> tuple[Any, str | None]:
@@ -167,11 +176,9 @@ class EditScreen(ModalScreen[Any]):
         self.query_one("#json", TextArea).focus()
 
     def action_send(self) -> None:
-        value, problem = _parse(self.query_one("#json", TextArea).text)
-        if problem is not None:
-            self.query_one("#problem", Label).update(problem)
-            return
-        self.dismiss(value)
+        value = _checked(self)
+        if value is not None:
+            self.dismiss(value)
 
     def action_external(self) -> None:
         """Edit in ``$VISUAL``/``$EDITOR`` (vi), the terminal handed over while it runs."""
@@ -262,11 +269,9 @@ class InjectScreen(ModalScreen[tuple[str, Any] | None]):
         self.query_one("#json", TextArea).focus()
 
     def action_send(self) -> None:
-        value, problem = _parse(self.query_one("#json", TextArea).text)
-        if problem is not None:
-            self.query_one("#problem", Label).update(problem)
-            return
-        self.dismiss((str(self.query_one("#direction", Select).value), value))
+        value = _checked(self)
+        if value is not None:
+            self.dismiss((str(self.query_one("#direction", Select).value), value))
 
     def action_cancel(self) -> None:
         self.dismiss(None)
