@@ -111,8 +111,12 @@ test: install-dev peers hub-peers
 	$(PY) -m pytest -n 2
 
 # the big fuzz run: N damaged inputs per format family (make test runs 200 of each, derandomized)
+# (one JSON line per family with the cases counted goes to FUZZ_REPORT)
+FUZZ_REPORT ?= fuzz-report.jsonl
 fuzz: install-dev
-	MCPREEL_FUZZ_N=$(N) $(PY) -m pytest tests/fuzz -n 2 -p no:cacheprovider --timeout=0
+	rm -f $(FUZZ_REPORT)
+	MCPREEL_FUZZ_N=$(N) MCPREEL_FUZZ_REPORT=$(FUZZ_REPORT) $(PY) -m pytest tests/fuzz -n 2 -p no:cacheprovider --timeout=0
+	@$(PY) -c "import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; print(f'fuzz: {sum(x[\"cases\"] for x in r)} damaged inputs in {len(r)} families, 0 tracebacks')" $(FUZZ_REPORT)
 
 bench: install-dev
 	$(PIP) install -q -e '.[bench]'

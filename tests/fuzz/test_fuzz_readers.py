@@ -7,6 +7,8 @@ on it in-process through the CLI's click entry: ``import``, ``inspect`` or ``con
 
 ``MCPREEL_FUZZ_N`` sets the examples per family (``make fuzz N=100000``); the default keeps ``make test``
 quick and derandomized (so a CI run never fails on a case no one can replay), the big run is random.
+``MCPREEL_FUZZ_REPORT`` names a file that gets one JSON line per family with the cases that really ran and
+their verdicts (hypothesis may stop short of ``max_examples``: the count written down is the one counted).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import copy
 import json
 import os
 import tempfile
+import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +119,7 @@ def mutated(draw: st.DrawFn, files: list[Path]) -> bytes:
     return b"".join(json.dumps(line).encode() + b"\n" for line in doc)
 
 
-def _run(data: bytes, name: str, verb: str) -> None:
+def _run(data: bytes, name: str, verb: str) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / name
         src.write_bytes(data)
@@ -135,16 +139,25 @@ def _run(data: bytes, name: str, verb: str) -> None:
             assert len(said) == 1 and said[0].startswith("error:"), (verb, result.stderr[-500:])
             assert not out.exists(), f"{verb} left {out.name} behind after exit 2"
             assert sorted(p.name for p in Path(tmp).iterdir()) == [name], "a temporary file was left"
+        return result.exit_code
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES) or ["(no fixtures)"])
 def test_damaged_fixtures_exit_0_or_one_line_exit_2(family: str) -> None:
     files = FAMILIES[family]
+    verdicts: Counter[str] = Counter()
+    started = time.monotonic()
 
     @settings(max_examples=N, deadline=None, database=None, derandomize="MCPREEL_FUZZ_N" not in os.environ,
               suppress_health_check=list(HealthCheck))
     @given(data=mutated(files), verb=st.sampled_from(VERBS), suffix=st.sampled_from([".json", ".jsonl", ""]))
     def run(data: bytes, verb: str, suffix: str) -> None:
-        _run(data, "in" + suffix, verb)
+        verdicts[f"exit {_run(data, 'in' + suffix, verb)}"] += 1
 
     run()
+    report = os.environ.get("MCPREEL_FUZZ_REPORT")
+    if report:
+        line = {"family": family, "cases": sum(verdicts.values()), **dict(sorted(verdicts.items())),
+                "tracebacks": 0, "seconds": round(time.monotonic() - started, 1)}
+        with open(report, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line) + "\n")
