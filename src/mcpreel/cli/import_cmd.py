@@ -21,7 +21,7 @@ def _run(path: str, out_trace: str | None, fmt: str, trace_format: str, episode_
         test_id=test_id,
         strict=strict,
     )
-    size = Path(path).stat().st_size if Path(path).is_file() else 0
+    size = output.file_size(path)
     with output.byte_progress(size, f"importing {Path(path).name}") as progress:
         report, detection, target = import_session(
             path, out_trace, format=fmt, trace_format=trace_format, options=options,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from mcpreel.cli import output
@@ -25,7 +23,7 @@ def merge_command(inputs: tuple[str, ...], out: str, to: str, from_: str) -> Non
     """
     from mcpreel.merge import merge
 
-    size = sum(Path(p).stat().st_size for p in inputs if Path(p).is_file())
+    size = output.file_size(*inputs)
     with output.byte_progress(size, f"merging {len(inputs)} files") as progress:
         result = merge(list(inputs), out, to=to, from_=from_, warn=lambda w: output.warning(w), on_progress=progress)
     if result.lost:

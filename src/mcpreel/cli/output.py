@@ -90,10 +90,24 @@ def run_command(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _progress_min_bytes() -> int:
+    """Files smaller than this (8 MiB) read in well under a second: no bar. ``MCPREEL_PROGRESS_MIN_BYTES``
+    sets another size (0: a bar for every file on a terminal; the tests use it)."""
+    try:
+        return int(os.environ.get("MCPREEL_PROGRESS_MIN_BYTES", 8 << 20))
+    except ValueError:
+        return 8 << 20
+
+
 @contextlib.contextmanager
 def byte_progress(total: int, description: str) -> Iterator[Callable[[int], None] | None]:
-    """A rich progress bar on stderr when it is a terminal and the job is big; else no callback."""
-    if not sys.stderr.isatty() or total < (8 << 20):
+    """A rich progress bar on stderr when it is a terminal and the job is big; else no callback.
+
+    What the command prints to stdout meanwhile goes above the bar when stdout is the same terminal,
+    and straight to stdout when it is a file or a pipe (rich would otherwise send it to the bar's
+    console, stderr). A reader that reads its file again calls back from 0 again: the bar follows.
+    """
+    if not sys.stderr.isatty() or total < _progress_min_bytes():
         yield None
         return
     from rich.console import Console
@@ -101,8 +115,17 @@ def byte_progress(total: int, description: str) -> Iterator[Callable[[int], None
 
     progress = Progress(
         "[progress.description]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-        TimeRemainingColumn(), console=Console(stderr=True), transient=True,
+        TimeRemainingColumn(), console=Console(stderr=True), transient=True, redirect_stdout=sys.stdout.isatty(),
     )
     with progress:
         task = progress.add_task(description, total=total)
         yield lambda done: progress.update(task, completed=done)
+
+
+def file_size(*paths: str) -> int:
+    """The bytes of ``paths`` together (0 for one that cannot be read: its reader says why)."""
+    total = 0
+    for path in paths:
+        with contextlib.suppress(OSError):
+            total += os.path.getsize(path)
+    return total
