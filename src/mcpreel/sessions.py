@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from mcpreel._infra.record_spool import RecordSpool
 from mcpreel.eras import LEGACY, MODERN, MODERN_PROTOCOL, UNKNOWN, client_identity, protocol_of_request
 from mcpreel.model import SCOPE_KEY, Kind, Message, Session, SessionInfo
 
@@ -339,8 +340,10 @@ def split_sessions_streaming(session: Session) -> list[ClientSession]:
 
     One pass to split (two when HTTP exchanges must be mapped to their session ids); a file of one
     conversation is read back whole, unfiltered. A file of more than :data:`STREAMED_SESSIONS`
-    sessions (a proxy that recorded a session per call) is split in memory, as :func:`split_sessions`
-    does: a pass over the whole file per session would make the work grow with the square of the file.
+    sessions (a proxy that recorded a session per call) is read once more into a spool on disk, each
+    session's records read back from it (:class:`~mcpreel._infra.record_spool.RecordSpool`): a pass over
+    the whole file per session would make the work grow with the square of the file, holding it in
+    memory with the file.
     """
     stdio = session.info.transport == "stdio"
     http_ids = _exchange_sessions(session) if not stdio else {}
@@ -350,16 +353,26 @@ def split_sessions_streaming(session: Session) -> list[ClientSession]:
     sessions = [s for s in splitter.sessions if splitter.counts.get(s.index)]
     if not sessions:
         return [ClientSession(1)]
-    if len(sessions) > STREAMED_SESSIONS:
-        return split_sessions(session)
+    spool = _spooled(session, http_ids) if len(sessions) > STREAMED_SESSIONS else None
     for i, s in enumerate(sessions, 1):
         splitter.describers[s.index].finish()
-        if len(sessions) > 1:
+        if spool is not None:
+            s.stream = spool.reader(s.index)
+        elif len(sessions) > 1:
             s.stream = _records_of(session, http_ids, s.index)
         else:
             s.stream = session.__iter__
         s.index = i
     return sessions
+
+
+def _spooled(session: Session, http_ids: dict[Any, str]) -> RecordSpool:
+    """Every record of ``session`` in a spool, grouped by the session the same split puts it in."""
+    spool = RecordSpool()
+    splitter = _Splitter(keep=False)
+    for rec in session:
+        spool.append(splitter.place(rec, http_ids).index, rec)
+    return spool
 
 
 def _records_of(session: Session, http_ids: dict[Any, str], index: int) -> Callable[[], Iterator[Message]]:
