@@ -50,10 +50,10 @@ from pathlib import Path
 PY = sys.executable
 MARK_BEGIN = "<!-- scale.py: begin -->"
 MARK_END = "<!-- scale.py: end -->"
-WRITERS = ("reel", "jsonrpc", "inspector", "streamable-http", "qai", "mcp-recorder", "mcp-cassette-pypi", "har",
+WRITERS = ("reel", "jsonrpc", "inspector", "streamable-http", "http-sse", "qai", "mcp-recorder", "mcp-cassette-pypi", "har",
            "assay-v2", "simple")
 EXT = {"reel": ".reel.jsonl", "jsonrpc": ".jsonrpc.jsonl", "inspector": ".inspector.json",
-       "streamable-http": ".streamable-http.json", "qai": ".qai.json", "mcp-recorder": ".cassette.json",
+       "streamable-http": ".streamable-http.json", "http-sse": ".http-sse.json", "qai": ".qai.json", "mcp-recorder": ".cassette.json",
        "mcp-cassette-pypi": ".mcp.json", "har": ".har", "assay-v2": ".trace.jsonl", "simple": ".simple.jsonl"}
 
 
