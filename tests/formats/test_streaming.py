@@ -120,6 +120,22 @@ def test_sorted_spool_merges_its_runs_into_a_stable_sort() -> None:
     spool.close()
 
 
+def test_sorted_spool_in_order_runs_then_a_late_smaller_key() -> None:
+    """Keys that come in order are read back run after run (no sort, no merge); one smaller key after
+    runs were spilled unsorted still lands in its place, ties in the order they came."""
+    from mcpreel._infra.jsonstream import Encoded, SortedSpool
+
+    items = [(i // 3, f"item {i}".encode()) for i in range(3000)]
+    for late in ([], [(5, b"late 5"), (5, b"late 5 again"), (0, b"late 0")]):
+        spool = SortedSpool(limit=4096)
+        for key, item in items + late:
+            spool.add(key, item)
+        got = list(spool)
+        assert got == [item for _, item in sorted(items + late, key=lambda x: x[0])]
+        assert all(type(item) is Encoded for item in got)
+        spool.close()
+
+
 def test_har_of_a_stdio_session_is_the_same_whether_its_entries_spill_to_disk_or_not(monkeypatch) -> None:
     from mcpreel._infra import jsonstream
     from mcpreel.formats import har
