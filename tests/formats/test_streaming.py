@@ -7,6 +7,7 @@ import io
 import json
 import math
 import random
+from typing import Any
 
 import pytest
 
@@ -248,3 +249,32 @@ def test_qai_fast_ids_and_times_are_the_standard_librarys() -> None:
         ms = rng.randrange(-10**12, 4 * 10**12) if i % 3 else rng.randrange(0, 10**6) * 1000
         secs, rem = divmod(ms, 1000)
         assert qai.iso_micro(ms) == datetime.fromtimestamp(secs, tz=UTC).replace(microsecond=rem * 1000).isoformat()
+
+
+def test_encode_run_and_run_spool_write_what_encoding_the_whole_document_writes() -> None:
+    """A run encoded by one orjson call (nested to its depth) is the items as the whole document holds
+    them; a run orjson refuses (an integer beyond 64 bits) falls back item by item. A RunSpool spliced
+    by write_document gives the document's bytes, over several runs, for no item, and refuses a depth
+    it was not encoded for."""
+    from mcpreel._infra.jsonstream import RunSpool, encode_run
+
+    items: list[Any] = [{"a": [1, {}], "b": "x\u00e9"}, {"c": []}, 5, "q", [], {"d": {"e": [None, 1.5]}}]
+    for depth in (2, 4, 6, 8):
+        pad = b"\n" + b" " * depth
+        for run in (items, items + [2**70]):
+            assert encode_run(run, depth) == (b"," + pad).join(jsonio.dumps_indented(i).replace(b"\n", pad) for i in run)
+    for count in (0, 1, 7, 40):
+        values = [{"n": i, "v": items[i % len(items)]} for i in range(count)] + ([{"big": 2**70}] if count == 7 else [])
+        doc = {"head": {"x": 1}, "messages": values}
+        spool = RunSpool(depth=4)
+        spool._RUN = 3  # type: ignore[misc]  # several runs in the file
+        for value in values:
+            spool.append(value)
+        top = marker()
+        out = io.BytesIO()
+        write_document(out, {"head": {"x": 1}, "messages": top}, {top: spool})
+        assert out.getvalue() == jsonio.dumps_indented(doc)
+        assert len(spool) == len(values)
+        with pytest.raises(ValueError, match="4 spaces deep"):
+            write_document(io.BytesIO(), {"a": {"messages": top}}, {top: spool})
+        spool.close()

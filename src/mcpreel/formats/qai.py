@@ -34,10 +34,9 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any, BinaryIO
 
-import orjson
-
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import Correlator
+from mcpreel._infra.jsonstream import encode_run
 from mcpreel._infra.timeutil import ms_from_any, ms_from_iso
 from mcpreel.formats import _jsondoc
 from mcpreel.formats._source import Source, encodable, session_text, session_url
@@ -385,23 +384,12 @@ _NO_STASH: dict[str, Any] = {}
 
 #: messages encoded per orjson call
 _BATCH = 256
-#: what ``dumps_indented([[...]])`` puts around the items of the inner array, which it indents by four
-#: spaces: the depth of a message in the document
-_OPEN, _CLOSE = b"[\n  [\n    ", b"\n  ]\n]"
 
 
 def _entries(batch: list[dict[str, Any]], *, first: bool) -> bytes:
     """A run of messages as they stand in the ``messages`` array (each after ``,\n    ``, or ``\n    ``
-    for the array's first), encoded by one orjson call: the batch nested two arrays deep comes out
-    indented to its place, so no message is encoded alone and then re-indented. A batch orjson refuses
-    (an integer beyond 64 bits, a lone surrogate) is encoded message by message, the refused ones by the
-    standard library, as :func:`mcpreel._infra.jsonio.dumps_indented` does."""
-    try:
-        block = orjson.dumps([batch], option=orjson.OPT_INDENT_2)
-        body = block[len(_OPEN):-len(_CLOSE)]
-    except TypeError:
-        body = b",\n    ".join(_indent(jsonio.dumps_indented(entry), b"    ") for entry in batch)
-    return (b"\n    " if first else b",\n    ") + body
+    for the array's first), encoded by one orjson call (:func:`~mcpreel._infra.jsonstream.encode_run`)."""
+    return (b"\n    " if first else b",\n    ") + encode_run(batch, 4)
 
 
 def _indent(block: bytes, prefix: bytes) -> bytes:
