@@ -18,7 +18,7 @@ MCP facts ride in fields starting with ``_`` (HAR's rule for custom fields): per
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, BinaryIO
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
@@ -86,10 +86,18 @@ def _status(msgs: list[Message]) -> int | None:
     return None
 
 
+def _members(msg: Message) -> Sequence[dict[str, Any]]:
+    """``msg.members()``, without making a list for the common record: one JSON-RPC object."""
+    raw = msg.raw
+    if type(raw) is dict and msg.kind == Kind.MESSAGE:
+        return (raw,)
+    return msg.members()
+
+
 def _register(correlator: Correlator[_Exchange], ex: _Exchange, msg: Message) -> bool:
     d = msg.dir if msg.dir in ("in", "out") else "in"
     registered = False
-    for member in msg.members():
+    for member in _members(msg):
         if "method" in member and "id" in member and correlator.request(d, member["id"], ex):
             registered = True
             ex.waiting += 1
@@ -99,7 +107,7 @@ def _register(correlator: Correlator[_Exchange], ex: _Exchange, msg: Message) ->
 def _answers(correlator: Correlator[_Exchange], msg: Message, touched: list[_Exchange] | None = None) -> _Exchange | None:
     d = msg.dir if msg.dir in ("in", "out") else "out"
     found = None
-    for member in msg.members():
+    for member in _members(msg):
         if "method" not in member and ("result" in member or "error" in member):
             ex = correlator.response(d, member.get("id"))
             if ex is not None:
@@ -239,7 +247,7 @@ def _facts(ex: _Exchange) -> dict[str, Any]:
                 facts["response"] = True  # a peer's answer riding its own request (the client answering sampling)
         elif isinstance(raw, list):
             facts["batch"] = len(raw)
-    answer = [m for m in ex.answer.members() if "method" not in m] if ex.answer is not None else []
+    answer = [m for m in _members(ex.answer) if "method" not in m] if ex.answer is not None else []
     if answer:
         error = answer[0].get("error")
         result = answer[0].get("result")
@@ -247,9 +255,9 @@ def _facts(ex: _Exchange) -> dict[str, Any]:
         facts["isError"] = isinstance(result, dict) and result.get("isError") is True
         if ex.answer not in responses:
             facts["answered_on"] = "stream"
-    elif any("id" in m and "method" in m for r in requests for m in r.members()):
+    elif any("id" in m and "method" in m for r in requests for m in _members(r)):
         facts["unanswered"] = True
-    notes = sum(1 for r in responses for m in r.members() if "method" in m)
+    notes = sum(1 for r in responses for m in _members(r) if "method" in m)
     if notes:
         facts["server_messages"] = notes
     # one pass over the records for the seqs, the first edit and a drop
@@ -328,7 +336,7 @@ def _entry(ex: _Exchange, *, http: bool, base: str, session_t: int | None, endpo
     url = _url(base, path) if http else base
     request: dict[str, Any] = {
         "method": method, "url": url, "httpVersion": "HTTP/1.1", "cookies": [],
-        "headers": _headers(req_ctx.get("headers")), "queryString": _query(url) if http else [],
+        "headers": _headers(req_ctx.get("headers")) if req_ctx else [], "queryString": _query(url) if http else [],
         "headersSize": -1, "bodySize": 0,
     }
     if requests:
@@ -365,7 +373,7 @@ def _entry(ex: _Exchange, *, http: bool, base: str, session_t: int | None, endpo
         content["text"] = text
     response = {
         "status": status, "statusText": _REASONS.get(status, ""), "httpVersion": "HTTP/1.1", "cookies": [],
-        "headers": _headers(resp_ctx.get("headers")),
+        "headers": _headers(resp_ctx.get("headers")) if resp_ctx else [],
         "content": content,
         "redirectURL": "", "headersSize": -1, "bodySize": size if status else -1,
     }
@@ -405,20 +413,24 @@ def _stdio_entries(session: Session, base: str, started: int | None, stderr: lis
 
     n = 0
     touched: list[_Exchange] = []
+    message, stderr_kind, invalid_kind = Kind.MESSAGE, Kind.STDERR, Kind.INVALID
     for msg in session:
         kind = msg.kind
-        if guessed and msg.ctx and kind in (Kind.MESSAGE, Kind.TRANSPORT):
+        if kind != message:
+            if guessed and msg.ctx and kind == Kind.TRANSPORT:
+                raise _NotStdio
+            if kind == stderr_kind:
+                stderr.append({"t": iso_from_ms(msg.t) if msg.t is not None else None, "text": msg.text})
+            elif kind == invalid_kind:
+                invalid.append({"t": iso_from_ms(msg.t) if msg.t is not None else None,
+                                "direction": "client_to_server" if msg.dir == "in" else "server_to_client",
+                                "text": msg.text})
+            continue
+        if guessed and msg.ctx:
             raise _NotStdio
-        if kind == Kind.STDERR:
-            stderr.append({"t": iso_from_ms(msg.t) if msg.t is not None else None, "text": msg.text})
-            continue
-        if kind == Kind.INVALID:
-            invalid.append({"t": iso_from_ms(msg.t) if msg.t is not None else None,
-                            "direction": "client_to_server" if msg.dir == "in" else "server_to_client", "text": msg.text})
-            continue
-        if kind != Kind.MESSAGE:
-            continue
-        answered = _answers(correlator, msg, touched)
+        raw = msg.raw
+        # a request or a notification answers nothing: no exchange to look for
+        answered = None if type(raw) is dict and "method" in raw else _answers(correlator, msg, touched)
         if answered is not None:
             answered.responses.append(msg)
             for ex in touched:
@@ -428,7 +440,6 @@ def _stdio_entries(session: Session, base: str, started: int | None, stderr: lis
                         done(ex, item[0])
             touched.clear()
             continue
-        touched.clear()
         ex = _Exchange()
         ex.requests.append(msg)
         _register(correlator, ex, msg)
