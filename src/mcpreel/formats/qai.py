@@ -261,7 +261,7 @@ class _ProxyIds:
         if base is None:
             base = self._base = hashlib.sha1(_NS_BYTES + f"{self._session_id}/".encode())
         h = base.copy()
-        h.update(str(index).encode())
+        h.update(b"%d" % index)
         return _uuid_text(h.digest())
 
 
@@ -328,14 +328,20 @@ def message_entry(msg: Message, *, index: int, sequence: int, session_id: str, t
     jid: Any = None
     method: Any = None
     correlated = None
-    members = (raw,) if type(raw) is dict and msg.kind == Kind.MESSAGE else msg.members()
-    for member in members:
-        if "method" in member:
-            if "id" in member:
-                correlator.request(d, member["id"], proxy_id)
-        elif "result" in member or "error" in member:
-            found = correlator.response(d, member.get("id"))
-            correlated = correlated or found
+    if type(raw) is dict and msg.kind == Kind.MESSAGE:  # the common record, one JSON-RPC object: looked at once
+        if "method" in raw:
+            if "id" in raw:
+                correlator.request(d, raw["id"], proxy_id)
+        elif "result" in raw or "error" in raw:
+            correlated = correlator.response(d, raw.get("id"))
+    else:
+        for member in msg.members():
+            if "method" in member:
+                if "id" in member:
+                    correlator.request(d, member["id"], proxy_id)
+            elif "result" in member or "error" in member:
+                found = correlator.response(d, member.get("id"))
+                correlated = correlated or found
     if isinstance(raw, dict):
         jid = raw.get("id")
         if not isinstance(jid, (str, int, float)) or isinstance(jid, bool):
