@@ -57,13 +57,14 @@ class _Exchange:
     def span(self) -> tuple[int | None, int | None]:
         """The first and the last time of its records (None when none has one)."""
         first = last = None
-        for m in self._all():
-            t = m.t
-            if t is not None:
-                if first is None or t < first:
-                    first = t
-                if last is None or t > last:
-                    last = t
+        for group in (self.requests, self.responses, self.transport):
+            for m in group:
+                t = m.t
+                if t is not None:
+                    if first is None or t < first:
+                        first = t
+                    if last is None or t > last:
+                        last = t
         return first, last
 
 
@@ -192,8 +193,20 @@ def _is_sse_msg(msg: Message) -> bool:
 
 
 def _body(msgs: list[Message]) -> Any:
-    bodies = [m.raw for m in msgs]
-    return bodies[0] if len(bodies) == 1 else bodies
+    return msgs[0].raw if len(msgs) == 1 else [m.raw for m in msgs]
+
+
+def _with_ctx(ex: _Exchange) -> bool:
+    """Whether any record of the exchange has a transport context (a transport-only record counts)."""
+    if ex.transport:
+        return True
+    for m in ex.requests:
+        if m.ctx:
+            return True
+    for m in ex.responses:
+        if m.ctx:
+            return True
+    return False
 
 
 def _sse_text(msgs: list[Message], transport: list[Message]) -> str:
@@ -312,7 +325,7 @@ _NO_CTX: dict[str, Any] = {}
 
 def _entry(ex: _Exchange, *, http: bool, base: str, session_t: int | None, endpoint: str | None = None) -> dict[str, Any]:
     requests, resp_msgs, transport = ex.requests, ex.responses, ex.transport
-    if transport or any(m.ctx for m in requests) or any(m.ctx for m in resp_msgs):
+    if _with_ctx(ex):
         asks = [m for m in (*requests, *transport) if m.ctx and m.dir == "in"]
         req_ctx = next((m.ctx for m in asks if m.ctx and m.ctx.get("headers")), None) or ((asks[0].ctx or {}) if asks else {})
         answers = [m for m in (*resp_msgs, *transport) if m.ctx and m.dir != "in"]
@@ -329,7 +342,9 @@ def _entry(ex: _Exchange, *, http: bool, base: str, session_t: int | None, endpo
     if t0 is None:
         t0 = session_t or 0
     elapsed = max(0, (t1 - t0)) if t1 is not None else 0
-    method = req_ctx.get("method") if isinstance(req_ctx.get("method"), str) else ("GET" if ex.stream or not requests else "POST")
+    method = req_ctx.get("method")
+    if not isinstance(method, str):
+        method = "GET" if ex.stream or not requests else "POST"
     path = req_ctx.get("path")
     if path is None and endpoint is not None and method == "POST":
         path = endpoint  # legacy HTTP+SSE: the client posts to the URI the endpoint event named
