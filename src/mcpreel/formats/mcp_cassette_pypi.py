@@ -141,6 +141,8 @@ def write(session: Session, out: Any) -> list[str]:
     # the messages are encoded as they are made, a run at a time, into a temporary file: the header
     # members that come first in the document are known only at the end (flat memory)
     messages = RunSpool(depth=4)
+    append = messages.append
+    seq = 0
     last = 0
     other_ctx = 0
     MESSAGE, INVALID = Kind.MESSAGE, Kind.INVALID
@@ -149,7 +151,7 @@ def write(session: Session, out: Any) -> list[str]:
         if t is not None:
             if start is None:
                 start = t
-            last = max(0, t - start)
+            last = t - start if t > start else 0
         kind = msg.kind
         if msg.dropped or (kind != MESSAGE and kind != INVALID):
             continue
@@ -188,13 +190,14 @@ def write(session: Session, out: Any) -> list[str]:
                     msg_id = None
             else:
                 method = msg_id = None
-            entry = {"seq": len(messages), "t_offset_ms": last, "sender": sender, "kind": part_kind,
+            entry = {"seq": seq, "t_offset_ms": last, "sender": sender, "kind": part_kind,
                      "method": method, "msg_id": msg_id, "payload": payload, "redacted": redacted,
                      "exchange": exchange, "channel": channel}
             if stash:
                 for k, v in stash.items():
                     entry.setdefault(k, v)
-            messages.append(entry)
+            append(entry)
+            seq += 1
     doc["recorded_at"] = iso_from_ms(start if start is not None else 0)
     key = marker()
     doc["messages"] = key
