@@ -277,4 +277,6 @@ def test_encode_run_and_run_spool_write_what_encoding_the_whole_document_writes(
         assert len(spool) == len(values)
         with pytest.raises(ValueError, match="4 spaces deep"):
             write_document(io.BytesIO(), {"a": {"messages": top}}, {top: spool})
+        with pytest.raises(ValueError, match="encoded indented"):
+            write_document(io.BytesIO(), {"messages": top}, {top: spool}, indent=False)
         spool.close()
