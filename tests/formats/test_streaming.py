@@ -7,6 +7,7 @@ import io
 import json
 import math
 import random
+from typing import Any
 
 import pytest
 
@@ -118,6 +119,22 @@ def test_sorted_spool_merges_its_runs_into_a_stable_sort() -> None:
     assert list(spool) == [item for _, item in sorted(items, key=lambda x: x[0])]
     assert list(spool) == list(spool)  # read again: the same
     spool.close()
+
+
+def test_sorted_spool_in_order_runs_then_a_late_smaller_key() -> None:
+    """Keys that come in order are read back run after run (no sort, no merge); one smaller key after
+    runs were spilled unsorted still lands in its place, ties in the order they came."""
+    from mcpreel._infra.jsonstream import Encoded, SortedSpool
+
+    items = [(i // 3, f"item {i}".encode()) for i in range(3000)]
+    for late in ([], [(5, b"late 5"), (5, b"late 5 again"), (0, b"late 0")]):
+        spool = SortedSpool(limit=4096)
+        for key, item in items + late:
+            spool.add(key, item)
+        got = list(spool)
+        assert got == [item for _, item in sorted(items + late, key=lambda x: x[0])]
+        assert all(type(item) is Encoded for item in got)
+        spool.close()
 
 
 def test_har_of_a_stdio_session_is_the_same_whether_its_entries_spill_to_disk_or_not(monkeypatch) -> None:
@@ -232,3 +249,34 @@ def test_qai_fast_ids_and_times_are_the_standard_librarys() -> None:
         ms = rng.randrange(-10**12, 4 * 10**12) if i % 3 else rng.randrange(0, 10**6) * 1000
         secs, rem = divmod(ms, 1000)
         assert qai.iso_micro(ms) == datetime.fromtimestamp(secs, tz=UTC).replace(microsecond=rem * 1000).isoformat()
+
+
+def test_encode_run_and_run_spool_write_what_encoding_the_whole_document_writes() -> None:
+    """A run encoded by one orjson call (nested to its depth) is the items as the whole document holds
+    them; a run orjson refuses (an integer beyond 64 bits) falls back item by item. A RunSpool spliced
+    by write_document gives the document's bytes, over several runs, for no item, and refuses a depth
+    it was not encoded for."""
+    from mcpreel._infra.jsonstream import RunSpool, encode_run
+
+    items: list[Any] = [{"a": [1, {}], "b": "x\u00e9"}, {"c": []}, 5, "q", [], {"d": {"e": [None, 1.5]}}]
+    for depth in (2, 4, 6, 8):
+        pad = b"\n" + b" " * depth
+        for run in (items, items + [2**70]):
+            assert encode_run(run, depth) == (b"," + pad).join(jsonio.dumps_indented(i).replace(b"\n", pad) for i in run)
+    for count in (0, 1, 7, 40):
+        values = [{"n": i, "v": items[i % len(items)]} for i in range(count)] + ([{"big": 2**70}] if count == 7 else [])
+        doc = {"head": {"x": 1}, "messages": values}
+        spool = RunSpool(depth=4)
+        spool._RUN = 3  # type: ignore[misc]  # several runs in the file
+        for value in values:
+            spool.append(value)
+        top = marker()
+        out = io.BytesIO()
+        write_document(out, {"head": {"x": 1}, "messages": top}, {top: spool})
+        assert out.getvalue() == jsonio.dumps_indented(doc)
+        assert len(spool) == len(values)
+        with pytest.raises(ValueError, match="4 spaces deep"):
+            write_document(io.BytesIO(), {"a": {"messages": top}}, {top: spool})
+        with pytest.raises(ValueError, match="encoded indented"):
+            write_document(io.BytesIO(), {"messages": top}, {top: spool}, indent=False)
+        spool.close()

@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import heapq
 import pickle
+import shutil
 import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import IO, Any, BinaryIO
 
+import orjson
+
 from mcpreel._infra import jsonio
 
-__all__ = ["Encoded", "ItemSpool", "SortedSpool", "marker", "write_document"]
+__all__ = ["Encoded", "ItemSpool", "RunSpool", "SortedSpool", "encode_run", "marker", "write_document"]
 
 _BATCH = 512
 
@@ -39,24 +42,35 @@ class SortedSpool:
 
     Items are held up to :attr:`limit` bytes, then sorted and written to a temporary file as one run;
     :meth:`__iter__` merges the runs. What lets the HAR writer keep its entries in start order without
-    holding them all: a session whose entries come in order costs one pass through a temporary file.
+    holding them all: a session whose entries come in order costs one pass through a temporary file,
+    and neither a sort nor a merge (the runs are read one after the other).
+
+    Items are kept as plain ``bytes`` (pickled as such, several times faster than a ``bytes`` subclass)
+    and made :class:`Encoded` as they are read back; keys are compared as ``(key, arrival)``, so two
+    items never compare their bytes.
     """
 
     _RUN_BATCH = 64
 
     def __init__(self, limit: int = 16 << 20) -> None:
         self.limit = limit
-        self._items: list[tuple[Any, int, Encoded]] = []
+        self._items: list[tuple[Any, int, bytes]] = []
         self._size = 0
         self._n = 0
         self._file: IO[bytes] | None = None
         self._runs: list[tuple[int, int]] = []  # (offset, count) of each run in the file
+        self._in_order = True  # every key so far came no smaller than the one before
+        self._last: Any = None
 
     def add(self, key: Any, item: bytes) -> None:
-        encoded = item if type(item) is Encoded else Encoded(item)
-        self._items.append((key, self._n, encoded))
+        if self._in_order:
+            if self._n and key < self._last:
+                self._in_order = False
+            self._last = key
+        # a copy the size of its bytes: orjson's have room to spare (a third more memory held)
+        self._items.append((key, self._n, bytes(memoryview(item))))
         self._n += 1
-        self._size += len(encoded) + 100
+        self._size += len(item) + 100
         if self._size >= self.limit:
             self._spill()
 
@@ -65,7 +79,8 @@ class SortedSpool:
             return
         if self._file is None:
             self._file = tempfile.TemporaryFile()
-        self._items.sort(key=lambda x: (x[0], x[1]))
+        if not self._in_order:
+            self._items.sort()
         self._file.seek(0, 2)
         offset = self._file.tell()
         # small batches: the merge at the end holds one batch per run in memory (a hundred runs at a
@@ -76,7 +91,7 @@ class SortedSpool:
         self._items = []
         self._size = 0
 
-    def _read_run(self, offset: int, count: int) -> Iterator[tuple[Any, int, Encoded]]:
+    def _read_run(self, offset: int, count: int) -> Iterator[tuple[Any, int, bytes]]:
         assert self._file is not None
         done = 0
         while done < count:
@@ -87,14 +102,16 @@ class SortedSpool:
             yield from batch
 
     def __iter__(self) -> Iterator[Encoded]:
-        self._items.sort(key=lambda x: (x[0], x[1]))
-        if not self._runs:
-            for _, _, item in self._items:
-                yield item
+        runs: list[Iterable[tuple[Any, int, bytes]]] = [self._read_run(o, c) for o, c in self._runs]
+        if self._in_order:
+            runs.append(self._items)
+            for run in runs:
+                for _, _, item in run:
+                    yield Encoded(item)
             return
-        runs = [self._read_run(o, c) for o, c in self._runs]
-        for _, _, item in heapq.merge(*runs, iter(self._items), key=lambda x: (x[0], x[1])):
-            yield item
+        self._items.sort()
+        for _, _, item in heapq.merge(*runs, self._items):
+            yield Encoded(item)
 
     def close(self) -> None:
         if self._file is not None:
@@ -168,12 +185,90 @@ class ItemSpool:
         self._file.close()
 
 
+def encode_run(items: list[Any], depth: int) -> bytes:
+    """``items`` as they stand ``depth`` spaces deep in an indented array, joined by ``,`` and a new
+    line (nothing before the first): the bytes :func:`write_document` writes for them, made by one
+    orjson call for the whole run (the run nested in arrays comes out indented to its depth) instead of
+    one call and one re-indentation per item. A run orjson refuses is encoded item by item, the refused
+    ones by the standard library, as for one item. ``items`` must not be empty; ``depth`` is even, >= 2.
+    """
+    nested: Any = items
+    levels = depth // 2
+    for _ in range(levels - 1):
+        nested = [nested]
+    try:
+        block = orjson.dumps(nested, option=orjson.OPT_INDENT_2)
+    except TypeError:
+        pad = b"\n" + b" " * depth
+        return (b"," + pad).join(jsonio.dumps_indented(item).replace(b"\n", pad) for item in items)
+    frame = _RUN_FRAME.get(depth)
+    if frame is None:
+        head = sum(2 * j + 2 for j in range(levels)) + depth  # "[\n", "  [\n", ... and the first item's indentation
+        tail = sum(2 * j + 2 for j in range(levels))  # "\n  ]", "\n]"
+        frame = _RUN_FRAME[depth] = (head, tail)
+    head, tail = frame
+    return block[head:len(block) - tail]
+
+
+_RUN_FRAME: dict[int, tuple[int, int]] = {}  # depth -> the lengths of what encode_run's nesting adds before and after
+
+
+class RunSpool:
+    """Items in the order they came, encoded a run at a time (:func:`encode_run`) into a temporary file
+    at the depth their array will stand at; :func:`write_document` copies the file into the document.
+
+    For a document whose header is known only once every item has been made (a cassette's) and whose
+    items never change once made: no per-item encoding, pickling or re-indentation, and memory holds one
+    run. ``depth`` must be where the document puts the array's items (:func:`write_document` checks).
+    """
+
+    _RUN = 256
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+        self._file: IO[bytes] = tempfile.TemporaryFile()
+        self._run: list[Any] = []
+        self._count = 0
+
+    def append(self, item: Any) -> None:
+        self._run.append(item)
+        self._count += 1
+        if len(self._run) >= self._RUN:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._run:
+            first = self._count == len(self._run)
+            self._file.write((b"" if first else b",\n" + b" " * self.depth) + encode_run(self._run, self.depth))
+            self._run = []
+
+    def __len__(self) -> int:
+        return self._count
+
+    def write_to(self, out: BinaryIO, depth: int) -> None:
+        """The array, its items at ``depth`` spaces (``depth - 2`` before its closing bracket)."""
+        if depth + 2 != self.depth:
+            raise ValueError(f"the items were encoded {self.depth} spaces deep, the array stands at {depth}")
+        self._flush()
+        if not self._count:
+            out.write(b"[]")
+            return
+        out.write(b"[\n" + b" " * self.depth)
+        self._file.seek(0)
+        shutil.copyfileobj(self._file, out, 1 << 20)
+        out.write(b"\n" + b" " * depth + b"]")
+
+    def close(self) -> None:
+        self._file.close()
+
+
 def marker() -> str:
     """A string that stands for a streamed array in a document (unique per call)."""
     return f"@@mcpreel-stream-{uuid.uuid4().hex}@@"
 
 
-def write_document(out: BinaryIO, doc: Any, arrays: Mapping[str, Iterable[Any]], *, indent: bool = True) -> None:
+def write_document(out: BinaryIO, doc: Any, arrays: Mapping[str, Iterable[Any] | RunSpool], *,
+                   indent: bool = True) -> None:
     """Write ``doc`` with each marker string that is a key of ``arrays`` replaced by that array.
 
     Byte for byte what encoding the whole document would give (see the module note on fallbacks).
@@ -192,7 +287,12 @@ def write_document(out: BinaryIO, doc: Any, arrays: Mapping[str, Iterable[Any]],
         if indent:
             line = data.rfind(b"\n", 0, at) + 1
             depth = len(data[line:at]) - len(data[line:at].lstrip(b" "))
-            _write_indented(out, items, depth)
+            if isinstance(items, RunSpool):
+                items.write_to(out, depth)
+            else:
+                _write_indented(out, items, depth)
+        elif isinstance(items, RunSpool):
+            raise ValueError("a RunSpool's items are encoded indented")
         else:
             _write_compact(out, items)
         pos = at + length
