@@ -28,6 +28,7 @@ from mcpreel._infra import jsonio
 __all__ = ["Encoded", "ItemSpool", "SortedSpool", "marker", "write_document"]
 
 _BATCH = 512
+_BATCH_BYTES = 1 << 20  # a batch is written once it holds this much (an item may be a run of many)
 
 
 class Encoded(bytes):
@@ -167,6 +168,22 @@ class ItemSpool:
                 yield Encoded(item if item is not None else encode(held[position]))
                 position += 1
 
+    def joined(self, separator: bytes) -> Iterator[Encoded]:
+        """The items a batch at a time, each batch one :class:`Encoded` item: its items joined by
+        ``separator``, the array's own (``b","`` for a compact document, ``b",\\n"`` for an indented
+        one), which :func:`write_document` writes as the same bytes as the items one by one."""
+        self._flush()
+        self._file.seek(0)
+        position = 0
+        held, encode = self._held, self._encode
+        while position < self._count:
+            batch: list[bytes | None] = pickle.load(self._file)
+            for i, item in enumerate(batch):
+                if item is None:
+                    batch[i] = encode(held[position + i])
+            position += len(batch)
+            yield Encoded(separator.join(batch))  # type: ignore[arg-type]
+
     def close(self) -> None:
         self._file.close()
 
@@ -180,6 +197,8 @@ def write_document(out: BinaryIO, doc: Any, arrays: Mapping[str, Iterable[Any]],
     """Write ``doc`` with each marker string that is a key of ``arrays`` replaced by that array.
 
     Byte for byte what encoding the whole document would give (see the module note on fallbacks).
+    An :class:`Encoded` item may hold several items joined by the array's separator (``b","``, or
+    ``b",\\n"`` when indented; :meth:`ItemSpool.joined`): they come out as if given one by one.
     """
     data = jsonio.dumps_indented(doc) if indent else jsonio.dumps(doc)
     spots = []
@@ -211,13 +230,17 @@ def _write_indented(out: BinaryIO, items: Iterable[Any], depth: int) -> None:
     pad = b"\n" + b" " * (depth + 2)
     dumps = jsonio.dumps_indented
     batch: list[bytes] = []
+    size = 0
     first = True
     for item in items:
-        batch.append(item if type(item) is Encoded else dumps(item))
-        if len(batch) >= _BATCH:
+        encoded = item if type(item) is Encoded else dumps(item)
+        batch.append(encoded)
+        size += len(encoded)
+        if len(batch) >= _BATCH or size >= _BATCH_BYTES:
             out.write(_indented_batch(batch, first, pad))
             first = False
             batch.clear()
+            size = 0
     if batch:
         out.write(_indented_batch(batch, first, pad))
         first = False
@@ -232,14 +255,18 @@ def _indented_batch(batch: list[bytes], first: bool, pad: bytes) -> bytes:
 def _write_compact(out: BinaryIO, items: Iterable[Any]) -> None:
     dumps = jsonio.dumps
     batch: list[bytes] = [b"["]
+    size = 0
     first = True
     for item in items:
         if not first:
             batch.append(b",")
-        batch.append(item if type(item) is Encoded else dumps(item))
+        encoded = item if type(item) is Encoded else dumps(item)
+        batch.append(encoded)
+        size += len(encoded)
         first = False
-        if len(batch) >= _BATCH:
+        if len(batch) >= _BATCH or size >= _BATCH_BYTES:
             out.write(b"".join(batch))
             batch.clear()
+            size = 0
     batch.append(b"]")
     out.write(b"".join(batch))

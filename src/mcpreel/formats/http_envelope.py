@@ -186,7 +186,7 @@ def write(session: Session, out: BinaryIO, *, label: str | None = None) -> list[
             if seen:
                 doc["transport_context"] = {"headers": seen}
             doc["entries"] = key
-            write_document(out, doc, {key: spool}, indent=False)  # one batch at a time (flat memory)
+            write_document(out, doc, {key: spool}, indent=False)  # its items are runs of entries already
         finally:
             spool.close()
     out.write(b"\n")

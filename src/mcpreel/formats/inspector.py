@@ -106,7 +106,7 @@ def write(session: Session, out: BinaryIO) -> list[str]:
     try:
         moved, overtaken = _entries(session, spool)
         key = marker()
-        write_document(out, key, {key: spool}, indent=False)
+        write_document(out, key, {key: spool.joined(b",")}, indent=False)
     finally:
         spool.close()
     out.write(b"\n")
@@ -131,6 +131,7 @@ def _entries(session: Session, spool: ItemSpool) -> tuple[int, int]:
     # a request waiting for its answer, by (its direction, its id): its entry, place and time
     pending: dict[tuple[str, Any], tuple[dict[str, Any], int, int | None]] = {}
     dumps = jsonio.dumps
+    hold, settle, append = spool.hold, spool.settle, spool.append
     message_kind = Kind.MESSAGE
     n = 0
     moved = overtaken = 0
@@ -156,10 +157,10 @@ def _entries(session: Session, spool: ItemSpool) -> tuple[int, int]:
                     k = (d or "in", _id_key(raw["id"]))
                     before = pending.get(k)
                     if before is not None:
-                        spool.settle(before[1])  # its key now names the newer request: never answered
-                    pending[k] = (entry, spool.hold(entry), t)
+                        settle(before[1])  # its key now names the newer request: never answered
+                    pending[k] = (entry, hold(entry), t)
                 else:
-                    spool.append(dumps(entry))
+                    append(dumps(entry))
             else:
                 found = pending.pop(("out" if d == "in" else "in", _id_key(raw.get("id"))), None)
                 if found is not None:
@@ -171,9 +172,9 @@ def _entries(session: Session, spool: ItemSpool) -> tuple[int, int]:
                         overtaken += between
                     if t0 is not None and t is not None:
                         req["duration"] = t - t0
-                    spool.settle(at)
+                    settle(at)
                 else:
                     n += 1
-                    spool.append(dumps({"id": n, "timestamp": ts, "direction": "response", "origin": origin,
+                    append(dumps({"id": n, "timestamp": ts, "direction": "response", "origin": origin,
                                         "message": raw}))
     return moved, overtaken

@@ -172,6 +172,7 @@ def write(session: Session, out: Any) -> list[str]:
 
     notified: tuple[dict[str, Any], int, int | None] | None = None  # the last notification, waiting for its 202
     transport_kind, message_kind = Kind.TRANSPORT, Kind.MESSAGE
+    hold, settle = spool.hold, spool.settle
     for msg in session:
         if first_t is None and msg.t is not None:
             first_t = msg.t
@@ -206,36 +207,41 @@ def write(session: Session, out: Any) -> list[str]:
             continue
         if ctx and not _KEPT_CTX.issuperset(ctx):
             other_ctx += 1
+        d = msg.dir
+        t = msg.t
         for raw in members:
-            if msg.dir == "in" and "method" in raw:
+            if d == "in" and "method" in raw:
                 if "id" in raw:
-                    it = interaction("jsonrpc_request", raw)
+                    it = {"type": "jsonrpc_request", "request": raw, "response": None, "response_is_sse": False,
+                          "response_status": 200, "latency_ms": 0, "http_method": None, "http_path": None}
                     key = _id_key(raw["id"])
                     before = pending.get(key)
                     if before is not None:
-                        spool.settle(before[1])  # its id now names the newer request: never answered
-                    pending[key] = (it, spool.hold(it), msg.t)
+                        settle(before[1])  # its id now names the newer request: never answered
+                    pending[key] = (it, hold(it), t)
                 else:
                     it = interaction("notification", raw, 202)
                     if notified is not None:
-                        spool.settle(notified[1])  # a 202 now answers the newer one
-                    notified = (it, spool.hold(it), msg.t)
-            elif msg.dir == "out" and "method" not in raw:
+                        settle(notified[1])  # a 202 now answers the newer one
+                    notified = (it, hold(it), t)
+            elif d == "out" and "method" not in raw:
                 held = pending.pop(_id_key(raw.get("id")), None)
                 if held is None:
                     orphans += 1
                     continue
                 it, at, t0 = held
                 it["response"] = raw
-                it["response_is_sse"] = isinstance(ctx.get("sse"), dict)
-                if type(ctx.get("status")) is int:
-                    it["response_status"] = ctx["status"]
-                if t0 is not None and msg.t is not None:
-                    it["latency_ms"] = max(0, msg.t - t0)
+                if ctx:
+                    it["response_is_sse"] = isinstance(ctx.get("sse"), dict)
+                    if type(ctx.get("status")) is int:
+                        it["response_status"] = ctx["status"]
+                if t0 is not None and t is not None:
+                    latency = t - t0
+                    it["latency_ms"] = latency if latency > 0 else 0
                 if it["request"].get("method") == "initialize" and isinstance(raw.get("result"), dict):
                     meta["protocol_version"] = raw["result"].get("protocolVersion")
                     meta["server_info"] = raw["result"].get("serverInfo")
-                spool.settle(at)
+                settle(at)
             else:
                 unasked += 1
     if first_t is not None:
