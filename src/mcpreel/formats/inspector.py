@@ -142,15 +142,13 @@ def _entries(session: Session, spool: ItemSpool) -> tuple[int, int]:
         t = msg.t
         d = msg.dir
         for raw in (record,) if type(record) is dict else msg.members():
-            origin = "client" if d == "in" else "server"
-            ts = iso_from_ms(t) if t is not None else None
             if "method" in raw:
                 n += 1
                 entry: dict[str, Any] = {
                     "id": n,
-                    "timestamp": ts,
+                    "timestamp": iso_from_ms(t) if t is not None else None,
                     "direction": "request" if "id" in raw else "notification",
-                    "origin": origin,
+                    "origin": "client" if d == "in" else "server",
                     "message": raw,
                 }
                 if "id" in raw and raw["id"] is not None:
@@ -175,6 +173,6 @@ def _entries(session: Session, spool: ItemSpool) -> tuple[int, int]:
                     settle(at)
                 else:
                     n += 1
-                    append(dumps({"id": n, "timestamp": ts, "direction": "response", "origin": origin,
-                                        "message": raw}))
+                    append(dumps({"id": n, "timestamp": iso_from_ms(t) if t is not None else None, "direction": "response",
+                                  "origin": "client" if d == "in" else "server", "message": raw}))
     return moved, overtaken
