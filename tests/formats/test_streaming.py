@@ -195,6 +195,33 @@ def test_item_spool_keeps_order_with_items_held_open_and_settled_early_late_or_n
     spool.close()
 
 
+@pytest.mark.parametrize("indent", [True, False])
+def test_item_spool_joined_runs_write_the_bytes_of_its_items_one_by_one(indent: bool) -> None:
+    """A spool's batches given as runs joined by the array's separator (a batch's held items encoded
+    there, one never settled too): the document is the same bytes as with the items one by one, and
+    memory-sized batches of big runs change nothing."""
+    from mcpreel._infra.jsonstream import ItemSpool
+
+    items = [{"n": i, "nested": {"x": [i, "é"]}} for i in range(23)]
+    spool = ItemSpool(jsonio.dumps_indented if indent else jsonio.dumps)
+    spool._BATCH = 5  # type: ignore[misc]  # several batches, the last one short
+    held = {}
+    for item in items:
+        if item["n"] % 3 == 0:
+            held[item["n"]] = spool.hold(item)
+        else:
+            spool.append(jsonio.dumps_indented(item) if indent else jsonio.dumps(item))
+    for n, at in held.items():
+        if n != 21:  # 21 is never settled: encoded as it is read
+            spool.settle(at)
+    doc = {"a": 1, "items": marker()}
+    out = io.BytesIO()
+    write_document(out, doc, {doc["items"]: spool.joined(b",\n" if indent else b",")}, indent=indent)
+    whole = {"a": 1, "items": items}
+    assert out.getvalue() == (jsonio.dumps_indented(whole) if indent else jsonio.dumps(whole))
+    spool.close()
+
+
 def test_merge_and_redact_report_the_bytes_they_read_for_a_progress_bar(tmp_path) -> None:
     from mcpreel.formats import get_writer
     from mcpreel.merge import merge

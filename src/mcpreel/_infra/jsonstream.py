@@ -31,6 +31,7 @@ from mcpreel._infra import jsonio
 __all__ = ["Encoded", "ItemSpool", "RunSpool", "SortedSpool", "encode_run", "marker", "write_document"]
 
 _BATCH = 512
+_BATCH_BYTES = 1 << 20  # a batch is written once it holds this much (an item may be a run of many)
 
 
 class Encoded(bytes):
@@ -127,6 +128,9 @@ class ItemSpool:
     settled while its batch is still in memory, it is encoded there and forgotten; else (and if never
     settled) it is encoded when read back. Memory holds one batch plus the items still open, never the
     items that merely follow an open one.
+
+    Batches hold plain ``bytes`` (pickled as one copy each; a ``bytes`` subclass would go through
+    ``__reduce_ex__``, several times slower): items become :class:`Encoded` as they are read back.
     """
 
     _BATCH = 1024
@@ -134,14 +138,14 @@ class ItemSpool:
     def __init__(self, encode: Callable[[Any], bytes] = jsonio.dumps_indented) -> None:
         self._encode = encode
         self._file: IO[bytes] = tempfile.TemporaryFile()
-        self._batch: list[Encoded | None] = []
+        self._batch: list[bytes | None] = []
         self._flushed = 0  # items already in the file
         self._count = 0
         self._held: dict[int, Any] = {}  # position -> an item held open (None in its batch)
 
     def append(self, item: bytes) -> None:
         """An item already encoded (final)."""
-        self._batch.append(item if type(item) is Encoded else Encoded(item))
+        self._batch.append(item if type(item) is bytes else bytes(item))
         self._count += 1
         if len(self._batch) >= self._BATCH:
             self._flush()
@@ -159,7 +163,7 @@ class ItemSpool:
     def settle(self, position: int) -> None:
         """The item held at ``position`` is final (encoded now when its batch is still in memory)."""
         if position >= self._flushed and position in self._held:
-            self._batch[position - self._flushed] = Encoded(self._encode(self._held.pop(position)))
+            self._batch[position - self._flushed] = self._encode(self._held.pop(position))
 
     def _flush(self) -> None:
         if self._batch:
@@ -176,10 +180,26 @@ class ItemSpool:
         position = 0
         held, encode = self._held, self._encode
         while position < self._count:
-            batch: list[Encoded | None] = pickle.load(self._file)
+            batch: list[bytes | None] = pickle.load(self._file)
             for item in batch:
-                yield item if item is not None else Encoded(encode(held[position]))
+                yield Encoded(item if item is not None else encode(held[position]))
                 position += 1
+
+    def joined(self, separator: bytes) -> Iterator[Encoded]:
+        """The items a batch at a time, each batch one :class:`Encoded` item: its items joined by
+        ``separator``, the array's own (``b","`` for a compact document, ``b",\\n"`` for an indented
+        one), which :func:`write_document` writes as the same bytes as the items one by one."""
+        self._flush()
+        self._file.seek(0)
+        position = 0
+        held, encode = self._held, self._encode
+        while position < self._count:
+            batch: list[bytes | None] = pickle.load(self._file)
+            for i, item in enumerate(batch):
+                if item is None:
+                    batch[i] = encode(held[position + i])
+            position += len(batch)
+            yield Encoded(separator.join(batch))  # type: ignore[arg-type]
 
     def close(self) -> None:
         self._file.close()
@@ -272,6 +292,8 @@ def write_document(out: BinaryIO, doc: Any, arrays: Mapping[str, Iterable[Any] |
     """Write ``doc`` with each marker string that is a key of ``arrays`` replaced by that array.
 
     Byte for byte what encoding the whole document would give (see the module note on fallbacks).
+    An :class:`Encoded` item may hold several items joined by the array's separator (``b","``, or
+    ``b",\\n"`` when indented; :meth:`ItemSpool.joined`): they come out as if given one by one.
     """
     data = jsonio.dumps_indented(doc) if indent else jsonio.dumps(doc)
     spots = []
@@ -300,35 +322,51 @@ def write_document(out: BinaryIO, doc: Any, arrays: Mapping[str, Iterable[Any] |
 
 
 def _write_indented(out: BinaryIO, items: Iterable[Any], depth: int) -> None:
+    """Each item on its own line, indented by ``depth + 2`` spaces (its inner lines too).
+
+    Done a batch at a time: the items of a batch, each after a newline, joined by commas, then every
+    newline of the batch indented at once (the same bytes as item by item, in one pass over them).
+    """
     pad = b"\n" + b" " * (depth + 2)
     dumps = jsonio.dumps_indented
     batch: list[bytes] = []
+    size = 0
     first = True
     for item in items:
         encoded = item if type(item) is Encoded else dumps(item)
-        if b"\n" in encoded:
-            encoded = encoded.replace(b"\n", pad)
-        batch.append((b"[" if first else b",") + pad + encoded)
-        first = False
-        if len(batch) >= _BATCH:
-            out.write(b"".join(batch))
+        batch.append(encoded)
+        size += len(encoded)
+        if len(batch) >= _BATCH or size >= _BATCH_BYTES:
+            out.write(_indented_batch(batch, first, pad))
+            first = False
             batch.clear()
+            size = 0
     if batch:
-        out.write(b"".join(batch))
+        out.write(_indented_batch(batch, first, pad))
+        first = False
     out.write(b"[]" if first else b"\n" + b" " * depth + b"]")
+
+
+def _indented_batch(batch: list[bytes], first: bool, pad: bytes) -> bytes:
+    """``[`` (the first batch) or ``,``, then the items of ``batch`` each on a line of its own."""
+    return (b"[" if first else b",") + (b"\n" + b",\n".join(batch)).replace(b"\n", pad)
 
 
 def _write_compact(out: BinaryIO, items: Iterable[Any]) -> None:
     dumps = jsonio.dumps
     batch: list[bytes] = [b"["]
+    size = 0
     first = True
     for item in items:
         if not first:
             batch.append(b",")
-        batch.append(item if type(item) is Encoded else dumps(item))
+        encoded = item if type(item) is Encoded else dumps(item)
+        batch.append(encoded)
+        size += len(encoded)
         first = False
-        if len(batch) >= _BATCH:
+        if len(batch) >= _BATCH or size >= _BATCH_BYTES:
             out.write(b"".join(batch))
             batch.clear()
+            size = 0
     batch.append(b"]")
     out.write(b"".join(batch))
