@@ -238,7 +238,8 @@ def _without_url_secrets(session: Session) -> Session:
         for msg in session:
             yield clean(msg) if msg.ctx else msg  # most records have no ctx: no call for them
 
-    return Session.streaming(session.info, cleaned)
+    # the reader's fast lane of payloads is kept: its blocks carry no transport context, so no URL
+    return Session.streaming(session.info, cleaned, session.wire_lane)
 
 
 def _has_header(session: Session) -> bool:
