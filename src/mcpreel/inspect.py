@@ -204,7 +204,7 @@ class RowSpool:
 
     def _flush(self) -> None:
         if self._batch:
-            pickle.dump([_row_values(row) for row in self._batch], self._file, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(list(map(_row_values, self._batch)), self._file, protocol=pickle.HIGHEST_PROTOCOL)
             self._flushed += len(self._batch)
             self._batch = []
 
@@ -487,7 +487,7 @@ class _Analyzer:
                 if isinstance(self.rows, RowSpool):
                     self.rows.changed(row, position)
                 return
-        row = self._feed(index, msg)
+        row = self.feed_unfolded(index, msg)
         if ctx and self.fold_sse:
             ex = ctx.get("exchange", ctx.get("stream"))
             if isinstance(ex, (int, str)):
@@ -497,8 +497,9 @@ class _Analyzer:
                 if len(rows) > _FOLD_WINDOW:
                     rows.popitem(last=False)
 
-    def _feed(self, index: int, msg: Message) -> Row:
-        """Count ``msg`` and append its row (every record makes exactly one); return that row."""
+    def feed_unfolded(self, index: int, msg: Message) -> Row:
+        """Count ``msg`` and append its row (every record makes exactly one); return that row. Called
+        as it is when SSE framing is not folded (:meth:`feed` without its checks: one call less a record)."""
         s = self.summary
         s.records += 1
         kind = msg.kind
@@ -728,10 +729,10 @@ def analyze(
         info = session.info if isinstance(session, Session) else SessionInfo()
     store: list[Row] | RowSpool | _NoRows = [] if rows == "list" else (RowSpool() if rows == "spool" else _NoRows())
     a = _Analyzer(payloads, store, fold_sse)
-    feed = a.feed
+    feed = a.feed if fold_sse else a.feed_unfolded
     if isinstance(session, Session):
         tally = SessionTally(session.info.transport)
-        place = tally.place
+        place = tally.placer()
         for index, msg in enumerate(session):
             feed(index, msg)
             place(msg)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -300,6 +301,7 @@ class SessionTally:
         self.splitter = _Splitter(keep=False)
         self.stdio = transport == "stdio"
         self.needs_exchanges = False
+        self._no_ids: dict[Any, str] = {}  # the first pass knows no exchange's session id (never written)
 
     def place(self, rec: Message) -> None:
         if not self.stdio and not self.needs_exchanges:
@@ -307,7 +309,14 @@ class SessionTally:
             if isinstance(ctx, dict) and (isinstance(ctx.get("exchange"), (int, str))
                                           or isinstance(ctx.get("stream"), (int, str))):
                 self.needs_exchanges = True
-        self.splitter.place(rec, {})
+        self.splitter.place(rec, self._no_ids)
+
+    def placer(self) -> Callable[[Message], object]:
+        """:meth:`place` as a function to call per record; for a stdio session (no HTTP exchange to
+        look out for) the splitter's own, one Python call less for each record of a big file."""
+        if self.stdio:
+            return partial(self.splitter.place, http_ids=self._no_ids)
+        return self.place
 
     def finish(self, session: Session) -> list[ClientSession]:
         splitter = self.splitter
