@@ -293,9 +293,12 @@ class LatencySketch:
         self.n += 1
         if value > self.max:
             self.max = value
+        counts = self.counts
+        if self.exact and value in counts:
+            counts[value] += 1  # a value seen before (most are): nothing more to check
+            return
         if not self.exact:
             value = self._bucket(value)
-        counts = self.counts
         counts[value] = counts.get(value, 0) + 1
         if self.exact and len(counts) > EXACT_LATENCIES:
             self.exact = False
