@@ -110,6 +110,23 @@ def test_inspect_plain_when_piped():
 
 
 @needs_shared
+def test_inspect_collects_garbage_less_often_while_it_runs_and_restores_the_collector(monkeypatch):
+    import gc
+
+    from mcpreel.cli import inspect_cmd
+
+    seen = []
+    real = inspect_cmd.output.byte_progress
+    monkeypatch.setattr(inspect_cmd.output, "byte_progress",
+                        lambda *a, **k: (seen.append((gc.get_threshold()[0], gc.get_freeze_count())), real(*a, **k))[1])
+    before = (gc.get_threshold(), gc.get_freeze_count())
+    for args in ((), ("-v",), ("--json",), ("--summary",)):
+        assert run("inspect", FASTMCP, *args).exit_code == 0
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before
+    assert len(seen) == 4 and all(young == inspect_cmd._GC_YOUNG and frozen > 0 for young, frozen in seen)
+
+
+@needs_shared
 def test_inspect_verbose_json_and_summary():
     v = run("inspect", FASTMCP, "-v").stdout
     assert '"message": "MODIFIED"' in v and "original (before the edit):" in v and '"message": "original"' in v

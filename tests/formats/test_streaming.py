@@ -13,7 +13,7 @@ import pytest
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.jsonstream import marker, write_document
-from mcpreel.inspect import EXACT_LATENCIES, SKETCH_ERROR, LatencySketch, analyze, percentile
+from mcpreel.inspect import EXACT_LATENCIES, SKETCH_ERROR, LatencySketch, Row, RowSpool, analyze, percentile
 from mcpreel.model import Message, Session, SessionInfo
 from mcpreel.render import inspect as render
 
@@ -307,3 +307,20 @@ def test_encode_run_and_run_spool_write_what_encoding_the_whole_document_writes(
         with pytest.raises(ValueError, match="encoded indented"):
             write_document(io.BytesIO(), {"messages": top}, {top: spool}, indent=False)
         spool.close()
+
+
+def test_a_spooled_row_gets_its_late_marks_as_a_row_and_as_values():
+    # SSE framing folded into a row already on disk, and the unanswered mark known only at the end,
+    # are applied when the rows are read back: as Row objects (the table) and as member tuples (--json)
+    spool = RowSpool()
+    rows = [Row(i, "message", "in", "ping", id=i) for i in range(RowSpool._BATCH + 10)]
+    for row in rows:
+        spool.append(row)
+    rows[1].sse_events = 2
+    spool.changed(rows[1], 1)  # on disk already: its count is kept aside
+    spool.unanswered = frozenset({1, RowSpool._BATCH + 5})
+    back = list(spool)
+    assert [(r.index, r.sse_events, r.unanswered) for r in back if r.sse_events or r.unanswered] == [
+        (1, 2, True), (RowSpool._BATCH + 5, 0, True)]
+    assert [Row(*values) for values in spool.values()] == back
+    spool.close()

@@ -2,13 +2,36 @@
 
 from __future__ import annotations
 
+import gc
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 import click
 
 from mcpreel.cli import output
 from mcpreel.cli.params import FORMAT_AUTO
+
+#: young objects allocated between two garbage collections during inspect (Python's default: 700)
+_GC_YOUNG = 10_000
+
+
+@contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Collect cyclic garbage less often while a session is read and shown: each record makes a few
+    objects, none of them in a cycle, and the default collection every 700 allocations costs a tenth of
+    the run. What is alive before (the modules imported) is frozen out of the collections; all is
+    restored after (the command also runs inside tests)."""
+    before = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(_GC_YOUNG, *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
 
 
 @click.command("inspect")
@@ -19,6 +42,7 @@ from mcpreel.cli.params import FORMAT_AUTO
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True,
               help="Input format; auto sniffs the content.")
 @output.run_command
+@_fewer_collections()
 def inspect_command(path: str, verbose: bool, as_json: bool, summary_only: bool, fmt: str) -> None:
     """Show what a session file holds: who said what, errors, unanswered calls, latencies."""
     from mcpreel.formats import open_session
@@ -45,7 +69,21 @@ def inspect_command(path: str, verbose: bool, as_json: bool, summary_only: bool,
         output.show(render.renderables(report, verbose=verbose, rows=not summary_only), console)
         return
     out = sys.stdout.buffer
+    batch: list[str] = []
     for line in render.plain_lines(report, verbose=verbose, rows=not summary_only):
-        # a lone surrogate from a payload or an SSE event is printed escaped, never fatal
-        out.write((line + "\n").encode("utf-8", "backslashreplace"))
+        batch.append(line)
+        if len(batch) >= _LINES_PER_WRITE:
+            _write_lines(out, batch)
+            batch.clear()
+    _write_lines(out, batch)
     out.flush()
+
+
+#: lines encoded and written at once (a write and an encode per line cost as much as making the line)
+_LINES_PER_WRITE = 1024
+
+
+def _write_lines(out: BinaryIO, lines: list[str]) -> None:
+    if lines:
+        # a lone surrogate from a payload or an SSE event is printed escaped, never fatal
+        out.write(("\n".join(lines) + "\n").encode("utf-8", "backslashreplace"))
