@@ -24,6 +24,7 @@ from mcpreel.formats import reader_names, writer_names
 @click.option("--keep-secrets", is_flag=True,
               help="Keep secret query parameters (?api_key=, ?token=, …) in the session's URLs (redacted by default).")
 @output.run_command
+@output.fewer_collections()
 def convert_command(input_path: str, output_path: str, from_: str, to: str, strict: bool, keep_secrets: bool) -> None:
     """Convert a session file to another format.
 

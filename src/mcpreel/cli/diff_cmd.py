@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 @click.option("--all", "all_rows", is_flag=True, help="List every aligned call, not only those that differ.")
 @click.pass_context
 @output.run_command
+@output.fewer_collections()
 def diff_command(ctx: click.Context, a: str, b: str, fmt: str, as_json: bool, junit: str | None, html: str | None,
                  ignore_paths: tuple[str, ...], latency_factor: float, latency_min_ms: int,
                  fail_on_latency: bool, sarif_path: str | None = None, all_rows: bool = False) -> None:

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import gc
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -13,25 +10,6 @@ import click
 
 from mcpreel.cli import output
 from mcpreel.cli.params import FORMAT_AUTO
-
-#: young objects allocated between two garbage collections during inspect (Python's default: 700)
-_GC_YOUNG = 10_000
-
-
-@contextmanager
-def _fewer_collections() -> Iterator[None]:
-    """Collect cyclic garbage less often while a session is read and shown: each record makes a few
-    objects, none of them in a cycle, and the default collection every 700 allocations costs a tenth of
-    the run. What is alive before (the modules imported) is frozen out of the collections; all is
-    restored after (the command also runs inside tests)."""
-    before = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(_GC_YOUNG, *before[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-        gc.unfreeze()
 
 
 @click.command("inspect")
@@ -42,7 +20,7 @@ def _fewer_collections() -> Iterator[None]:
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True,
               help="Input format; auto sniffs the content.")
 @output.run_command
-@_fewer_collections()
+@output.fewer_collections()
 def inspect_command(path: str, verbose: bool, as_json: bool, summary_only: bool, fmt: str) -> None:
     """Show what a session file holds: who said what, errors, unanswered calls, latencies."""
     from mcpreel.formats import open_session

@@ -14,6 +14,7 @@ from mcpreel.cli.params import FORMAT_AUTO
 @click.option("--to", type=FORMAT_AUTO, default="auto", show_default=True, help="Output format; auto: from OUT's name.")
 @click.option("--from", "from_", type=FORMAT_AUTO, default="auto", show_default=True, help="Input format of every file.")
 @output.run_command
+@output.fewer_collections()
 def merge_command(inputs: tuple[str, ...], out: str, to: str, from_: str) -> None:
     """Merge session files (one per server) into one, interleaved by time.
 

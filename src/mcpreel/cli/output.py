@@ -90,6 +90,28 @@ def run_command(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+#: young objects allocated between two garbage collections while a batch verb runs (Python's default: 700)
+GC_YOUNG = 10_000
+
+
+@contextlib.contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Collect cyclic garbage less often while a batch verb (inspect, convert, import, merge, redact, diff)
+    reads a session: each record makes a few objects, none of them in a cycle, and the default collection
+    every 700 allocations costs a tenth of the run. What is alive before (the modules imported) is frozen
+    out of the collections; all is restored after (the commands also run inside tests)."""
+    import gc
+
+    before = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(GC_YOUNG, *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
+
+
 def _progress_min_bytes() -> int:
     """Files smaller than this (8 MiB) read in well under a second: no bar. ``MCPREEL_PROGRESS_MIN_BYTES``
     sets another size (0: a bar for every file on a terminal; the tests use it)."""

@@ -30,6 +30,7 @@ from mcpreel.cli.params import FORMAT_AUTO
                    ".mcpreel/redact.key here, created (0600) on first use].")
 @click.option("--plain", is_flag=True, help="Every secret becomes a bare [REDACTED] (no keyed hash, no key file).")
 @output.run_command
+@output.fewer_collections()
 def redact_command(input_path: str, output_path: str, rules_path: str | None, from_: str, to: str,
                    key_path: str | None, plain: bool) -> None:
     """Redact secrets in a session file: by key (token, password, authorization, api_key, secret,
