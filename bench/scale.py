@@ -15,6 +15,9 @@ few 50 MB messages; then runs every verb as a CLI subprocess on it, in the same 
 - **÷ floor**: time divided by the floor's, the least any verb must do: read each line of the same file,
   parse it with orjson and dump it back (a Python child too, start-up included). A second reference row,
   *read only*, opens the reel with mcpreel's reader and iterates it: the ceiling of any verb on a reel.
+- **own CPU µs/msg**: the verb's CPU per message minus the reader's (*read only*), both from this run:
+  what the verb's own work costs. At 150k messages/s a verb has 6.7 µs a message in all; what the reader
+  leaves of that is the budget its own work must fit.
 
 Verbs: ``import``; ``convert`` reel -> every writer; ``inspect`` in every mode (table, ``-v``,
 ``--summary``, ``--json``); ``merge`` (the session with a copy of itself); ``redact``; ``diff`` (the reel
@@ -47,10 +50,10 @@ from pathlib import Path
 PY = sys.executable
 MARK_BEGIN = "<!-- scale.py: begin -->"
 MARK_END = "<!-- scale.py: end -->"
-WRITERS = ("reel", "jsonrpc", "inspector", "streamable-http", "qai", "mcp-recorder", "mcp-cassette-pypi", "har",
+WRITERS = ("reel", "jsonrpc", "inspector", "streamable-http", "http-sse", "qai", "mcp-recorder", "mcp-cassette-pypi", "har",
            "assay-v2", "simple")
 EXT = {"reel": ".reel.jsonl", "jsonrpc": ".jsonrpc.jsonl", "inspector": ".inspector.json",
-       "streamable-http": ".streamable-http.json", "qai": ".qai.json", "mcp-recorder": ".cassette.json",
+       "streamable-http": ".streamable-http.json", "http-sse": ".http-sse.json", "qai": ".qai.json", "mcp-recorder": ".cassette.json",
        "mcp-cassette-pypi": ".mcp.json", "har": ".har", "assay-v2": ".trace.jsonl", "simple": ".simple.jsonl"}
 
 
@@ -134,14 +137,24 @@ class Row:
     cpu: float = 0.0
     note: str = ""
     floor: float | None = None
+    #: the reel reader's CPU µs per message in the same run (the *read only* row), for the own-cost column
+    read_us: float | None = None
+
+    def own_us(self) -> str:
+        """CPU µs per message beyond reading: what the verb itself costs (its CPU per message minus the
+        reader's, both measured in this run); the reason a verb is slower than its ceiling, in one number."""
+        if self.read_us is None or not self.messages or self.verb.startswith(("floor", "read only")):
+            return "—"
+        return f"{self.cpu / self.messages * 1e6 - self.read_us:.1f}"
 
     def cells(self) -> list[str]:
         if self.seconds is None:
-            return [self.verb, f"{self.messages:,}", "—", f"{self.cpu:.2f}", "—", f"{self.rss_mb:.0f}", "—", self.note]
+            return [self.verb, f"{self.messages:,}", "—", f"{self.cpu:.2f}", "—", f"{self.rss_mb:.0f}", "—",
+                    self.own_us(), self.note]
         rate = self.messages / self.seconds if self.seconds else 0
         ratio = f"{self.seconds / self.floor:.1f}" if self.floor else "—"
         return [self.verb, f"{self.messages:,}", f"{self.seconds:.2f}", f"{self.cpu:.2f}", f"{rate:,.0f}",
-                f"{self.rss_mb:.0f}", ratio, self.note]
+                f"{self.rss_mb:.0f}", ratio, self.own_us(), self.note]
 
 
 def _env() -> dict[str, str]:
@@ -245,6 +258,7 @@ def verbs(src: Path, tmp: Path, n: int, only: set[str] | None) -> list[tuple[str
 def measure(src: Path, n: int, tmp: Path, timeout: float, only: set[str] | None, log: bool) -> list[Row]:
     rows: list[Row] = []
     floor = None
+    read_us: float | None = None
     for label, count, argv, ok in verbs(src, tmp, n, only):
         if label.startswith("merge"):
             shutil.copyfile(src, tmp / "copy.reel.jsonl")
@@ -254,12 +268,14 @@ def measure(src: Path, n: int, tmp: Path, timeout: float, only: set[str] | None,
         seconds, rss, cpu, note = run(argv, timeout, ok, own_peak=label.startswith("replay"))
         if label.startswith("floor"):
             floor = seconds
-        rows.append(Row(label, count, seconds, rss, cpu, note, floor))
+        if label.startswith("read only") and count:
+            read_us = cpu / count * 1e6
+        rows.append(Row(label, count, seconds, rss, cpu, note, floor, read_us))
         if log:
             print(" | ".join(rows[-1].cells()), file=sys.stderr, flush=True)
     if only is None or any(o.startswith("serve") for o in only):
         seconds, rss, cpu, note = serve_load(src, timeout)
-        rows.append(Row("serve (load, answer initialize)", n, seconds, rss, cpu, note, floor))
+        rows.append(Row("serve (load, answer initialize)", n, seconds, rss, cpu, note, floor, read_us))
         if log:
             print(" | ".join(rows[-1].cells()), file=sys.stderr, flush=True)
     for p in tmp.iterdir():
@@ -268,11 +284,11 @@ def measure(src: Path, n: int, tmp: Path, timeout: float, only: set[str] | None,
     return rows
 
 
-HEAD = ["verb", "messages", "seconds", "CPU s", "messages/s", "peak RSS MB", "÷ floor", "note"]
+HEAD = ["verb", "messages", "seconds", "CPU s", "messages/s", "peak RSS MB", "÷ floor", "own CPU µs/msg", "note"]
 
 
 def table(title: str, rows: list[Row]) -> str:
-    lines = [f"**{title}**", "", "| " + " | ".join(HEAD) + " |", "|---|---:|---:|---:|---:|---:|---:|---|"]
+    lines = [f"**{title}**", "", "| " + " | ".join(HEAD) + " |", "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     lines += ["| " + " | ".join(r.cells()) + " |" for r in rows]
     return "\n".join(lines)
 

@@ -54,13 +54,15 @@ class Features:
 
     def count(self, msg: Message) -> None:
         self.records += 1
-        if msg.extra and type(msg.extra.get(SCOPE_KEY)) is str:
-            self.sources += 1
-        if msg.extra and not STASH_KEYS.isdisjoint(msg.extra):
-            for key in STASH_KEYS.intersection(msg.extra):
-                self.foreign[key] = self.foreign.get(key, 0) + 1
+        extra = msg.extra
+        if extra:
+            if type(extra.get(SCOPE_KEY)) is str:
+                self.sources += 1
+            if not STASH_KEYS.isdisjoint(extra):
+                for key in STASH_KEYS.intersection(extra):
+                    self.foreign[key] = self.foreign.get(key, 0) + 1
         kind = msg.kind
-        if kind == Kind.MESSAGE:
+        if kind == "message":  # Kind.MESSAGE, compared without the attribute lookup (a million times)
             self.messages += 1
             if msg.t is not None:
                 self.time += 1
@@ -231,7 +233,13 @@ def _without_url_secrets(session: Session) -> Session:
 
     if not session.is_streaming:
         return Session(session.info, [clean(m) for m in session.messages])
-    return Session.streaming(session.info, lambda: (clean(m) for m in session))
+
+    def cleaned() -> Iterator[Message]:
+        for msg in session:
+            yield clean(msg) if msg.ctx else msg  # most records have no ctx: no call for them
+
+    # the reader's fast lane of payloads is kept: its blocks carry no transport context, so no URL
+    return Session.streaming(session.info, cleaned, session.wire_lane)
 
 
 def _has_header(session: Session) -> bool:

@@ -261,6 +261,11 @@ class Session:
         s._wire = wire
         return s
 
+    @property
+    def wire_lane(self) -> Callable[[], Iterator[WireBlock]] | None:
+        """The reader's own fast lane of payloads, or None: for a wrapper that changes no payload."""
+        return self._wire
+
     def wire_blocks(self) -> Iterator[WireBlock]:
         """The JSON-RPC messages that crossed the wire, in blocks (see :class:`WireBlock`)."""
         if self._wire is not None and self._factory is not None:

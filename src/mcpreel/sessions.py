@@ -24,13 +24,19 @@ The era of a session:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from mcpreel._infra.record_spool import RecordSpool
 from mcpreel.eras import LEGACY, MODERN, MODERN_PROTOCOL, UNKNOWN, client_identity, protocol_of_request
 from mcpreel.model import SCOPE_KEY, Kind, Message, Session, SessionInfo
+
+#: the requests that start a conversation
+_STARTS = ("initialize", "server/discover")
+_MESSAGE = Kind.MESSAGE
 
 __all__ = ["ClientSession", "Describer", "SessionTally", "describe_session", "split_sessions", "split_sessions_streaming"]
 
@@ -91,27 +97,37 @@ class _Splitter:
 
     def place(self, rec: Message, http_ids: dict[Any, str]) -> ClientSession:
         """Put ``rec`` in its session (opening one if it starts a conversation); return that session."""
-        group = rec.extra.get(SCOPE_KEY) if rec.extra else None
+        extra = rec.extra
+        group = extra.get(SCOPE_KEY) if extra else None
         source_file = group if isinstance(group, str) else None
         http_id = _http_session_of(rec, http_ids) if rec.ctx is not None else None
         target: ClientSession | None = None
         if http_id is not None:
             target = self.by_http.get((group, http_id))
-        asks = rec.kind == Kind.MESSAGE and rec.dir == "in"
-        members = rec.members() if asks else ()  # read once: this runs for every record of a big file
-        if target is None and asks:
-            starts = [m.get("method") for m in members if m.get("method") in ("initialize", "server/discover")
-                      and "id" in m]
-            if starts:
-                cur = self.current.get(group)
-                fallback = (starts[0] == "initialize" and cur is not None and self.pending_discover.get(group) is cur)
-                if fallback:
-                    target = cur
-                elif cur is not None and cur.requests == 0 and cur.http_session in (None, http_id):
-                    target = cur  # notifications or stderr before the first request: the same conversation
-                else:
-                    target = self.new(group, source_file)
-                self.pending_discover[group] = target if starts[0] == "server/discover" else None
+        asks = rec.kind == _MESSAGE and rec.dir == "in"
+        starts: list[str] = []
+        requests = 0  # the requests among the record's messages
+        members: Sequence[dict[str, Any]] = ()
+        if asks:
+            raw = rec.raw
+            # read once: this runs for every record of a big file (a lone object without a list around it)
+            members = (raw,) if type(raw) is dict else rec.members()
+            for m in members:
+                if "method" in m and "id" in m:
+                    requests += 1
+                    method = m["method"]
+                    if method in _STARTS:
+                        starts.append(method)
+        if target is None and starts:
+            cur = self.current.get(group)
+            fallback = (starts[0] == "initialize" and cur is not None and self.pending_discover.get(group) is cur)
+            if fallback:
+                target = cur
+            elif cur is not None and cur.requests == 0 and cur.http_session in (None, http_id):
+                target = cur  # notifications or stderr before the first request: the same conversation
+            else:
+                target = self.new(group, source_file)
+            self.pending_discover[group] = target if starts[0] == "server/discover" else None
         if target is None:
             target = self.current.get(group) or self.new(group, source_file)
         elif target is not self.current.get(group) and http_id is None:
@@ -119,19 +135,20 @@ class _Splitter:
         if http_id is not None and target.http_session is None:
             target.http_session = http_id
             self.by_http[(group, http_id)] = target
-        if asks and self.pending_discover.get(group) is target:
+        if asks and self.pending_discover and self.pending_discover.get(group) is target:
             if any(m.get("method") not in ("server/discover", None) and "id" in m for m in members):
                 self.pending_discover[group] = None
         if self.keep:
             target.records.append(rec)
         else:
-            describer = self.describers.get(target.index)
+            index = target.index
+            describer = self.describers.get(index)
             if describer is None:
-                describer = self.describers[target.index] = Describer(target)
+                describer = self.describers[index] = Describer(target)
             describer.feed(rec)
-            self.counts[target.index] = self.counts.get(target.index, 0) + 1
-        if asks:
-            target.requests += sum(1 for m in members if "method" in m and "id" in m)
+            self.counts[index] = self.counts.get(index, 0) + 1
+        if requests:
+            target.requests += requests
         return target
 
 
@@ -212,15 +229,17 @@ class Describer:
         self.request_protocol: str | None = None
 
     def feed(self, rec: Message) -> None:
-        if rec.kind != Kind.MESSAGE:
+        if rec.kind != _MESSAGE:
             return
         session = self.session
         # after an initialize the era is settled and, once the client is named, other requests can
         # change nothing (the protocol a request names counts only without a handshake)
         settled = self.initialize and session.client is not None
-        for m in rec.members():
+        raw = rec.raw
+        d = rec.dir
+        for m in (raw,) if type(raw) is dict else rec.members():
             method = m.get("method")
-            if rec.dir == "in" and "id" in m and isinstance(method, str):
+            if d == "in" and "id" in m and isinstance(method, str):
                 if settled and method != "initialize":
                     continue
                 if method == "initialize":
@@ -239,14 +258,17 @@ class Describer:
                     info, _ = client_identity(m)
                     if isinstance(info, dict) and session.client is None:
                         session.client = _client_name(info)
-            elif rec.dir == "out" and "method" not in m:
+            elif d == "out" and method is None and "method" not in m:
                 result = m.get("result")
                 if isinstance(result, dict):
-                    if isinstance(result.get("supportedVersions"), list) and "capabilities" in result:
+                    # each answer is looked at only for what is still unknown (a million of them pass here)
+                    if (not self.discover_ok and isinstance(result.get("supportedVersions"), list)
+                            and "capabilities" in result):
                         self.discover_ok = True
-                    version = result.get("protocolVersion")
-                    if self.initialize and isinstance(version, str):
-                        session.protocol = version  # the negotiated one wins over the asked one
+                    if self.initialize:
+                        version = result.get("protocolVersion")
+                        if isinstance(version, str):
+                            session.protocol = version  # the negotiated one wins over the asked one
 
     def finish(self) -> None:
         session = self.session
@@ -280,6 +302,7 @@ class SessionTally:
         self.splitter = _Splitter(keep=False)
         self.stdio = transport == "stdio"
         self.needs_exchanges = False
+        self._no_ids: dict[Any, str] = {}  # the first pass knows no exchange's session id (never written)
 
     def place(self, rec: Message) -> None:
         if not self.stdio and not self.needs_exchanges:
@@ -287,7 +310,14 @@ class SessionTally:
             if isinstance(ctx, dict) and (isinstance(ctx.get("exchange"), (int, str))
                                           or isinstance(ctx.get("stream"), (int, str))):
                 self.needs_exchanges = True
-        self.splitter.place(rec, {})
+        self.splitter.place(rec, self._no_ids)
+
+    def placer(self) -> Callable[[Message], object]:
+        """:meth:`place` as a function to call per record; for a stdio session (no HTTP exchange to
+        look out for) the splitter's own, one Python call less for each record of a big file."""
+        if self.stdio:
+            return partial(self.splitter.place, http_ids=self._no_ids)
+        return self.place
 
     def finish(self, session: Session) -> list[ClientSession]:
         splitter = self.splitter
@@ -339,8 +369,10 @@ def split_sessions_streaming(session: Session) -> list[ClientSession]:
 
     One pass to split (two when HTTP exchanges must be mapped to their session ids); a file of one
     conversation is read back whole, unfiltered. A file of more than :data:`STREAMED_SESSIONS`
-    sessions (a proxy that recorded a session per call) is split in memory, as :func:`split_sessions`
-    does: a pass over the whole file per session would make the work grow with the square of the file.
+    sessions (a proxy that recorded a session per call) is read once more into a spool on disk, each
+    session's records read back from it (:class:`~mcpreel._infra.record_spool.RecordSpool`): a pass over
+    the whole file per session would make the work grow with the square of the file, holding it in
+    memory with the file.
     """
     stdio = session.info.transport == "stdio"
     http_ids = _exchange_sessions(session) if not stdio else {}
@@ -350,16 +382,26 @@ def split_sessions_streaming(session: Session) -> list[ClientSession]:
     sessions = [s for s in splitter.sessions if splitter.counts.get(s.index)]
     if not sessions:
         return [ClientSession(1)]
-    if len(sessions) > STREAMED_SESSIONS:
-        return split_sessions(session)
+    spool = _spooled(session, http_ids) if len(sessions) > STREAMED_SESSIONS else None
     for i, s in enumerate(sessions, 1):
         splitter.describers[s.index].finish()
-        if len(sessions) > 1:
+        if spool is not None:
+            s.stream = spool.reader(s.index)
+        elif len(sessions) > 1:
             s.stream = _records_of(session, http_ids, s.index)
         else:
             s.stream = session.__iter__
         s.index = i
     return sessions
+
+
+def _spooled(session: Session, http_ids: dict[Any, str]) -> RecordSpool:
+    """Every record of ``session`` in a spool, grouped by the session the same split puts it in."""
+    spool = RecordSpool()
+    splitter = _Splitter(keep=False)
+    for rec in session:
+        spool.append(splitter.place(rec, http_ids).index, rec)
+    return spool
 
 
 def _records_of(session: Session, http_ids: dict[Any, str], index: int) -> Callable[[], Iterator[Message]]:

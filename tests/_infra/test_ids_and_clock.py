@@ -43,3 +43,16 @@ def test_one_definition_of_each_primitive():
                 defined.setdefault(node.name, []).append(str(path.relative_to(SRC)))
     assert defined == {"now_ms": ["_infra/timeutil.py"], "correlation_key": ["_infra/correlation.py"],
                        "verbatim_key": ["_infra/correlation.py"]}
+
+
+def test_correlator_queues_a_reused_id_first_in_first_out_and_keeps_its_place():
+    c: Correlator[str] = Correlator()
+    for rid, token in ((1, "a"), ("x", "b"), (1.0, "c"), (1, "d")):
+        assert c.request("in", rid, token)
+    assert len(c) == 4
+    assert c.response("out", 1) == "a"  # 1 and 1.0 are one id, answered in the order asked
+    assert c.pending() == ["c", "d", "b"]  # the key of id 1 keeps its place while requests wait under it
+    assert c.response("in", 1) is None  # a response going in answers a request that went out
+    assert [c.response("out", 1), c.response("out", 1), c.response("out", 1)] == ["c", "d", None]
+    assert c.request("in", 1, "e") and c.pending() == ["b", "e"]
+    assert c.request("out", None, "f") is False and len(c) == 2

@@ -110,6 +110,23 @@ def test_inspect_plain_when_piped():
 
 
 @needs_shared
+def test_inspect_collects_garbage_less_often_while_it_runs_and_restores_the_collector(monkeypatch):
+    import gc
+
+    from mcpreel.cli import inspect_cmd
+
+    seen = []
+    real = inspect_cmd.output.byte_progress
+    monkeypatch.setattr(inspect_cmd.output, "byte_progress",
+                        lambda *a, **k: (seen.append((gc.get_threshold()[0], gc.get_freeze_count())), real(*a, **k))[1])
+    before = (gc.get_threshold(), gc.get_freeze_count())
+    for args in ((), ("-v",), ("--json",), ("--summary",)):
+        assert run("inspect", FASTMCP, *args).exit_code == 0
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before
+    assert len(seen) == 4 and all(young == inspect_cmd.output.GC_YOUNG and frozen > 0 for young, frozen in seen)
+
+
+@needs_shared
 def test_inspect_verbose_json_and_summary():
     v = run("inspect", FASTMCP, "-v").stdout
     assert '"message": "MODIFIED"' in v and "original (before the edit):" in v and '"message": "original"' in v
@@ -165,3 +182,23 @@ def test_errors_name_json_types_in_json_words(tmp_path, text, rule):
     r = run("import", str(bad), "--out-trace", str(tmp_path / "t.jsonl"))
     assert r.exit_code == 2 and r.stderr == f"error: {bad}: {rule}\n"
     assert not (tmp_path / "t.jsonl").exists()
+
+
+@needs_shared
+def test_the_batch_verbs_collect_garbage_less_often_and_restore_the_collector(monkeypatch, tmp_path):
+    import gc
+
+    from mcpreel.cli import output
+
+    seen = []
+    real = output.byte_progress
+    monkeypatch.setattr(output, "byte_progress",
+                        lambda *a, **k: (seen.append((gc.get_threshold()[0], gc.get_freeze_count())), real(*a, **k))[1])
+    before = (gc.get_threshold(), gc.get_freeze_count())
+    runs = [("convert", FASTMCP, str(tmp_path / "a.reel.jsonl")), ("import", FASTMCP, "--out-trace", str(tmp_path / "t.jsonl")),
+            ("merge", FASTMCP, FIXTURES / "qai" / "qai_session_minimal.json", "-o", str(tmp_path / "m.reel.jsonl")), ("diff", FASTMCP, FASTMCP),
+            ("redact", FASTMCP, str(tmp_path / "r.reel.jsonl"), "--plain")]
+    for args in runs:
+        assert run(*args).exit_code == 0, args
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before
+    assert len(seen) == len(runs) and all(young == output.GC_YOUNG and frozen > 0 for young, frozen in seen)

@@ -93,6 +93,20 @@ def test_plain_output_and_verbose_payloads():
     assert "#000 >" not in short.split("Summary:")[0] and "Unanswered:" in short
 
 
+def test_verbose_payload_lines_split_where_splitlines_splits():
+    # a payload's indented JSON keeps U+2028 and U+0085 unescaped: splitlines breaks the line there, and
+    # each piece is padded like any payload line (one padded block for the rest)
+    edited = {"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"a": "x\u2028y", "b": "p\x85q"}}
+    report = analyze(session_of(req("in", 1, "tools/call", 1000, name="t", arguments={"s": "one\u2028two"}),
+                                Message("in", {"jsonrpc": "2.0", "id": 2, "method": "ping"}, 1001, modified=True,
+                                        original=edited)), payloads=True)
+    lines = "\n".join(plain_lines(report, verbose=True)).split("\n")
+    at = lines.index('            "s": "one')
+    assert lines[at - 1:at + 3] == ['          "arguments": {', '            "s": "one', '      two"', '          }']
+    at = lines.index('            "a": "x')
+    assert lines[at:at + 5] == ['            "a": "x', '        y",', '            "b": "p', '        q"', '          }']
+
+
 def test_rich_output_renders_the_same_facts():
     console = Console(file=io.StringIO(), width=120, force_terminal=True, color_system="truecolor")
     for item in renderables(analyze(_session(), payloads=True), verbose=True):

@@ -200,3 +200,24 @@ def test_bad_files_fail_with_one_line_naming_the_rule(doc, rule, tmp_path):
     assert rule in str(err.value)
     assert str(err.value).startswith(str(path))
     assert "\n" not in str(err.value)
+
+
+def test_messages_encoded_in_runs_read_as_one_indented_document(tmp_path):
+    """The writer encodes its messages a run at a time; a run orjson refuses (an integer beyond 64 bits)
+    is encoded message by message. Either way the file is the document indented as one, across the runs'
+    boundaries, and the derived proxy ids are uuid5 of ``<session id>/<index>``."""
+    import uuid
+
+    from mcpreel.formats import qai
+
+    records = []
+    for i in range(700):
+        records.append(req("in", i, "tools/call", 1_763_942_400_000 + i, big=2**70 if i == 300 else i))
+        records.append(resp("out", i, {"n": i}, 1_763_942_400_000 + i))
+    out = write(session_of(*records, id="s1"), tmp_path / "s.json", "qai")
+    text = out.read_text()
+    doc = json.loads(text)
+    assert text == json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    assert doc["messages"][600]["payload"]["params"]["big"] == 2**70
+    assert [m["proxy_id"] for m in doc["messages"][:3] + doc["messages"][-2:]] == [
+        str(uuid.uuid5(qai._NS, f"s1/{i}")) for i in (0, 1, 2, 1398, 1399)]

@@ -7,12 +7,13 @@ import io
 import json
 import math
 import random
+from typing import Any
 
 import pytest
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.jsonstream import marker, write_document
-from mcpreel.inspect import EXACT_LATENCIES, SKETCH_ERROR, LatencySketch, analyze, percentile
+from mcpreel.inspect import EXACT_LATENCIES, SKETCH_ERROR, LatencySketch, Row, RowSpool, analyze, percentile
 from mcpreel.model import Message, Session, SessionInfo
 from mcpreel.render import inspect as render
 
@@ -120,6 +121,22 @@ def test_sorted_spool_merges_its_runs_into_a_stable_sort() -> None:
     spool.close()
 
 
+def test_sorted_spool_in_order_runs_then_a_late_smaller_key() -> None:
+    """Keys that come in order are read back run after run (no sort, no merge); one smaller key after
+    runs were spilled unsorted still lands in its place, ties in the order they came."""
+    from mcpreel._infra.jsonstream import Encoded, SortedSpool
+
+    items = [(i // 3, f"item {i}".encode()) for i in range(3000)]
+    for late in ([], [(5, b"late 5"), (5, b"late 5 again"), (0, b"late 0")]):
+        spool = SortedSpool(limit=4096)
+        for key, item in items + late:
+            spool.add(key, item)
+        got = list(spool)
+        assert got == [item for _, item in sorted(items + late, key=lambda x: x[0])]
+        assert all(type(item) is Encoded for item in got)
+        spool.close()
+
+
 def test_har_of_a_stdio_session_is_the_same_whether_its_entries_spill_to_disk_or_not(monkeypatch) -> None:
     from mcpreel._infra import jsonstream
     from mcpreel.formats import har
@@ -178,6 +195,33 @@ def test_item_spool_keeps_order_with_items_held_open_and_settled_early_late_or_n
     spool.close()
 
 
+@pytest.mark.parametrize("indent", [True, False])
+def test_item_spool_joined_runs_write_the_bytes_of_its_items_one_by_one(indent: bool) -> None:
+    """A spool's batches given as runs joined by the array's separator (a batch's held items encoded
+    there, one never settled too): the document is the same bytes as with the items one by one, and
+    memory-sized batches of big runs change nothing."""
+    from mcpreel._infra.jsonstream import ItemSpool
+
+    items = [{"n": i, "nested": {"x": [i, "é"]}} for i in range(23)]
+    spool = ItemSpool(jsonio.dumps_indented if indent else jsonio.dumps)
+    spool._BATCH = 5  # type: ignore[misc]  # several batches, the last one short
+    held = {}
+    for item in items:
+        if item["n"] % 3 == 0:
+            held[item["n"]] = spool.hold(item)
+        else:
+            spool.append(jsonio.dumps_indented(item) if indent else jsonio.dumps(item))
+    for n, at in held.items():
+        if n != 21:  # 21 is never settled: encoded as it is read
+            spool.settle(at)
+    doc = {"a": 1, "items": marker()}
+    out = io.BytesIO()
+    write_document(out, doc, {doc["items"]: spool.joined(b",\n" if indent else b",")}, indent=indent)
+    whole = {"a": 1, "items": items}
+    assert out.getvalue() == (jsonio.dumps_indented(whole) if indent else jsonio.dumps(whole))
+    spool.close()
+
+
 def test_merge_and_redact_report_the_bytes_they_read_for_a_progress_bar(tmp_path) -> None:
     from mcpreel.formats import get_writer
     from mcpreel.merge import merge
@@ -232,3 +276,51 @@ def test_qai_fast_ids_and_times_are_the_standard_librarys() -> None:
         ms = rng.randrange(-10**12, 4 * 10**12) if i % 3 else rng.randrange(0, 10**6) * 1000
         secs, rem = divmod(ms, 1000)
         assert qai.iso_micro(ms) == datetime.fromtimestamp(secs, tz=UTC).replace(microsecond=rem * 1000).isoformat()
+
+
+def test_encode_run_and_run_spool_write_what_encoding_the_whole_document_writes() -> None:
+    """A run encoded by one orjson call (nested to its depth) is the items as the whole document holds
+    them; a run orjson refuses (an integer beyond 64 bits) falls back item by item. A RunSpool spliced
+    by write_document gives the document's bytes, over several runs, for no item, and refuses a depth
+    it was not encoded for."""
+    from mcpreel._infra.jsonstream import RunSpool, encode_run
+
+    items: list[Any] = [{"a": [1, {}], "b": "x\u00e9"}, {"c": []}, 5, "q", [], {"d": {"e": [None, 1.5]}}]
+    for depth in (2, 4, 6, 8):
+        pad = b"\n" + b" " * depth
+        for run in (items, items + [2**70]):
+            assert encode_run(run, depth) == (b"," + pad).join(jsonio.dumps_indented(i).replace(b"\n", pad) for i in run)
+    for count in (0, 1, 7, 40):
+        values = [{"n": i, "v": items[i % len(items)]} for i in range(count)] + ([{"big": 2**70}] if count == 7 else [])
+        doc = {"head": {"x": 1}, "messages": values}
+        spool = RunSpool(depth=4)
+        spool._RUN = 3  # type: ignore[misc]  # several runs in the file
+        for value in values:
+            spool.append(value)
+        top = marker()
+        out = io.BytesIO()
+        write_document(out, {"head": {"x": 1}, "messages": top}, {top: spool})
+        assert out.getvalue() == jsonio.dumps_indented(doc)
+        assert len(spool) == len(values)
+        with pytest.raises(ValueError, match="4 spaces deep"):
+            write_document(io.BytesIO(), {"a": {"messages": top}}, {top: spool})
+        with pytest.raises(ValueError, match="encoded indented"):
+            write_document(io.BytesIO(), {"messages": top}, {top: spool}, indent=False)
+        spool.close()
+
+
+def test_a_spooled_row_gets_its_late_marks_as_a_row_and_as_values():
+    # SSE framing folded into a row already on disk, and the unanswered mark known only at the end,
+    # are applied when the rows are read back: as Row objects (the table) and as member tuples (--json)
+    spool = RowSpool()
+    rows = [Row(i, "message", "in", "ping", id=i) for i in range(RowSpool._BATCH + 10)]
+    for row in rows:
+        spool.append(row)
+    rows[1].sse_events = 2
+    spool.changed(rows[1], 1)  # on disk already: its count is kept aside
+    spool.unanswered = frozenset({1, RowSpool._BATCH + 5})
+    back = list(spool)
+    assert [(r.index, r.sse_events, r.unanswered) for r in back if r.sse_events or r.unanswered] == [
+        (1, 2, True), (RowSpool._BATCH + 5, 0, True)]
+    assert [Row(*values) for values in spool.values()] == back
+    spool.close()

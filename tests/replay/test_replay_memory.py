@@ -88,7 +88,7 @@ def test_replay_peak_memory_does_not_grow_with_the_session(tmp_path: Path) -> No
     small = _replay_peak_mb(tmp_path, 1_000)
     large = _replay_peak_mb(tmp_path, 10_000)  # 20k messages, 44 MB of reel
     # before: the whole recording in memory (small ~45 MB, large ~190 MB); now the same within noise
-    assert large <= 1.3 * small, f"replay peak RSS {large:.0f} MB at 20k messages vs {small:.0f} MB at 2k"
+    assert large <= 1.3 * small, f"replay peak RSS {large:.0f} MB at 60k messages vs {small:.0f} MB at 2k"
 
 
 def _tiny_sessions(n: int) -> list[Message]:
@@ -125,14 +125,49 @@ def test_a_few_sessions_are_streamed_each_from_the_file_and_split_as_in_memory()
     assert reads[0] == 4
 
 
-def test_many_sessions_are_split_in_memory_not_read_once_each() -> None:
-    session, reads = _counting(_tiny_sessions(STREAMED_SESSIONS + 2))
+def test_many_sessions_are_spooled_once_not_read_once_each() -> None:
+    records = _tiny_sessions(STREAMED_SESSIONS + 2)
+    session, reads = _counting(records)
     parts = split_sessions_streaming(session)
-    assert len(parts) == STREAMED_SESSIONS + 2 and all(len(p.records) == 4 for p in parts)
-    for part in parts:
-        list(part.as_session(session.info))
-        list(part.as_session(session.info))
-    assert reads[0] == 2  # the split, then the file once into memory: not two passes per session
+    assert len(parts) == STREAMED_SESSIONS + 2 and all(not p.records for p in parts)  # none held in memory
+    expected = split_sessions(Session(SessionInfo(transport="stdio"), records))
+    assert [p.label() for p in parts] == [p.label() for p in expected]
+    for part, want in zip(parts, expected, strict=True):
+        assert list(part.as_session(session.info)) == want.records
+        assert list(part.as_session(session.info)) == want.records  # read again from the spool, the same
+    assert reads[0] == 2  # the split, then the file once into the spool: not two passes per session
+
+
+def _many_sessions_peak_mb(tmp: Path, sessions: int, calls: int) -> float:
+    """Peak RSS of a child that splits a reel of ``sessions`` conversations and reads each one back."""
+    reel = tmp / f"many{sessions}x{calls}.reel.jsonl"
+    w = ReelWriter(reel, SessionInfo(label="many", transport="stdio", command=["x"]))
+    for s in range(sessions):
+        w.write(Message("in", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": f"c{s}", "version": "1"}}}))
+        w.write(Message("out", {"jsonrpc": "2.0", "id": 0, "result": INIT_RESULT}))
+        for i in range(1, calls + 1):
+            w.write(Message("in", {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "echo"}}))
+            w.write(Message("out", {"jsonrpc": "2.0", "id": i, "result": CALL_RESULT}))
+    w.close(0, "done")
+    code = ("import sys\nfrom mcpreel.formats import open_session\nfrom mcpreel.sessions import split_sessions_streaming\n"
+            "s, _ = open_session(sys.argv[1])\nparts = split_sessions_streaming(s)\n"
+            "n = sum(1 for p in parts for _ in p.as_session(s.info))\nprint(len(parts), n)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(reel)], stdout=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert proc.stdout is not None
+    assert proc.stdout.read().split() == [str(sessions).encode(), str(sessions * (2 + 2 * calls)).encode()]
+    return usage.ru_maxrss / 1024
+
+
+@linux
+@pytest.mark.timeout(120)
+def test_many_sessions_are_read_back_in_flat_memory(tmp_path: Path) -> None:
+    small = _many_sessions_peak_mb(tmp_path, 20, 50)
+    large = _many_sessions_peak_mb(tmp_path, 20, 1500)  # 60k messages, 130 MB of reel
+    # held in memory (before the spool) the large one took ~100 MB more
+    assert large <= 1.3 * small, f"split peak RSS {large:.0f} MB at 60k messages vs {small:.0f} MB at 2k"
 
 
 def test_the_ids_in_use_are_a_set_and_counting_ids_cost_one_range() -> None:

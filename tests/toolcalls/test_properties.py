@@ -6,6 +6,7 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -132,3 +133,35 @@ def test_jsonl_fast_lane_and_array_general_path_agree(msgs):
         array = Path(d) / "s.json"
         array.write_text(json.dumps(msgs, indent=1))
         assert _trace(jsonl, "jsonrpc") == _trace(array, "inspector")
+
+
+def _trace_of_session(session, out: Path) -> tuple[str, list[str]]:
+    warnings: list[str] = []
+    try:
+        write_trace(session, out, options=ImportOptions(), warn=warnings.append)
+    except McpreelError as exc:
+        return "refused: " + str(exc), []
+    return out.read_text(), warnings
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(records=st.lists(st.tuples(rpc_messages(), st.sampled_from(["in", "out", None]),
+                                  st.one_of(st.none(), st.integers(0, 5))), max_size=12),
+       timed=st.booleans())
+def test_fast_block_and_general_loop_agree_with_times_and_directions(records, timed):
+    """A reel's blocks (times and directions) take the streaming pass's hot loop; sent down the general
+    loop one record at a time instead, the same session gives the same trace, warnings and refusals
+    (times out of order included: both restart into the sorted pass)."""
+    from mcpreel.model import Message, Session, SessionInfo
+    from mcpreel.toolcalls.normalize import _Pass
+
+    def session() -> Session:
+        return Session(SessionInfo(path="s.reel.jsonl"),
+                       [Message(d, m, t if timed else None, source=i + 1) for i, (m, d, t) in enumerate(records)])
+
+    with tempfile.TemporaryDirectory() as d:
+        fast = _trace_of_session(session(), Path(d) / "fast.jsonl")
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_Pass, "_fast_block", _Pass._general_block)
+            general = _trace_of_session(session(), Path(d) / "general.jsonl")
+    assert fast == general

@@ -22,7 +22,6 @@ Both keep ``1`` and ``"1"`` apart: the wire does.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable
 from typing import Any, Generic, TypeVar
 
 from mcpreel._infra import jsonio
@@ -32,7 +31,7 @@ __all__ = ["Correlator", "correlation_key", "verbatim_key"]
 T = TypeVar("T")
 
 
-def correlation_key(value: Any) -> Hashable | None:
+def correlation_key(value: Any) -> tuple[str, Any] | None:
     """A hashable key for a JSON-RPC id, or None when the value cannot correlate (null, bool, object)."""
     if value is None or isinstance(value, bool):
         return None
@@ -55,48 +54,78 @@ def verbatim_key(value: Any) -> tuple[str, Any]:
     return (type(value).__name__, value)
 
 
+class _Queue(deque[Any]):
+    """The requests waiting under one key when there are several (one waits alone, unwrapped)."""
+
+    __slots__ = ()
+
+
+def _full_key(scope: Any, direction: str, rid: Any) -> tuple[Any, ...] | None:
+    """(scope, direction, kind, id): :func:`correlation_key` flattened into one tuple, built without
+    calling it for the ids nearly every message has (an exact ``int`` or ``str``): the correlator keys
+    every request and response of a million-message session."""
+    t = type(rid)
+    if t is int:
+        return (scope, direction, "n", rid)
+    if t is str:
+        return (scope, direction, "s", rid)
+    key = correlation_key(rid)
+    return None if key is None else (scope, direction, *key)
+
+
 class Correlator(Generic[T]):
     """Pending requests by (scope, direction of the request, id); each request carries a token.
 
     ``scope`` separates sessions that share one stream (a merged file: one scope per source file).
-    Requests that reuse a pending key queue up and are answered first in, first out.
+    Requests that reuse a pending key queue up and are answered first in, first out. A key with one
+    request waiting holds its token as it is, a queue only once a second one comes (the common case
+    costs no deque per request).
     """
 
     __slots__ = ("_pending",)
 
     def __init__(self) -> None:
-        self._pending: dict[tuple[Any, str, Hashable], deque[T]] = {}
+        self._pending: dict[tuple[Any, ...], Any] = {}
 
     def request(self, direction: str, rid: Any, token: T, scope: Any = None) -> bool:
         """Remember a request; False when its id cannot correlate (it will never be answered)."""
-        key = correlation_key(rid)
-        if key is None:
+        full = _full_key(scope, direction, rid)
+        if full is None:
             return False
-        full = (scope, direction, key)
-        q = self._pending.get(full)
-        if q is None:
-            self._pending[full] = deque((token,))
+        pending = self._pending
+        held = pending.get(full, _NONE)
+        if held is _NONE:
+            pending[full] = token
+        elif type(held) is _Queue:
+            held.append(token)
         else:
-            q.append(token)
+            pending[full] = _Queue((held, token))
         return True
 
     def response(self, direction: str, rid: Any, scope: Any = None) -> T | None:
         """The token of the request a response going ``direction`` answers (and forget it), or None."""
-        key = correlation_key(rid)
-        if key is None:
+        full = _full_key(scope, "in" if direction == "out" else "out", rid)
+        if full is None:
             return None
-        full = (scope, "in" if direction == "out" else "out", key)
-        q = self._pending.get(full)
-        if not q:
+        pending = self._pending
+        held = pending.get(full, _NONE)
+        if held is _NONE:
             return None
-        token = q.popleft()
-        if not q:
-            del self._pending[full]
+        if type(held) is not _Queue:
+            del pending[full]
+            return held
+        token = held.popleft()
+        if not held:
+            del pending[full]
         return token
 
     def pending(self) -> list[T]:
         """Requests still waiting for an answer."""
-        return [token for q in self._pending.values() for token in q]
+        return [token for held in self._pending.values()
+                for token in (held if type(held) is _Queue else (held,))]
 
     def __len__(self) -> int:
-        return sum(len(q) for q in self._pending.values())
+        return sum(len(held) if type(held) is _Queue else 1 for held in self._pending.values())
+
+
+_NONE: Any = object()  # no request waits under a key (a token may be None)

@@ -18,16 +18,20 @@ from __future__ import annotations
 
 import heapq
 import pickle
+import shutil
 import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import IO, Any, BinaryIO
 
+import orjson
+
 from mcpreel._infra import jsonio
 
-__all__ = ["Encoded", "ItemSpool", "SortedSpool", "marker", "write_document"]
+__all__ = ["Encoded", "ItemSpool", "RunSpool", "SortedSpool", "encode_run", "marker", "write_document"]
 
 _BATCH = 512
+_BATCH_BYTES = 1 << 20  # a batch is written once it holds this much (an item may be a run of many)
 
 
 class Encoded(bytes):
@@ -39,24 +43,35 @@ class SortedSpool:
 
     Items are held up to :attr:`limit` bytes, then sorted and written to a temporary file as one run;
     :meth:`__iter__` merges the runs. What lets the HAR writer keep its entries in start order without
-    holding them all: a session whose entries come in order costs one pass through a temporary file.
+    holding them all: a session whose entries come in order costs one pass through a temporary file,
+    and neither a sort nor a merge (the runs are read one after the other).
+
+    Items are kept as plain ``bytes`` (pickled as such, several times faster than a ``bytes`` subclass)
+    and made :class:`Encoded` as they are read back; keys are compared as ``(key, arrival)``, so two
+    items never compare their bytes.
     """
 
     _RUN_BATCH = 64
 
     def __init__(self, limit: int = 16 << 20) -> None:
         self.limit = limit
-        self._items: list[tuple[Any, int, Encoded]] = []
+        self._items: list[tuple[Any, int, bytes]] = []
         self._size = 0
         self._n = 0
         self._file: IO[bytes] | None = None
         self._runs: list[tuple[int, int]] = []  # (offset, count) of each run in the file
+        self._in_order = True  # every key so far came no smaller than the one before
+        self._last: Any = None
 
     def add(self, key: Any, item: bytes) -> None:
-        encoded = item if type(item) is Encoded else Encoded(item)
-        self._items.append((key, self._n, encoded))
+        if self._in_order:
+            if self._n and key < self._last:
+                self._in_order = False
+            self._last = key
+        # a copy the size of its bytes: orjson's have room to spare (a third more memory held)
+        self._items.append((key, self._n, bytes(memoryview(item))))
         self._n += 1
-        self._size += len(encoded) + 100
+        self._size += len(item) + 100
         if self._size >= self.limit:
             self._spill()
 
@@ -65,7 +80,8 @@ class SortedSpool:
             return
         if self._file is None:
             self._file = tempfile.TemporaryFile()
-        self._items.sort(key=lambda x: (x[0], x[1]))
+        if not self._in_order:
+            self._items.sort()
         self._file.seek(0, 2)
         offset = self._file.tell()
         # small batches: the merge at the end holds one batch per run in memory (a hundred runs at a
@@ -76,7 +92,7 @@ class SortedSpool:
         self._items = []
         self._size = 0
 
-    def _read_run(self, offset: int, count: int) -> Iterator[tuple[Any, int, Encoded]]:
+    def _read_run(self, offset: int, count: int) -> Iterator[tuple[Any, int, bytes]]:
         assert self._file is not None
         done = 0
         while done < count:
@@ -87,14 +103,16 @@ class SortedSpool:
             yield from batch
 
     def __iter__(self) -> Iterator[Encoded]:
-        self._items.sort(key=lambda x: (x[0], x[1]))
-        if not self._runs:
-            for _, _, item in self._items:
-                yield item
+        runs: list[Iterable[tuple[Any, int, bytes]]] = [self._read_run(o, c) for o, c in self._runs]
+        if self._in_order:
+            runs.append(self._items)
+            for run in runs:
+                for _, _, item in run:
+                    yield Encoded(item)
             return
-        runs = [self._read_run(o, c) for o, c in self._runs]
-        for _, _, item in heapq.merge(*runs, iter(self._items), key=lambda x: (x[0], x[1])):
-            yield item
+        self._items.sort()
+        for _, _, item in heapq.merge(*runs, self._items):
+            yield Encoded(item)
 
     def close(self) -> None:
         if self._file is not None:
@@ -110,6 +128,9 @@ class ItemSpool:
     settled while its batch is still in memory, it is encoded there and forgotten; else (and if never
     settled) it is encoded when read back. Memory holds one batch plus the items still open, never the
     items that merely follow an open one.
+
+    Batches hold plain ``bytes`` (pickled as one copy each; a ``bytes`` subclass would go through
+    ``__reduce_ex__``, several times slower): items become :class:`Encoded` as they are read back.
     """
 
     _BATCH = 1024
@@ -117,14 +138,14 @@ class ItemSpool:
     def __init__(self, encode: Callable[[Any], bytes] = jsonio.dumps_indented) -> None:
         self._encode = encode
         self._file: IO[bytes] = tempfile.TemporaryFile()
-        self._batch: list[Encoded | None] = []
+        self._batch: list[bytes | None] = []
         self._flushed = 0  # items already in the file
         self._count = 0
         self._held: dict[int, Any] = {}  # position -> an item held open (None in its batch)
 
     def append(self, item: bytes) -> None:
         """An item already encoded (final)."""
-        self._batch.append(item if type(item) is Encoded else Encoded(item))
+        self._batch.append(item if type(item) is bytes else bytes(item))
         self._count += 1
         if len(self._batch) >= self._BATCH:
             self._flush()
@@ -142,7 +163,7 @@ class ItemSpool:
     def settle(self, position: int) -> None:
         """The item held at ``position`` is final (encoded now when its batch is still in memory)."""
         if position >= self._flushed and position in self._held:
-            self._batch[position - self._flushed] = Encoded(self._encode(self._held.pop(position)))
+            self._batch[position - self._flushed] = self._encode(self._held.pop(position))
 
     def _flush(self) -> None:
         if self._batch:
@@ -159,10 +180,103 @@ class ItemSpool:
         position = 0
         held, encode = self._held, self._encode
         while position < self._count:
-            batch: list[Encoded | None] = pickle.load(self._file)
+            batch: list[bytes | None] = pickle.load(self._file)
             for item in batch:
-                yield item if item is not None else Encoded(encode(held[position]))
+                yield Encoded(item if item is not None else encode(held[position]))
                 position += 1
+
+    def joined(self, separator: bytes) -> Iterator[Encoded]:
+        """The items a batch at a time, each batch one :class:`Encoded` item: its items joined by
+        ``separator``, the array's own (``b","`` for a compact document, ``b",\\n"`` for an indented
+        one), which :func:`write_document` writes as the same bytes as the items one by one."""
+        self._flush()
+        self._file.seek(0)
+        position = 0
+        held, encode = self._held, self._encode
+        while position < self._count:
+            batch: list[bytes | None] = pickle.load(self._file)
+            for i, item in enumerate(batch):
+                if item is None:
+                    batch[i] = encode(held[position + i])
+            position += len(batch)
+            yield Encoded(separator.join(batch))  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def encode_run(items: list[Any], depth: int) -> bytes:
+    """``items`` as they stand ``depth`` spaces deep in an indented array, joined by ``,`` and a new
+    line (nothing before the first): the bytes :func:`write_document` writes for them, made by one
+    orjson call for the whole run (the run nested in arrays comes out indented to its depth) instead of
+    one call and one re-indentation per item. A run orjson refuses is encoded item by item, the refused
+    ones by the standard library, as for one item. ``items`` must not be empty; ``depth`` is even, >= 2.
+    """
+    nested: Any = items
+    levels = depth // 2
+    for _ in range(levels - 1):
+        nested = [nested]
+    try:
+        block = orjson.dumps(nested, option=orjson.OPT_INDENT_2)
+    except TypeError:
+        pad = b"\n" + b" " * depth
+        return (b"," + pad).join(jsonio.dumps_indented(item).replace(b"\n", pad) for item in items)
+    frame = _RUN_FRAME.get(depth)
+    if frame is None:
+        head = sum(2 * j + 2 for j in range(levels)) + depth  # "[\n", "  [\n", ... and the first item's indentation
+        tail = sum(2 * j + 2 for j in range(levels))  # "\n  ]", "\n]"
+        frame = _RUN_FRAME[depth] = (head, tail)
+    head, tail = frame
+    return block[head:len(block) - tail]
+
+
+_RUN_FRAME: dict[int, tuple[int, int]] = {}  # depth -> the lengths of what encode_run's nesting adds before and after
+
+
+class RunSpool:
+    """Items in the order they came, encoded a run at a time (:func:`encode_run`) into a temporary file
+    at the depth their array will stand at; :func:`write_document` copies the file into the document.
+
+    For a document whose header is known only once every item has been made (a cassette's) and whose
+    items never change once made: no per-item encoding, pickling or re-indentation, and memory holds one
+    run. ``depth`` must be where the document puts the array's items (:func:`write_document` checks).
+    """
+
+    _RUN = 256
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+        self._file: IO[bytes] = tempfile.TemporaryFile()
+        self._run: list[Any] = []
+        self._count = 0
+
+    def append(self, item: Any) -> None:
+        self._run.append(item)
+        self._count += 1
+        if len(self._run) >= self._RUN:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._run:
+            first = self._count == len(self._run)
+            self._file.write((b"" if first else b",\n" + b" " * self.depth) + encode_run(self._run, self.depth))
+            self._run = []
+
+    def __len__(self) -> int:
+        return self._count
+
+    def write_to(self, out: BinaryIO, depth: int) -> None:
+        """The array, its items at ``depth`` spaces (``depth - 2`` before its closing bracket)."""
+        if depth + 2 != self.depth:
+            raise ValueError(f"the items were encoded {self.depth} spaces deep, the array stands at {depth}")
+        self._flush()
+        if not self._count:
+            out.write(b"[]")
+            return
+        out.write(b"[\n" + b" " * self.depth)
+        self._file.seek(0)
+        shutil.copyfileobj(self._file, out, 1 << 20)
+        out.write(b"\n" + b" " * depth + b"]")
 
     def close(self) -> None:
         self._file.close()
@@ -173,10 +287,13 @@ def marker() -> str:
     return f"@@mcpreel-stream-{uuid.uuid4().hex}@@"
 
 
-def write_document(out: BinaryIO, doc: Any, arrays: Mapping[str, Iterable[Any]], *, indent: bool = True) -> None:
+def write_document(out: BinaryIO, doc: Any, arrays: Mapping[str, Iterable[Any] | RunSpool], *,
+                   indent: bool = True) -> None:
     """Write ``doc`` with each marker string that is a key of ``arrays`` replaced by that array.
 
     Byte for byte what encoding the whole document would give (see the module note on fallbacks).
+    An :class:`Encoded` item may hold several items joined by the array's separator (``b","``, or
+    ``b",\\n"`` when indented; :meth:`ItemSpool.joined`): they come out as if given one by one.
     """
     data = jsonio.dumps_indented(doc) if indent else jsonio.dumps(doc)
     spots = []
@@ -192,7 +309,12 @@ def write_document(out: BinaryIO, doc: Any, arrays: Mapping[str, Iterable[Any]],
         if indent:
             line = data.rfind(b"\n", 0, at) + 1
             depth = len(data[line:at]) - len(data[line:at].lstrip(b" "))
-            _write_indented(out, items, depth)
+            if isinstance(items, RunSpool):
+                items.write_to(out, depth)
+            else:
+                _write_indented(out, items, depth)
+        elif isinstance(items, RunSpool):
+            raise ValueError("a RunSpool's items are encoded indented")
         else:
             _write_compact(out, items)
         pos = at + length
@@ -200,35 +322,51 @@ def write_document(out: BinaryIO, doc: Any, arrays: Mapping[str, Iterable[Any]],
 
 
 def _write_indented(out: BinaryIO, items: Iterable[Any], depth: int) -> None:
+    """Each item on its own line, indented by ``depth + 2`` spaces (its inner lines too).
+
+    Done a batch at a time: the items of a batch, each after a newline, joined by commas, then every
+    newline of the batch indented at once (the same bytes as item by item, in one pass over them).
+    """
     pad = b"\n" + b" " * (depth + 2)
     dumps = jsonio.dumps_indented
     batch: list[bytes] = []
+    size = 0
     first = True
     for item in items:
         encoded = item if type(item) is Encoded else dumps(item)
-        if b"\n" in encoded:
-            encoded = encoded.replace(b"\n", pad)
-        batch.append((b"[" if first else b",") + pad + encoded)
-        first = False
-        if len(batch) >= _BATCH:
-            out.write(b"".join(batch))
+        batch.append(encoded)
+        size += len(encoded)
+        if len(batch) >= _BATCH or size >= _BATCH_BYTES:
+            out.write(_indented_batch(batch, first, pad))
+            first = False
             batch.clear()
+            size = 0
     if batch:
-        out.write(b"".join(batch))
+        out.write(_indented_batch(batch, first, pad))
+        first = False
     out.write(b"[]" if first else b"\n" + b" " * depth + b"]")
+
+
+def _indented_batch(batch: list[bytes], first: bool, pad: bytes) -> bytes:
+    """``[`` (the first batch) or ``,``, then the items of ``batch`` each on a line of its own."""
+    return (b"[" if first else b",") + (b"\n" + b",\n".join(batch)).replace(b"\n", pad)
 
 
 def _write_compact(out: BinaryIO, items: Iterable[Any]) -> None:
     dumps = jsonio.dumps
     batch: list[bytes] = [b"["]
+    size = 0
     first = True
     for item in items:
         if not first:
             batch.append(b",")
-        batch.append(item if type(item) is Encoded else dumps(item))
+        encoded = item if type(item) is Encoded else dumps(item)
+        batch.append(encoded)
+        size += len(encoded)
         first = False
-        if len(batch) >= _BATCH:
+        if len(batch) >= _BATCH or size >= _BATCH_BYTES:
             out.write(b"".join(batch))
             batch.clear()
+            size = 0
     batch.append(b"]")
     out.write(b"".join(batch))

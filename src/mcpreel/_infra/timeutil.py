@@ -57,6 +57,8 @@ def iso_from_ms(ms: int) -> str:
 _CACHE = 4096
 _ISO_OF_SECOND: dict[int, str] = {}
 _MS_OF_SECOND: dict[str, int] = {}
+#: "000".."999" -> 0..999: one lookup that also refuses what ``int`` would take ("+12", " 12", "1_2")
+_MS_OF_DIGITS: dict[str, int] = {f"{n:03d}": n for n in range(1000)}
 
 
 def ms_from_iso(text: str) -> int:
@@ -66,8 +68,8 @@ def ms_from_iso(text: str) -> int:
     whose UTC instant falls outside years 1 to 9999 (``0001-01-01T00:00:00+01:00``).
     """
     if len(text) == 24 and text[19] == "." and text[23] == "Z":
-        frac = text[20:23]
-        if frac.isascii() and frac.isdigit():  # the reel's own form: the second looked up, once parsed
+        frac = _MS_OF_DIGITS.get(text[20:23])
+        if frac is not None:  # the reel's own form: the second looked up, once parsed
             head = text[:19]
             base = _MS_OF_SECOND.get(head)
             if base is None:
@@ -75,7 +77,7 @@ def ms_from_iso(text: str) -> int:
                 if len(_MS_OF_SECOND) >= _CACHE:
                     _MS_OF_SECOND.clear()
                 _MS_OF_SECOND[head] = base
-            return base + int(frac)
+            return base + frac
     s = text.strip()
     if s.endswith(("Z", "z")):
         s = s[:-1] + "+00:00"

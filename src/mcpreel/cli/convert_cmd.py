@@ -24,13 +24,14 @@ from mcpreel.formats import reader_names, writer_names
 @click.option("--keep-secrets", is_flag=True,
               help="Keep secret query parameters (?api_key=, ?token=, …) in the session's URLs (redacted by default).")
 @output.run_command
+@output.fewer_collections()
 def convert_command(input_path: str, output_path: str, from_: str, to: str, strict: bool, keep_secrets: bool) -> None:
     """Convert a session file to another format.
 
     A lossy target (jsonrpc drops times and directions, a trace keeps only tool semantics, ...) gets
     one warning line naming what this session lost.
     """
-    size = Path(input_path).stat().st_size if Path(input_path).is_file() else 0
+    size = output.file_size(input_path)
     with output.byte_progress(size, f"converting {Path(input_path).name}") as progress:
         result = convert(input_path, output_path, from_, to, strict=strict, keep_secrets=keep_secrets,
                          warn=lambda w: output.warning(f"{input_path}: {w}"), on_progress=progress)

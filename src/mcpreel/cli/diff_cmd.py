@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
 from mcpreel.cli import output
 from mcpreel.cli.params import FORMAT_AUTO
+
+if TYPE_CHECKING:
+    from mcpreel.compare import DiffOptions
 
 
 @click.command("diff")
@@ -29,6 +34,7 @@ from mcpreel.cli.params import FORMAT_AUTO
 @click.option("--all", "all_rows", is_flag=True, help="List every aligned call, not only those that differ.")
 @click.pass_context
 @output.run_command
+@output.fewer_collections()
 def diff_command(ctx: click.Context, a: str, b: str, fmt: str, as_json: bool, junit: str | None, html: str | None,
                  ignore_paths: tuple[str, ...], latency_factor: float, latency_min_ms: int,
                  fail_on_latency: bool, sarif_path: str | None = None, all_rows: bool = False) -> None:
@@ -40,16 +46,26 @@ def diff_command(ctx: click.Context, a: str, b: str, fmt: str, as_json: bool, ju
 
     Exit 0 when they agree, 1 on differences, 2 when a file cannot be read.
     """
+    from mcpreel.compare import DiffOptions
+    from mcpreel.compare.normalize import IgnorePath
+
+    options = DiffOptions([IgnorePath(p) for p in ignore_paths], latency_factor, latency_min_ms, fail_on_latency)
+    with output.byte_progress(output.file_size(a, b), "comparing") as progress:
+        _diff(ctx, a, b, fmt, options, as_json, junit, html, fail_on_latency, sarif_path, all_rows, progress)
+
+
+def _diff(ctx: click.Context, a: str, b: str, fmt: str, options: DiffOptions, as_json: bool, junit: str | None,
+          html: str | None, fail_on_latency: bool, sarif_path: str | None, all_rows: bool,
+          progress: Callable[[int], None] | None) -> None:
+    """The comparison and its outputs, under the progress bar (if any)."""
     from rich.text import Text
 
     from mcpreel._infra import jsonio
-    from mcpreel.compare import DiffOptions, diff_files_stream
-    from mcpreel.compare.normalize import IgnorePath
+    from mcpreel.compare import diff_files_stream
     from mcpreel.render import diff as render
     from mcpreel.render.junit import JunitSpool
 
-    options = DiffOptions([IgnorePath(p) for p in ignore_paths], latency_factor, latency_min_ms, fail_on_latency)
-    stream = diff_files_stream(a, b, format=fmt, options=options)
+    stream = diff_files_stream(a, b, format=fmt, options=options, on_progress=progress)
     result = stream.result
     spool = JunitSpool() if junit else None
     kept: list = []  # every call for --html, the ones that differ for --sarif

@@ -21,7 +21,7 @@ def _run(path: str, out_trace: str | None, fmt: str, trace_format: str, episode_
         test_id=test_id,
         strict=strict,
     )
-    size = Path(path).stat().st_size if Path(path).is_file() else 0
+    size = output.file_size(path)
     with output.byte_progress(size, f"importing {Path(path).name}") as progress:
         report, detection, target = import_session(
             path, out_trace, format=fmt, trace_format=trace_format, options=options,
@@ -48,6 +48,7 @@ def _run(path: str, out_trace: str | None, fmt: str, trace_format: str, episode_
 @click.option("--prompt", help='The episode prompt [default: "<mcp:session>"].')
 @click.option("--strict", is_flag=True, help="Also refuse duplicate JSON members.")
 @output.run_command
+@output.fewer_collections()
 def import_command(path: str, fmt: str, out_trace: str | None, trace_format: str, episode_id: str | None,
                    test_id: str | None, prompt: str | None, strict: bool) -> None:
     """Import an MCP session file into a normalized tool-call trace."""
@@ -69,6 +70,7 @@ def trace_group() -> None:
 @click.option("--prompt")
 @click.option("--strict", is_flag=True)
 @output.run_command
+@output.fewer_collections()
 def import_mcp(path: str, out_trace: str, fmt: str, trace_format: str, episode_id: str | None,
                test_id: str | None, prompt: str | None, strict: bool) -> None:
     """Import an MCP transcript into an Assay V2 trace."""

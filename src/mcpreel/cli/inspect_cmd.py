@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import BinaryIO
 
 import click
 
@@ -19,6 +20,7 @@ from mcpreel.cli.params import FORMAT_AUTO
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True,
               help="Input format; auto sniffs the content.")
 @output.run_command
+@output.fewer_collections()
 def inspect_command(path: str, verbose: bool, as_json: bool, summary_only: bool, fmt: str) -> None:
     """Show what a session file holds: who said what, errors, unanswered calls, latencies."""
     from mcpreel.formats import open_session
@@ -45,7 +47,21 @@ def inspect_command(path: str, verbose: bool, as_json: bool, summary_only: bool,
         output.show(render.renderables(report, verbose=verbose, rows=not summary_only), console)
         return
     out = sys.stdout.buffer
+    batch: list[str] = []
     for line in render.plain_lines(report, verbose=verbose, rows=not summary_only):
-        # a lone surrogate from a payload or an SSE event is printed escaped, never fatal
-        out.write((line + "\n").encode("utf-8", "backslashreplace"))
+        batch.append(line)
+        if len(batch) >= _LINES_PER_WRITE:
+            _write_lines(out, batch)
+            batch.clear()
+    _write_lines(out, batch)
     out.flush()
+
+
+#: lines encoded and written at once (a write and an encode per line cost as much as making the line)
+_LINES_PER_WRITE = 1024
+
+
+def _write_lines(out: BinaryIO, lines: list[str]) -> None:
+    if lines:
+        # a lone surrogate from a payload or an SSE event is printed escaped, never fatal
+        out.write(("\n".join(lines) + "\n").encode("utf-8", "backslashreplace"))

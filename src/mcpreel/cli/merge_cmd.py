@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from mcpreel.cli import output
@@ -16,6 +14,7 @@ from mcpreel.cli.params import FORMAT_AUTO
 @click.option("--to", type=FORMAT_AUTO, default="auto", show_default=True, help="Output format; auto: from OUT's name.")
 @click.option("--from", "from_", type=FORMAT_AUTO, default="auto", show_default=True, help="Input format of every file.")
 @output.run_command
+@output.fewer_collections()
 def merge_command(inputs: tuple[str, ...], out: str, to: str, from_: str) -> None:
     """Merge session files (one per server) into one, interleaved by time.
 
@@ -25,7 +24,7 @@ def merge_command(inputs: tuple[str, ...], out: str, to: str, from_: str) -> Non
     """
     from mcpreel.merge import merge
 
-    size = sum(Path(p).stat().st_size for p in inputs if Path(p).is_file())
+    size = output.file_size(*inputs)
     with output.byte_progress(size, f"merging {len(inputs)} files") as progress:
         result = merge(list(inputs), out, to=to, from_=from_, warn=lambda w: output.warning(w), on_progress=progress)
     if result.lost:

@@ -30,6 +30,7 @@ from mcpreel.cli.params import FORMAT_AUTO
                    ".mcpreel/redact.key here, created (0600) on first use].")
 @click.option("--plain", is_flag=True, help="Every secret becomes a bare [REDACTED] (no keyed hash, no key file).")
 @output.run_command
+@output.fewer_collections()
 def redact_command(input_path: str, output_path: str, rules_path: str | None, from_: str, to: str,
                    key_path: str | None, plain: bool) -> None:
     """Redact secrets in a session file: by key (token, password, authorization, api_key, secret,
@@ -51,7 +52,7 @@ def redact_command(input_path: str, output_path: str, rules_path: str | None, fr
         if created:
             output.info(f"created the redaction key {DEFAULT_KEY_FILE} (mode 0600): keep it out of version control, "
                         "and give CI the same key (MCPREEL_REDACT_KEY=FILE) so cassettes match")
-    size = Path(input_path).stat().st_size if Path(input_path).is_file() else 0
+    size = output.file_size(input_path)
     with output.byte_progress(size, f"redacting {Path(input_path).name}") as progress:
         result = redact_file(input_path, output_path, rules=rules, from_=from_, to=to, key=key,
                              on_progress=progress)

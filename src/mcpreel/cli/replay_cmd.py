@@ -60,10 +60,11 @@ def run_replay(session: str, fmt: str, target_command: str | None, target_url: s
             kept.append(result)
 
     try:
-        report = replay_file(session, command=target_command, url=target_url, transport=transport,
-                             headers=parse_headers(headers), format=fmt, options=options,
-                             on_event=lambda line: output.warning(line), session_index=session_index,
-                             source=source, sink=sink)
+        with output.byte_progress(output.file_size(session), "replaying") as progress:
+            report = replay_file(session, command=target_command, url=target_url, transport=transport,
+                                 headers=parse_headers(headers), format=fmt, options=options,
+                                 on_event=lambda line: output.warning(line), session_index=session_index,
+                                 source=source, sink=sink, on_progress=progress)
         output.show(render.closing(report))
         if json_spool is not None and out_json:
             output.save(out_json, lambda fh: json_spool.write(fh, report))

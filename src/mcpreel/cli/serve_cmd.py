@@ -6,6 +6,7 @@ from the real server, or both, as the mode says.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import click
@@ -109,16 +110,22 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
     if transport != "stdio" and not is_loopback(host):
         output.warning(f"listening on {host}: the recording is served to anyone who can reach it")
 
+    loading = contextlib.ExitStack()  # the bar while the recording loads, closed once it is served
+
     def ready(mock: Mock, where: str) -> None:
+        loading.close()
         n = mock.recorded_requests
         held = ", indexed on disk" if mock.compact else ""
         output.info(f"serving {session} ({n} recorded requests, match {match}{held}) on {where}")
 
     options = MockOptions(match=match, repeat=not no_repeat, on_miss=on_miss, answer_timeout=answer_timeout)
-    mock = serve_file(session, transport=transport, host=host, port=port, format=fmt, options=options,
-                      forward_command=target_command, forward_url=target_url, allow_origins=allow_origins,
-                      allow_hosts=allow_hosts, source=source_name, rules=rules, limits=limits,
-                      on_event=lambda line: output.info(f"serve: {line}"), on_ready=ready)
+    with loading:
+        progress = loading.enter_context(output.byte_progress(output.file_size(session), "loading"))
+        mock = serve_file(session, transport=transport, host=host, port=port, format=fmt, options=options,
+                          forward_command=target_command, forward_url=target_url, allow_origins=allow_origins,
+                          allow_hosts=allow_hosts, source=source_name, rules=rules, limits=limits,
+                          on_event=lambda line: output.info(f"serve: {line}"), on_ready=ready,
+                          on_progress=progress)
     stats = mock.stats
     output.info(f"served {stats.requests} requests: {stats.answered} answered from the recording, "
                 f"{len(stats.misses)} missed, {stats.forwarded} forwarded")

@@ -10,6 +10,7 @@ prints.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from mcpreel.compare.diff import DiffOptions, SessionDiff, diff_sessions
@@ -20,13 +21,27 @@ __all__ = ["DiffOptions", "DiffStream", "SessionDiff", "diff_files", "diff_files
 
 
 def diff_files_stream(a: str | Path, b: str | Path, *, format: str = "auto",
-                      options: DiffOptions | None = None) -> DiffStream:
+                      options: DiffOptions | None = None,
+                      on_progress: Callable[[int], None] | None = None) -> DiffStream:
     """The recordings in ``a`` and ``b`` (any readable formats) compared as a stream of calls.
 
     Iterate it for the aligned calls; afterwards its ``result`` has the rest (server, tools, counts).
+    ``on_progress`` gets the bytes read of both files together (they are read in step).
     """
-    sa, _ = open_session(a, format)
-    sb, _ = open_session(b, format)
+    done = [0, 0]
+
+    def part(i: int) -> Callable[[int], None] | None:
+        if on_progress is None:
+            return None
+        report = on_progress
+
+        def update(n: int) -> None:
+            done[i] = n
+            report(done[0] + done[1])
+        return update
+
+    sa, _ = open_session(a, format, on_progress=part(0))
+    sb, _ = open_session(b, format, on_progress=part(1))
     return DiffStream(sa, sb, options or DiffOptions())
 
 

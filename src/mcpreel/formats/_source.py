@@ -235,10 +235,10 @@ def iter_json_lines(source: Source) -> Iterator[tuple[int, Any]]:
         n = first - 1
         for line in lines:
             n += 1
-            if not line or line.isspace():
-                continue
             try:
                 value = loads(line)
             except (ValueError, UnicodeDecodeError):
+                if not line or line.isspace():  # a blank line fails to parse: skipped, looked at only then
+                    continue
                 value = parse_line(source, line, n)
             yield n, value

@@ -18,7 +18,7 @@ MCP facts ride in fields starting with ``_`` (HAR's rule for custom fields): per
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, BinaryIO
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
@@ -54,13 +54,18 @@ class _Exchange:
     def _all(self) -> tuple[Message, ...]:
         return (*self.requests, *self.responses, *self.transport)
 
-    def first_t(self) -> int | None:
-        times = [m.t for m in self._all() if m.t is not None]
-        return min(times) if times else None
-
-    def last_t(self) -> int | None:
-        times = [m.t for m in self._all() if m.t is not None]
-        return max(times) if times else None
+    def span(self) -> tuple[int | None, int | None]:
+        """The first and the last time of its records (None when none has one)."""
+        first = last = None
+        for group in (self.requests, self.responses, self.transport):
+            for m in group:
+                t = m.t
+                if t is not None:
+                    if first is None or t < first:
+                        first = t
+                    if last is None or t > last:
+                        last = t
+        return first, last
 
 
 def _headers(value: Any) -> list[dict[str, str]]:
@@ -82,10 +87,18 @@ def _status(msgs: list[Message]) -> int | None:
     return None
 
 
+def _members(msg: Message) -> Sequence[dict[str, Any]]:
+    """``msg.members()``, without making a list for the common record: one JSON-RPC object."""
+    raw = msg.raw
+    if type(raw) is dict and msg.kind == Kind.MESSAGE:
+        return (raw,)
+    return msg.members()
+
+
 def _register(correlator: Correlator[_Exchange], ex: _Exchange, msg: Message) -> bool:
     d = msg.dir if msg.dir in ("in", "out") else "in"
     registered = False
-    for member in msg.members():
+    for member in _members(msg):
         if "method" in member and "id" in member and correlator.request(d, member["id"], ex):
             registered = True
             ex.waiting += 1
@@ -95,7 +108,7 @@ def _register(correlator: Correlator[_Exchange], ex: _Exchange, msg: Message) ->
 def _answers(correlator: Correlator[_Exchange], msg: Message, touched: list[_Exchange] | None = None) -> _Exchange | None:
     d = msg.dir if msg.dir in ("in", "out") else "out"
     found = None
-    for member in msg.members():
+    for member in _members(msg):
         if "method" not in member and ("result" in member or "error" in member):
             ex = correlator.response(d, member.get("id"))
             if ex is not None:
@@ -180,8 +193,20 @@ def _is_sse_msg(msg: Message) -> bool:
 
 
 def _body(msgs: list[Message]) -> Any:
-    bodies = [m.raw for m in msgs]
-    return bodies[0] if len(bodies) == 1 else bodies
+    return msgs[0].raw if len(msgs) == 1 else [m.raw for m in msgs]
+
+
+def _with_ctx(ex: _Exchange) -> bool:
+    """Whether any record of the exchange has a transport context (a transport-only record counts)."""
+    if ex.transport:
+        return True
+    for m in ex.requests:
+        if m.ctx:
+            return True
+    for m in ex.responses:
+        if m.ctx:
+            return True
+    return False
 
 
 def _sse_text(msgs: list[Message], transport: list[Message]) -> str:
@@ -211,48 +236,65 @@ def _facts(ex: _Exchange) -> dict[str, Any]:
         events = [t.ctx["sse"].get("event") for t in ex.transport if t.ctx and isinstance(t.ctx.get("sse"), dict)]
         if events:
             facts_s["transport_events"] = events
-        seqs = sorted(m.seq for m in ex._all() if m.seq is not None)
-        if seqs:
-            facts_s["seq"] = seqs
+        stream_seqs = sorted(m.seq for m in ex._all() if m.seq is not None)
+        if stream_seqs:
+            facts_s["seq"] = stream_seqs
         return facts_s
-    first = ex.requests[0] if ex.requests else (ex.responses[0] if ex.responses else None)
+    requests, responses = ex.requests, ex.responses
+    first = requests[0] if requests else (responses[0] if responses else None)
     facts: dict[str, Any] = {}
     if first is not None:
         facts["direction"] = "client_to_server" if first.dir == "in" else "server_to_client"
         raw = first.raw
         if isinstance(raw, dict):
-            if isinstance(raw.get("method"), str):
-                facts["method"] = raw["method"]
+            method = raw.get("method")
+            if isinstance(method, str):
+                facts["method"] = method
             if "id" in raw:
                 facts["id"] = raw["id"]
-            params = raw.get("params")
-            if raw.get("method") == "tools/call" and isinstance(params, dict) and isinstance(params.get("name"), str):
-                facts["tool"] = params["name"]
+            if method == "tools/call":
+                params = raw.get("params")
+                if isinstance(params, dict) and isinstance(params.get("name"), str):
+                    facts["tool"] = params["name"]
             if "method" not in raw and ("result" in raw or "error" in raw):
                 facts["response"] = True  # a peer's answer riding its own request (the client answering sampling)
         elif isinstance(raw, list):
             facts["batch"] = len(raw)
-    answer = [m for m in ex.answer.members() if "method" not in m] if ex.answer is not None else []
+    answer = [m for m in _members(ex.answer) if "method" not in m] if ex.answer is not None else []
     if answer:
         error = answer[0].get("error")
         result = answer[0].get("result")
         facts["error"] = error
         facts["isError"] = isinstance(result, dict) and result.get("isError") is True
-        if ex.answer not in ex.responses:
+        if ex.answer not in responses:
             facts["answered_on"] = "stream"
-    elif any("id" in m and "method" in m for r in ex.requests for m in r.members()):
+    elif any("id" in m and "method" in m for r in requests for m in _members(r)):
         facts["unanswered"] = True
-    notes = [m for r in ex.responses for m in r.members() if "method" in m]
+    notes = sum(1 for r in responses for m in _members(r) if "method" in m)
     if notes:
-        facts["server_messages"] = len(notes)
-    seqs = sorted(m.seq for m in (*ex.requests, *ex.responses, *ex.transport) if m.seq is not None)
+        facts["server_messages"] = notes
+    # one pass over the records for the seqs, the first edit and a drop
+    seqs: list[int] = []
+    edited: Message | None = None
+    dropped = False
+    for group in (requests, responses):
+        for m in group:
+            if m.seq is not None:
+                seqs.append(m.seq)
+            if m.modified and edited is None:
+                edited = m
+            if m.dropped:
+                dropped = True
+    for t in ex.transport:
+        if t.seq is not None:
+            seqs.append(t.seq)
     if seqs:
+        seqs.sort()
         facts["seq"] = seqs
-    edited = [m for m in (*ex.requests, *ex.responses) if m.modified]
-    if edited:
+    if edited is not None:
         facts["modified"] = True
-        facts["original"] = edited[0].original
-    if any(m.dropped for m in (*ex.requests, *ex.responses)):
+        facts["original"] = edited.original
+    if dropped:
         facts["dropped"] = True
     for t in ex.transport:
         if t.ctx and t.ctx.get("event") is not None:
@@ -272,59 +314,82 @@ def _query(url: str) -> list[dict[str, str]]:
     return [{"name": k, "value": v} for k, v in parse_qsl(urlsplit(url).query, keep_blank_values=True)]
 
 
+def _json_text(value: Any) -> tuple[str, int]:
+    """``value`` as JSON text and the length of its UTF-8 (the encoder's bytes: no second encoding)."""
+    data = jsonio.dumps(value)
+    return data.decode("utf-8", "surrogatepass"), len(data)
+
+
+_NO_CTX: dict[str, Any] = {}
+
+
 def _entry(ex: _Exchange, *, http: bool, base: str, session_t: int | None, endpoint: str | None = None) -> dict[str, Any]:
-    asks = [m for m in (*ex.requests, *ex.transport) if m.ctx and m.dir == "in"]
-    req_ctx = next((m.ctx for m in asks if m.ctx and m.ctx.get("headers")), None) or ((asks[0].ctx or {}) if asks else {})
-    resp_msgs = ex.responses
-    answers = [m for m in (*resp_msgs, *ex.transport) if m.ctx and m.dir != "in"]
-    resp_ctx = next((m.ctx for m in answers if m.ctx and m.ctx.get("headers")), None) or ((answers[0].ctx or {}) if answers else {})
-    t0 = ex.first_t()
-    t1 = ex.last_t()
+    requests, resp_msgs, transport = ex.requests, ex.responses, ex.transport
+    if _with_ctx(ex):
+        asks = [m for m in (*requests, *transport) if m.ctx and m.dir == "in"]
+        req_ctx = next((m.ctx for m in asks if m.ctx and m.ctx.get("headers")), None) or ((asks[0].ctx or {}) if asks else {})
+        answers = [m for m in (*resp_msgs, *transport) if m.ctx and m.dir != "in"]
+        resp_ctx = next((m.ctx for m in answers if m.ctx and m.ctx.get("headers")), None) or ((answers[0].ctx or {}) if answers else {})
+        status = _status([*resp_msgs, *[t for t in transport if t.dir != "in"]])
+        sse = any(_is_sse_msg(m) for m in resp_msgs) or ex.stream
+        sse_events = any(t.ctx and "sse" in t.ctx for t in transport)
+    else:  # no record has a transport context (a stdio session's never do): none of it to look for
+        req_ctx = resp_ctx = _NO_CTX
+        status = None
+        sse = ex.stream
+        sse_events = False
+    t0, t1 = ex.span()
     if t0 is None:
         t0 = session_t or 0
     elapsed = max(0, (t1 - t0)) if t1 is not None else 0
-    method = req_ctx.get("method") if isinstance(req_ctx.get("method"), str) else ("GET" if ex.stream or not ex.requests else "POST")
+    method = req_ctx.get("method")
+    if not isinstance(method, str):
+        method = "GET" if ex.stream or not requests else "POST"
     path = req_ctx.get("path")
     if path is None and endpoint is not None and method == "POST":
         path = endpoint  # legacy HTTP+SSE: the client posts to the URI the endpoint event named
     url = _url(base, path) if http else base
     request: dict[str, Any] = {
         "method": method, "url": url, "httpVersion": "HTTP/1.1", "cookies": [],
-        "headers": _headers(req_ctx.get("headers")), "queryString": _query(url) if http else [],
+        "headers": _headers(req_ctx.get("headers")) if req_ctx else [], "queryString": _query(url) if http else [],
         "headersSize": -1, "bodySize": 0,
     }
-    if ex.requests:
-        text = jsonio.dumps_str(_body(ex.requests))
+    if requests:
+        text, size = _json_text(_body(requests))
         request["postData"] = {"mimeType": "application/json", "text": text}
-        request["bodySize"] = len(text.encode("utf-8", "surrogatepass"))
-    status = _status([*resp_msgs, *[t for t in ex.transport if t.dir != "in"]])
-    sse = any(_is_sse_msg(m) for m in resp_msgs) or ex.stream
-    if resp_msgs or any(t.ctx and "sse" in t.ctx for t in ex.transport):
+        request["bodySize"] = size
+    if resp_msgs or sse_events:
         if sse:
-            text = _sse_text(resp_msgs, ex.transport)
+            text = _sse_text(resp_msgs, transport)
+            size = len(text.encode("utf-8", "surrogatepass"))
             mime = "text/event-stream"
         else:
-            text = jsonio.dumps_str(_body(resp_msgs))
+            text, size = _json_text(_body(resp_msgs))
             mime = "application/json"
         status = status if status is not None else 200
     else:
-        body = next(((t.ctx or {}).get("data") for t in ex.transport if isinstance((t.ctx or {}).get("data"), dict)), None)
-        text = jsonio.dumps_str(body) if body is not None else ""
-        mime = "application/json" if body is not None else ""
+        body = next(((t.ctx or {}).get("data") for t in transport if isinstance((t.ctx or {}).get("data"), dict)), None)
+        if body is not None:
+            text, size = _json_text(body)
+            mime = "application/json"
+        else:
+            text, size, mime = "", 0, ""
         if status is None:
-            lifecycle = next((t for t in ex.transport if t.dir == "in" and t.ctx), None)
+            lifecycle = next((t for t in transport if t.dir == "in" and t.ctx), None)
             if lifecycle is not None and lifecycle.ctx and type(lifecycle.ctx.get("status")) is int:
                 status = lifecycle.ctx["status"]
-            elif ex.requests and (ex.answer is not None or not any("id" in m for r in ex.requests for m in r.members())):
+            elif requests and (ex.answer is not None or not any("id" in m for r in requests for m in r.members())):
                 # a notification (nothing comes back), or a legacy POST answered on the stream
                 status = 202 if http else 204
             else:
                 status = 0  # never answered
-    size = len(text.encode("utf-8", "surrogatepass"))
+    content: dict[str, Any] = {"size": size, "mimeType": mime}
+    if text:
+        content["text"] = text
     response = {
         "status": status, "statusText": _REASONS.get(status, ""), "httpVersion": "HTTP/1.1", "cookies": [],
-        "headers": _headers(resp_ctx.get("headers")),
-        "content": {"size": size, "mimeType": mime, **({"text": text} if text else {})},
+        "headers": _headers(resp_ctx.get("headers")) if resp_ctx else [],
+        "content": content,
         "redirectURL": "", "headersSize": -1, "bodySize": size if status else -1,
     }
     return {
@@ -363,20 +428,24 @@ def _stdio_entries(session: Session, base: str, started: int | None, stderr: lis
 
     n = 0
     touched: list[_Exchange] = []
+    message, stderr_kind, invalid_kind = Kind.MESSAGE, Kind.STDERR, Kind.INVALID
     for msg in session:
         kind = msg.kind
-        if guessed and msg.ctx and kind in (Kind.MESSAGE, Kind.TRANSPORT):
+        if kind != message:
+            if guessed and msg.ctx and kind == Kind.TRANSPORT:
+                raise _NotStdio
+            if kind == stderr_kind:
+                stderr.append({"t": iso_from_ms(msg.t) if msg.t is not None else None, "text": msg.text})
+            elif kind == invalid_kind:
+                invalid.append({"t": iso_from_ms(msg.t) if msg.t is not None else None,
+                                "direction": "client_to_server" if msg.dir == "in" else "server_to_client",
+                                "text": msg.text})
+            continue
+        if guessed and msg.ctx:
             raise _NotStdio
-        if kind == Kind.STDERR:
-            stderr.append({"t": iso_from_ms(msg.t) if msg.t is not None else None, "text": msg.text})
-            continue
-        if kind == Kind.INVALID:
-            invalid.append({"t": iso_from_ms(msg.t) if msg.t is not None else None,
-                            "direction": "client_to_server" if msg.dir == "in" else "server_to_client", "text": msg.text})
-            continue
-        if kind != Kind.MESSAGE:
-            continue
-        answered = _answers(correlator, msg, touched)
+        raw = msg.raw
+        # a request or a notification answers nothing: no exchange to look for
+        answered = None if type(raw) is dict and "method" in raw else _answers(correlator, msg, touched)
         if answered is not None:
             answered.responses.append(msg)
             for ex in touched:
@@ -386,7 +455,6 @@ def _stdio_entries(session: Session, base: str, started: int | None, stderr: lis
                         done(ex, item[0])
             touched.clear()
             continue
-        touched.clear()
         ex = _Exchange()
         ex.requests.append(msg)
         _register(correlator, ex, msg)

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
-from mcpreel._infra.jsonstream import marker, write_document
+from mcpreel._infra.jsonstream import Encoded, ItemSpool, marker, write_document
 from mcpreel._infra.timeutil import MAX_MS
 from mcpreel.errors import UsageError
 from mcpreel.formats._source import Source
@@ -150,7 +150,12 @@ def _note_session_headers(headers: dict[str, Any], seen: dict[str, str]) -> None
 
 
 def write(session: Session, out: BinaryIO, *, label: str | None = None) -> list[str]:
-    """Write the envelope; returns what it had to drop beyond what :data:`KEEPS` says (in words)."""
+    """Write the envelope; returns what it had to drop beyond what :data:`KEEPS` says (in words).
+
+    One pass over the session. Without a session context of its own, the document's context (which
+    comes before the entries) is known only once every exchange is seen: the entries then go, encoded,
+    to a temporary file and are copied in after it, which costs far less than reading the session twice.
+    """
     transport = session.info.transport
     if transport == "stdio" or (transport is None and label is None):
         where = f"{session.info.path}: " if session.info.path else ""
@@ -165,78 +170,124 @@ def write(session: Session, out: BinaryIO, *, label: str | None = None) -> list[
         top = {"headers": session.info.headers}
     if top:
         doc["transport_context"] = top
-    bodiless = 0
-    if not top:
-        # without a session context of its own (a reel), the last MCP-Protocol-Version / Mcp-Session-Id the
-        # exchanges carried become it, as the recorder's --envelope does (one writer, one result). It
-        # comes before the entries in the document, so a first pass over the session finds it.
-        seen: dict[str, str] = {}
-        for msg in session:
-            if msg.ctx and isinstance(msg.ctx.get("headers"), dict):
-                _note_session_headers(msg.ctx["headers"], seen)
-        if seen:
-            doc["transport_context"] = {"headers": seen}
-
-    def entries() -> Iterator[dict[str, Any]]:
-        for msg in session:
-            yield from _entries_of(msg)
-
-    def _entries_of(msg: Message) -> Iterator[dict[str, Any]]:
-        nonlocal bodiless
-        if msg.dropped or msg.kind not in (Kind.MESSAGE, Kind.TRANSPORT):
-            return
-        entry: dict[str, Any] = {}
-        if msg.t is not None:
-            entry["timestamp_ms"] = msg.t
-        ctx = dict(msg.ctx or {})
-        slot = ctx.pop("slot", None)
-        sse = ctx.pop("sse", None)
-        data = ctx.pop("data", None)
-        if msg.kind == Kind.TRANSPORT:
-            if sse is None:
-                # a transport event that rode no SSE stream: an HTTP answer with no JSON-RPC in it.
-                # One whose body was a JSON object (a 401's OAuth error) goes in a response slot, so the
-                # status and WWW-Authenticate challenge reach K2-A; a bodiless 202 has no slot.
-                if not isinstance(data, dict):
-                    if _is_challenge(ctx):
-                        # a 401 whose body was empty or text: its challenge must still reach K2-A, so it
-                        # takes a response slot with an empty object (no JSON-RPC meaning on import)
-                        ctx.pop("body", None)
-                        entry["transport_context"] = ctx
-                        entry["response"] = {}
-                        yield entry
-                        return
-                    bodiless += 1  # an entry holds a request, a response or an SSE event: none of these
-                    return
-                ctx.pop("body", None)
-                entry["transport_context"] = ctx
-                entry["response"] = data
-                yield entry
-                return
-            if ctx:
-                entry["transport_context"] = ctx
-            ev = {k: v for k, v in sse.items() if k != "encoded"}
-            ev["data"] = data
-            entry["sse"] = ev
-        else:
-            if ctx:
-                entry["transport_context"] = ctx
-            if sse is not None or slot == "sse":
-                sse = dict(sse or {"event": "message"})
-                encoded = sse.pop("encoded", False)
-                sse["data"] = jsonio.dumps_str(msg.raw) if encoded else msg.raw
-                entry["sse"] = sse
-            elif msg.dir == "in":
-                entry["request"] = msg.raw
-            else:
-                entry["response"] = msg.raw
-        yield entry
-
     key = marker()
-    doc["entries"] = key
-    write_document(out, doc, {key: entries()}, indent=False)  # one entry at a time (flat memory)
+    bodiless = [0]
+    if top:
+        doc["entries"] = key
+        write_document(out, doc, {key: _runs(_encoded_entries(session, bodiless, None))}, indent=False)
+    else:
+        # without a session context of its own (a reel), the last MCP-Protocol-Version / Mcp-Session-Id the
+        # exchanges carried become it, as the recorder's --envelope does (one writer, one result)
+        seen: dict[str, str] = {}
+        spool = ItemSpool()
+        try:
+            for run in _runs(_encoded_entries(session, bodiless, seen)):
+                spool.append(run)
+            if seen:
+                doc["transport_context"] = {"headers": seen}
+            doc["entries"] = key
+            write_document(out, doc, {key: spool}, indent=False)  # its items are runs of entries already
+        finally:
+            spool.close()
     out.write(b"\n")
-    if bodiless:
-        return [f"{bodiless} HTTP answer{'s' if bodiless != 1 else ''} with no body (a 202 Accepted, a GET or DELETE "
-                "with no JSON-RPC in it)"]
+    if bodiless[0]:
+        return [f"{bodiless[0]} HTTP answer{'s' if bodiless[0] != 1 else ''} with no body (a 202 Accepted, a GET or "
+                "DELETE with no JSON-RPC in it)"]
     return []
+
+
+def _runs(entries: Iterator[bytes], size: int = 256) -> Iterator[Encoded]:
+    """The encoded entries joined by commas, ``size`` at a time: the compact array writer puts a comma
+    between its items, so a run of entries given as one item is written exactly as they would be one by
+    one, with a fraction of the per-item work (here and in the spool)."""
+    run: list[bytes] = []
+    for encoded in entries:
+        run.append(encoded)
+        if len(run) >= size:
+            yield Encoded(b",".join(run))
+            run.clear()
+    if run:
+        yield Encoded(b",".join(run))
+
+
+def _encoded_entries(session: Session, bodiless: list[int], seen: dict[str, str] | None) -> Iterator[bytes]:
+    """Each record's entry, encoded; counts the bodiless answers in ``bodiless[0]`` and, given ``seen``,
+    notes the session headers the records carry there.
+
+    The common record (a message with no context but its slot) is encoded from a byte template; the
+    rest go through :func:`_entry_of`.
+    """
+    dumps = jsonio.dumps
+    message = Kind.MESSAGE
+    for msg in session:
+        ctx = msg.ctx
+        if ctx:
+            if seen is not None:
+                headers = ctx.get("headers")
+                if isinstance(headers, dict):
+                    _note_session_headers(headers, seen)
+            plain = len(ctx) == 1 and "slot" in ctx and ctx["slot"] != "sse"
+        else:
+            plain = True
+        if plain and msg.kind == message and not msg.dropped and type(msg.t) is int:
+            yield (_PLAIN_REQUEST if msg.dir == "in" else _PLAIN_RESPONSE) % (msg.t, dumps(msg.raw))
+            continue
+        entry = _entry_of(msg, bodiless)
+        if entry is not None:
+            yield dumps(entry)
+
+
+#: the entry of a timed message with no transport context but its slot, as :func:`_entry_of` makes it
+_PLAIN_REQUEST = b'{"timestamp_ms":%d,"request":%s}'
+_PLAIN_RESPONSE = b'{"timestamp_ms":%d,"response":%s}'
+
+
+def _entry_of(msg: Message, bodiless: list[int]) -> dict[str, Any] | None:
+    """The entry of one record, or None (a dropped message, a record of another kind, a bodiless answer,
+    counted in ``bodiless[0]``)."""
+    if msg.dropped or msg.kind not in (Kind.MESSAGE, Kind.TRANSPORT):
+        return None
+    entry: dict[str, Any] = {}
+    if msg.t is not None:
+        entry["timestamp_ms"] = msg.t
+    ctx = dict(msg.ctx or {})
+    slot = ctx.pop("slot", None)
+    sse = ctx.pop("sse", None)
+    data = ctx.pop("data", None)
+    if msg.kind == Kind.TRANSPORT:
+        if sse is None:
+            # a transport event that rode no SSE stream: an HTTP answer with no JSON-RPC in it.
+            # One whose body was a JSON object (a 401's OAuth error) goes in a response slot, so the
+            # status and WWW-Authenticate challenge reach K2-A; a bodiless 202 has no slot.
+            if not isinstance(data, dict):
+                if _is_challenge(ctx):
+                    # a 401 whose body was empty or text: its challenge must still reach K2-A, so it
+                    # takes a response slot with an empty object (no JSON-RPC meaning on import)
+                    ctx.pop("body", None)
+                    entry["transport_context"] = ctx
+                    entry["response"] = {}
+                    return entry
+                bodiless[0] += 1  # an entry holds a request, a response or an SSE event: none of these
+                return None
+            ctx.pop("body", None)
+            entry["transport_context"] = ctx
+            entry["response"] = data
+            return entry
+        if ctx:
+            entry["transport_context"] = ctx
+        ev = {k: v for k, v in sse.items() if k != "encoded"}
+        ev["data"] = data
+        entry["sse"] = ev
+        return entry
+    if ctx:
+        entry["transport_context"] = ctx
+    if sse is not None or slot == "sse":
+        sse = dict(sse or {"event": "message"})
+        encoded = sse.pop("encoded", False)
+        sse["data"] = jsonio.dumps_str(msg.raw) if encoded else msg.raw
+        entry["sse"] = sse
+    elif msg.dir == "in":
+        entry["request"] = msg.raw
+    else:
+        entry["response"] = msg.raw
+    return entry

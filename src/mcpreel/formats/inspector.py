@@ -102,11 +102,11 @@ def write(session: Session, out: BinaryIO) -> list[str]:
     request and it; the format cannot keep that order, so the returned loss (for ``convert``'s warning)
     names how many responses moved and ahead of how many messages.
     """
-    spool = ItemSpool(_encode)
+    spool = ItemSpool(jsonio.dumps)
     try:
         moved, overtaken = _entries(session, spool)
         key = marker()
-        write_document(out, key, {key: spool}, indent=False)
+        write_document(out, key, {key: spool.joined(b",")}, indent=False)
     finally:
         spool.close()
     out.write(b"\n")
@@ -117,56 +117,62 @@ def write(session: Session, out: BinaryIO) -> list[str]:
             "that came between them)"]
 
 
-def _encode(entry: dict[str, Any]) -> bytes:
-    entry.pop("_t", None)
-    return jsonio.dumps(entry)
+def _id_key(value: Any) -> Any:
+    """:func:`verbatim_key`'s classes of ids, without a tuple for the common ones: a string or an
+    integer is its own key (they never equal each other nor a :func:`verbatim_key` tuple)."""
+    t = type(value)
+    if t is str or t is int:
+        return value
+    return verbatim_key(value)
 
 
 def _entries(session: Session, spool: ItemSpool) -> tuple[int, int]:
     """Every entry into ``spool``; returns how many responses moved, and ahead of how many entries."""
-    pending: dict[tuple[str, Any], tuple[dict[str, Any], int]] = {}
+    # a request waiting for its answer, by (its direction, its id): its entry, place and time
+    pending: dict[tuple[str, Any], tuple[dict[str, Any], int, int | None]] = {}
     dumps = jsonio.dumps
+    hold, settle, append = spool.hold, spool.settle, spool.append
+    message_kind = Kind.MESSAGE
     n = 0
     moved = overtaken = 0
     for msg in session:
-        if msg.kind != Kind.MESSAGE or msg.dropped:
+        if msg.kind != message_kind or msg.dropped:
             continue
-        for raw in msg.members():
-            origin = "client" if msg.dir == "in" else "server"
-            ts = iso_from_ms(msg.t) if msg.t is not None else None
+        record = msg.raw
+        t = msg.t
+        d = msg.dir
+        for raw in (record,) if type(record) is dict else msg.members():
             if "method" in raw:
                 n += 1
                 entry: dict[str, Any] = {
                     "id": n,
-                    "timestamp": ts,
+                    "timestamp": iso_from_ms(t) if t is not None else None,
                     "direction": "request" if "id" in raw else "notification",
-                    "origin": origin,
+                    "origin": "client" if d == "in" else "server",
                     "message": raw,
                 }
                 if "id" in raw and raw["id"] is not None:
-                    entry["_t"] = msg.t
-                    k = (msg.dir or "in", verbatim_key(raw["id"]))
+                    k = (d or "in", _id_key(raw["id"]))
                     before = pending.get(k)
                     if before is not None:
-                        spool.settle(before[1])  # its key now names the newer request: never answered
-                    pending[k] = (entry, spool.hold(entry))
+                        settle(before[1])  # its key now names the newer request: never answered
+                    pending[k] = (entry, hold(entry), t)
                 else:
-                    spool.append(dumps(entry))
+                    append(dumps(entry))
             else:
-                found = pending.pop(("out" if msg.dir == "in" else "in", verbatim_key(raw.get("id"))), None)
+                found = pending.pop(("out" if d == "in" else "in", _id_key(raw.get("id"))), None)
                 if found is not None:
-                    req, at = found
+                    req, at, t0 = found
                     req["response"] = raw
                     between = len(spool) - 1 - at
                     if between:
                         moved += 1
                         overtaken += between
-                    t0 = req.get("_t")
-                    if t0 is not None and msg.t is not None:
-                        req["duration"] = msg.t - t0
-                    spool.settle(at)
+                    if t0 is not None and t is not None:
+                        req["duration"] = t - t0
+                    settle(at)
                 else:
                     n += 1
-                    spool.append(dumps({"id": n, "timestamp": ts, "direction": "response", "origin": origin,
-                                        "message": raw}))
+                    append(dumps({"id": n, "timestamp": iso_from_ms(t) if t is not None else None, "direction": "response",
+                                  "origin": "client" if d == "in" else "server", "message": raw}))
     return moved, overtaken

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcpreel._infra import jsonio
-from mcpreel._infra.jsonstream import ItemSpool, marker, write_document
+from mcpreel._infra.jsonstream import RunSpool, marker, write_document
 from mcpreel.formats._foreign import iso_time, object_at, offset_time, rest, text_record
 from mcpreel.formats._source import Source, session_url
 from mcpreel.model import Kind, Message, Session, SessionInfo
@@ -138,49 +138,66 @@ def write(session: Session, out: Any) -> list[str]:
         "server_info": kept.get("server_info"),
         "messages": [],
     }
-    # each message is encoded as it is made, into a temporary file: the header members that come first
-    # in the document are known only at the end (flat memory)
-    messages = ItemSpool()
-    dumps = jsonio.dumps_indented
+    # the messages are encoded as they are made, a run at a time, into a temporary file: the header
+    # members that come first in the document are known only at the end (flat memory)
+    messages = RunSpool(depth=4)
+    append = messages.append
+    seq = 0
     last = 0
     other_ctx = 0
+    MESSAGE, INVALID = Kind.MESSAGE, Kind.INVALID
     for msg in session:
-        if msg.t is not None:
+        t = msg.t
+        if t is not None:
             if start is None:
-                start = msg.t
-            last = max(0, msg.t - start)
-        if msg.dropped or msg.kind not in (Kind.MESSAGE, Kind.INVALID):
+                start = t
+            last = t - start if t > start else 0
+        kind = msg.kind
+        if msg.dropped or (kind != MESSAGE and kind != INVALID):
             continue
         sender = "client" if msg.dir == "in" else "server"
-        ctx = msg.ctx or {}
+        ctx = msg.ctx
+        if ctx:
+            if kind == MESSAGE and any(k not in ("exchange", "channel") for k in ctx):
+                other_ctx += 1
+            exchange = ctx.get("exchange") if type(ctx.get("exchange")) is int else None
+            channel = ctx.get("channel") if ctx.get("channel") in ("post", "get") else None
+        else:
+            exchange = channel = None
         stash = msg.extra.get("mcp_cassette") if msg.extra else None
         if not isinstance(stash, dict):
-            stash = {}
-        if msg.kind == Kind.MESSAGE and any(k not in ("exchange", "channel") for k in ctx):
-            other_ctx += 1
-        exchange = ctx.get("exchange") if type(ctx.get("exchange")) is int else None
-        channel = ctx.get("channel") if ctx.get("channel") in ("post", "get") else None
-        parts: list[tuple[str, Any]]
-        if msg.kind == Kind.INVALID:
-            parts = [("raw", msg.text or "")]
+            stash = None
+        redacted = stash is not None and stash.get("redacted") is True
+        parts: Any
+        if kind == INVALID:
+            parts = (("raw", msg.text or ""),)
+        elif type(msg.raw) is dict:
+            parts = ((_kind_of(msg.raw), msg.raw),)
         else:
             parts = [(_kind_of(raw), raw) for raw in msg.members()]
-        for kind, payload in parts:
-            is_obj = isinstance(payload, dict)
-            if is_obj and kind == "response" and payload.get("id") is not None and sender == "server" and \
-                    doc["protocol_version"] is None and isinstance(payload.get("result"), dict) and \
-                    "serverInfo" in payload["result"]:
-                doc["protocol_version"] = payload["result"].get("protocolVersion")
-                doc["server_info"] = payload["result"].get("serverInfo")
-            entry = {"seq": len(messages), "t_offset_ms": last, "sender": sender, "kind": kind,
-                     "method": payload.get("method") if is_obj and isinstance(payload.get("method"), str) else None,
-                     "msg_id": payload.get("id") if is_obj and isinstance(payload.get("id"), (str, int))
-                     and not isinstance(payload.get("id"), bool) else None,
-                     "payload": payload, "redacted": stash.get("redacted") is True,
+        for part_kind, payload in parts:
+            if isinstance(payload, dict):
+                if part_kind == "response" and sender == "server" and doc["protocol_version"] is None and \
+                        payload.get("id") is not None and isinstance(payload.get("result"), dict) and \
+                        "serverInfo" in payload["result"]:
+                    doc["protocol_version"] = payload["result"].get("protocolVersion")
+                    doc["server_info"] = payload["result"].get("serverInfo")
+                method = payload.get("method")
+                if not isinstance(method, str):
+                    method = None
+                msg_id = payload.get("id")
+                if not isinstance(msg_id, (str, int)) or isinstance(msg_id, bool):
+                    msg_id = None
+            else:
+                method = msg_id = None
+            entry = {"seq": seq, "t_offset_ms": last, "sender": sender, "kind": part_kind,
+                     "method": method, "msg_id": msg_id, "payload": payload, "redacted": redacted,
                      "exchange": exchange, "channel": channel}
-            for k, v in stash.items():
-                entry.setdefault(k, v)
-            messages.append(dumps(entry))
+            if stash:
+                for k, v in stash.items():
+                    entry.setdefault(k, v)
+            append(entry)
+            seq += 1
     doc["recorded_at"] = iso_from_ms(start if start is not None else 0)
     key = marker()
     doc["messages"] = key

@@ -136,11 +136,18 @@ LOSSES = "server-to-client requests and notifications, absolute times, stderr, i
 KEEPS = frozenset({"direction", "header", "ctx", "transport"})
 _KEPT_CTX = frozenset({"status", "sse", "method", "path", "exchange", "stream", "latency_ms", "event"})
 CASSETTE_VERSION = "1.0"
+_NO_CTX: dict[str, Any] = {}
 _TRANSPORT_TYPES = {"stdio": "stdio", "streamable-http": "http", "sse": "http"}
 
 
-def _id_key(value: Any) -> str:
-    return jsonio.dumps_str(value)
+def _id_key(value: Any) -> Any:
+    """Two ids are the same key when their JSON text is: a string or an integer is its own key (they
+    never equal each other, nor the tagged JSON text that stands for any other id), found without
+    encoding it."""
+    t = type(value)
+    if t is str or t is int:
+        return value
+    return ("json", jsonio.dumps_str(value))
 
 
 def write(session: Session, out: Any) -> list[str]:
@@ -164,11 +171,21 @@ def write(session: Session, out: Any) -> list[str]:
                 "response_status": status, "latency_ms": 0, "http_method": None, "http_path": None}
 
     notified: tuple[dict[str, Any], int, int | None] | None = None  # the last notification, waiting for its 202
+    transport_kind, message_kind = Kind.TRANSPORT, Kind.MESSAGE
+    hold, settle = spool.hold, spool.settle
     for msg in session:
         if first_t is None and msg.t is not None:
             first_t = msg.t
-        ctx = msg.ctx or {}
-        if msg.kind == Kind.TRANSPORT and msg.dir == "in" and ctx.get("method") in ("GET", "DELETE"):
+        ctx = msg.ctx or _NO_CTX
+        kind = msg.kind
+        if kind == message_kind:
+            if msg.dropped:
+                continue
+            raw = msg.raw
+            members = (raw,) if type(raw) is dict else msg.members()
+        elif kind != transport_kind:
+            continue
+        elif msg.dir == "in" and ctx.get("method") in ("GET", "DELETE"):
             it = interaction("lifecycle", None, ctx["status"] if type(ctx.get("status")) is int else 200)
             it["http_method"] = ctx["method"]
             it["http_path"] = ctx.get("path") if isinstance(ctx.get("path"), str) else "/mcp"
@@ -177,7 +194,7 @@ def write(session: Session, out: Any) -> list[str]:
                 it["latency_ms"] = ctx["latency_ms"]
             spool.append(jsonio.dumps_indented(it))
             continue
-        if msg.kind == Kind.TRANSPORT and msg.dir == "out" and notified is not None and type(ctx.get("status")) is int:
+        elif msg.dir == "out" and notified is not None and type(ctx.get("status")) is int:
             it, at, t0 = notified  # the bodiless answer to the notification just sent
             it["response_status"] = ctx["status"]
             if t0 is not None and msg.t is not None:
@@ -185,43 +202,46 @@ def write(session: Session, out: Any) -> list[str]:
             spool.settle(at)
             notified = None
             continue
-        if msg.kind == Kind.TRANSPORT:
+        else:
             unplaced += 1  # an SSE event with no JSON-RPC in it, a 401: no interaction holds it
             continue
-        if msg.kind != Kind.MESSAGE or msg.dropped:
-            continue
-        if not _KEPT_CTX.issuperset(ctx):
+        if ctx and not _KEPT_CTX.issuperset(ctx):
             other_ctx += 1
-        for raw in msg.members():
-            if msg.dir == "in" and "method" in raw:
+        d = msg.dir
+        t = msg.t
+        for raw in members:
+            if d == "in" and "method" in raw:
                 if "id" in raw:
-                    it = interaction("jsonrpc_request", raw)
+                    it = {"type": "jsonrpc_request", "request": raw, "response": None, "response_is_sse": False,
+                          "response_status": 200, "latency_ms": 0, "http_method": None, "http_path": None}
                     key = _id_key(raw["id"])
                     before = pending.get(key)
                     if before is not None:
-                        spool.settle(before[1])  # its id now names the newer request: never answered
-                    pending[key] = (it, spool.hold(it), msg.t)
+                        settle(before[1])  # its id now names the newer request: never answered
+                    pending[key] = (it, hold(it), t)
                 else:
                     it = interaction("notification", raw, 202)
                     if notified is not None:
-                        spool.settle(notified[1])  # a 202 now answers the newer one
-                    notified = (it, spool.hold(it), msg.t)
-            elif msg.dir == "out" and "method" not in raw:
+                        settle(notified[1])  # a 202 now answers the newer one
+                    notified = (it, hold(it), t)
+            elif d == "out" and "method" not in raw:
                 held = pending.pop(_id_key(raw.get("id")), None)
                 if held is None:
                     orphans += 1
                     continue
                 it, at, t0 = held
                 it["response"] = raw
-                it["response_is_sse"] = isinstance(ctx.get("sse"), dict)
-                if type(ctx.get("status")) is int:
-                    it["response_status"] = ctx["status"]
-                if t0 is not None and msg.t is not None:
-                    it["latency_ms"] = max(0, msg.t - t0)
+                if ctx:
+                    it["response_is_sse"] = isinstance(ctx.get("sse"), dict)
+                    if type(ctx.get("status")) is int:
+                        it["response_status"] = ctx["status"]
+                if t0 is not None and t is not None:
+                    latency = t - t0
+                    it["latency_ms"] = latency if latency > 0 else 0
                 if it["request"].get("method") == "initialize" and isinstance(raw.get("result"), dict):
                     meta["protocol_version"] = raw["result"].get("protocolVersion")
                     meta["server_info"] = raw["result"].get("serverInfo")
-                spool.settle(at)
+                settle(at)
             else:
                 unasked += 1
     if first_t is not None:

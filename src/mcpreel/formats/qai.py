@@ -36,6 +36,7 @@ from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import Correlator
+from mcpreel._infra.jsonstream import encode_run
 from mcpreel._infra.timeutil import ms_from_any, ms_from_iso
 from mcpreel.formats import _jsondoc
 from mcpreel.formats._source import Source, encodable, session_text, session_url
@@ -222,18 +223,46 @@ def iso_micro(ms: int) -> str:
         if len(_ISO_OF_SECOND) >= 4096:
             _ISO_OF_SECOND.clear()
         _ISO_OF_SECOND[secs] = head
-    return f"{head}.{rem * 1000:06d}+00:00" if rem else f"{head}+00:00"
+    return head + _FRACTION[rem]
 
 
 _ISO_OF_SECOND: dict[int, str] = {}
+#: the end of the text for each millisecond of a second
+_FRACTION = ["+00:00"] + [f".{rem * 1000:06d}+00:00" for rem in range(1, 1000)]
 
 
 def _uuid5(name: str) -> str:
     """``str(uuid.uuid5(_NS, name))`` without building a UUID object (a third of writing a message)."""
-    value = int.from_bytes(hashlib.sha1(_NS_BYTES + name.encode("utf-8")).digest()[:16], "big")
-    value = (value & ~(0xC000 << 48) | (0x8000 << 48)) & ~(0xF000 << 64) | (5 << 76)
-    h = f"{value:032x}"
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    return _uuid_text(hashlib.sha1(_NS_BYTES + name.encode("utf-8")).digest())
+
+
+def _uuid_text(digest: bytes) -> str:
+    """A SHA-1 digest as the text of a version-5 UUID: its version nibble 5, its variant bits 10."""
+    h = digest.hex()
+    return f"{h[:8]}-{h[8:12]}-5{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:32]}"
+
+
+_VARIANT = {c: "89ab"[int(c, 16) & 3] for c in "0123456789abcdef"}
+
+
+class _ProxyIds:
+    """The proxy ids derived for one session, ``_uuid5(f"{session_id}/{index}")``: the hash of the
+    namespace and the session's part is computed once and copied per message (half the hashing).
+    Made on first use: a file whose messages all keep their own proxy_id never hashes its session id."""
+
+    __slots__ = ("_session_id", "_base")
+
+    def __init__(self, session_id: str) -> None:
+        self._session_id = session_id
+        self._base: Any = None
+
+    def __call__(self, index: int) -> str:
+        base = self._base
+        if base is None:
+            base = self._base = hashlib.sha1(_NS_BYTES + f"{self._session_id}/".encode())
+        h = base.copy()
+        h.update(b"%d" % index)
+        return _uuid_text(h.digest())
 
 
 def _stamp(ms: int | None, original: Any) -> str | None:
@@ -247,19 +276,6 @@ def _stamp(ms: int | None, original: Any) -> str | None:
         except ValueError:
             pass
     return iso_micro(ms)
-
-
-def _stash(msg: Message) -> dict[str, Any]:
-    extra = msg.extra
-    if extra:
-        stash = extra.get("qai")
-        if isinstance(stash, dict):
-            return stash
-    return {}
-
-
-def _plain_id(value: Any) -> Any:
-    return value if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
 
 
 def session_document_id(info: SessionInfo) -> str:
@@ -295,41 +311,64 @@ def _header(session: Session) -> tuple[dict[str, Any], int | None]:
 
 
 def message_entry(msg: Message, *, index: int, sequence: int, session_id: str, transport: str,
-                  t: int | None, correlator: Correlator[str]) -> dict[str, Any]:
-    """One qai message for a record (``t`` is the time to write: the record's, or the last known)."""
-    stash = _stash(msg)
+                  t: int | None, correlator: Correlator[str], ids: _ProxyIds | None = None) -> dict[str, Any]:
+    """One qai message for a record (``t`` is the time to write: the record's, or the last known).
+    ``ids`` derives the proxy ids of ``session_id`` (a writer passes one for the whole session)."""
+    extra = msg.extra
+    stash = extra.get("qai") if extra else None
+    if not isinstance(stash, dict):
+        stash = _NO_STASH
     proxy_id = stash.get("proxy_id")
     if proxy_id is None:
-        proxy_id = _uuid5(f"{session_id}/{index}")
-    d = msg.dir if msg.dir in ("in", "out") else "in"
+        proxy_id = (ids or _ProxyIds(session_id))(index)
+    d = msg.dir
+    if d != "in" and d != "out":
+        d = "in"
     raw = msg.raw
     jid: Any = None
     method: Any = None
     correlated = None
-    for member in msg.members():
-        if "method" in member:
-            if "id" in member:
-                correlator.request(d, member["id"], proxy_id)
-        elif "result" in member or "error" in member:
-            found = correlator.response(d, member.get("id"))
-            correlated = correlated or found
+    if type(raw) is dict and msg.kind == Kind.MESSAGE:  # the common record, one JSON-RPC object: looked at once
+        if "method" in raw:
+            if "id" in raw:
+                correlator.request(d, raw["id"], proxy_id)
+        elif "result" in raw or "error" in raw:
+            correlated = correlator.response(d, raw.get("id"))
+    else:
+        for member in msg.members():
+            if "method" in member:
+                if "id" in member:
+                    correlator.request(d, member["id"], proxy_id)
+            elif "result" in member or "error" in member:
+                found = correlator.response(d, member.get("id"))
+                correlated = correlated or found
     if isinstance(raw, dict):
-        jid = _plain_id(raw.get("id"))
+        jid = raw.get("id")
+        if not isinstance(jid, (str, int, float)) or isinstance(jid, bool):
+            jid = None
         m = raw.get("method")
         method = m if isinstance(m, str) else None
+    if stash is _NO_STASH:
+        timestamp = iso_micro(t) if t is not None else None
+        tr = transport
+    else:
+        timestamp = _stamp(t, stash.get("timestamp") if t == msg.t else None)
+        own = stash.get("transport")
+        tr = own if isinstance(own, str) else transport
+    modified = bool(msg.modified)
     entry: dict[str, Any] = {
         "proxy_id": proxy_id,
         "sequence": sequence,
-        "timestamp": _stamp(t, stash.get("timestamp") if t == msg.t else None),
+        "timestamp": timestamp,
         "direction": QAI_DIRECTION[d],
-        "transport": stash.get("transport") if isinstance(stash.get("transport"), str) else transport,
+        "transport": tr,
         "jsonrpc_id": jid,
         "method": method,
         "correlated_id": correlated,
-        "modified": bool(msg.modified),
+        "modified": modified,
         "payload": raw,
     }
-    if msg.modified:
+    if modified:
         entry["original_payload"] = msg.original
     more = stash.get("more")
     if isinstance(more, dict):
@@ -344,6 +383,19 @@ def message_entry(msg: Message, *, index: int, sequence: int, session_id: str, t
     if msg.decided_by:
         entry["decided_by"] = msg.decided_by
     return entry
+
+
+_NO_STASH: dict[str, Any] = {}
+
+
+#: messages encoded per orjson call
+_BATCH = 256
+
+
+def _entries(batch: list[dict[str, Any]], *, first: bool) -> bytes:
+    """A run of messages as they stand in the ``messages`` array (each after ``,\n    ``, or ``\n    ``
+    for the array's first), encoded by one orjson call (:func:`~mcpreel._infra.jsonstream.encode_run`)."""
+    return (b"\n    " if first else b",\n    ") + encode_run(batch, 4)
 
 
 def _indent(block: bytes, prefix: bytes) -> bytes:
@@ -362,26 +414,32 @@ def write(session: Session, out: BinaryIO) -> None:
         out.write(b'  "' + key.encode() + b'": ' + jsonio.dumps(value) + b",\n")
     out.write(b'  "messages": [')
     correlator: Correlator[str] = Correlator()
+    ids = _ProxyIds(sid)
     last = started
     sequence = -1
     keep_sequence = info.source_format == "qai"
     index = 0
+    batch: list[dict[str, Any]] = []
     for msg in session:
         if msg.kind != Kind.MESSAGE:
             continue
-        if msg.t is not None:
-            last = msg.t
+        t = msg.t
+        if t is not None:
+            last = t
         # seed 003: a 0-based monotonic number over the messages. A qai file's own numbers are kept
         # (they may have gaps where qai lost a line), also through a reel; others are numbered 0, 1, 2, ...
-        from_qai = keep_sequence or bool(msg.extra and "qai" in msg.extra)
-        if from_qai and msg.seq is not None and msg.seq > sequence:
+        if (keep_sequence or (msg.extra and "qai" in msg.extra)) and msg.seq is not None and msg.seq > sequence:
             sequence = msg.seq
         else:
             sequence += 1
-        entry = message_entry(msg, index=index, sequence=sequence, session_id=sid, transport=transport,
-                              t=msg.t if msg.t is not None else last, correlator=correlator)
-        out.write((b"\n    " if index == 0 else b",\n    ") + _indent(jsonio.dumps_indented(entry), b"    "))
+        batch.append(message_entry(msg, index=index, sequence=sequence, session_id=sid, transport=transport,
+                                   t=t if t is not None else last, correlator=correlator, ids=ids))
         index += 1
+        if len(batch) >= _BATCH:
+            out.write(_entries(batch, first=index == len(batch)))
+            batch.clear()
+    if batch:
+        out.write(_entries(batch, first=index == len(batch)))
     out.write(b"\n  ],\n" if index else b"],\n")
     tail: dict[str, Any] = {"metadata": info.metadata or {}}
     if info.label and info.label != fallback_label(info):  # one a reel made up is made up again, not kept

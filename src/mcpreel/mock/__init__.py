@@ -46,8 +46,11 @@ def serve_file(
     source: str | None = None,
     rules: RuleSet | None = None,
     limits: Limits | None = None,
+    on_progress: Callable[[int], None] | None = None,
 ) -> Mock:
     """Serve the session in ``path`` until the client leaves (stdio) or the server is stopped (HTTP).
+
+    ``on_progress`` gets the bytes of the file read while it is loaded (before ``on_ready``).
 
     Returns the :class:`Mock`, whose ``stats`` say what was answered and missed. A merged file holds
     several servers: ``source`` names the one to serve (:func:`mcpreel.merge.select_source`); a merged
@@ -61,7 +64,7 @@ def serve_file(
     from mcpreel.mock.forward import CassetteFile, Forwarder
 
     options = options or MockOptions()
-    session, detection = open_session(path, format)
+    session, detection = open_session(path, format, on_progress=on_progress)
     # a long line-based recording of one session is served from disk through a compact index (a merged
     # file of several sources is not one: load_compact says None, and _one_source decides)
     compact = (load_compact(path, session, options.match)

@@ -37,40 +37,45 @@ def _id(value: Any) -> str:
 
 def row_parts(row: Row) -> list[tuple[str, str]]:
     """A row as (text, style) pieces; joined with spaces they are the plain line."""
+    kind = row.kind
     parts: list[tuple[str, str]] = [(f"#{row.index:03d}", "dim")]
-    if row.kind == "stderr":
+    if kind == "stderr":
         parts.append(("!", "yellow"))
-    elif row.kind == "event":
+    elif kind == "event":
         parts.append(("·", "dim"))
     else:
-        parts.append((_ARROWS.get(row.dir or "", "·"), "cyan" if row.dir == "in" else "magenta"))
+        d = row.dir
+        parts.append((_ARROWS.get(d or "", "·"), "cyan" if d == "in" else "magenta"))
     if row.origin:
         parts.append((f"[{row.origin}]", "blue"))
-    if row.kind == "stderr":
-        parts.append((f"stderr: {_short(row.text or '')}", "yellow"))
-        return parts
-    if row.kind == "invalid":
-        parts.append(("[INVALID]", "bold red"))
-        parts.append((_short(row.text or ""), "red"))
-        return parts
-    if row.kind == "transport":
-        parts.append(("(transport)", "dim"))
-        parts.append((_short(row.text or ""), "dim"))
-        if row.sse_events:
-            parts.append((_sse_note(row.sse_events), "dim"))
-        return parts
-    if row.kind == "event":
-        parts.append((f"event {row.label}", "dim"))
-        if row.text:
-            parts.append((row.text, "dim"))
-        return parts
+    if kind != "message":
+        if kind == "stderr":
+            parts.append((f"stderr: {_short(row.text or '')}", "yellow"))
+            return parts
+        if kind == "invalid":
+            parts.append(("[INVALID]", "bold red"))
+            parts.append((_short(row.text or ""), "red"))
+            return parts
+        if kind == "transport":
+            parts.append(("(transport)", "dim"))
+            parts.append((_short(row.text or ""), "dim"))
+            if row.sse_events:
+                parts.append((_sse_note(row.sse_events), "dim"))
+            return parts
+        if kind == "event":
+            parts.append((f"event {row.label}", "dim"))
+            if row.text:
+                parts.append((row.text, "dim"))
+            return parts
+    is_response = row.is_response
     if row.batch is not None:
         parts.append((f"(batch of {row.batch})", "bold"))
     else:
-        parts.append((row.label, "bold" if not row.is_response else ""))
-    if row.id is not None:
-        parts.append((f"id={_id(row.id)}", ""))
-    if row.tool is not None and not row.is_response:
+        parts.append((row.label, "" if is_response else "bold"))
+    rid = row.id
+    if rid is not None:
+        parts.append((f"id={rid}" if type(rid) is int else f"id={_id(rid)}", ""))
+    if row.tool is not None and not is_response:
         parts.append((row.tool, "green"))
     if row.retry_of is not None:
         parts.append((f"retry of #{row.retry_of:03d}", "cyan"))
@@ -105,7 +110,7 @@ def _sse_note(n: int) -> str:
 
 
 def row_text(row: Row) -> str:
-    return " ".join(text for text, _ in row_parts(row))
+    return " ".join([part[0] for part in row_parts(row)])
 
 
 def _ms(value: int | None) -> str:
@@ -255,7 +260,7 @@ def write_json(report: Report, out: BinaryIO, *, verbose: bool = False, rows: bo
     if rows:
         key = marker()
         doc["rows"] = key
-        arrays[key] = (report.row_dict(row, payloads=verbose) for row in report.rows)
+        arrays[key] = report.row_dicts(payloads=verbose)
     doc["summary"] = report.summary_dict()
     write_document(out, doc, arrays)
     out.write(b"\n")
@@ -265,7 +270,8 @@ def write_json(report: Report, out: BinaryIO, *, verbose: bool = False, rows: bo
 
 
 def plain_lines(report: Report, *, verbose: bool = False, rows: bool = True) -> Iterator[str]:
-    """The report as plain text lines (no trailing newlines); ``rows=False``: header and summary only."""
+    """The report as plain text lines (no trailing newlines; with ``verbose``, a message's payload comes
+    as one piece of several lines); ``rows=False``: header and summary only."""
     pairs = _header_pairs(report)
     width = max(len(k) for k, _ in pairs) + 1
     for key, value in pairs:
@@ -303,17 +309,37 @@ def plain_lines(report: Report, *, verbose: bool = False, rows: bool = True) -> 
         yield from _table_lines(_LAT_HEAD, _latency_rows(report))
 
 
+#: the line breaks of ``str.splitlines`` that JSON text can hold unescaped (the others are control
+#: characters, always escaped)
+_OTHER_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
+def _indented_block(value: Any, pad: str) -> str | None:
+    """``value`` as indented JSON, each of its lines after ``pad``, as one piece (several lines, no
+    trailing newline; None for none). One ``replace`` instead of a line at a time: ``-v`` prints a
+    dozen lines per message. A payload holding a line break ``splitlines`` knows besides ``\n`` takes
+    the line-at-a-time way, so the lines stay the ones it gives."""
+    text = _payload_text(value)
+    if any(b in text for b in _OTHER_BREAKS):
+        lines = text.splitlines()
+        return "\n".join(pad + line for line in lines) if lines else None
+    return pad + text.replace("\n", "\n" + pad) if text else None
+
+
 def _verbose_lines(row: Row) -> Iterator[str]:
+    """The time and payload lines under a row for ``-v``; a payload comes as one piece of lines."""
     pad = "      "
     if row.t is not None:
         yield pad + f"t: {iso_from_ms(row.t)}" + (f"  seq: {row.seq}" if row.seq is not None else "")
     if row.kind in ("message", "event") and row.payload is not None:
-        for line in _payload_text(row.payload).splitlines():
-            yield pad + line
+        block = _indented_block(row.payload, pad)
+        if block is not None:
+            yield block
     if row.modified:
         yield pad + "original (before the edit):"
-        for line in _payload_text(row.original).splitlines():
-            yield pad + "  " + line
+        block = _indented_block(row.original, pad + "  ")
+        if block is not None:
+            yield block
 
 
 # -- rich -------------------------------------------------------------------------------------------

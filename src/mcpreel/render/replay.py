@@ -76,7 +76,7 @@ def _detail(r: RequestResult) -> list[str]:
     """What a result that is not the same has to say: its differences, or its error."""
     name = f"#{r.index} {r.method}{' ' + r.tool if r.tool else ''}"
     if r.status == "different":
-        lines = [f"{name}: {len(r.diff)} differences"] + [f"  {d.describe(100)}" for d in r.diff[:MAX_DIFFS]]
+        lines = [f"{name}: {len(r.diff)} difference{'' if len(r.diff) == 1 else 's'}"] + [f"  {d.describe(100)}" for d in r.diff[:MAX_DIFFS]]
         if len(r.diff) > MAX_DIFFS:
             lines.append(f"  … {len(r.diff) - MAX_DIFFS} more (see --output)")
         return lines
@@ -168,7 +168,7 @@ def junit_case(r: RequestResult, report_session: str | None) -> Case:
     name = f"#{r.index} {r.method}" + (f" {r.tool}" if r.tool else "")
     case = Case(name, f"mcpreel.replay.{report_session or 'session'}", (r.duration_ms or 0.0) / 1000.0)
     if r.status == "different":
-        case.failure = f"{len(r.diff)} differences"
+        case.failure = f"{len(r.diff)} difference{'' if len(r.diff) == 1 else 's'}"
         case.details = "\n".join(d.describe(200) for d in r.diff) or None
     elif r.status == "error":
         case.error = r.error or "no answer"

@@ -37,6 +37,7 @@ def replay_file(
     session_index: int | None = None,
     source: str | None = None,
     sink: Callable[[RequestResult], None] | None = None,
+    on_progress: Callable[[int], None] | None = None,
 ) -> ReplayReport:
     """Replay the session in ``path`` against a server command or URL; return the report.
 
@@ -47,10 +48,12 @@ def replay_file(
     (:func:`mcpreel.merge.select_source`); without it, a file of several sources is replayed source by
     source against the one target, and ``on_event`` says so. ``sink`` takes each result as soon as it
     is judged, in request order, instead of the report's ``results`` (see :class:`ReplayReport`).
+    ``on_progress`` gets the bytes of the file read so far, on each of its passes (the last pass is the
+    one that sends the requests).
     """
     from mcpreel.merge import merged_sources, select_source
 
-    session, _ = open_session(path, format)  # read as a stream, never whole (see replay())
+    session, _ = open_session(path, format, on_progress=on_progress)  # a stream, never whole (see replay())
     if source is not None:
         session = select_source(session, source, str(path), stream=True)
     elif len(names := merged_sources(session)) > 1 and on_event is not None:

@@ -216,9 +216,13 @@ class _Pass:
         return self.report
 
     def _block(self, block: WireBlock) -> None:
-        if block.dirs is None and block.times is None and block.sources is None and block.scopes is None:
-            self._plain_block(block.raws, block.first_source)
-            return
+        if self.streaming and block.scopes is None:
+            self._fast_block(block)
+        else:
+            self._general_block(block)
+
+    def _general_block(self, block: WireBlock) -> None:
+        """Any block, one record at a time through :meth:`_record` (the sorted pass, merged files)."""
         raws = block.raws
         dirs = block.dirs
         times = block.times
@@ -260,14 +264,20 @@ class _Pass:
             raise FormatError(f"source line {line} must be a JSON-RPC object or batch array, found {jsonio.type_name(raw)}",
                               path=self.name, line=line)
 
-    def _plain_block(self, raws: list[Any], first: int) -> None:
-        """The hot loop: bare JSON-RPC with no direction and no time (a JSONL transcript).
+    def _fast_block(self, block: WireBlock) -> None:
+        """The hot loop of a streaming pass over one server's records (bare JSON-RPC, or with times and
+        directions: a reel).
 
-        A client's ``tools/call`` and its successful answer are handled inline, with the step counter
-        and the id watermark in locals; everything else goes down :meth:`_general`, which gives the
-        same outcome more slowly (the locals are handed over around each such call).
+        A client's ``tools/call`` and its successful answer are handled inline, with the step counter,
+        the id watermark and the times in locals; everything else goes down :meth:`_general`, which
+        gives the same outcome more slowly (the locals are handed over around each such call). The
+        sorted pass and a merged file's scoped records take the general loop of :meth:`_block`.
         """
-        if self.streaming and self.prev_t > 0:
+        raws = block.raws
+        times = block.times
+        dirs = block.dirs
+        sources = block.sources
+        if times is None and self.prev_t > 0:
             raise _Restart  # untimed messages (time 0) after timed ones: out of order
         calls_in = self.calls_in
         seen = self.seen
@@ -276,69 +286,94 @@ class _Pass:
         sink = self.sink
         call_step = sink.call_step
         call_result = sink.call_result
-        ts = self.last_ts  # no times in this block: constant
+        ts = self.last_ts
+        prev_t = self.prev_t
+        committed_zero = self.committed_zero
         idx = self.idx
         max_id = self.max_int_id
         n_messages = n_calls = n_answered = 0
-        line = first - 1
+        line = block.first_source - 1
         last_response = None
-        for raw in raws:
-            line += 1
-            if type(raw) is not dict:
-                self.idx, self.max_int_id = idx, max_id
-                self._record(raw, None, line)
-                idx, max_id = self.idx, self.max_int_id
-                continue
-            n_messages += 1
-            method = raw.get("method")
-            if method == "tools/call":
-                params = raw.get("params")
-                rid: Any = raw.get("id")  # told apart by type() below: the hot loop's cheapest test
-                if type(params) is dict and type(params.get("name")) is str and "arguments" in params:
+        d = None
+        for i, raw in enumerate(raws):
+            line = sources[i] if sources is not None else line + 1
+            if dirs is not None:
+                d = dirs[i]
+            if times is not None:
+                t = times[i]
+                if t is None:
+                    if prev_t > 0:
+                        raise _Restart
+                else:
+                    if t < prev_t:
+                        raise _Restart
+                    prev_t = t
+                    if ts == _UNKNOWN:
+                        self._resolve_start(t)
+                        ts = self.last_ts
+                        sink = self.sink
+                        call_step = sink.call_step
+                        call_result = sink.call_result
+                    elif committed_zero and t != 0:
+                        raise _Restart  # times after a long untimed prefix: redo knowing the start
+                    if t > ts:
+                        ts = t
+            if type(raw) is dict:
+                n_messages += 1
+                method = raw.get("method")
+                if method == "tools/call":
+                    params = raw.get("params")
+                    rid: Any = raw.get("id")  # told apart by type() below: the hot loop's cheapest test
+                    if d != "out" and type(params) is dict and type(params.get("name")) is str and "arguments" in params:
+                        tr = type(rid)
+                        if tr is int and rid > max_id:
+                            # a counter's next id cannot repeat an earlier integer id; only a string id
+                            # with the same text could, and those are in `seen`
+                            max_id = rid
+                            rid = str(rid)
+                            if seen and hash(rid) in seen:
+                                self._duplicate(rid, calls_in, line)
+                        elif tr is str and not _may_repeat_int(rid, max_id):
+                            h = hash(rid)
+                            if h in seen:
+                                self._duplicate(rid, calls_in, line)
+                            seen_add(h)
+                        else:
+                            rid = None
+                        if rid is not None:
+                            name = params["name"]
+                            args = params["arguments"]
+                            calls_in[rid] = (idx, name, args)
+                            call_step(ts, idx, name, rid, args)
+                            idx += 1
+                            n_calls += 1
+                            continue
+                elif method is None and d != "in" and "result" in raw:
+                    rid = raw.get("id")
                     tr = type(rid)
-                    if tr is int and rid > max_id:
-                        # a counter's next id cannot repeat an earlier integer id; only a string id
-                        # with the same text could, and those are in `seen`
-                        max_id = rid
+                    if tr is int:
                         rid = str(rid)
-                        if seen and hash(rid) in seen:
-                            self._duplicate(rid, calls_in, line)
-                    elif tr is str and not _may_repeat_int(rid, max_id):
-                        h = hash(rid)
-                        if h in seen:
-                            self._duplicate(rid, calls_in, line)
-                        seen_add(h)
-                    else:
-                        rid = None
-                    if rid is not None:
-                        name = params["name"]
-                        args = params["arguments"]
-                        calls_in[rid] = (idx, name, args)
-                        call_step(ts, idx, name, rid, args)
-                        idx += 1
-                        n_calls += 1
-                        continue
-            elif method is None and "result" in raw:
-                rid = raw.get("id")
-                tr = type(rid)
-                if tr is int:
-                    rid = str(rid)
-                if (tr is int or tr is str) and not (other_out and rid in other_out) and raw.get("error") is None:
-                    call = calls_in.pop(rid, None)
-                    if call is not None:
-                        n_answered += 1
-                        call_result(ts, call[0], call[1], call[2], raw["result"], rid)
-                        last_response = raw
-                        continue
+                    # with no direction, a response whose id a server request waits for goes in
+                    if (tr is int or tr is str) and (d is not None or not (other_out and rid in other_out)) \
+                            and raw.get("error") is None:
+                        call = calls_in.pop(rid, None)
+                        if call is not None:
+                            n_answered += 1
+                            call_result(ts, call[0], call[1], call[2], raw["result"], rid)
+                            last_response = raw
+                            continue
             if last_response is not None:
                 self.last_response = last_response
                 last_response = None
-            self.idx, self.max_int_id = idx, max_id
-            self._general(raw, None, line)
+            self.idx, self.max_int_id, self.last_ts = idx, max_id, ts
+            if type(raw) is dict:
+                self._general(raw, d, line)
+            else:
+                self._record(raw, d, line)
             idx, max_id = self.idx, self.max_int_id
         if last_response is not None:
             self.last_response = last_response
-        self.idx, self.max_int_id = idx, max_id
+        self.idx, self.max_int_id, self.last_ts, self.prev_t = idx, max_id, ts, prev_t
         r = self.report
         r.messages += n_messages
         r.tool_calls += n_calls
