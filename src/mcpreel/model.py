@@ -201,31 +201,64 @@ class WireBlock:
 _BLOCK_SIZE = 4096
 
 
-def _blocks_from_messages(messages: Iterable[Message]) -> Iterator[WireBlock]:
-    raws: list[Any] = []
-    dirs: list[str | None] = []
-    times: list[int | None] = []
-    sources: list[int] = []
-    scopes: list[Any] = []
-    scoped = False
-    for m in messages:
-        if m.kind != Kind.MESSAGE or m.dropped:
-            continue
-        raws.append(m.raw)
-        dirs.append(m.dir)
-        times.append(m.t)
-        sources.append(m.source or 0)
+class WireBlocks:
+    """Builds :class:`WireBlock` s of at most ``_BLOCK_SIZE`` payloads: one way for every reader's lane.
+
+    ``add`` a payload that crossed the wire (with its direction, time, source and merged-file scope);
+    ``full`` says when to ``take`` the block; ``take`` at the end for the rest (None when empty).
+    """
+
+    __slots__ = ("raws", "dirs", "times", "sources", "scopes", "scoped")
+    #: payloads a block holds at most
+    SIZE = _BLOCK_SIZE
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self.raws: list[Any] = []
+        self.dirs: list[str | None] = []
+        self.times: list[int | None] = []
+        self.sources: list[int] = []
+        self.scopes: list[Any] = []
+        self.scoped = False
+
+    def add_record(self, m: Message) -> None:
+        """A record as :func:`_blocks_from_messages` takes it (the caller skipped non-messages and drops)."""
+        self.raws.append(m.raw)
+        self.dirs.append(m.dir)
+        self.times.append(m.t)
+        self.sources.append(m.source or 0)
         scope = m.extra.get(SCOPE_KEY) if m.extra else None
         if type(scope) is not str:
             scope = None
-        scopes.append(scope)
+        self.scopes.append(scope)
         if scope is not None:
-            scoped = True
-        if len(raws) >= _BLOCK_SIZE:
-            yield WireBlock(raws, 0, sources, dirs, times, scopes if scoped else None)
-            raws, dirs, times, sources, scopes, scoped = [], [], [], [], [], False
-    if raws:
-        yield WireBlock(raws, 0, sources, dirs, times, scopes if scoped else None)
+            self.scoped = True
+
+    @property
+    def full(self) -> bool:
+        return len(self.raws) >= self.SIZE
+
+    def take(self) -> WireBlock | None:
+        if not self.raws:
+            return None
+        block = WireBlock(self.raws, 0, self.sources, self.dirs, self.times, self.scopes if self.scoped else None)
+        self._reset()
+        return block
+
+
+def _blocks_from_messages(messages: Iterable[Message]) -> Iterator[WireBlock]:
+    blocks = WireBlocks()
+    for m in messages:
+        if m.kind != Kind.MESSAGE or m.dropped:
+            continue
+        blocks.add_record(m)
+        if blocks.full:
+            yield blocks.take()  # type: ignore[misc]  # full: never None
+    last = blocks.take()
+    if last is not None:
+        yield last
 
 
 class Session:

@@ -31,7 +31,7 @@ from mcpreel._infra.timeutil import iso_from_ms, ms_from_iso, now_ms
 from mcpreel._version import __version__
 from mcpreel.errors import FormatError
 from mcpreel.formats._source import Source, encodable, iter_json_lines, session_text, session_url
-from mcpreel.model import Kind, Message, Session, SessionInfo, clean_ctx
+from mcpreel.model import Kind, Message, Session, SessionInfo, WireBlock, WireBlocks, clean_ctx
 
 NAME = "reel"
 LOSSES = ""
@@ -172,31 +172,65 @@ def _record(obj: Any, lineno: int, source: Source) -> Message | None:
     return Message(d if isinstance(d, str) else None, obj, t, kind=Kind.EVENT, source=lineno)
 
 
+def _plain(obj: Any) -> tuple[str, int] | None:
+    """``(dir, ms)`` of a message line with exactly ``t``, ``dir`` and ``raw`` (the recorder's own stdio
+    line, most lines of a reel), or None for any other line (the general path reads it, and names the
+    line and the rule when it breaks one)."""
+    if type(obj) is dict and len(obj) == 3 and "raw" in obj:
+        d = obj.get("dir")
+        t = obj.get("t")
+        if (d == "in" or d == "out") and type(t) is str:
+            try:
+                return d, ms_from_iso(t)
+            except ValueError:
+                return None
+    return None
+
+
 def _stream(source: Source) -> Iterator[Message]:
     """The records of the file, in order.
 
-    Most lines of a reel are a message with exactly ``t``, ``dir`` and ``raw`` (the recorder's own stdio
-    line): those are made here with one time lookup, every other line goes through :func:`_record` with
-    the same result (a million-message reel spends a third of its read in the general path's member
-    checks otherwise).
+    A plain message line (:func:`_plain`) is made here with one time lookup, every other line goes
+    through :func:`_record` with the same result (a million-message reel spends a third of its read in
+    the general path's member checks otherwise).
     """
     record = _record
-    from_iso = ms_from_iso
+    plain = _plain
     for lineno, obj in iter_json_lines(source):
-        if type(obj) is dict and len(obj) == 3 and "raw" in obj:
-            d = obj.get("dir")
-            t = obj.get("t")
-            if (d == "in" or d == "out") and type(t) is str:
-                try:
-                    ms = from_iso(t)
-                except ValueError:
-                    pass  # the general path names the line and the rule
-                else:
-                    yield Message(d, obj["raw"], ms, source=lineno)
-                    continue
+        found = plain(obj)
+        if found is not None:
+            yield Message(found[0], obj["raw"], found[1], source=lineno)
+            continue
         rec = record(obj, lineno, source)
         if rec is not None:
             yield rec
+
+
+def _wire(source: Source) -> Iterator[WireBlock]:
+    """The reel's fast lane (:meth:`Session.wire_blocks`): the payloads that crossed the wire, in blocks,
+    with no record object made for a plain message line; the same blocks as the records would give."""
+    blocks = WireBlocks()
+    raws, dirs, times, sources, scopes = blocks.raws, blocks.dirs, blocks.times, blocks.sources, blocks.scopes
+    plain = _plain
+    for lineno, obj in iter_json_lines(source):
+        found = plain(obj)
+        if found is not None:
+            raws.append(obj["raw"])
+            dirs.append(found[0])
+            times.append(found[1])
+            sources.append(lineno)
+            scopes.append(None)
+        else:
+            rec = _record(obj, lineno, source)
+            if rec is None or rec.kind != Kind.MESSAGE or rec.dropped:
+                continue
+            blocks.add_record(rec)
+        if len(raws) >= WireBlocks.SIZE:
+            yield blocks.take()  # type: ignore[misc]  # full: never None
+            raws, dirs, times, sources, scopes = blocks.raws, blocks.dirs, blocks.times, blocks.sources, blocks.scopes
+    last = blocks.take()
+    if last is not None:
+        yield last
 
 
 def record_of_line(obj: Any, lineno: int, source: Source) -> Message | None:
@@ -238,7 +272,7 @@ def read(source: Source) -> Session:
                 _apply_end(info, end, source, 0)
             except FormatError:
                 pass  # a bad end time: the stream names its line when it gets there
-    return Session.streaming(info, lambda: _stream(source))
+    return Session.streaming(info, lambda: _stream(source), lambda: _wire(source))
 
 
 # -- writing ----------------------------------------------------------------------------------------
