@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpreel.errors import InputError, UsageError
-from mcpreel.formats._source import Source
+from mcpreel.formats._source import Source, encodable_header
 from mcpreel.model import Session
 
 __all__ = [
@@ -255,6 +255,7 @@ def open_session(
             raise
         raise type(exc)(exc.rule + hint, path=exc.path, line=exc.line) from exc
     session.info.source_format = session.info.source_format or detection.format
+    encodable_header(session.info)
     return session, detection
 
 

@@ -141,6 +141,17 @@ class Source:
         return FormatError(rule, path=self.name, line=line)
 
 
+def encodable_header(info: Any) -> None:
+    """Escape lone surrogates in a session header's strings (command words, label, URL, id, transport),
+    whatever reader filled it: the net under every reader (:func:`mcpreel.formats.open_session`), so no
+    writer meets one in a file name, a URL it quotes or a printed line."""
+    info.command = [encodable(c) if type(c) is str else c for c in info.command]
+    for name in ("label", "url", "id", "transport"):
+        value = getattr(info, name)
+        if type(value) is str:
+            setattr(info, name, encodable(value))
+
+
 def encodable(text: str) -> str:
     """``text`` with lone surrogates (JSON allows ``"\\ud800"``; UTF-8 cannot hold it) escaped as ``\\ud800``.
 

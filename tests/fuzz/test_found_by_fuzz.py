@@ -1,0 +1,69 @@
+"""Cases the big fuzz run found (issue 12), kept as plain regression tests.
+
+`make fuzz N=100000` (2026-11-24) found a lone surrogate in the recorded server command of a qai file
+and of an agent-vcr file reaching the HAR writer's ``stdio://`` URL, which ``quote`` cannot encode
+(two tracebacks among 1.1 million inputs). Every session header is now escaped once, after any reader
+(:func:`mcpreel.formats._source.encodable_header`, called by ``open_session``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mcpreel.cli import cli
+from mcpreel.formats import open_session
+from tests.conftest import FIXTURES, needs_shared
+
+pytestmark = needs_shared
+
+
+def _with_command(tmp: Path, fixture: Path, key: str, value: object) -> Path:
+    doc = json.loads(fixture.read_text())
+    doc[key] = value
+    out = tmp / fixture.name
+    out.write_text(json.dumps(doc))
+    return out
+
+
+@pytest.mark.parametrize(("fixture", "key", "value"), [
+    (FIXTURES / "qai" / "qai_session_minimal.json", "server_command", "\ud800"),
+    (FIXTURES / "qai" / "qai_session_minimal.json", "server_command", "python \udc80server.py"),
+])
+@pytest.mark.parametrize("to", ["har", "reel", "qai", "mcp-cassette-pypi", "mcp-recorder"])
+def test_a_lone_surrogate_in_the_command_is_escaped_for_every_writer(tmp_path: Path, fixture: Path, key: str,
+                                                                     value: object, to: str) -> None:
+    src = _with_command(tmp_path, fixture, key, value)
+    result = CliRunner().invoke(cli, ["convert", str(src), str(tmp_path / "out"), "--to", to])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code == 0, result.output
+    session, _ = open_session(src)
+    assert all(c.encode("utf-8") for c in session.info.command)  # nothing a writer cannot encode
+    assert "\\ud800" in " ".join(session.info.command) or "\\udc80" in " ".join(session.info.command)
+
+
+def test_agent_vcr_command_with_a_lone_surrogate(tmp_path: Path) -> None:
+    fixture = FIXTURES / "hub" / "agent-vcr" / "examples__recordings__calculator-v1.vcr"
+    doc = json.loads(fixture.read_text())
+    found = []
+
+    def poison(node: object) -> None:  # every string member named like a command
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if "command" in k and isinstance(v, str):
+                    node[k] = v + "\ud800"
+                    found.append(k)
+                poison(v)
+        elif isinstance(node, list):
+            for v in node:
+                poison(v)
+
+    poison(doc)
+    assert found, "the agent-vcr fixture names its command"
+    src = tmp_path / fixture.name
+    src.write_text(json.dumps(doc))
+    result = CliRunner().invoke(cli, ["convert", str(src), str(tmp_path / "out.har"), "--to", "har"])
+    assert result.exit_code == 0, (result.output, result.exception)
