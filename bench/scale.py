@@ -142,8 +142,9 @@ class Row:
 
     def own_us(self) -> str:
         """CPU µs per message beyond reading: what the verb itself costs (its CPU per message minus the
-        reader's, both measured in this run); the reason a verb is slower than its ceiling, in one number."""
-        if self.read_us is None or not self.messages or self.verb.startswith(("floor", "read only")):
+        reader's, both measured in this run); the reason a verb is slower than its ceiling, in one number.
+        Not given for a few huge messages (the 50 MB table), where a message's cost is its size's."""
+        if self.read_us is None or self.messages < 1000 or self.verb.startswith(("floor", "read only")):
             return "—"
         return f"{self.cpu / self.messages * 1e6 - self.read_us:.1f}"
 

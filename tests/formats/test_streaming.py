@@ -324,3 +324,16 @@ def test_a_spooled_row_gets_its_late_marks_as_a_row_and_as_values():
         (1, 2, True), (RowSpool._BATCH + 5, 0, True)]
     assert [Row(*values) for values in spool.values()] == back
     spool.close()
+
+
+def test_an_item_spool_of_big_items_keeps_about_a_megabyte_in_memory() -> None:
+    # runs of entries are big items: 1024 of them in memory held 52 MB (the envelope at 1M messages)
+    from mcpreel._infra.jsonstream import ItemSpool
+
+    spool = ItemSpool()
+    items = [bytes([65 + i % 26]) * 300_000 for i in range(40)]
+    for item in items:
+        spool.append(item)
+        assert sum(len(b) for b in spool._batch if b is not None) < (1 << 20) + 300_000
+    assert [bytes(b) for b in spool] == items
+    spool.close()

@@ -134,11 +134,15 @@ class ItemSpool:
     """
 
     _BATCH = 1024
+    #: a batch also goes to the file once its encoded items reach this many bytes (items that are runs
+    #: of entries are large: 1024 of them would keep tens of megabytes in memory)
+    _BATCH_BYTES = 1 << 20
 
     def __init__(self, encode: Callable[[Any], bytes] = jsonio.dumps_indented) -> None:
         self._encode = encode
         self._file: IO[bytes] = tempfile.TemporaryFile()
         self._batch: list[bytes | None] = []
+        self._batch_bytes = 0
         self._flushed = 0  # items already in the file
         self._count = 0
         self._held: dict[int, Any] = {}  # position -> an item held open (None in its batch)
@@ -147,7 +151,8 @@ class ItemSpool:
         """An item already encoded (final)."""
         self._batch.append(item if type(item) is bytes else bytes(item))
         self._count += 1
-        if len(self._batch) >= self._BATCH:
+        self._batch_bytes += len(item)
+        if len(self._batch) >= self._BATCH or self._batch_bytes >= self._BATCH_BYTES:
             self._flush()
 
     def hold(self, item: Any) -> int:
@@ -170,6 +175,7 @@ class ItemSpool:
             pickle.dump(self._batch, self._file, protocol=pickle.HIGHEST_PROTOCOL)
             self._flushed += len(self._batch)
             self._batch = []
+            self._batch_bytes = 0
 
     def __len__(self) -> int:
         return self._count
