@@ -182,6 +182,21 @@ def test_keys_that_share_a_hash_are_told_apart_when_read_back(tmp_path, monkeypa
     assert [m["result"]["content"][0]["text"] for m in got[:5]] == ["a 0", "b 1", "a 2", "c 3", "b 4"]
 
 
+def test_keys_sorted_in_runs_answer_repeats_in_recorded_order_across_runs(tmp_path, monkeypatch):
+    """The keys are sorted in runs of _CHUNK requests and never merged (the load's peak): a request
+    recorded in several runs is found in each, and its answers come back in recorded order."""
+    monkeypatch.setattr(compact_module, "_CHUNK", 3)
+    records = []
+    for i, name in enumerate(["a", "b", "a", "c", "a", "b", "d", "a", "c", "a"]):
+        records += [("in", call(i, name)), ("out", answer(i, f"{name} {i}"))]
+    path = reel(tmp_path / "r.jsonl", records)
+    got, want, from_disk, _ = _both(path, extra=[call(50, "a"), call(51, "e")])
+    assert len(from_disk.cassette.keys) == 4  # 10 requests in runs of 3
+    assert got == want
+    assert [m["result"]["content"][0]["text"] for m in got[:10]] == [
+        "a 0", "b 1", "a 2", "c 3", "a 4", "b 5", "d 6", "a 7", "c 8", "a 9"]
+
+
 def test_recordings_of_several_sessions_and_other_formats_are_served_from_memory(tmp_path, fixtures_dir):
     two = reel(tmp_path / "two.jsonl", [
         ("in", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}),

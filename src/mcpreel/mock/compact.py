@@ -10,7 +10,9 @@ the cassette's exchanges). For a line-based recording (a reel or a JSON-RPC log)
   few that need it); the server messages said before or after it, as (line, member) references, only
   for the requests that have any;
 - the match keys: a 40-bit hash of (method, canonical params) and the request's position packed into one
-  8-byte integer, sorted, so identical requests form one run in recorded order (found by bisection);
+  8-byte integer, sorted within runs of 65,536 requests taken in recorded order, so identical requests
+  form one stretch per run (found by bisection in each run; the runs are never merged, which would hold
+  two copies of the keys at once: the load's peak memory);
 - per method, the positions of its first 500 requests (the candidates a miss is explained from: the
   matcher looks at no more) and its first few subjects.
 
@@ -29,7 +31,6 @@ recorded.
 
 from __future__ import annotations
 
-import heapq
 from array import array
 from bisect import bisect_left
 from collections import OrderedDict
@@ -50,7 +51,7 @@ _POS_MASK = (1 << _POS_BITS) - 1
 _HASH_MASK = (1 << 40) - 1  # with the 23 bits of a position: a non-negative 63-bit integer
 _MEMBER_BITS = 16
 _SUBJECTS_KEPT = 13  # the miss message lists 12 and says when there are more
-_CHUNK = 65536  # keys sorted per chunk before they are merged (bounds the sort's temporary memory)
+_CHUNK = 65536  # keys sorted per run of this many requests (bounds the sort's temporary memory)
 _FORMATS = ("reel", "jsonrpc")
 _EVERY = 32  # lines between two kept line offsets
 _FAR = 1  # an answer stored in CompactCassette.responses_far (0 lines after and member 1 cannot happen)
@@ -84,7 +85,7 @@ class CompactCassette:
         self.responses_far: dict[int, int] = {}
         self.before: dict[int, list[int]] = {}
         self.after: dict[int, list[int]] = {}
-        self.keys = array("q")  # sorted (hash << _POS_BITS) | position
+        self.keys: list[array[int]] = []  # runs in recorded order, each sorted: (hash << _POS_BITS) | position
         self.by_method: dict[str, array[int]] = {}  # the first _CLOSEST_SCAN positions of each method
         self.subjects_of: dict[str, list[str]] = {}
         self.items: list[ClientItem] = []  # the client's notifications (the requests are in the arrays)
@@ -183,9 +184,9 @@ class _Bucket(Sequence[Exchange]):
     filtered once, reading each of its requests.
     """
 
-    def __init__(self, cassette: CompactCassette, key: tuple[str, bytes], lo: int, hi: int):
+    def __init__(self, cassette: CompactCassette, key: tuple[str, bytes], positions: Sequence[int]):
         self.cassette, self.key = cassette, key
-        self.positions: Sequence[int] = _Positions(cassette.keys, lo, hi)
+        self.positions: Sequence[int] = positions
 
     def __len__(self) -> int:
         return len(self.positions)
@@ -261,12 +262,16 @@ class CompactIndex(KeyedLookup):
         if self.mode == "sequential":
             return None
         h = hash(key) & _HASH_MASK
-        keys = self.cassette.keys
-        lo = bisect_left(keys, h << _POS_BITS)
-        hi = bisect_left(keys, (h + 1) << _POS_BITS, lo)
-        if hi == lo:
+        found = []
+        for run in self.cassette.keys:  # in recorded order: the positions come out in that order
+            lo = bisect_left(run, h << _POS_BITS)
+            hi = bisect_left(run, (h + 1) << _POS_BITS, lo)
+            if hi > lo:
+                found.append(_Positions(run, lo, hi))
+        if not found:
             return None
-        bucket = _Bucket(self.cassette, key, lo, hi)
+        positions: Sequence[int] = found[0] if len(found) == 1 else [p for part in found for p in part]
+        bucket = _Bucket(self.cassette, key, positions)
         try:
             bucket[0]  # read the first back: a hash shared with other keys filters the run here
         except IndexError:
@@ -329,7 +334,6 @@ def load_compact(path: str | Path, session: Session, mode: str) -> CompactCasset
 
     cas = CompactCassette(path, fmt, mode)
     keyed = mode != "sequential"
-    chunks: list[array[int]] = []
     chunk = array("q")
     waiting: dict[tuple[str, Any], _Waiting] = {}  # insertion order = request order, as in exchanges.build
     last_note: ClientItem | None = None
@@ -383,7 +387,7 @@ def load_compact(path: str | Path, session: Session, mode: str) -> CompactCasset
                         if b"[REDACTED:" in key[1]:
                             cas.keyed.setdefault(method, []).append((key, position))
                         if len(chunk) >= _CHUNK:
-                            chunks.append(array("q", sorted(chunk)))
+                            cas.keys.append(array("q", sorted(chunk)))
                             chunk = array("q")
                     ctx = rec.ctx
                     waiting[verbatim_key(payload["id"])] = _Waiting(
@@ -414,9 +418,7 @@ def load_compact(path: str | Path, session: Session, mode: str) -> CompactCasset
                 elif last_note is not None:
                     last_note.after.append(payload)
     if chunk:
-        chunks.append(array("q", sorted(chunk)))
-    cas.keys = array("q", heapq.merge(*chunks)) if len(chunks) > 1 else (chunks[0] if chunks else array("q"))
-    del chunks
+        cas.keys.append(array("q", sorted(chunk)))
     cas.line_starts = _line_starts(cas.path)
     for method in ("initialize", "server/discover"):
         for position in cas.by_method.get(method, ()):
