@@ -10,6 +10,24 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _default_signals() -> None:
+    """SIGINT and SIGHUP as a terminal gives them, however the suite was started.
+
+    `nohup make test` ignores SIGHUP, and a shell's background job (`make test &`) ignores SIGINT; the
+    children the tests start inherit that, so a test that stops a recorder with a signal, or checks the
+    early-signal latch (which rightly leaves an ignored signal ignored), would wait for nothing.
+    """
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGHUP) == signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
+_default_signals()
 #: the spec's repository, beside the project (``../shared``); ``MCPREEL_SHARED`` points elsewhere
 SHARED = Path(os.environ.get("MCPREEL_SHARED") or ROOT.parent / "shared").resolve()
 FIXTURES = SHARED / "fixtures"
