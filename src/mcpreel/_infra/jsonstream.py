@@ -180,21 +180,8 @@ class ItemSpool:
     def __len__(self) -> int:
         return self._count
 
-    def __iter__(self) -> Iterator[Encoded]:
-        self._flush()
-        self._file.seek(0)
-        position = 0
-        held, encode = self._held, self._encode
-        while position < self._count:
-            batch: list[bytes | None] = pickle.load(self._file)
-            for item in batch:
-                yield Encoded(item if item is not None else encode(held[position]))
-                position += 1
-
-    def joined(self, separator: bytes) -> Iterator[Encoded]:
-        """The items a batch at a time, each batch one :class:`Encoded` item: its items joined by
-        ``separator``, the array's own (``b","`` for a compact document, ``b",\\n"`` for an indented
-        one), which :func:`write_document` writes as the same bytes as the items one by one."""
+    def _batches(self) -> Iterator[list[bytes]]:
+        """The batches from the file in order, each item encoded (a held one now, if not before)."""
         self._flush()
         self._file.seek(0)
         position = 0
@@ -205,7 +192,19 @@ class ItemSpool:
                 if item is None:
                     batch[i] = encode(held[position + i])
             position += len(batch)
-            yield Encoded(separator.join(batch))  # type: ignore[arg-type]
+            yield batch  # type: ignore[misc]  # no None is left in it
+
+    def __iter__(self) -> Iterator[Encoded]:
+        for batch in self._batches():
+            for item in batch:
+                yield Encoded(item)
+
+    def joined(self, separator: bytes) -> Iterator[Encoded]:
+        """The items a batch at a time, each batch one :class:`Encoded` item: its items joined by
+        ``separator``, the array's own (``b","`` for a compact document, ``b",\\n"`` for an indented
+        one), which :func:`write_document` writes as the same bytes as the items one by one."""
+        for batch in self._batches():
+            yield Encoded(separator.join(batch))
 
     def close(self) -> None:
         self._file.close()

@@ -276,6 +276,8 @@ class ViewerApp(App[None]):
         time (a long session is split over all its records, in the screen's thread)."""
         if not self._sessions_dirty or time.monotonic() < self._sessions_next:
             return
+        if not self.main.query("#list"):
+            return  # the interval's last tick as the app closes: its widgets are gone (kept dirty)
         self._sessions_dirty = False
         began = time.monotonic()
         self.entries.find_sessions()
