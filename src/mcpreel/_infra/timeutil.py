@@ -38,17 +38,23 @@ def iso_from_ms(ms: int) -> str:
     ISO-8601 reader takes back). Raises ``ValueError`` outside years 1 to 9999.
     """
     secs, rem = divmod(int(ms), 1000)
+    return f"{iso_second(secs)}.{rem:03d}Z"
+
+
+def iso_second(secs: int) -> str:
+    """Epoch seconds -> ``"2025-05-12T23:00:00"`` (UTC, no zone), computed once per second: the head
+    every writer's time text starts with. Raises ``ValueError`` outside years 1 to 9999."""
     head = _ISO_OF_SECOND.get(secs)
     if head is None:
         try:
             dt = _EPOCH + timedelta(seconds=secs)
         except OverflowError:
-            raise ValueError(f"time {ms} ms is outside years 1 to 9999") from None
+            raise ValueError(f"time {secs} s is outside years 1 to 9999") from None
         head = dt.replace(tzinfo=None).isoformat()
         if len(_ISO_OF_SECOND) >= _CACHE:
             _ISO_OF_SECOND.clear()
         _ISO_OF_SECOND[secs] = head
-    return f"{head}.{rem:03d}Z"
+    return head
 
 
 # A session's times fall in few distinct seconds per thousand messages: the date and clock part of a

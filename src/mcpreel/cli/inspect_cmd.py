@@ -27,7 +27,7 @@ def inspect_command(path: str, verbose: bool, as_json: bool, summary_only: bool,
     from mcpreel.inspect import analyze
     from mcpreel.render import inspect as render
 
-    size = Path(path).stat().st_size if Path(path).is_file() else 0
+    size = output.file_size(path)
     with output.byte_progress(size, f"reading {Path(path).name}") as progress:
         session, detection = open_session(path, fmt, on_progress=progress)
         # rows go to a temporary file as they are made (flat memory), or nowhere for --summary; SSE

@@ -31,13 +31,12 @@ import hashlib
 import shlex
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import Correlator
 from mcpreel._infra.jsonstream import encode_run
-from mcpreel._infra.timeutil import ms_from_any, ms_from_iso
+from mcpreel._infra.timeutil import iso_second, ms_from_any, ms_from_iso
 from mcpreel.formats import _jsondoc
 from mcpreel.formats._source import Source, encodable, session_text, session_url
 from mcpreel.formats.reel import fallback_label
@@ -217,16 +216,9 @@ def iso_micro(ms: int) -> str:
     """Epoch ms -> qai's own form, ``2026-11-20T21:46:46.725000+00:00`` (no fraction on a whole second,
     as ``datetime.isoformat`` writes it). The date and clock are computed once per second."""
     secs, rem = divmod(int(ms), 1000)
-    head = _ISO_OF_SECOND.get(secs)
-    if head is None:
-        head = datetime.fromtimestamp(secs, tz=UTC).isoformat()[:-6]  # without "+00:00"
-        if len(_ISO_OF_SECOND) >= 4096:
-            _ISO_OF_SECOND.clear()
-        _ISO_OF_SECOND[secs] = head
-    return head + _FRACTION[rem]
+    return iso_second(secs) + _FRACTION[rem]
 
 
-_ISO_OF_SECOND: dict[int, str] = {}
 #: the end of the text for each millisecond of a second
 _FRACTION = ["+00:00"] + [f".{rem * 1000:06d}+00:00" for rem in range(1, 1000)]
 
