@@ -18,7 +18,7 @@ from mcpreel.eras import (
     to_modern_request,
     to_modern_result,
 )
-from mcpreel.exchanges import build
+from mcpreel.operations.cassette import build
 from mcpreel.mock.engine import Mock
 from mcpreel.model import Message
 from mcpreel.sessions import split_sessions

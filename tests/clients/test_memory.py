@@ -11,7 +11,7 @@ import pytest
 import mcpreel
 from mcpreel.clients import MemoryTransport, memory, memory_pair
 from mcpreel.errors import TransportError
-from mcpreel.exchanges import build
+from mcpreel.operations.cassette import build
 from mcpreel.formats import open_session
 from mcpreel.mock import Mock
 from mcpreel.mock.server import serve_transport

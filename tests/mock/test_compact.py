@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from mcpreel.exchanges import build
+from mcpreel.operations.cassette import build
 from mcpreel.formats import get_writer, open_session
 from mcpreel.mock import compact as compact_module
 from mcpreel.mock.compact import load_compact

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from mcpreel.exchanges import build
+from mcpreel.operations.cassette import build
 from mcpreel.mock.engine import Mock, MockOptions
 from tests.replay.helpers import INIT, INIT_OK, call, handshake, note, req, res, session, text
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from mcpreel.exchanges import build
+from mcpreel.operations.cassette import build
 from mcpreel.mock.engine import Mock
 from mcpreel.rules import RuleSet, parse_rules
 from mcpreel.rules.mock import CLOSE, RawLine

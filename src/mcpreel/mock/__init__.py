@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcpreel.clients import open_target
-from mcpreel.exchanges import build
 from mcpreel.formats import open_session
 from mcpreel.mock.engine import ON_MISS, Mock, MockOptions, MockStats
 from mcpreel.mock.matcher import MATCH_MODES
 from mcpreel.model import Session
+from mcpreel.operations.cassette import build
 from mcpreel.serving.limits import Limits
 from mcpreel.sessions import split_sessions
 

@@ -38,9 +38,10 @@ from mcpreel.eras import (
     to_legacy_result,
     to_modern_result,
 )
-from mcpreel.exchanges import Cassette, ClientItem, Exchange, progress_token
 from mcpreel.mock.compact import CompactCassette, CompactIndex
 from mcpreel.mock.matcher import Matcher, Miss, RecordingIndex
+from mcpreel.operations.cassette import Cassette, ClientItem, Turn
+from mcpreel.operations.facts import progress_token
 
 if TYPE_CHECKING:
     from mcpreel.rules.engine import RuleSet
@@ -205,7 +206,7 @@ class Mock:
             return RuledConnection(self, self.rules)
         return MockConnection(self)
 
-    def add_exchange(self, ex: Exchange) -> None:
+    def add_exchange(self, ex: Turn) -> None:
         """A forwarded answer joins the recording: later identical requests are answered from it."""
         assert isinstance(self.cassette, Cassette) and isinstance(self.index, RecordingIndex)  # forward: in memory
         ex.position = len(self.cassette.exchanges)
@@ -382,7 +383,7 @@ class MockConnection:
         """A recorded result as the client's era has it."""
         return to_modern_result(result, method) if self.era == MODERN else to_legacy_result(result)
 
-    def _answer(self, ex: Exchange, request_id: Any, emit: Emit) -> None:
+    def _answer(self, ex: Turn, request_id: Any, emit: Emit) -> None:
         stats = self.mock.stats
         if ex.response is None:
             stats.unanswered += 1
@@ -402,7 +403,7 @@ class MockConnection:
         for step in ex.after:
             self._emit_step(step, emit)
 
-    async def _answer_slowly(self, ex: Exchange, before: list[dict[str, Any]], request_id: Any, emit: Emit) -> None:
+    async def _answer_slowly(self, ex: Turn, before: list[dict[str, Any]], request_id: Any, emit: Emit) -> None:
         timeout = self.mock.options.answer_timeout
         for step in before:
             if "id" not in step:

@@ -28,10 +28,10 @@ from mcpreel._infra.timeutil import now_ms
 from mcpreel._version import __version__
 from mcpreel.clients.base import Transport
 from mcpreel.errors import TransportError, UsageError
-from mcpreel.exchanges import Exchange
 from mcpreel.formats import FORMATS, canonical_name, get_writer
 from mcpreel.mock.engine import Emit, MockConnection
 from mcpreel.model import Kind, Message, Session
+from mcpreel.operations.cassette import Turn
 
 __all__ = ["CassetteFile", "Forwarder"]
 
@@ -48,7 +48,7 @@ class CassetteFile:
         self.format = name
         self.session = session.materialize()
 
-    def append(self, ex: Exchange, notes: list[Message]) -> None:
+    def append(self, ex: Turn, notes: list[Message]) -> None:
         msgs = self.session.messages
         msgs.append(Message("in", ex.request, ex.t_request))
         msgs.extend(notes)
@@ -127,7 +127,7 @@ class Forwarder:
             self.on_event(f"forward: retrying {request.get('method')} once on the new session")
             flight_notes.clear()
             answer = await self._call_collect(conn, emit, request, flight_notes)
-        ex = Exchange(request, request, 0, None, t0, response={**answer, "id": request.get("id")}, t_response=now_ms(),
+        ex = Turn(request, request, 0, None, t0, response={**answer, "id": request.get("id")}, t_response=now_ms(),
                       before=[n.raw for n in flight_notes if n.kind == Kind.MESSAGE])
         conn.mock.add_exchange(ex)
         if self.cassette_file is not None:

@@ -1,6 +1,6 @@
 """A session as OpenTelemetry spans, with the GenAI MCP semantic conventions, as plain data.
 
-One pass over the session (:func:`mcpreel.exchange_stream.walk`); a span is handed out as soon as its
+One pass over the session (:func:`mcpreel.operations.walk`); a span is handed out as soon as its
 request is answered, so a long session streams out in batches and only pending requests are held.
 
 - **A span per request**, named ``{mcp.method.name} {target}`` (target = the tool or prompt name, or
@@ -38,17 +38,16 @@ from urllib.parse import urlsplit
 
 from mcpreel._infra import jsonio
 from mcpreel._version import __version__
-from mcpreel.exchange_stream import (
+from mcpreel.model import Kind, Session
+from mcpreel.operations.facts import (
     META_CLIENT_INFO,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
-    Exchange,
     info_name,
     mcp_session_id,
     origin_of,
-    walk,
 )
-from mcpreel.model import Kind, Session
+from mcpreel.operations.walk import Exchange, walk
 
 __all__ = ["MAX_ROOT_EVENTS", "SpanEvent", "SpanLink", "SpanMapper", "SpanRecord", "parse_traceparent", "spans"]
 

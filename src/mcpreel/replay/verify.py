@@ -56,9 +56,10 @@ from mcpreel.eras import (
     to_modern_request,
 )
 from mcpreel.errors import InputError, TransportError
-from mcpreel.exchanges import Builder, ClientItem, Exchange, subject
 from mcpreel.mock.matcher import METHOD_NOT_FOUND, Matcher, Miss, RecordingIndex
 from mcpreel.model import Kind, Message, Session
+from mcpreel.operations.cassette import Builder, ClientItem, Turn
+from mcpreel.operations.facts import subject
 from mcpreel.sessions import ClientSession, Describer
 
 __all__ = ["ERA_CHOICES", "LATEST_PROTOCOL", "ReplayOptions", "ReplayReport", "RequestResult",
@@ -262,7 +263,7 @@ class ReplayReport:
 class _Pending:
     __slots__ = ("exchange", "sent", "t0", "future", "result")
 
-    def __init__(self, exchange: Exchange | None, sent: dict[str, Any], result: RequestResult | None):
+    def __init__(self, exchange: Turn | None, sent: dict[str, Any], result: RequestResult | None):
         self.exchange = exchange
         self.sent = sent
         self.t0 = time.perf_counter()
@@ -288,7 +289,7 @@ class _Run:
         self.tasks: set[asyncio.Task[None]] = set()
         self.request_states: dict[str, str] = {}  # recorded requestState -> the live server's
 
-    def learn_request_state(self, ex: Exchange, answer: dict[str, Any] | None) -> None:
+    def learn_request_state(self, ex: Turn, answer: dict[str, Any] | None) -> None:
         """An ``input_required`` answer: its ``requestState`` stands in for the recorded one from now on."""
         recorded = _request_state(ex.response)
         live = _request_state(answer)
@@ -396,7 +397,7 @@ class _Run:
                     out = {**message, "params": {**params, "requestId": renamed}}
         return out
 
-    async def send(self, message: dict[str, Any], exchange: Exchange | None, result: RequestResult | None) -> _Pending | None:
+    async def send(self, message: dict[str, Any], exchange: Turn | None, result: RequestResult | None) -> _Pending | None:
         sent = self.prepare(message)
         p = None
         if "id" in sent:
@@ -450,7 +451,7 @@ def _request_state(message: dict[str, Any] | None) -> str | None:
     return None
 
 
-def _judge(result: RequestResult, ex: Exchange, answer: dict[str, Any] | None, error: str | None,
+def _judge(result: RequestResult, ex: Turn, answer: dict[str, Any] | None, error: str | None,
            options: ReplayOptions) -> None:
     result.response = answer
     if ex.response is None:
@@ -529,7 +530,7 @@ class _Facts:
     legacy_info: dict[str, Any] | None = None
     legacy_caps: dict[str, Any] | None = None
     max_int: int = 0
-    server_exchanges: list[Exchange] = field(default_factory=list)
+    server_exchanges: list[Turn] = field(default_factory=list)
     skipped_dropped: int = 0
     era: str = UNKNOWN
 
@@ -573,7 +574,7 @@ def _facts(session: Session, original: bool) -> _Facts:
 
 class _Feed:
     """The recording's client side as it streams from the file: ``("item", ClientItem)`` for each
-    message the client sent, ``("answered", Exchange)`` where a request's recorded response comes;
+    message the client sent, ``("answered", Turn)`` where a request's recorded response comes;
     :meth:`until_answered` reads ahead (buffering) to the response of one request."""
 
     def __init__(self, session: Session, original: bool) -> None:
@@ -595,7 +596,7 @@ class _Feed:
             return None
         return self.buffer.popleft()
 
-    def until_answered(self, ex: Exchange) -> None:
+    def until_answered(self, ex: Turn) -> None:
         while ex.response is None and self._pull():
             pass
 
@@ -637,7 +638,7 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
         results: dict[int, RequestResult] = {}
         pendings: dict[int, _Pending] = {}
         # pacing: a client item waits for the exchanges whose responses were recorded before it
-        answered: list[Exchange] = []
+        answered: list[Turn] = []
         first_request = True
         left_out = False
         while (event := feed.next()) is not None:
@@ -693,7 +694,7 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
     return report
 
 
-async def _settle(run: _Run, ex: Exchange, pendings: dict[int, _Pending], results: dict[int, RequestResult]) -> None:
+async def _settle(run: _Run, ex: Turn, pendings: dict[int, _Pending], results: dict[int, RequestResult]) -> None:
     p = pendings.pop(ex.position, None)
     if p is None:
         return

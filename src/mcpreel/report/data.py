@@ -10,7 +10,7 @@ requests still waiting for their response.
 The numbers follow ``mcpreel inspect`` (:mod:`mcpreel.inspect`): the same :class:`~mcpreel.inspect.ToolStats`
 and :class:`~mcpreel.inspect.LatencyStats`, nearest-rank percentiles, correlation by direction and id;
 the tests hold the two to the same figures. ``inspect`` keeps a row per record in memory, which is
-what it prints; the report cannot afford that, hence its own pass (:func:`mcpreel.exchange_stream.walk`).
+what it prints; the report cannot afford that, hence its own pass (:func:`mcpreel.operations.walk`).
 
 Payloads are kept as pretty JSON *text* (``jsonio``), cut at ``payload_chars``: the page never parses
 a message again, so big integers, NaN and lone surrogates show as they were recorded.
@@ -24,20 +24,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpreel._infra import jsonio
-from mcpreel.exchange_stream import (
+from mcpreel.inspect import Header, LatencyStats, ToolStats, _text_of_transport, percentile
+from mcpreel.model import Kind, Message, Session
+from mcpreel.operations.facts import (
     META_CLIENT_INFO,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
-    Exchange,
-    Step,
     info_name,
     mcp_session_id,
     origin_of,
     status_of,
-    walk,
 )
-from mcpreel.inspect import Header, LatencyStats, ToolStats, _text_of_transport, percentile
-from mcpreel.model import Kind, Message, Session
+from mcpreel.operations.walk import Exchange, Step, walk
 from mcpreel.toolcalls import auth_discovery
 
 __all__ = ["ACTIVITY_BUCKETS", "Limits", "ReportData", "collect"]
