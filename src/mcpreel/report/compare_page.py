@@ -17,7 +17,7 @@ from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel._version import __version__
-from mcpreel.report.page import asset, fill
+from mcpreel.report.page import asset, fill, script_json
 
 __all__ = ["SAME_WITH_JSON", "diff_page", "replay_page"]
 
@@ -73,7 +73,7 @@ def _cards(counts: dict[str, int], good: tuple[str, ...] = ("same",)) -> str:
 
 def _page(*, kind: str, title: str, facts: str, cards: str, sections: str, calls: list[dict[str, Any]], note: str,
           calls_sub: str, options: list[tuple[str, str]]) -> str:
-    doc = jsonio.dumps({"calls": calls}).decode("utf-8").replace("<", "\\u003c")
+    doc = script_json({"calls": calls})
     parts = {
         "GENERATOR": escape(f"mcpreel {__version__}"), "TITLE": escape(title), "KIND": escape(kind),
         "CSS": asset("report.css"), "FACTS": facts, "CARDS": cards, "SECTIONS": sections,

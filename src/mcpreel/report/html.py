@@ -18,10 +18,9 @@ import shlex
 from html import escape
 from typing import Any
 
-from mcpreel._infra import jsonio
 from mcpreel._version import __version__
 from mcpreel.report.data import ReportData
-from mcpreel.report.page import asset, fill
+from mcpreel.report.page import asset, fill, script_json
 from mcpreel.report.svg import activity_chart, fmt_ms, latency_chart
 
 __all__ = ["render"]
@@ -144,9 +143,7 @@ def _sequence_note(data: ReportData) -> str:
 
 def _data_json(data: ReportData) -> str:
     doc: dict[str, Any] = {"calls": data.calls, "timeline": data.timeline, "calls_total": data.calls_total}
-    text = jsonio.dumps(doc).decode("utf-8")
-    # nothing in a message may end the script block or start a comment in it
-    return text.replace("<", "\\u003c")
+    return script_json(doc)
 
 
 def render(data: ReportData) -> str:

@@ -22,8 +22,11 @@ import hashlib
 import re
 from collections.abc import Mapping
 from importlib import resources
+from typing import Any
 
-__all__ = ["asset", "content_security_policy", "fill", "source_hash"]
+from mcpreel._infra import jsonio
+
+__all__ = ["asset", "content_security_policy", "fill", "script_json", "source_hash"]
 
 _PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
 
@@ -31,6 +34,15 @@ _PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
 def asset(name: str) -> str:
     """A file of ``assets/`` as text (the templates, the stylesheet, the scripts)."""
     return resources.files("mcpreel.report").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def script_json(doc: Any) -> str:
+    """``doc`` as JSON to put inside a ``<script type="application/json">`` block.
+
+    Every ``<`` is written ``\\u003c`` (the same string to ``JSON.parse``), so nothing in a message can
+    close the block (``</script>``) or open the parser's script-data escape states (``<!--``).
+    """
+    return jsonio.dumps(doc).decode("utf-8").replace("<", "\\u003c")
 
 
 def source_hash(text: str) -> str:
