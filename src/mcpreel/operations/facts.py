@@ -22,7 +22,9 @@ __all__ = [
     "META_SUBSCRIPTION_ID",
     "TASK_METHODS",
     "TERMINAL_TASK_STATUSES",
+    "FAILED",
     "created_task",
+    "is_era_probe_refusal",
     "first_text",
     "info_name",
     "mcp_session_id",
@@ -131,6 +133,18 @@ def status_of(response: dict[str, Any] | None) -> tuple[str, Any, str | None]:
         if created_task(response) is not None:
             return "task", None, None
     return "ok", None, None
+
+
+#: the statuses that count as a failed operation in every verb (a JSON-RPC error, a failed tool result)
+FAILED = frozenset({"error", "isError"})
+def is_era_probe_refusal(method: str, response: dict[str, Any] | None) -> bool:
+    """A ``server/discover`` answered with an error: the probe a 2026 client sends first and falls back from
+    (to ``initialize``), whatever the refusal says (``-32601`` over stdio; the TypeScript SDK's HTTP 400
+    ``-32000 Server not initialized``, ``id: null``). A client falls back on any of them, so it is how the
+    eras meet, not a failure: no verb counts it as an error or paints it red."""
+    if method != "server/discover" or response is None:
+        return False
+    return response.get("error") is not None
 
 
 def info_name(info: Any) -> str | None:

@@ -31,10 +31,12 @@ from typing import Any
 from mcpreel._infra.correlation import Correlator, correlation_key
 from mcpreel.model import Kind, Message, Session
 from mcpreel.operations.facts import (
+    FAILED,
     LISTEN,
     TASK_METHODS,
     TERMINAL_TASK_STATUSES,
     created_task,
+    is_era_probe_refusal,
     origin_of,
     progress_token,
     related_task,
@@ -128,7 +130,16 @@ class Exchange:
         return self.response is not None or self.cancelled
 
     def status(self) -> tuple[str, Any, str | None]:
+        """(status, code, message) of its answer (:func:`status_of`); a refused ``server/discover`` probe
+        is ``fallback`` (see :func:`is_era_probe_refusal`), never a failure."""
+        if self.method == "server/discover" and is_era_probe_refusal(self.method, self.response):
+            _, code, message = status_of(self.response)
+            return "fallback", code, message
         return status_of(self.response)
+
+    @property
+    def failed(self) -> bool:
+        return self.status()[0] in FAILED
 
 
 @dataclass(slots=True, eq=False)
@@ -243,6 +254,10 @@ class Operation:
             if isinstance(result, dict) and result.get("error") is not None:
                 return status_of({"error": result["error"]})
         return status
+
+    @property
+    def failed(self) -> bool:
+        return self.status()[0] in FAILED
 
     @property
     def result(self) -> dict[str, Any] | None:
@@ -453,6 +468,8 @@ class Walker:
         if ex is None and msg.injected and key is not None:
             # the proxy's own answer to a request it dropped (the request never reached the server)
             ex = self.dropped.pop((session, "in" if d == "out" else "out", key), None)
+        if ex is None and rid is None and d == "out" and not msg.dropped:
+            ex = self._answered_by_exchange(msg.ctx, session)
         if ex is None:
             out.append(Step("orphan", index, msg, raw, session=session))
             return
@@ -582,6 +599,20 @@ class Walker:
         for ex in reversed(pending.values()):
             if ex.role != "listen":  # a stream waits for the whole session: it causes nothing
                 return ex
+        return None
+
+    def _answered_by_exchange(self, ctx: dict[str, Any] | None, session: int) -> Exchange | None:
+        """A null-id error in the body of an HTTP exchange answers that exchange's request (a server that
+        refuses a request before reading its id: the TypeScript SDK's HTTP 400 for ``server/discover``)."""
+        exchange_id = ctx.get("exchange") if type(ctx) is dict else None
+        pending = self.pending.get(session)
+        if exchange_id is None or not pending:
+            return None
+        for ex in reversed(pending.values()):
+            if ex.ctx and ex.ctx.get("exchange") == exchange_id:
+                if self.correlator.discard(ex.dir, ex.id, ex, scope=session):
+                    return ex
+                return None
         return None
 
     def _forget(self, ex: Exchange) -> None:
