@@ -46,7 +46,7 @@ from mcpreel._infra.timeutil import iso_from_ms, iso_second, now_ms
 from mcpreel.control import discovery, protocol
 from mcpreel.control.filters import DEFAULT_INTERCEPT, Filter, parse
 from mcpreel.model import Kind, Message, SessionInfo
-from mcpreel.record.intercept import Decision, InjectPort, Pending
+from mcpreel.record.intercept import ABANDONED, Decision, InjectPort, Pending
 
 __all__ = ["BACKLOG", "MAX_VIEWERS", "ControlServer", "peer_uid"]
 
@@ -631,6 +631,16 @@ class ControlServer:
             if self._viewers:
                 self._post(("all", protocol.released(hold.id, decision.action, decision.by)))
         return True
+
+    def abandon(self, session: str | None = None) -> None:
+        """The client went away: what is held for it (of ``session`` on HTTP; all when None) ends as
+        abandoned (:data:`~mcpreel.record.intercept.ABANDONED`), and viewers see it released so."""
+        with self._lock:
+            holds = [h for h in self._holds.values() if session is None or h.item.session == session]
+        for hold in holds:
+            self._release(hold, ABANDONED)
+        if holds:
+            self._note(f"control: the client went away; {len(holds)} held message(s) abandoned")
 
     def shutdown(self) -> None:
         """The proxy is stopping: held messages go on unchanged (``by: detach``) so nothing waits forever."""
