@@ -88,3 +88,39 @@ def test_a_client_that_dies_while_a_message_is_held_ends_it_and_the_proxy(tmp_pa
     if direction == "in":  # it never reached the server: nothing answered it
         assert [m for m in messages if m.dir == "out"] == []
     assert "after the client went away" in (session.info.end_reason or ""), session.info.end_reason
+
+
+def test_an_http_client_that_disconnects_while_its_request_is_held_has_it_abandoned(tmp_path: Path) -> None:
+    """HTTP: the proxy serves other clients, so it goes on; the held request ends as abandoned at once and
+    never reaches the target (before, it waited for a viewer, holding a worker thread)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from mcpreel.control.client import ControlClient
+    from mcpreel.control.server import ControlServer
+    from tests.record.http.helpers import ThreadServer, proxy, sdk_server
+
+    (tmp_path / "rt").mkdir(mode=0o700)
+    server = ControlServer(transport="streamable-http", directory=tmp_path / "rt", intercept="tool:echo")
+    server.start()
+    app = sdk_server().streamable_http_app(stateless_http=True, json_response=True)
+    body = b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}'
+    try:
+        with ThreadServer(app) as srv, proxy("streamable-http", srv.url("/mcp"), tmp_path, addons=[server],
+                                             interceptor=server) as run, \
+                ControlClient.connect(server.socket_path) as viewer:  # type: ignore[arg-type]
+            where = urlsplit(run.url)
+            client = socket.create_connection((where.hostname, where.port), timeout=10)
+            client.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                           b"Accept: application/json, text/event-stream\r\n"
+                           b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            held = viewer.wait_for("held", timeout=10)
+            client.close()  # the client goes away while its request is held
+            released = viewer.wait_for("released", timeout=10)
+            assert released == {"type": "released", "hold": held["hold"], "action": "close", "by": "client-gone"}
+    finally:
+        server.close()
+    calls = [r for r in run.records() if r.kind == Kind.MESSAGE and r.dir == "in"]
+    assert len(calls) == 1 and calls[0].dropped and calls[0].decided_by == "client-gone"
+    assert (calls[0].extra or {}).get("abandoned") is True
+    assert not [r for r in run.records() if r.kind == Kind.MESSAGE and r.dir == "out"]  # the target never saw it

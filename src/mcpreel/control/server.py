@@ -632,11 +632,14 @@ class ControlServer:
                 self._post(("all", protocol.released(hold.id, decision.action, decision.by)))
         return True
 
-    def abandon(self, session: str | None = None) -> None:
-        """The client went away: what is held for it (of ``session`` on HTTP; all when None) ends as
-        abandoned (:data:`~mcpreel.record.intercept.ABANDONED`), and viewers see it released so."""
+    def abandon(self, session: str | None = None, message: Any = None) -> None:
+        """The client went away: what is held for it ends as abandoned (:data:`~mcpreel.record.intercept.ABANDONED`),
+        and viewers see it released so: the hold of ``message`` (that very object) when given, else those of
+        ``session`` when given, else all (stdio: one client)."""
         with self._lock:
-            holds = [h for h in self._holds.values() if session is None or h.item.session == session]
+            holds = [h for h in self._holds.values()
+                     if (message is None or h.item.message is message)
+                     and (session is None or h.item.session == session)]
         for hold in holds:
             self._release(hold, ABANDONED)
         if holds:

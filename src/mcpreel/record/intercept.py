@@ -22,10 +22,11 @@ legacy SSE) call the same seam, so a person at a viewer (:class:`mcpreel.control
   intercept is off), so the stdio pump skips even parsing lines for ``wants``;
 - optionally ``shutdown()``: the proxy is stopping (the HTTP proxy calls it when its server begins to
   stop): whatever is held should be decided now, so stopping never waits on a person.
-- optionally ``abandon(session=None)``: the client went away (stdio: nobody reads the proxy's stdout any
-  more; HTTP: the connection of a held request closed, ``session`` its ``Mcp-Session-Id`` or None):
-  what is held for it (all of it when ``session`` is None) ends now with :data:`ABANDONED`, since nobody
-  can get an answer, and nothing waits on a person for a client that is gone.
+- optionally ``abandon(session=None, message=None)``: the client went away (stdio: nobody reads the
+  proxy's stdout any more, and both are None: everything held; HTTP: the connection of a held request
+  closed, ``session`` its ``Mcp-Session-Id`` and ``message`` the very object that was offered to
+  ``decide``): what is held for it ends now with :data:`ABANDONED`, since nobody can get an answer, and
+  nothing waits on a person for a client that is gone.
 
 What an interceptor sees is the wire, before any ``--redact`` (that applies to what is recorded only).
 Only single JSON-RPC objects are offered to it; a batch, a line that is not JSON and (on HTTP) anything the
@@ -186,11 +187,11 @@ class Interceptors:
             if callable(hook):
                 hook()
 
-    def abandon(self, session: str | None = None) -> None:
+    def abandon(self, session: str | None = None, message: Any = None) -> None:
         for i in self.chain:
             hook = getattr(i, "abandon", None)
             if callable(hook):
-                hook(session)
+                hook(session, message)
 
     def wants(self, direction: str, message: Any) -> bool:
         return any(i.wants(direction, message) for i in self.chain)

@@ -398,7 +398,7 @@ class StdioProxy:
         abandon = getattr(self.interceptor, "abandon", None)
         if callable(abandon):
             try:
-                abandon(None)
+                abandon(None, None)
             except Exception as exc:
                 if self._warn is not None:
                     self._warn(f"intercept: abandoning the held messages failed ({exc!r})")
