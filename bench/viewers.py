@@ -6,7 +6,8 @@ connected. This measures the same thing on the real proxy:
 
 - ``mcpreel record`` (a subprocess, its control channel in a private runtime directory) in front of a
   minimal stdio JSON-RPC server (orjson; it answers a ping in about a microsecond, so what is measured is
-  the proxy's own cost);
+  the proxy's own cost at its worst: every viewer gets every record of thousands of round trips a second),
+  or with ``--server sdk`` the official SDK's ``MCPServer`` (a real server's pace);
 - the backlog filled first (``--fill`` pings: twice as many reel records, the ring keeps its last 20,000);
 - rounds of two windows of ``--seconds`` each (which comes first alternates from round to round):
   sequential ping round trips with no viewer, and the same while ``--viewers`` viewers attach at the
@@ -58,6 +59,18 @@ SERVER = textwrap.dedent(
                 data = data[write(1, data):]
     """
 )
+
+SDK_SERVER = textwrap.dedent(
+    """
+    from mcp.server import MCPServer
+    MCPServer("bench", log_level="WARNING").run()
+    """
+)
+SERVERS = {"minimal": SERVER, "sdk": SDK_SERVER}
+
+INIT = (b'{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25",'
+        b'"capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}\n')
+INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
 
 # the viewers, in a process of their own: connect N one after the other, drain all they get, say what came
 VIEWERS = textwrap.dedent(
@@ -133,10 +146,10 @@ def ping(i: int) -> bytes:
 class Proxy:
     """``mcpreel record`` in front of the minimal server, with its control socket in ``runtime``."""
 
-    def __init__(self, runtime: Path, reel: Path):
+    def __init__(self, runtime: Path, reel: Path, server: str = SERVER):
         env = {**os.environ, "MCPREEL_RUNTIME_DIR": str(runtime),
                "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
-        self.proc = subprocess.Popen([PY, "-m", "mcpreel", "record", "--out", str(reel), "--", PY, "-c", SERVER],
+        self.proc = subprocess.Popen([PY, "-m", "mcpreel", "record", "--out", str(reel), "--", PY, "-c", server],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      bufsize=0, env=env)
         self.wfd = self.proc.stdin.fileno()
@@ -152,6 +165,9 @@ class Proxy:
             if time.monotonic() > deadline or self.proc.poll() is not None:
                 raise RuntimeError("the proxy's control socket did not appear")
             time.sleep(0.05)
+        os.write(self.wfd, INIT)
+        self._lines(1)
+        os.write(self.wfd, INITIALIZED)
 
     def _lines(self, n: int) -> None:
         got = self.buf.count(b"\n")
@@ -202,7 +218,7 @@ class Proxy:
 def run(args: argparse.Namespace) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="mcpreel-bench-viewers-") as tmp:
         runtime = Path(tmp) / "run"
-        proxy = Proxy(runtime, Path(tmp) / "reel.jsonl")
+        proxy = Proxy(runtime, Path(tmp) / "reel.jsonl", SERVERS[args.server])
         try:
             proxy.fill(args.fill)
             proxy.round_trips(0.5)  # warm
@@ -237,7 +253,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
             code = proxy.close()
     none = statistics.median(none_rates)
     with_v = statistics.median(with_rates)
-    return {"viewers": args.viewers, "fill_pings": args.fill, "seconds": args.seconds, "rounds": args.rounds,
+    return {"server": args.server, "viewers": args.viewers, "fill_pings": args.fill, "seconds": args.seconds, "rounds": args.rounds,
             "none_rt_per_s": round(none), "with_viewers_rt_per_s": round(with_v), "ratio": round(with_v / none, 3),
             "paired_ratio": round(statistics.median(w / n for w, n in zip(with_rates, none_rates, strict=True)), 3),
             "rounds_none": [round(r) for r in none_rates], "rounds_with": [round(r) for r in with_rates],
@@ -252,6 +268,9 @@ def run(args: argparse.Namespace) -> dict[str, object]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--viewers", type=int, default=50)
+    ap.add_argument("--server", choices=sorted(SERVERS), default="minimal",
+                    help="minimal: answers in a microsecond (the proxy's cost at its worst); sdk: the official "
+                         "SDK's MCPServer (a real server's pace)")
     ap.add_argument("--fill", type=int, default=20000, help="pings sent before the rounds (fills the backlog)")
     ap.add_argument("--seconds", type=float, default=4.0, help="length of each window")
     ap.add_argument("--rounds", type=int, default=3)
