@@ -214,6 +214,7 @@ class ControlServer:
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
         self._fanout: threading.Thread | None = None
+        self._fanout_done = False
         self._backlog_bytes = 0
         self._holds: dict[str, _Hold] = {}
         self._hold_ids = itertools.count(1)
@@ -359,6 +360,8 @@ class ControlServer:
     def _post(self, entry: tuple[Any, ...]) -> None:
         """Queue ``entry`` for the fan-out and wake it (once per batch). Cheap: called on the forwarding path."""
         with self._lock:
+            if self._fanout_done:  # closed: nobody sends any more (viewers still detaching)
+                return
             self._outbox.append(entry)
             if self._woken:
                 return
@@ -416,6 +419,8 @@ class ControlServer:
             if stopping is not None and (not waiting or time.monotonic() >= stopping):
                 break
         with self._lock:
+            self._fanout_done = True
+            self._outbox.clear()
             others = [v for v in self._viewers if v not in attached]
         self._hang_up(attached + others)
 
