@@ -15,6 +15,9 @@ connected. This measures the same thing on the real proxy:
   the other and drains every byte they get, so its own work is not the bench client's), each viewer's
   connection ending with the window.
 
+``--path`` measures instead the forwarding path's own share, in process: the CPU per record of the thread
+that hands records to the control server, with no viewer and with the viewers attached.
+
 Figures: round trips per second with none and with the viewers (median over rounds), their ratio, and
 the median of each round's own ratio (the two windows of a round are seconds apart, so this one is the
 least moved by what else the machine does; the target is >= 0.90); the proxy's CPU per round trip; the worst round trip of each, and how many viewers got their ``hello`` (and their
@@ -265,6 +268,61 @@ def run(args: argparse.Namespace) -> dict[str, object]:
             "viewer_lines": [v["lines"] for v in viewers], "proxy_exit": code}
 
 
+def forwarding_path(viewers: int, seconds: float, rounds: int) -> dict[str, object]:
+    """The recorder's own share, in process: CPU per record of the thread that hands records to the control
+    server (what a pump pays on the forwarding path) with no viewer and with ``viewers`` attached (their
+    backlog already sent), records fed at a steady pace. Median over ``rounds`` of each."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from mcpreel.control.server import ControlServer
+
+    with tempfile.TemporaryDirectory(prefix="mcpreel-bench-path-") as tmp:
+        runtime = Path(tmp)
+        os.chmod(runtime, 0o700)
+        server = ControlServer(transport="stdio", directory=runtime)
+        server.start()
+        seq = 0
+
+        def feed(k: int) -> None:
+            nonlocal seq
+            for _ in range(k):
+                server.frames("in", [b'{"jsonrpc":"2.0","id":%d,"method":"ping"}' % seq], 1_700_000_000_000 + seq, seq)
+                seq += 1
+
+        def window() -> float:
+            fed, cpu0, end = 0, time.thread_time(), time.monotonic() + seconds
+            while time.monotonic() < end:
+                feed(10)
+                fed += 10
+                time.sleep(0.002)
+            return (time.thread_time() - cpu0) / fed * 1e6
+
+        feed(40000)
+        none, with_v = [], []
+        attached: list[int] = []  # viewers attached through each window (the least seen)
+        try:
+            for _ in range(rounds):
+                none.append(window())
+                drainer = subprocess.Popen([PY, "-c", VIEWERS, str(server.socket_path), str(viewers), str(seconds + 32)],
+                                           stdout=subprocess.PIPE, text=True)
+                assert drainer.stdout is not None
+                drainer.stdout.readline()
+                deadline = time.monotonic() + 30
+                while server.viewers < viewers and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                time.sleep(1.0)  # the backlog went out
+                attached.append(server.viewers)
+                with_v.append(window())
+                attached[-1] = min(attached[-1], server.viewers)
+                drainer.kill()  # the viewers leave
+                drainer.stdout.read()
+                drainer.wait(30)
+                time.sleep(0.3)
+        finally:
+            server.close()
+    return {"path_cpu_us_per_record_none": round(statistics.median(none), 2),
+            "path_cpu_us_per_record_with": round(statistics.median(with_v), 2), "viewers_attached": attached}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--viewers", type=int, default=50)
@@ -276,7 +334,12 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="a smoke run: 1 round of 2 s, 5,000 pings of backlog")
     ap.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    ap.add_argument("--path", action="store_true",
+                    help="measure only the forwarding path's own CPU per record, in process (see forwarding_path)")
     args = ap.parse_args()
+    if args.path:
+        print(json.dumps(forwarding_path(args.viewers, 2.0, args.rounds)))
+        return
     if args.quick:
         args.rounds, args.seconds, args.fill = 1, 2.0, 5000
     out = run(args)
