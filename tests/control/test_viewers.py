@@ -121,8 +121,9 @@ def test_fifty_viewers_attach_while_forwarding_goes_on_and_the_next_one_is_refus
         for t in threads:
             t.join(30)
         assert len(got) == MAX_VIEWERS == 50  # every viewer got its hello and backlog
-        # forwarding went on (loosely: before the fix this ratio was about 0.01)
-        assert during >= 0.25 * before, (before, during)
+        # forwarding went on (loosely, as a loaded 2-core machine allows: before the fix this ratio was
+        # 0.003-0.03; now 0.4-1 even with the attach burst inside a short window, see BENCHMARKS.md)
+        assert during >= 0.1 * before, (before, during)
         with pytest.raises(ControlError, match="already has 50 viewers attached"):
             ControlClient.connect(rec.socket, timeout=10)
         rec.pings(100)  # and still forwards
