@@ -16,7 +16,6 @@ from mcpreel.cli import output
 from mcpreel.cli.limit_options import limit_options, limits_of
 from mcpreel.cli.params import FORMAT_AUTO
 from mcpreel.errors import DifferenceFound, TransportError, UsageError
-from mcpreel.serving.origin import is_loopback
 
 
 class RecordModeParam(click.ParamType):
@@ -107,8 +106,8 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
     if report is not None:
         raise UsageError("--report goes with --record-mode")
 
-    if transport != "stdio" and not is_loopback(host):
-        output.warning(f"listening on {host}: the recording is served to anyone who can reach it")
+    if transport != "stdio":
+        output.warn_exposed(host, "the recording is served to anyone who can reach it")
 
     loading = contextlib.ExitStack()  # the bar while the recording loads, closed once it is served
 
@@ -137,8 +136,8 @@ def _serve_cassette(cassette: str, mode: RecordMode, *, target_command: str | No
                     transport: str, host: str, **options: Any) -> None:
     from mcpreel.cassette.run import Plan, serve_cassette
 
-    if transport != "stdio" and not is_loopback(host):
-        output.warning(f"listening on {host}: the cassette is served to anyone who can reach it")
+    if transport != "stdio":
+        output.warn_exposed(host, "the cassette is served to anyone who can reach it")
 
     def ready(plan: Plan, where: str) -> None:
         output.info(f"mcpreel: {plan.describe()}")
