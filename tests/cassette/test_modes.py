@@ -19,7 +19,7 @@ from mcpreel.cassette.run import Recording, _judge, check_target, plan
 from mcpreel.cassette.server import cassette_server
 from mcpreel.errors import InputError, TransportError, UsageError
 
-from .helpers import SDK_SERVER, deny_replace
+from .helpers import SDK_SERVER, deny_create, deny_replace
 
 MCPREEL = [sys.executable, "-m", "mcpreel"]
 META = {"v": 1, "type": "meta", "startedAt": "2026-01-01T00:00:00.000Z", "label": "x", "command": []}
@@ -318,3 +318,21 @@ def test_serve_all_whose_cassette_cannot_be_replaced_exits_2_in_one_line_and_rep
     assert events[-1]["message"] == r.stderr.strip().splitlines()[-1].removeprefix("error: ")
     assert cassette.read_bytes() == before and sorted(p.name for p in cassette.parent.iterdir()) == [
         "c.jsonl", "hooks", "report.jsonl"]
+
+
+def test_serve_once_into_a_read_only_folder_exits_2_in_one_line_and_reports_it(tmp_path, monkeypatch):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    deny_create(hooks, monkeypatch, folder)
+    cassette, report = folder / "c.jsonl", tmp_path / "report.jsonl"
+    r = _serve(str(cassette), "--record-mode", "once", "--report", str(report),
+               "--target-command", shlex.join(SDK_SERVER + ["stdio"]), input=[INIT])
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    line = f"{cassette}: cannot record here: Permission denied ({folder}); nothing was recorded"
+    assert r.stderr.strip().splitlines() == [f"error: {line}"]
+    events = read_report(report)
+    assert [e["event"] for e in events] == ["plan", "error"] and events[-1]["message"] == line
+    assert list(folder.iterdir()) == []

@@ -11,7 +11,7 @@ from mcpreel.cassette.pytest_plugin import cassette_path
 from tests.conftest import free_port
 from tests.replay.e2e_helpers import Background
 
-from .helpers import DEAD, SDK_SERVER, deny_replace
+from .helpers import DEAD, SDK_SERVER, deny_create, deny_replace
 
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.e2e
@@ -181,6 +181,28 @@ def test_a_recording_that_cannot_be_saved_fails_the_test_that_recorded_it(pytest
         f"*{cassette} (record mode all): the cassette server failed: {cassette}: the recording could not be "
         "saved: Permission denied; the cassette was left as it was*"])
     assert not cassette.exists()
+
+
+
+def test_a_read_only_cassette_folder_fails_the_test_in_one_line_with_an_error_event(pytester, monkeypatch):
+    _stdio_file(pytester, [*SDK_SERVER, "stdio"])
+    folder = pytester.path / "cassettes" / "test_inner"
+    folder.mkdir(parents=True)
+    folder.chmod(0o555)  # read-only (root writes anyway: the sitecustomize below refuses as the folder would)
+    hooks = pytester.path / "hooks"
+    hooks.mkdir()
+    deny_create(hooks, monkeypatch, folder)
+    try:
+        result = pytester.runpytest(*ISOLATE, "-s")
+    finally:
+        folder.chmod(0o755)
+    result.assert_outcomes(failed=1)
+    cassette = folder / "test_echo.jsonl"
+    result.stdout.fnmatch_lines([
+        f"E   {cassette} (record mode once): the cassette server failed: {cassette}: cannot record here: "
+        f"Permission denied ({folder}); nothing was recorded"])
+    assert "Traceback" not in result.stdout.str() and "Traceback" not in (pytester.path / "server-stderr.log").read_text()
+    assert list(folder.iterdir()) == []
 
 
 ENV_TESTS = '''

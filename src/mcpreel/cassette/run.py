@@ -300,8 +300,13 @@ def _record(p: Plan, *, command: Command | None, url: str | None, transport: str
             warn: Callable[[str], None] | None, interceptor: Any = None,
             limits: Limits | None = None) -> Recording:
     cassette = p.cassette
-    cassette.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{cassette.name}.", suffix=".recording", dir=cassette.parent)  # 0600
+    try:
+        cassette.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f".{cassette.name}.", suffix=".recording", dir=cassette.parent)  # 0600
+    except OSError as exc:
+        # a read-only folder: one line (the error event, exit 2) before the real server is started
+        raise McpreelError(f"{cassette}: cannot record here: {exc.strerror or exc} ({cassette.parent}); "
+                           "nothing was recorded") from exc
     os.close(fd)
     tmp = Path(name)
     saved = False
