@@ -205,6 +205,36 @@ def test_a_read_only_cassette_folder_fails_the_test_in_one_line_with_an_error_ev
     assert list(folder.iterdir()) == []
 
 
+
+def test_a_test_that_makes_no_mcp_call_passes_under_none_and_one_that_does_fails_in_one_line(pytester):
+    pytester.makepyfile(test_quiet='''
+import asyncio
+import pytest
+from mcp import ClientSession, stdio_client
+
+@pytest.mark.mcp_cassette(command=["true"])
+def test_no_call(mcp_server):
+    assert mcp_server.argv
+
+@pytest.mark.mcp_cassette(command=["true"])
+def test_a_call(mcp_server):
+    async def main():
+        with open("server-stderr.log", "a") as err:
+            async with stdio_client(mcp_server.stdio_parameters(), errlog=err) as (r, w):
+                async with ClientSession(r, w) as s:
+                    await s.initialize()
+    asyncio.run(main())
+''')
+    result = pytester.runpytest(*ISOLATE, "--mcp-record-mode", "none")
+    result.assert_outcomes(passed=1, failed=1)
+    assert "ERROR" not in result.stdout.str()
+    cassette = pytester.path / "cassettes" / "test_quiet" / "test_a_call.jsonl"
+    result.stdout.fnmatch_lines([
+        f"E   {cassette} (record mode none): no such cassette, and the test made MCP requests (record mode "
+        "none replays only: record it with once or all)"])
+    assert not (pytester.path / "cassettes").exists()
+
+
 ENV_TESTS = '''
 import asyncio
 import pytest

@@ -9,7 +9,8 @@ The marker: ``mcp_cassette(path=None, *, command=None, url=None, transport=None,
 env=None, cwd=None, match=None)``. ``path`` defaults to ``cassettes/<module>/<test>.jsonl`` beside the
 test file; a relative ``path`` is taken from the test file's folder. ``record_mode`` defaults to
 ``once``; ``--mcp-record-mode`` overrides every marker (``--mcp-record-mode none`` in CI: nothing is
-recorded there, and a missing cassette fails).
+recorded there, and a missing cassette fails the test that makes an MCP request; a test that makes none
+recorded nothing, so it has no cassette, and passes).
 
 The ``mcp_server`` fixture is a :class:`mcpreel.cassette.server.CassetteServer`: for stdio an argv
 (``argv``, ``command``/``args``/``env``/``cwd``, ``stdio_parameters()``) that the test's client launches;

@@ -64,6 +64,8 @@ class CassetteServer:
         self._died: int | None = None  # exit code of an HTTP server that ended before it was stopped
         self._final: list[dict[str, Any]] | None = None
         self._log_tail = ""
+        #: record mode none and no cassette: an empty one is served, and any request the test makes fails
+        self.missing = False
 
     # -- what a client needs --------------------------------------------------------------------
     @property
@@ -187,6 +189,14 @@ class CassetteServer:
         where = f"{self.cassette} (record mode {self.mode})"
         found: list[str] = []
         events = self.events()
+        if self.missing:
+            # stdio: the serving process ran only if the test's client launched it; HTTP: it always runs
+            requests = sum(int(e.get("requests") or 0) for e in events if e.get("event") == "done")
+            asked = any(e.get("event") == "miss" for e in events) or requests > 0
+            if asked or (self.transport == "stdio" and events):
+                return [f"{where}: no such cassette, and the test made MCP requests "
+                        "(record mode none replays only: record it with once or all)"]
+            return []
         for e in events:
             kind = e.get("event")
             if kind == "miss":
@@ -225,6 +235,17 @@ def _describe_miss(where: str, e: dict[str, Any]) -> str:
         for d in e.get("differences") or []:
             lines.append(f"  differs:  {d}")
     return "\n".join(lines)
+
+
+def _empty_cassette(workdir: Path) -> Path:
+    """A reel with a header and no message: what a missing cassette is replayed as under record mode none."""
+    from mcpreel.formats import get_writer
+    from mcpreel.model import Session, SessionInfo
+
+    path = workdir / "missing-cassette.jsonl"
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
+        get_writer("reel")(Session(SessionInfo(label="missing cassette")), out)
+    return path
 
 
 def _stdio_env(extra: Mapping[str, str] | None) -> dict[str, str]:
@@ -294,11 +315,19 @@ def cassette_server(
     if match not in MATCH_MODES:
         raise UsageError(f"unknown match mode {match!r} (known: {', '.join(MATCH_MODES)})")
     path = Path(cassette).absolute()
-    p = plan(path, mode)
-    check_target(p, transport, command, url)
+    missing = RecordMode.parse(mode) is RecordMode.NONE and not path.exists() and not path.is_symlink()
+    # record mode none and no cassette: an error only once the test asks for something (a test that makes
+    # no MCP call recorded nothing, so it has no cassette to commit): serve an empty one, every request a miss
     workdir = Path(tempfile.mkdtemp(prefix="mcpreel-cassette-"))  # 0700
+    served = _empty_cassette(workdir) if missing else path
+    try:
+        p = plan(served, mode)
+        check_target(p, transport, command, url)
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
     report = workdir / "report.jsonl"
-    argv = [*MCPREEL, "serve", str(path), "--record-mode", p.mode.value, "--report", str(report),
+    argv = [*MCPREEL, "serve", str(served), "--record-mode", p.mode.value, "--report", str(report),
             "--match", match]
     if rules is not None:
         argv += ["--rules", _rules_file(rules, workdir, p.record, transport)]
@@ -306,12 +335,15 @@ def cassette_server(
     if transport == "stdio":
         if command is not None:
             argv += ["--target-command", command if isinstance(command, str) else shlex.join(map(str, command))]
-        return CassetteServer(cassette=path, mode=p.mode, plan=p, transport=transport, argv=argv,
-                              env=_stdio_env(env), cwd=shown_cwd, workdir=workdir, report=report)
+        server = CassetteServer(cassette=path, mode=p.mode, plan=p, transport=transport, argv=argv,
+                                env=_stdio_env(env), cwd=shown_cwd, workdir=workdir, report=report)
+        server.missing = missing
+        return server
     argv += ["--transport", transport, "--host", "127.0.0.1", "--port", "0"]
     if url is not None:
         argv += ["--target-url", url]
     server = CassetteServer(cassette=path, mode=p.mode, plan=p, transport=transport, argv=argv,
                             env=with_environ(env), cwd=shown_cwd, workdir=workdir, report=report)
+    server.missing = missing
     server._start_http(server.env, start_timeout)
     return server
