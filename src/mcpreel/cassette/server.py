@@ -237,6 +237,18 @@ def _describe_miss(where: str, e: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _redaction_key(p: Any, redact: bool, key_dir: str | os.PathLike[str] | None) -> dict[str, str]:
+    """The environment that gives the serving process the key of keyed markers (``MCPREEL_REDACT_KEY``):
+    created first when the run writes the cassette redacted; nothing when there is no key."""
+    from mcpreel.redact.keys import DEFAULT_KEY_FILE, ENV_VAR, load_or_create_key
+
+    where = Path(key_dir) if key_dir is not None else Path.cwd()
+    path = Path(os.environ[ENV_VAR]) if os.environ.get(ENV_VAR) else where / DEFAULT_KEY_FILE
+    if redact and (p.record or p.on_miss == "forward"):
+        load_or_create_key(cwd=where)  # $MCPREEL_REDACT_KEY's file must exist; the default one is made
+    return {ENV_VAR: str(path.absolute())} if path.is_file() else {}
+
+
 def _empty_cassette(workdir: Path) -> Path:
     """A reel with a header and no message: what a missing cassette is replayed as under record mode none."""
     from mcpreel.formats import get_writer
@@ -292,6 +304,8 @@ def cassette_server(
     match: str = "method-params",
     start_timeout: float = 30.0,
     rules: str | os.PathLike[str] | list[Any] | None = None,
+    redact: bool = True,
+    key_dir: str | os.PathLike[str] | None = None,
 ) -> CassetteServer:
     """A server for a test, backed by ``cassette`` in record mode ``mode``.
 
@@ -302,6 +316,13 @@ def cassette_server(
     test's working directory. Raises a :class:`~mcpreel.errors.McpreelError` when the cassette is
     corrupt, the mode unknown, the words do not fit, or an HTTP server does not come up in time.
     ``rules`` (a rules file, or the rules themselves as a list) go to ``serve --rules``, checked here first.
+
+    ``redact`` (the default): what is written to the cassette (a recording, the answers ``new_episodes``
+    adds) is redacted as ``mcpreel redact`` does, with keyed markers, so a cassette can be committed as it
+    is. The key is ``$MCPREEL_REDACT_KEY``'s file, else ``.mcpreel/redact.key`` in ``key_dir`` (the pytest
+    plugin: the rootdir; default: the working folder), created (0600) when something is to be written.
+    Whenever the key exists the serving process is given it, so a replayed request carrying the same
+    secret matches the marker, wherever that process runs.
     """
     from mcpreel.cassette.run import TRANSPORTS, check_target, http_transport_for, plan
 
@@ -329,6 +350,14 @@ def cassette_server(
     report = workdir / "report.jsonl"
     argv = [*MCPREEL, "serve", str(served), "--record-mode", p.mode.value, "--report", str(report),
             "--match", match]
+    try:
+        key_env = _redaction_key(p, redact, key_dir)
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    if redact and (p.record or p.on_miss == "forward"):
+        argv.append("--redact")
+    env = {**(env or {}), **key_env}
     if rules is not None:
         argv += ["--rules", _rules_file(rules, workdir, p.record, transport)]
     shown_cwd = os.fspath(cwd) if cwd is not None else None

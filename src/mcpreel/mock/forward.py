@@ -42,7 +42,8 @@ __all__ = ["CassetteFile", "Forwarder"]
 class CassetteFile:
     """The recording on disk, grown by forwarded exchanges."""
 
-    def __init__(self, path: str | Path, session: Session, format: str):
+    def __init__(self, path: str | Path, session: Session, format: str,
+                 redact: Callable[[Session], Session] | None = None):
         name = canonical_name(format)
         if not FORMATS[name].writes:
             raise UsageError(f"--on-miss forward adds answers to the recording, and {name} files cannot be "
@@ -50,6 +51,8 @@ class CassetteFile:
         self.path = Path(path)
         self.format = name
         self.session = session.materialize()
+        #: what the file gets instead of the session, when it is written redacted (a cassette of the plugin)
+        self.redact = redact
 
     def append(self, ex: Exchange, notes: list[Message]) -> None:
         msgs = self.session.messages
@@ -59,7 +62,7 @@ class CassetteFile:
             msgs.append(Message("out", ex.response, ex.t_response))
         writer = get_writer(self.format)
         with atomic_output(self.path) as out:
-            writer(self.session, out)
+            writer(self.session if self.redact is None else self.redact(self.session), out)
 
 
 class _SessionLost(TransportError):
