@@ -143,8 +143,10 @@ def test_a_stdio_cassette_server_is_an_argv_for_the_client(cassette, tmp_path, m
         assert argv[argv.index("--target-command") + 1] == "python 'my server.py'"
         assert argv[argv.index("--match") + 1] == "method-params"  # mcp-recorder's spelling is taken too
         assert (server.command, server.args, server.action) == (sys.executable, argv[1:], "replay")
-        # SDK clients pass a pared-down env: the server gets the test's whole environment, plus the marker's
+        # SDK clients pass a pared-down env: the server gets the test's whole environment, plus the marker's,
+        # plus the key the answers new_episodes adds are redacted with (issue 28)
         assert server.env == {**os.environ, "PYTHONPATH": "/somewhere", "TOKEN": "t"}
+        assert "--redact" in argv and server.env["MCPREEL_REDACT_KEY"] == os.environ["MCPREEL_REDACT_KEY"]
         params = server.stdio_parameters()
         assert (params.command, params.args, params.cwd) == (sys.executable, argv[1:], str(tmp_path))
         params = server.stdio_parameters(env={"EXTRA": "1", "TOKEN": "u"}, cwd=tmp_path / "sub")
