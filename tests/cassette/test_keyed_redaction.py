@@ -9,6 +9,7 @@ the live value), a different secret is a miss, and without the key the miss says
 from __future__ import annotations
 
 import pytest
+
 from tests.conftest import free_port
 from tests.replay.e2e_helpers import Background
 

@@ -182,7 +182,7 @@ def wrap_command(ctx: click.Context, names: tuple[str, ...], clients: tuple[str,
     portable_argv = shlex.split(mcpreel_cmd) if mcpreel_cmd else ["mcpreel"]
     # ~ is expanded by `mcpreel record --out-dir` on whichever machine the client runs it
     portable_root = Path(sessions_dir) if sessions_dir else Path("~/.mcpreel/sessions")
-    edits = []
+    edits: list[Any] = []
     states: dict[Path, Any] = {}
     for d in docs:
         portable = _portable(d, home_dir) and not absolute_paths
@@ -258,7 +258,7 @@ def unwrap_command(ctx: click.Context, names: tuple[str, ...], clients: tuple[st
 
     problems: list[str] = []
     docs = documents(home, project, clients, configs, problems)
-    edits = []
+    edits: list[Any] = []
     states: dict[Path, Any] = {}
     for d in docs:
         try:
