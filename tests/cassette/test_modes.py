@@ -338,3 +338,19 @@ def test_serve_once_into_a_read_only_folder_exits_2_in_one_line_and_reports_it(t
     events = read_report(report)
     assert [e["event"] for e in events] == ["plan", "error"] and events[-1]["message"] == line
     assert list(folder.iterdir()) == []
+
+
+def test_serve_redact_writes_the_recording_redacted_and_only_goes_with_a_record_mode(tmp_path, cassette):
+    secret = "sk-" + "s" * 24
+    call = {**CALL, "params": {"name": "echo", "arguments": {"text": f"key {secret}"}}}
+    recorded = tmp_path / "new" / "c.jsonl"
+    r = _serve(str(recorded), "--record-mode", "once", "--redact", "--target-command",
+               shlex.join(SDK_SERVER + ["stdio"]), input=[INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                                                          call])
+    assert r.returncode == 0, r.stderr
+    text = recorded.read_text()  # the request at least (the server may go before it answers: stdin closed)
+    assert secret not in text and "[REDACTED:sk-key:" in text and (recorded.stat().st_mode & 0o777) == 0o600
+    assert sorted(p.name for p in recorded.parent.iterdir()) == ["c.jsonl"]  # no temporary file left
+    r = _serve(str(cassette), "--redact")
+    assert r.returncode == 2 and r.stderr.strip() == (
+        "error: --redact goes with --record-mode (it redacts what is written to the cassette)")
