@@ -107,13 +107,18 @@ class ServerInfo:
     @property
     def target(self) -> str:
         if self.transport == "stdio":
-            argv = [str(self.entry.get("command", ""))] + [str(a) for a in self.entry.get("args") or []]
-            return shlex.join(argv)
+            return shlex.join(_words(self.entry))
         return self.url or "?"
 
 
+def _words(entry: dict[str, Any]) -> list[str]:
+    """The entry's argv as words to look at or show (whatever types the file holds; wrap refuses odd ones)."""
+    args = entry.get("args")
+    return [str(entry.get("command", ""))] + [str(a) for a in (args if isinstance(args, list) else [])]
+
+
 def looks_wrapped(entry: dict[str, Any]) -> bool:
-    argv = [str(entry.get("command", ""))] + [str(a) for a in entry.get("args") or []]
+    argv = _words(entry)
     for i, word in enumerate(argv):
         if (Path(word).name == "mcpreel" or (word == "mcpreel" and i and argv[i - 1] == "-m")) \
                 and i + 1 < len(argv) and argv[i + 1] == "record":
