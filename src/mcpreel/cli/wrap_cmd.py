@@ -125,7 +125,7 @@ def _show_list(docs, problems: list[str]) -> None:
             mark = "wrapped" if s.wrapped else ""
             if s.transport == "stdio" and not s.wrapped and refusal(s.name, s.entry) is not None:
                 mark = "refused"
-            click.echo(shown(f"  {s.name:<24} {s.transport:<16} {mark:<8} {s.target}"))
+            click.echo(f"  {shown(s.name):<24} {shown(s.transport):<16} {mark:<8} {shown(s.target)}")
             if s.transport in ("sse", "streamable-http") and not s.wrapped:
                 click.echo(shown(f"  {'':<24} record it: {shlex.join(http_record_argv(s))}; client URL: {proxy_url(s)}"))
 
