@@ -49,7 +49,7 @@ from mcpreel.operations.facts import (
 )
 from mcpreel.sessions import ClientSession, _Splitter
 
-__all__ = ["Exchange", "Operation", "Step", "Walker", "operations", "walk"]
+__all__ = ["Exchange", "Operation", "Step", "Walker", "operations", "placed", "walk"]
 
 # operation kinds
 REQUEST = "request"  # one request and its answer
@@ -627,6 +627,16 @@ class Walker:
         token = progress_token(ex.request)
         if token is not None and type(token) in (str, int) and self.progress.get((ex.session, token)) is ex:
             del self.progress[(ex.session, token)]
+
+
+def placed(session: Session) -> Iterator[tuple[int, Message]]:
+    """Every record with the client session the walk puts it in (the split alone, without pairing: for a
+    verb that keys its own fast pass by session, as ``import`` does)."""
+    splitter = _Splitter(keep=False)
+    http_ids: dict[Any, str] = {}
+    place = splitter.place
+    for msg in session:
+        yield place(msg, http_ids).index, msg
 
 
 def walk(session: Session) -> Iterator[Step]:
