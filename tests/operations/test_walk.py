@@ -196,6 +196,24 @@ def test_a_listen_stream_holds_its_ack_and_notifications_and_ends_at_the_clients
     assert changed[0].operation is stream and changed[0].related is stream.opening
 
 
+def test_over_http_a_listen_stream_ends_when_the_client_closes_its_stream():
+    """The SDK ends a listen over Streamable HTTP by closing the listen request's SSE response (closing is
+    cancelling there); the recorder writes a transport record naming the request ids left unanswered."""
+    w = Walked([c(req("listen-1", "subscriptions/listen", {"notifications": {}}), 10, ctx=_http(None, 2)),
+                s(_tagged("notifications/subscriptions/acknowledged", "listen-1"), 11, ctx={"exchange": 2, "stream": 2}),
+                c(req(2, "tools/call", {"name": "slow"}), 12, ctx=_http(None, 3)),
+                Message("in", None, t=T0 + 20, kind=Kind.TRANSPORT,
+                        ctx={"method": "POST", "exchange": 2, "closed": "client", "unanswered": ["listen-1"]}),
+                Message("in", None, t=T0 + 21, kind=Kind.TRANSPORT,
+                        ctx={"method": "POST", "exchange": 3, "closed": "client", "unanswered": ["2"]})])
+    stream, call = w.op("subscriptions/listen"), w.op("tools/call")
+    assert stream.complete and stream.ended_by == "cancel" and stream.status()[0] == "ended"
+    assert call.opening.cancelled and call.status()[0] == "cancelled"
+    assert [st.kind for st in w.steps[w.fed:] if st.exchange is not None] == ["ended", "unanswered"]
+    closing = [st for st in w.steps[:w.fed] if st.index == 3]
+    assert [st.kind for st in closing] == ["record", "operation"] and closing[1].operation is stream
+
+
 def test_a_listen_stream_never_cancelled_is_unanswered():
     w = Walked([c(req("L", "subscriptions/listen", {"notifications": {}}), 10),
                 s(_tagged("notifications/subscriptions/acknowledged", "L"), 11)])
@@ -349,6 +367,9 @@ def _members(draw: Any) -> Any:
 def _records(draw: Any) -> Message:
     kind = draw(st.sampled_from([Kind.MESSAGE] * 6 + [Kind.STDERR, Kind.TRANSPORT, Kind.EVENT, Kind.INVALID]))
     d = draw(st.sampled_from(["in", "out", None]))
+    if kind == Kind.TRANSPORT and draw(st.booleans()):  # a client closing an HTTP stream (a cancel)
+        return Message("in", None, kind=kind, ctx={"exchange": draw(st.integers(0, 3)), "closed": "client",
+                                                   "unanswered": draw(st.lists(st.sampled_from(["0", "1", "a"]), max_size=2))})
     if kind != Kind.MESSAGE:
         return Message(d, None, kind=kind, text="x")
     raw = draw(st.one_of(_members(), st.lists(_members(), max_size=3)))
@@ -379,7 +400,7 @@ def test_the_walk_never_raises_and_accounts_for_every_member_once(records):
         for m in members:
             assert per_record.pop((index, id(m)), 0) == 1, (index, m)
         if not members:  # a record with no JSON-RPC member is said once, as a record
-            assert sum(1 for x in w.steps[:w.fed] if x.index == index) == 1
+            assert sum(1 for x in w.steps[:w.fed] if x.index == index and x.kind != "operation") == 1
     assert not per_record
     # every request joins exactly one operation, and every operation is handed out once
     handed = [op.n for op in w.ops]

@@ -10,6 +10,7 @@ client's own account, not against another verb). Everything is bounded in time; 
 - :func:`listen_session`: a ``subscriptions/listen`` stream (2026-07-28) of the SDK ``Client`` against an
   SDK ``MCPServer`` whose tool calls ``ctx.notify_tools_changed()``; ``mode="legacy"`` gives an ordinary
   handshake-era session with the same server;
+- :func:`listen_session_http`: the same listen stream over Streamable HTTP, through the recording proxy;
 - :func:`multi_session_http`: one recording proxy (Streamable HTTP) in front of an SDK ``MCPServer``, two
   clients through it (default mode, then ``mode="legacy"``): two client sessions whose ids both start at 1;
 - :func:`mrtr_session`: a multi-round-trip request (``input_required`` and its retry in 2026-07-28, an
@@ -24,6 +25,8 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,11 +134,11 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait()
 
 
-def multi_session_http(out: Path) -> Recorded:
-    """Two SDK clients, one after the other, through one ``mcpreel record --transport streamable-http``
-    proxy in front of an SDK ``MCPServer``: the default mode (2026-07-28: ``server/discover``, no session
-    id) and ``mode="legacy"`` (``initialize``, an ``Mcp-Session-Id``); both number their requests from 1."""
-    reel = out / "multi-http.jsonl"
+@contextmanager
+def _http_proxy(reel: Path) -> Iterator[str]:
+    """An SDK ``MCPServer`` (``ops_server.py``) over Streamable HTTP behind ``mcpreel record --transport
+    streamable-http``, both on 127.0.0.1 ports picked here; yields the proxy's URL; stops both (the proxy
+    first, so the reel is complete)."""
     port, listen = _free_port(), _free_port()
     deadline = time.monotonic() + 30
     server = subprocess.Popen([PY, str(OPS_SERVER), "streamable-http", str(port)], env=_env(),
@@ -147,12 +150,29 @@ def multi_session_http(out: Path) -> Recorded:
                                   str(reel)], env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             _wait_port(proxy, listen, deadline)
-            url = f"http://127.0.0.1:{listen}/mcp"
-            seen = {mode: _run(HERE / "ops_client.py", "plain", url, mode) for mode in ("auto", "legacy")}
+            yield f"http://127.0.0.1:{listen}/mcp"
         finally:
             _stop(proxy)
     finally:
         _stop(server)
+
+
+def listen_session_http(out: Path) -> Recorded:
+    """The listen stream of :func:`listen_session` (2026-07-28) over Streamable HTTP, through the recording
+    proxy: the stream's acknowledgement and change arrive on the listen request's own SSE response."""
+    reel = out / "listen-http.jsonl"
+    with _http_proxy(reel) as url:
+        seen = _run(HERE / "ops_client.py", "listen", url, "auto")
+    return Recorded(reel, seen, 1, (seen["protocol"],))
+
+
+def multi_session_http(out: Path) -> Recorded:
+    """Two SDK clients, one after the other, through one ``mcpreel record --transport streamable-http``
+    proxy in front of an SDK ``MCPServer``: the default mode (2026-07-28: ``server/discover``, no session
+    id) and ``mode="legacy"`` (``initialize``, an ``Mcp-Session-Id``); both number their requests from 1."""
+    reel = out / "multi-http.jsonl"
+    with _http_proxy(reel) as url:
+        seen = {mode: _run(HERE / "ops_client.py", "plain", url, mode) for mode in ("auto", "legacy")}
     return Recorded(reel, seen, 2, tuple(seen[m]["protocol"] for m in ("auto", "legacy")))
 
 
@@ -162,6 +182,7 @@ def all_sessions(out: Path) -> dict[str, Recorded]:
         "task": task_session(out),
         "listen": listen_session(out),
         "legacy": listen_session(out, "legacy"),
+        "listen-http": listen_session_http(out),
         "multi-http": multi_session_http(out),
         "mrtr-auto": mrtr_session(out),
         "mrtr-legacy": mrtr_session(out, "legacy"),
