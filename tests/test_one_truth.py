@@ -56,7 +56,7 @@ from tests.conftest import FIXTURES, needs_shared
 #: every fixture file a reader might take (their PROVENANCE/README notes aside); unreadable ones skip
 FIXTURE_FILES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix != ".md") if FIXTURES.is_dir() else []
 #: the real recordings of tests/peers/operations_sessions.py (the fixture ``operation_recordings``)
-RECORDINGS = ("task", "listen", "legacy", "multi-http", "mrtr-auto", "mrtr-legacy")
+RECORDINGS = ("task", "listen", "listen-http", "legacy", "multi-http", "mrtr-auto", "mrtr-legacy")
 FAILED = ("error", "isError")
 
 
@@ -162,7 +162,7 @@ def inspect_figures(session: Session, reading: Reading) -> Figures:
     for index in s.unanswered:
         f.unanswered[report.row(index).label] += 1
     for err in s.errors:
-        f.failed[err.method or "(orphan)"] += 1
+        f.failed[err.method or ("(orphan)" if err.request is None else "(batch member)")] += 1
     f.latency = {m: (x.count, x.p50_ms, x.p95_ms, x.max_ms) for m, x in s.latency.items()}
     return f
 
@@ -395,15 +395,16 @@ def test_the_walk_reads_the_real_recordings_as_their_clients_lived_them(operatio
         task.seen["notifications"].count("notifications/tasks/status")
     assert not [o for o in _ops(task) if o.method.startswith("tasks/")], "polls are not operations"
 
-    listen = recs["listen"]
-    (stream,) = [o for o in _ops(listen) if o.kind == "listen"]
-    assert stream.status()[0] == "ended" and stream.ended_by == "cancel" and stream.latency_ms is None
-    notes = [n["method"] for _, n in stream.notes]
-    assert notes[0] == "notifications/subscriptions/acknowledged"
-    assert notes.count("notifications/tools/list_changed") == len(listen.seen["events"]) == 1
-    calls = Counter(o.target for o in _ops(listen) if o.method == "tools/call")
-    assert calls == {"touch": 1, "echo": 1, "fail": 1}
-    assert [o.target for o in _ops(listen) if o.status()[0] == "isError"] == ["fail"]
+    for name in ("listen", "listen-http"):  # ended by notifications/cancelled (stdio), by closing the stream (HTTP)
+        listen = recs[name]
+        (stream,) = [o for o in _ops(listen) if o.kind == "listen"]
+        assert stream.status()[0] == "ended" and stream.ended_by == "cancel" and stream.latency_ms is None, name
+        notes = [n["method"] for _, n in stream.notes]
+        assert notes[0] == "notifications/subscriptions/acknowledged", name
+        assert notes.count("notifications/tools/list_changed") == len(listen.seen["events"]) == 1, name
+        calls = Counter(o.target for o in _ops(listen) if o.method == "tools/call")
+        assert calls == {"touch": 1, "echo": 1, "fail": 1}, name
+        assert [o.target for o in _ops(listen) if o.status()[0] == "isError"] == ["fail"], name
 
     legacy = recs["legacy"]
     assert Counter(o.target for o in _ops(legacy) if o.method == "tools/call") == {"touch": 1, "echo": 1, "fail": 1}
