@@ -100,7 +100,7 @@ def recordings(tmp_path_factory) -> dict:
 @pytest.fixture(scope="session")
 def operation_recordings(tmp_path_factory, everything_js) -> dict:
     """Real recordings of the operations every verb must read alike (``tests/peers/operations_sessions.py``),
-    by name: ``task``, ``listen``, ``legacy``, ``multi-http``, ``mrtr-auto``, ``mrtr-legacy``; each a
+    by name: ``task``, ``listen``, ``listen-http``, ``legacy``, ``multi-http``, ``mrtr-auto``, ``mrtr-legacy``; each a
     ``Recorded(reel, seen, sessions, eras)``."""
     from tests.peers.operations_sessions import all_sessions
 
