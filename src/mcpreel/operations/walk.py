@@ -99,7 +99,7 @@ class Exchange:
     response_injected: bool = False  # the proxy's answer to a dropped request, or a viewer's
     response_edited: bool = False
     response_dropped: bool = False
-    cancelled: bool = False  # a notifications/cancelled named it
+    cancelled: bool = False  # a notifications/cancelled named it, or its client closed its HTTP stream
 
     @property
     def params(self) -> Any:
@@ -295,8 +295,8 @@ class Step:
     - ``record``: a record that is not JSON-RPC (stderr, invalid frame, transport event, other line);
     - ``operation``: ``operation`` is complete (handed out once, after the step that completed it);
     - at the end (:meth:`Walker.finish`): ``unanswered`` (an ``exchange`` never answered; ``cancelled``
-      says whether its sender gave up on it), ``ended`` (a listen stream the client ended with its cancel:
-      that is how a stream ends, not a missing answer), then ``operation`` for each operation still open.
+      says whether its sender gave up on it), ``ended`` (a listen stream the client ended with its cancel,
+      or over HTTP by closing its stream: that is how a stream ends, not a missing answer), then ``operation`` for each operation still open.
     """
 
     kind: str
@@ -334,7 +334,11 @@ class Walker:
         """The steps of one record (``index`` is its 0-based position in the session)."""
         session = self.splitter.place(msg, self.http_ids).index
         if msg.kind != Kind.MESSAGE:
-            return [Step("record", index, msg, session=session)]
+            steps = [Step("record", index, msg, session=session)]
+            ctx = msg.ctx
+            if ctx and msg.kind == Kind.TRANSPORT and ctx.get("closed") == "client":
+                self._closed_by_client(steps, index, msg, ctx)
+            return steps
         raw = msg.raw
         d = msg.dir if msg.dir in ("in", "out") else "in"
         out: list[Step] = []
@@ -569,6 +573,23 @@ class Walker:
             if op is not None:
                 op.notes.append((index, raw))
         out.append(Step("notification", index, msg, raw, related=related, session=session, operation=op))
+
+    def _closed_by_client(self, out: list[Step], index: int, msg: Message, ctx: dict[str, Any]) -> None:
+        """Over Streamable HTTP a 2026-era client cancels by closing its request's response stream (that is
+        how the SDK ends a listen stream); the recorder then writes a transport record naming the exchange
+        and the request ids it left unanswered. The walk reads it as it reads ``notifications/cancelled``."""
+        exchange = ctx.get("exchange")
+        names = ctx.get("unanswered")
+        if exchange is None or not isinstance(names, list):
+            return
+        ids = {str(name) for name in names}
+        for pending in self.pending.values():
+            for ex in list(pending.values()):
+                if ex.ctx and ex.ctx.get("exchange") == exchange and str(ex.id) in ids:
+                    ex.cancelled = True
+                    op = ex.operation
+                    if op is not None and (op.kind == STREAM or ex.role in ("call", "round")):
+                        self._complete(out, op, "cancel", index, msg)
 
     def _owner(self, message: dict[str, Any], ctx: dict[str, Any] | None, session: int) -> Exchange | None:
         """The client request a server message was said during (the ``before`` of a cassette): a progress
