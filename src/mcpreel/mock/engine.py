@@ -39,9 +39,10 @@ from mcpreel.eras import (
     to_modern_result,
 )
 from mcpreel.mock.compact import CompactCassette, CompactIndex
+from mcpreel.mock.live_operations import ServedStreams, ServedTasks
 from mcpreel.mock.matcher import Matcher, Miss, RecordingIndex
 from mcpreel.operations.cassette import Cassette, ClientItem, Turn
-from mcpreel.operations.facts import progress_token
+from mcpreel.operations.facts import LISTEN, progress_token
 
 if TYPE_CHECKING:
     from mcpreel.rules.engine import RuleSet
@@ -246,6 +247,10 @@ class MockConnection:
         self.fallback: Matcher | None = None  # the whole recording, when a session of it was chosen
         self.initialized = False
         self.gone = False  # the client can answer nothing more (its stdin ended)
+        # the operations that live across messages: tasks and listen streams (mcpreel.mock.live_operations)
+        in_memory = mock.cassette if isinstance(mock.cassette, Cassette) else None
+        self.tasks = ServedTasks(in_memory)
+        self.streams = ServedStreams(in_memory)
 
     # -- the entry point --------------------------------------------------------------------------
     def receive(self, message: Any, emit: Emit) -> Coroutine[Any, Any, None] | None:
@@ -290,6 +295,7 @@ class MockConnection:
         """The client can send nothing more (stdin ended): recorded server requests stop waiting for
         answers that cannot come, and the answers they held back go out at once."""
         self.gone = True
+        self.streams.end_all()
         waiting, self._waiting = self._waiting, {}
         for fut in waiting.values():
             if not fut.done():
@@ -306,6 +312,8 @@ class MockConnection:
         method = message.get("method")
         if method == "notifications/initialized":
             self.initialized = True
+        elif method == "notifications/cancelled":
+            self.streams.cancelled(message)
         recorded = self.mock._notifications.get(method) if isinstance(method, str) else None
         if not recorded:
             return
@@ -352,6 +360,9 @@ class MockConnection:
                 return None
         elif self.era is None:
             self.era = LEGACY
+        if _is_task_request(method) and self.tasks.answer(message, emit, self._shape):
+            stats.answered += 1
+            return None
         found = self.matcher.match(message)
         if isinstance(found, Miss) and self.fallback is not None:
             wider = self.fallback.match(message)
@@ -369,6 +380,9 @@ class MockConnection:
             mock.on_event(f"miss: {found.method or '(no method)'} id={message.get('id')!r}: {found.reason}")
             emit(found.error(message["id"]))
             return None
+        if found.method == LISTEN:
+            stats.answered += 1
+            return self.streams.serve(found, message, emit, self._answer)
         before = found.before
         if before:
             before = _readdress_progress(before, found.request, message)
@@ -385,6 +399,7 @@ class MockConnection:
 
     def _answer(self, ex: Turn, request_id: Any, emit: Emit) -> None:
         stats = self.mock.stats
+        self.streams.before_answer(ex)
         if ex.response is None:
             stats.unanswered += 1
             self.mock.on_event(f"{ex.label()} has no answer in the recording: none is sent (id={request_id!r})")
@@ -400,6 +415,7 @@ class MockConnection:
                 if shaped is not response["result"]:
                     response = {**response, "result": shaped}
             emit({**response, "id": request_id})
+            self.tasks.created(ex)
         for step in ex.after:
             self._emit_step(step, emit)
 
@@ -448,6 +464,10 @@ class MockConnection:
             emit(answers)  # type: ignore[arg-type]
         elif not batch:
             emit({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request: empty batch"}})
+
+
+def _is_task_request(method: Any) -> bool:
+    return method in ("tasks/get", "tasks/result", "tasks/cancel", "tasks/list")
 
 
 def _asked_version(request: dict[str, Any]) -> str | None:
