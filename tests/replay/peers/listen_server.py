@@ -29,6 +29,4 @@ if __name__ == "__main__":
     if transport == "stdio":
         mcp.run()
     else:
-        mcp.settings.port = int(args[1])
-        mcp.settings.host = "127.0.0.1"
-        mcp.run(transport=transport)
+        mcp.run(transport, host="127.0.0.1", port=int(args[1]))
