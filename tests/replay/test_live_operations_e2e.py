@@ -130,3 +130,37 @@ def test_serve_keeps_a_listen_stream_for_the_sdk_over_streamable_http(listen_ree
         code, err = server.stop()
     assert got["honored"] == {"toolsListChanged": True}
     assert got["events"] == ["ToolsListChanged"], err
+
+
+def test_a_listen_stream_recorded_over_streamable_http_replays_there(tmp_path, free_tcp_port_factory) -> None:
+    """Over HTTP the SDK ends the stream by closing its POST's event stream (no notifications/cancelled):
+    the replayer judges it at the end of the session, once what it carried has come."""
+    same, changed, proxy = (free_tcp_port_factory() for _ in range(3))
+    reel = tmp_path / "listen-http.jsonl"
+    servers = [Background([PY, str(LISTEN_SERVER), "streamable-http", str(same)], port=same),
+               Background([PY, str(LISTEN_SERVER), "streamable-http", str(changed), "--changed"], port=changed)]
+    try:
+        recorder = Background([*MCPREEL, "record", "-q", "--transport", "streamable-http", "--target",
+                               f"http://127.0.0.1:{same}/mcp", "--listen", f"127.0.0.1:{proxy}", "--out", str(reel)],
+                              port=proxy)
+        try:
+            seen = _listen_client(f"http://127.0.0.1:{proxy}/mcp")
+        finally:
+            recorder.proc.send_signal(2)  # SIGINT: the recorder ends its reel
+            recorder.proc.wait(timeout=20)
+        assert seen["events"] == ["ToolsListChanged"]
+        results = {}
+        for port in (same, changed):
+            proc = mcpreel("replay", str(reel), "--target-url", f"http://127.0.0.1:{port}/mcp", "--output",
+                           str(tmp_path / f"{port}.json"), timeout=180)
+            results[port] = (proc.returncode, json.loads((tmp_path / f"{port}.json").read_text()))
+    finally:
+        for s in servers:
+            s.stop()
+    code, report = results[same]
+    assert code == 0, [(r["method"], r["status"], r["diff"]) for r in report["results"]]
+    assert next(r for r in report["results"] if r["method"] == "subscriptions/listen")["status"] == "same"
+    code, report = results[changed]
+    assert code == 1
+    stream = next(r for r in report["results"] if r["method"] == "subscriptions/listen")
+    assert [d["path"] for d in stream["diff"]] == ["$.notifications[0]"]
