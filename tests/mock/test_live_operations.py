@@ -148,3 +148,20 @@ def test_a_listen_stream_stays_open_until_the_cancel() -> None:
         return still_open
 
     assert asyncio.run(main())
+
+
+def test_a_task_in_one_session_of_a_file_of_several_is_served_from_that_session() -> None:
+    from mcpreel.sessions import split_sessions
+    from tests.replay.helpers import INIT_OK, res, session
+
+    other = [("in", {**INIT, "params": {**INIT["params"], "clientInfo": {"name": "other", "version": "1"}}}),
+             ("out", INIT_OK), ("in", req(2, "tools/list")), ("out", res(2, {"tools": []}))]
+    task = [(m.dir, m.raw) for m in legacy_task_session(polls=2)]
+    whole = session(*other, *task)
+    parts = split_sessions(whole)
+    assert len(parts) == 2
+    mock = Mock(build(whole), sessions=[(build(p.as_session(whole.info)), p.era, p.client) for p in parts])
+    polls = [req(100 + i, "tasks/get", {"taskId": REC_ID}) for i in range(4)]
+    out = _drive(mock, [INIT, _task_call(2), *polls])
+    assert [_answer(out, 100 + i)["result"]["status"] for i in range(4)] == ["working", "working", "completed",
+                                                                            "completed"]

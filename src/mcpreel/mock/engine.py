@@ -134,6 +134,9 @@ class Mock:
         self._notifications = notes
         self.sessions = [RecordedSession(RecordingIndex(cas.exchanges, self.options.match), era, client)
                          for cas, era, client in (sessions or []) if len(sessions or []) > 1]
+        #: the client turns of the recording and of each of its sessions (tasks and listen streams look in them)
+        self.recorded_turns: list[list[Turn]] = [] if isinstance(cassette, CompactCassette) else [cassette.exchanges]
+        self.recorded_turns += [s.index.exchanges for s in self.sessions if isinstance(s.index, RecordingIndex)]
 
     def session_for(self, handshake: dict[str, Any], era: str) -> RecordedSession | None:
         """The recorded session that best matches a client's opening request (None: one session only)."""
@@ -248,9 +251,8 @@ class MockConnection:
         self.initialized = False
         self.gone = False  # the client can answer nothing more (its stdin ended)
         # the operations that live across messages: tasks and listen streams (mcpreel.mock.live_operations)
-        in_memory = mock.cassette if isinstance(mock.cassette, Cassette) else None
-        self.tasks = ServedTasks(in_memory)
-        self.streams = ServedStreams(in_memory)
+        self.tasks = ServedTasks(mock.recorded_turns)
+        self.streams = ServedStreams(mock.recorded_turns)
 
     # -- the entry point --------------------------------------------------------------------------
     def receive(self, message: Any, emit: Emit) -> Coroutine[Any, Any, None] | None:

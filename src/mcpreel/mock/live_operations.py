@@ -40,7 +40,7 @@ from mcpreel.operations.facts import (
 from mcpreel.operations.walk import Operation
 
 if TYPE_CHECKING:
-    from mcpreel.operations.cassette import Cassette, Turn
+    from mcpreel.operations.cassette import Turn
 
 __all__ = ["ServedStreams", "ServedTasks"]
 
@@ -72,8 +72,8 @@ def _task_object(answer: dict[str, Any] | None) -> dict[str, Any] | None:
 class ServedTasks:
     """One connection's tasks (see the module's docstring)."""
 
-    def __init__(self, cassette: Cassette | None) -> None:
-        self.cassette = cassette
+    def __init__(self, recordings: list[list[Turn]]) -> None:
+        self.recordings = recordings  # the client turns of the recording (and of each of its sessions)
         self.tasks: dict[tuple[str, Any], _Task] = {}
         self._turn_of: dict[int, Turn] | None = None  # walk exchange -> its turn, built at the first task
 
@@ -112,8 +112,7 @@ class ServedTasks:
     def _recorded(self, task: _Task, role: str) -> list[Turn]:
         """The recorded turns of a task in one role (``poll``, ``result``, ``cancel``) that were answered."""
         if self._turn_of is None:
-            self._turn_of = {id(t.wire): t for t in (self.cassette.exchanges if self.cassette else ())
-                             if t.wire is not None}
+            self._turn_of = {id(t.wire): t for turns in self.recordings for t in turns if t.wire is not None}
         out: list[Turn] = []
         for ex in task.op.exchanges:
             turn = self._turn_of.get(id(ex)) if ex.role == role else None
@@ -198,8 +197,8 @@ class _Stream:
 class ServedStreams:
     """One connection's open listen streams (see the module's docstring)."""
 
-    def __init__(self, cassette: Cassette | None) -> None:
-        self.cassette = cassette
+    def __init__(self, recordings: list[list[Turn]]) -> None:
+        self.recordings = recordings  # the client turns of the recording (and of each of its sessions)
         self.open: dict[tuple[str, Any], _Stream] = {}
         #: a recorded client turn -> the stream notifications to send before its answer
         self.before: dict[int, list[tuple[_Stream, dict[str, Any]]]] = {}
@@ -224,20 +223,22 @@ class ServedStreams:
 
     async def _until_ended(self, turn: Turn, stream: _Stream, answer: Callable[[Turn, Any, Emit], None]) -> None:
         cancelled = turn.wire is not None and turn.wire.cancelled
-        if turn.response is not None and not cancelled:
-            await asyncio.sleep(0)  # the server ended it in the recording: its notes first, then the answer
-        else:
-            await stream.ended
-        self.open.pop(verbatim_key(stream.live_id), None)
+        try:
+            if turn.response is not None and not cancelled:
+                await asyncio.sleep(0)  # the server ended it in the recording: its notes first, then the answer
+            else:
+                await stream.ended  # the client's cancel (or, over HTTP, its closing the stream: cancelled here)
+        finally:
+            self.open.pop(verbatim_key(stream.live_id), None)
         if turn.response is not None and not cancelled:
             answer(turn, stream.live_id, stream.emit)
 
     def _running_turns(self, listen: Turn) -> list[tuple[Turn, int, int]]:
         """The recorded client turns (other than the stream) with the record span each was running."""
         out: list[tuple[Turn, int, int]] = []
-        if self.cassette is None:
-            return out
-        for t in self.cassette.exchanges:
+        # the turns of the recording the stream was matched in (a session of a file counts its own records)
+        turns = next((ts for ts in self.recordings if any(t is listen for t in ts)), [])
+        for t in turns:
             wire = t.wire
             if t is listen or wire is None or wire.response_index is None:
                 continue
