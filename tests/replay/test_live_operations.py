@@ -276,3 +276,20 @@ def test_a_narrower_acknowledged_filter_is_different_at_acknowledged() -> None:
     stream = next(r for r in report.results if r.method == "subscriptions/listen")
     assert stream.status == "different"
     assert any(d.path.startswith("$.acknowledged") for d in stream.diff)
+
+
+def test_a_request_sent_while_the_task_ran_is_not_held_until_its_end() -> None:
+    recorded = legacy_task_session(polls=2)
+    records = list(recorded)
+    # move the recorded tools/list (and its answer) between the first and the second poll
+    tail = records[-2:]
+    del records[-2:]
+    first_poll_answer = next(i for i, m in enumerate(records) if m.dir == "out" and m.raw.get("id") == 3)
+    records[first_poll_answer + 1:first_poll_answer + 1] = tail
+    for i, m in enumerate(records):
+        m.t, m.source = 1_000_000 + 10 * i, i + 2
+    seen: list[dict[str, Any]] = []
+    report = asyncio.run(_run(session(*records), legacy_task_server(working=3, seen=seen)))
+    assert report.ok, [(r.method, r.status, r.diff, r.error) for r in report.results]
+    order = [m.get("method") for m in seen if m.get("id") is not None]
+    assert order.index("tools/list") < order.index("tasks/result")

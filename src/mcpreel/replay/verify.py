@@ -755,7 +755,7 @@ async def _settle(run: _Run, ex: Turn, pendings: dict[int, _Pending], results: d
     if p is None:
         op = ex.operation
         runner = run.task_runs.get(op.n) if op is not None and _task_member(ex) else None
-        if runner is not None:
+        if runner is not None and op is not None and (ex.role == "result" or ex.wire is op.final):
             await asyncio.shield(runner)  # what the recording sent after the task's end waits for it
         return
     if ex.method == LISTEN:
