@@ -293,3 +293,35 @@ def test_a_request_sent_while_the_task_ran_is_not_held_until_its_end() -> None:
     assert report.ok, [(r.method, r.status, r.diff, r.error) for r in report.results]
     order = [m.get("method") for m in seen if m.get("id") is not None]
     assert order.index("tools/list") < order.index("tasks/result")
+
+
+def test_a_task_the_recording_cancelled_is_cancelled_again_and_judged_by_its_end() -> None:
+    records: list[tuple[str, Any]] = [
+        ("in", INIT), ("out", INIT_OK),
+        ("in", {**call(2, "research", {}), "params": {"name": "research", "arguments": {}, "task": {"ttl": 1}}}),
+        ("out", res(2, {"task": _task(REC_ID, "working", pollInterval=5)})),
+        ("in", req(3, "tasks/get", {"taskId": REC_ID})), ("out", res(3, _task(REC_ID, "working"))),
+        ("in", req(4, "tasks/cancel", {"taskId": REC_ID})), ("out", res(4, _task(REC_ID, "cancelled"))),
+        ("in", req(5, "tasks/get", {"taskId": REC_ID})), ("out", res(5, _task(REC_ID, "cancelled"))),
+    ]
+    state = {"cancelled": False}
+    seen: list[dict[str, Any]] = []
+
+    def script(msg: dict[str, Any], send: Callable[[dict[str, Any]], None]) -> None:
+        seen.append(msg)
+        method, rid = msg.get("method"), msg.get("id")
+        if method == "initialize":
+            send(INIT_OK | {"id": rid})
+        elif method == "tools/call":
+            send(res(rid, {"task": _task(LIVE_ID, "working", pollInterval=5)}))
+        elif method == "tasks/cancel":
+            state["cancelled"] = msg["params"]["taskId"] == LIVE_ID
+            send(res(rid, _task(LIVE_ID, "cancelled")))
+        elif method == "tasks/get":
+            send(res(rid, _task(LIVE_ID, "cancelled" if state["cancelled"] else "working", pollInterval=5)))
+
+    report = asyncio.run(_run(session(*records), script))
+    assert report.ok, [(r.method, r.status, r.diff, r.error) for r in report.results]
+    assert [r.method for r in report.results] == ["initialize", "tools/call", "tasks/cancel"]
+    assert state["cancelled"]  # the cancel carried the live task id
+    assert report.results[1].response == {"status": "cancelled"}
