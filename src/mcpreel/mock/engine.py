@@ -251,8 +251,8 @@ class MockConnection:
         self.initialized = False
         self.gone = False  # the client can answer nothing more (its stdin ended)
         # the operations that live across messages: tasks and listen streams (mcpreel.mock.live_operations)
-        self.tasks = ServedTasks(mock.recorded_turns)
-        self.streams = ServedStreams(mock.recorded_turns)
+        self.served_tasks = ServedTasks(mock.recorded_turns)
+        self.served_streams = ServedStreams(mock.recorded_turns)
 
     # -- the entry point --------------------------------------------------------------------------
     def receive(self, message: Any, emit: Emit) -> Coroutine[Any, Any, None] | None:
@@ -297,7 +297,7 @@ class MockConnection:
         """The client can send nothing more (stdin ended): recorded server requests stop waiting for
         answers that cannot come, and the answers they held back go out at once."""
         self.gone = True
-        self.streams.end_all()
+        self.served_streams.end_all()
         waiting, self._waiting = self._waiting, {}
         for fut in waiting.values():
             if not fut.done():
@@ -315,7 +315,7 @@ class MockConnection:
         if method == "notifications/initialized":
             self.initialized = True
         elif method == "notifications/cancelled":
-            self.streams.cancelled(message)
+            self.served_streams.cancelled(message)
         recorded = self.mock._notifications.get(method) if isinstance(method, str) else None
         if not recorded:
             return
@@ -362,7 +362,7 @@ class MockConnection:
                 return None
         elif self.era is None:
             self.era = LEGACY
-        if _is_task_request(method) and self.tasks.answer(message, emit, self._shape):
+        if _is_task_request(method) and self.served_tasks.answer(message, emit, self._shape):
             stats.answered += 1
             return None
         found = self.matcher.match(message)
@@ -384,7 +384,7 @@ class MockConnection:
             return None
         if found.method == LISTEN:
             stats.answered += 1
-            return self.streams.serve(found, message, emit, self._answer)
+            return self.served_streams.serve(found, message, emit, self._answer)
         before = found.before
         if before:
             before = _readdress_progress(before, found.request, message)
@@ -401,7 +401,7 @@ class MockConnection:
 
     def _answer(self, ex: Turn, request_id: Any, emit: Emit) -> None:
         stats = self.mock.stats
-        self.streams.before_answer(ex)
+        self.served_streams.before_answer(ex)
         if ex.response is None:
             stats.unanswered += 1
             self.mock.on_event(f"{ex.label()} has no answer in the recording: none is sent (id={request_id!r})")
@@ -417,7 +417,7 @@ class MockConnection:
                 if shaped is not response["result"]:
                     response = {**response, "result": shaped}
             emit({**response, "id": request_id})
-            self.tasks.created(ex)
+            self.served_tasks.created(ex)
         for step in ex.after:
             self._emit_step(step, emit)
 
