@@ -973,6 +973,7 @@ async def _settle_stream(run: _Run, ex: Turn, p: _Pending, result: RequestResult
     when the recording has the server ending it."""
     live_key = verbatim_key(p.sent.get("id"))
     cancelled = ex.wire is not None and ex.wire.cancelled
+    await _await_stream(run, ex)  # a stream the client closed (HTTP) gets the same grace as one it cancelled
     answer: dict[str, Any] | None = None
     error: str | None = None
     if ex.response is not None or not cancelled:
