@@ -325,6 +325,10 @@ class _Waiting:
         self.position, self.token, self.exchange_id = position, token, exchange_id
 
 
+#: requests of operations that live across messages: their recordings are served from memory
+_LIVE_OPERATIONS = frozenset({"subscriptions/listen", "tasks/get", "tasks/result", "tasks/cancel", "tasks/update"})
+
+
 def load_compact(path: str | Path, session: Session, mode: str) -> CompactCassette | None:
     """The recording in ``path`` (already opened as ``session``) behind a compact index, or None when it
     is not one that is compacted (see the module docstring) and must be served from memory."""
@@ -366,6 +370,8 @@ def load_compact(path: str | Path, session: Session, mode: str) -> CompactCasset
                     method = payload["method"] if isinstance(payload["method"], str) else ""
                     if method in ("initialize", "server/discover") and position > 0:
                         return None  # a conversation starts after requests: several, each served from its own
+                    if method in _LIVE_OPERATIONS:
+                        return None  # tasks and listen streams are served from memory (mock.live_operations)
                     if line > _MAX_LINE:
                         return None
                     cas.requests.append(line)
