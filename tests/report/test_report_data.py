@@ -171,9 +171,12 @@ def test_both_recorded_eras(recordings):
         progress = [e for e in data.timeline if e["label"] == "notifications/progress"]
         slow = [c for c in data.calls if c["target"] == "slow"][0]
         assert len(progress) == 3 and {e["rel"] for e in progress} == {slow["row"]}
-    # legacy: the server asked the client to sample, and the client answered
-    sampling = [c for c in legacy.calls if c["method"] == "sampling/createMessage"]
+    # legacy: the server asked the client to sample, and the client answered: part of the `ask` call
+    assert not [c for c in legacy.calls if c["method"] == "sampling/createMessage"]
+    ask = next(c for c in legacy.calls if c["target"] == "ask")
+    sampling = ask["children"]
     assert len(sampling) == 1 and sampling[0]["dir"] == "out" and sampling[0]["status"] == "ok"
+    assert sampling[0]["method"] == "sampling/createMessage"
     assert seen["legacy"]["ask"] is False
     # modern: no back-channel, the ask call failed with the SDK's -32600
     ask = [c for c in modern.calls if c["target"] == "ask"][0]

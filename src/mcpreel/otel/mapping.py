@@ -279,7 +279,10 @@ class SpanMapper:
             op = step.operation
             if op is not None and op.kind == "task" and ex.role != "call" and op.opening.n in self.spans:
                 return []  # a poll, the result or a cancel of a task: an event on the task's span
-            self.spans[ex.n] = self._open(ex, root)
+            parent = None
+            if op is not None and ex is not op.opening:
+                parent = self.spans.get(op.opening.n)  # a retry round, or a server request the call caused
+            self.spans[ex.n] = self._open(ex, root, parent)
             return []
         if kind == "response":
             ex = step.exchange
@@ -287,6 +290,11 @@ class SpanMapper:
             op = step.operation
             if op is not None and op.kind == "task":
                 return self._task_answer(ex, op, root)
+            if op is not None and op.kind == "multi-round-trip" and ex is op.opening and not op.complete:
+                span = self.spans.get(ex.n)  # the operation's span stays open for the rounds to come
+                if span is not None:
+                    self._close(span, ex, root)
+                return []
             span = self.spans.pop(ex.n, None)
             if span is None:
                 return []
@@ -302,7 +310,7 @@ class SpanMapper:
             return []
         if kind == "operation":
             op = step.operation
-            if op is not None and op.kind in ("task", "listen"):
+            if op is not None and op.kind in ("task", "listen", "multi-round-trip"):
                 span = self.spans.pop(op.opening.n, None)
                 if span is not None:
                     return self._out(root, self._end_operation(span, op, root))
@@ -370,6 +378,16 @@ class SpanMapper:
                 span.attributes["gen_ai.tool.call.result"] = _json_text(final.response["result"], self.redactor)
         elif op.kind == "listen" and final is not None:
             self._close(span, final, root)
+        elif op.kind == "multi-round-trip":
+            span.attributes["mcp.request.rounds"] = op.rounds
+            span.error = None
+            for key in ("error.type", "rpc.response.status_code", "mcp.result.type"):
+                span.attributes.pop(key, None)
+            if final is not None and final is not op.opening:
+                self._close(span, final, root, count=False)  # the outcome is the last round's (counted there)
+                span.attributes["mcp.request.rounds"] = op.rounds
+            elif final is None:
+                span.attributes["mcpreel.unanswered"] = True
         return span
 
     def _session_attr(self, span: SpanRecord, root: _Root) -> None:
@@ -437,7 +455,7 @@ class SpanMapper:
         return attrs
 
     # -- spans ---------------------------------------------------------------------------------------
-    def _open(self, ex: Exchange, root: _Root) -> SpanRecord:
+    def _open(self, ex: Exchange, root: _Root, parent_span: SpanRecord | None = None) -> SpanRecord:
         target = ex.target
         name = f"{ex.method} {target}" if target else ex.method
         meta = ex.meta
@@ -473,8 +491,9 @@ class SpanMapper:
             attrs["mcp.resource.uri"] = target
         if ex.origin is not None:
             attrs["mcpreel.session.file"] = ex.origin
-        span = SpanRecord(name, "client" if ex.dir == "in" else "server", root.span.trace_id, self._id(64),
-                          root.span.span_id, self._ns(ex.t), 0, attrs)
+        above = parent_span if parent_span is not None else root.span
+        span = SpanRecord(name, "client" if ex.dir == "in" else "server", above.trace_id, self._id(64),
+                          above.span_id, self._ns(ex.t), 0, attrs)
         parent = parse_traceparent(meta.get("traceparent"))
         if parent is not None:
             span.trace_id, span.parent_id, span.trace_flags = parent[0], parent[1], parent[2] & 1
@@ -490,7 +509,7 @@ class SpanMapper:
             span.links.append(SpanLink(trace_id, span_id, {"mcpreel.link": "previous_round"}))
         return span
 
-    def _close(self, span: SpanRecord, ex: Exchange, root: _Root) -> None:
+    def _close(self, span: SpanRecord, ex: Exchange, root: _Root, count: bool = True) -> None:
         span.end_ns = max(span.start_ns, self._ns(ex.t_end))
         self._session_attr(span, root)
         status, code, message = ex.status()
@@ -507,11 +526,11 @@ class SpanMapper:
             span.attributes["rpc.response.status_code"] = str(code)
             span.attributes["error.type"] = str(code)
             span.error = message or f"JSON-RPC error {code}"
-            root.counts["errors"] += 1
+            root.counts["errors"] += count
         elif status == "isError":
             span.attributes["error.type"] = "tool_error"
             span.error = message or "tool_error"
-            root.counts["errors"] += 1
+            root.counts["errors"] += count
         if isinstance(result, dict):
             if ex.method == "initialize" and isinstance(result.get("protocolVersion"), str):
                 span.attributes["mcp.protocol.version"] = result["protocolVersion"]  # what was agreed

@@ -330,6 +330,10 @@ class _Collector:
             "latency": op.latency_ms, "status": status, "code": code, "message": text, "cancelled": ex.cancelled,
             "session": op.session, "kind": op.kind, "tags": [],
         }
+        if op.children:
+            # the server's requests this call caused (sampling, elicitation, roots): part of it, not calls
+            call["children"] = [{"method": ch.method, "dir": ch.dir, "id": _id_text(ch.id), "row": ch.index,
+                                 "status": ch.status()[0], "latency": ch.latency_ms} for ch in op.children]
         if op.kind != "request":
             call["rounds"] = op.rounds
             if op.kind == "task":
