@@ -344,11 +344,12 @@ def _verdict(recorded: Any, live: Any, key: bytes | None) -> str | None:
     return _DIFFERS_AROUND
 
 
-def _redact_live(value: Any) -> Any:
-    """A received value as a miss shows it: through the default redaction (keys, value patterns)."""
+def _redact_live(value: Any, path: str | None = None) -> Any:
+    """A received value as a miss shows it: through the default redaction (keys, value patterns; at
+    ``path``, its last member's name counts for the key rule)."""
     from mcpreel.redact.engine import Redactor
 
-    return Redactor().value(value)
+    return Redactor().value(value) if path is None else Redactor().value_at(path, value)
 
 
 def _shown(d: Difference, key: bytes | None) -> Difference:
@@ -359,7 +360,7 @@ def _shown(d: Difference, key: bytes | None) -> Difference:
     verdict = _verdict(d.recorded, d.new, key) if d.kind == "changed" else None
     if verdict is not None:
         return SecretDifference(d.path, d.kind, d.recorded, None, verdict)
-    return Difference(d.path, d.kind, d.recorded, _redact_live(d.new))
+    return Difference(d.path, d.kind, d.recorded, _redact_live(d.new, d.path))
 
 
 def _veil(recorded: Any, live: Any, shown: Any, key: bytes | None) -> Any:
