@@ -246,3 +246,12 @@ def test_no_redact_shows_what_was_recorded_and_says_so(reels, tmp_path: Path) ->
     # --redact, the old flag, is still accepted and is the default
     assert run("report", reels["stdio"], "-o", page, "--redact")[0] == 0
     assert RESULT not in page.read_text() and "Secrets redacted" in page.read_text()
+
+
+def test_merge_is_a_faithful_session_file(reels, tmp_path: Path) -> None:
+    out = tmp_path / "merged.jsonl"
+    code, said = run("merge", reels["stdio"], reels["http"], "-o", out)
+    assert code == 0
+    _clean(said)
+    assert {"ARG", "RESULT"} <= set(found(out.read_text()))  # a session file: bodies as recorded
+    assert os.stat(out).st_mode & 0o777 == 0o600
