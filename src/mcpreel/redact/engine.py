@@ -464,7 +464,13 @@ class Redactor:
 
             def texts_only() -> Iterator[Any]:
                 for msg in session:
-                    yield msg if msg.kind == Kind.MESSAGE and not msg.ctx and msg.original is None else self.message(msg)
+                    if msg.kind != Kind.MESSAGE or msg.original is not None:
+                        yield self.message(msg)
+                    elif msg.ctx:  # an HTTP record: its headers and URL, not its payload
+                        ctx = self._ctx(msg.ctx, {})
+                        yield msg if ctx is msg.ctx else replace(msg, ctx=ctx)
+                    else:
+                        yield msg
 
             if session.is_streaming:
                 return Session.streaming(info, texts_only)
