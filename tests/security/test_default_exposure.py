@@ -195,7 +195,7 @@ def test_a_serve_miss_shows_no_live_secret(reels, tmp_path: Path, with_key: bool
     assert all(live not in text for text in everything), everything
     _clean(*everything)
     said = "differs from the recorded secret" if with_key else "not compared with the recorded secret"
-    assert said in miss["error"]["message"] and said in report.read_text()
+    assert said in miss["error"]["message"] and said in report.read_text() and said in p.stderr
 
 
 # -- session files: faithful bodies, never transport secrets --------------------------------------------
