@@ -34,6 +34,7 @@ the same way.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Sequence
@@ -224,7 +225,7 @@ class Matcher:
             times = "once" if len(bucket) == 1 else f"{len(bucket)} times"
             return Miss(method, INVALID_PARAMS,
                         f"the recording answered this {method} {times} and every answer was used (--no-repeat)",
-                        bucket[-1])
+                        bucket[-1], redact_key=index.redact_key if method in index.keyed else None)
         if method in index.keyed:
             found = self._keyed(request, method)
             if found is not None:
@@ -268,7 +269,8 @@ class Matcher:
                 self._next += 1
                 return ex
             return Miss(method, METHOD_NOT_FOUND if not self.index.has_method(method) else INVALID_PARAMS,
-                        f"sequential match: the next recorded request is {ex.label()}, not {method or '(none)'}", ex)
+                        f"sequential match: the next recorded request is {ex.label()}, not {method or '(none)'}", ex,
+                        redact_key=self.index.redact_key)  # for what shown_params says at a marker
         if self.repeat and exchanges and exchanges[-1].method == method:
             return exchanges[-1]
         return Miss(method, METHOD_NOT_FOUND, f"sequential match: all {len(exchanges)} recorded requests were used")
@@ -344,12 +346,19 @@ def _verdict(recorded: Any, live: Any, key: bytes | None) -> str | None:
     return _DIFFERS_AROUND
 
 
+@functools.cache
+def _display_redactor() -> Any:
+    """One default redactor for what misses show (made on the first miss that shows a value; thread-safe)."""
+    from mcpreel.redact.engine import Redactor
+
+    return Redactor()
+
+
 def _redact_live(value: Any, path: str | None = None) -> Any:
     """A received value as a miss shows it: through the default redaction (keys, value patterns; at
     ``path``, its last member's name counts for the key rule)."""
-    from mcpreel.redact.engine import Redactor
-
-    return Redactor().value(value) if path is None else Redactor().value_at(path, value)
+    redactor = _display_redactor()
+    return redactor.value(value) if path is None else redactor.value_at(path, value)
 
 
 def _shown(d: Difference, key: bytes | None) -> Difference:
