@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from mcpreel.cassette.run import miss_fields
-from mcpreel.exchanges import build
 from mcpreel.mock.matcher import DIFFERS, MATCHES, Matcher, Miss, RecordingIndex
+from mcpreel.operations.cassette import build
 from mcpreel.redact.keys import ENV_VAR, keyed_marker
 from tests.replay.helpers import call, handshake, res, session, text
 

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from mcpreel.cli import cli
 from mcpreel.errors import InputError
-from mcpreel.exchanges import build
 from mcpreel.mock.matcher import Matcher, Miss, RecordingIndex
+from mcpreel.operations.cassette import build
 from mcpreel.redact.keys import ENV_VAR, find_key, keyed_marker, read_key
 from tests.replay.helpers import call, handshake, res, session, text
 
