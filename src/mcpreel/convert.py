@@ -202,10 +202,22 @@ def _lines(path: str | Path) -> int:
     return n + (last != b"\n")
 
 
+def _secret_headers_out(headers: Any) -> Any:
+    """``headers`` with the values of the secret ones (Authorization, cookies, API keys) replaced by the
+    marker; the same object when there is nothing to replace."""
+    from mcpreel.redact.headers import is_secret_header
+    from mcpreel.redact.secrets import MARKER
+
+    if not isinstance(headers, dict) or not any(is_secret_header(k) and v != MARKER for k, v in headers.items()):
+        return headers
+    return {k: (MARKER if is_secret_header(k) else v) for k, v in headers.items()}
+
+
 def _without_url_secrets(session: Session) -> Session:
     """The session with the secret query parameters of its URL and of every record's ``ctx.path`` /
-    ``ctx.url`` redacted (:func:`mcpreel.redact.urls.redact_url`), URLs in its metadata too, lazily: what ``record`` does to what
-    it writes, done to what another tool wrote (a cassette's ``server_url?api_key=…``)."""
+    ``ctx.url`` redacted (:func:`mcpreel.redact.urls.redact_url`), URLs in its metadata too, and the secret
+    HTTP headers of every record's context, lazily: what ``record`` does to what it writes, done to what
+    another tool wrote (a cassette's ``server_url?api_key=…``) or a reel recorded with ``--keep-secrets``."""
     from dataclasses import replace
 
     from mcpreel.redact.urls import redact_url, redact_urls_in_value
@@ -213,10 +225,14 @@ def _without_url_secrets(session: Session) -> Session:
     info = session.info
     if info.url:
         info.url = redact_url(info.url)
+    if info.label:  # a recorder names an HTTP session after its URL
+        info.label = redact_urls_in_value(info.label)
     if info.metadata:
         info.metadata = redact_urls_in_value(info.metadata)
     if info.extra:
         info.extra = redact_urls_in_value(info.extra)
+    if info.headers:
+        info.headers = _secret_headers_out(info.headers)
 
     def clean(msg: Message) -> Message:
         ctx = msg.ctx
@@ -229,6 +245,11 @@ def _without_url_secrets(session: Session) -> Session:
                 red = redact_url(value)
                 if red is not value:
                     new = {**new, key: red}
+        headers = new.get("headers")
+        if headers:
+            clean_headers = _secret_headers_out(headers)
+            if clean_headers is not headers:
+                new = {**new, "headers": clean_headers}
         return msg if new is ctx else replace(msg, ctx=new)
 
     if not session.is_streaming:

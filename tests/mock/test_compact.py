@@ -147,6 +147,7 @@ def test_keyed_redaction_markers_match_the_live_secret_through_the_index(tmp_pat
 
     key_file = tmp_path / "redact.key"
     key_file.write_text("k" * 32)
+    key_file.chmod(0o600)  # a key others may read is refused
     monkeypatch.setenv(ENV_VAR, str(key_file))
     marker = keyed_marker(b"k" * 32, "token", "s3cret")
     path = reel(tmp_path / "r.jsonl", [("in", call(1, "login", token=marker)), ("out", answer(1, "welcome")),

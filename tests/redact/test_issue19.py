@@ -62,6 +62,7 @@ def test_the_key_is_created_0600_beside_the_project_and_found_again(tmp_path: Pa
     assert find_key(cwd=tmp_path) == key == load_or_create_key(cwd=tmp_path)
     given = tmp_path / "k"
     given.write_text("x" * 20)
+    given.chmod(0o600)  # a key others may read is refused (tests/redact/test_key_mode.py)
     monkeypatch.setenv("MCPREEL_REDACT_KEY", str(given))
     assert find_key(cwd=tmp_path) == b"x" * 20
     given.write_text("short")
@@ -125,6 +126,7 @@ def test_the_cli_writes_keyed_markers_with_the_project_key_or_plain_ones(tmp_pat
     assert KEYED_MARKER.findall((tmp_path / "again.jsonl").read_text()) == KEYED_MARKER.findall(text)
     given = tmp_path / "ci.key"
     given.write_text("k" * 32)
+    given.chmod(0o600)
     r = CliRunner().invoke(cli, ["redact", str(src), "given.jsonl", "--redact-key", str(given)])
     assert r.exit_code == 0 and fingerprint(b"k" * 32, SK_A) in (tmp_path / "given.jsonl").read_text()
     r = CliRunner().invoke(cli, ["redact", str(src), "plain.jsonl", "--plain"])

@@ -136,16 +136,16 @@ def test_the_page_asks_for_nothing_over_the_network(recordings):
     assert "@import" not in html and "url(" not in html
 
 
-def test_messages_are_cut_and_redacted_when_asked():
+def test_messages_are_cut_and_redacted_unless_asked_not_to():
     secret = "Bearer abcdefghijklmnopqrstuvwxyz0123456789"
     msgs = [Message("in", {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                            "params": {"name": "t", "arguments": {"auth": secret, "blob": "x" * 50_000}}}, t=1),
             Message("out", {"jsonrpc": "2.0", "id": 1, "result": {"content": []}}, t=2)]
     session = Session(SessionInfo(), msgs)
-    plain = collect(session, Limits(payload_chars=1000))
+    plain = collect(session, Limits(payload_chars=1000), redact=False)
     request = plain.calls[0]["request"]
     assert secret in request and "more characters of" in request and len(request) < 1100
-    redacted = collect(session, Limits(payload_chars=1000), redact=True)
+    redacted = collect(session, Limits(payload_chars=1000))  # the default (issue 28)
     assert secret not in redacted.calls[0]["request"] and "[REDACTED]" in redacted.calls[0]["request"]
     assert all(secret not in e.get("json", "") for e in redacted.timeline)
 

@@ -294,7 +294,7 @@ def miss_fields(miss: Any) -> dict[str, Any]:
     """A miss as the report tells it: the words, and as data the request that missed, the closest recorded
     one and the paths where they differ (so the plugin can lay them out the way pytest shows an assertion)."""
     fields: dict[str, Any] = {"method": miss.method, "code": miss.code, "message": miss.reason,
-                              "params": miss.params}
+                              "params": miss.shown_params()}
     closest = miss.closest
     if closest is not None:
         fields["closest"] = {"label": closest.label(), "params": closest.request.get("params")}

@@ -57,7 +57,7 @@ class SseProbe(_HTTPBase):
                 ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
                 if resp.status_code != 200 or ctype != "text/event-stream":
                     body = resp.read()[:300]
-                    self._inbox.put(("refused", f"GET {self.url} answered {resp.status_code} "
+                    self._inbox.put(("refused", f"GET {self.target} answered {resp.status_code} "
                                                 f"{ctype or 'no content type'} {excerpt(body, 120)}".rstrip()))
                     return
                 parser = SSEParser()
@@ -74,7 +74,7 @@ class SseProbe(_HTTPBase):
                             self.noise.append(ev.data)
                             self._inbox.put(("bad", ev.data))
         except (self._httpx.ConnectError, self._httpx.ConnectTimeout) as exc:
-            why = f"cannot reach {self.url}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+            why = f"cannot reach {self.target}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
         except self._httpx.HTTPError as exc:
             why = f"the event stream failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
         except (RuntimeError, OSError):  # the check closed the stream under the reader: it is over
@@ -97,7 +97,7 @@ class SseProbe(_HTTPBase):
                                                  "POST endpoint, e.g. …/mcp)")
                 raise Unreachable(f"{value}{hint}")
         self.close()
-        raise Unreachable(f"{self.url}: no endpoint event on the event stream within {self.timeout:g} s")
+        raise Unreachable(f"{self.target}: no endpoint event on the event stream within {self.timeout:g} s")
 
     def exited_reason(self) -> str:
         return self._closed_why or "the server closed the event stream"

@@ -30,6 +30,8 @@ from mcpreel._infra import jsonio
 from mcpreel._infra.sse import SSEEvent, SSEParser
 from mcpreel.clients.process import ServerStartError, command_argv, spawn, stop
 from mcpreel.errors import TransportError
+from mcpreel.redact import Redactor
+from mcpreel.redact.urls import redact_url, redact_urls_in
 
 __all__ = ["Exchange", "HttpProbe", "StdioProbe", "Unreachable", "excerpt"]
 
@@ -40,7 +42,11 @@ EXCERPT = 320
 
 
 class Unreachable(TransportError):
-    """The server could not be reached at all; ``str()`` says why."""
+    """The server could not be reached at all; ``str()`` says why, its secrets redacted (the URL's
+    ``?api_key=…``, a ``--token X`` the server's stderr repeats): the line goes to CI logs."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(Redactor().text(redact_urls_in(message)))
 
 
 def excerpt(data: bytes | str | Any, limit: int = EXCERPT) -> str:
@@ -201,10 +207,12 @@ class _HTTPBase(_Base):
         import httpx2
 
         parts = urlsplit(url)
+        # the target as every report and message names it: its secret query parameters (``?api_key=…``)
+        # redacted as the recorders redact them (the report is shared; the key is for the server only)
+        self.target = redact_url(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise Unreachable(f"{url}: not an http:// or https:// URL")
+            raise Unreachable(f"{self.target}: not an http:// or https:// URL")
         self.url = url
-        self.target = url
         self.extra_headers = dict(headers or {})
         self._httpx = httpx2
         limit = httpx2.Timeout(timeout) if read_timeout is False else httpx2.Timeout(timeout, read=read_timeout)
@@ -269,7 +277,7 @@ class HttpProbe(_HTTPBase):
                     self._read_body(resp, ex, deadline)
         except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
             if not any(e.status is not None for e in self.exchanges):
-                raise Unreachable(f"cannot reach {self.url}: {_reason(exc)}") from exc
+                raise Unreachable(f"cannot reach {redact_url(target_url)}: {_reason(exc)}") from exc
             ex.error = f"connection failed: {_reason(exc)}"
         except httpx2.TimeoutException:
             ex.error = f"no answer within {limit:g} s"
@@ -405,7 +413,9 @@ class StdioProbe(_Base):
         if not argv:
             raise Unreachable("--command is empty")
         self.argv = argv
-        self.target = command if isinstance(command, str) else shlex.join(argv)
+        # named with the secrets of its argv redacted (``--token X``, ``API_KEY=X``), as a recording's argv is
+        shown = Redactor().command(argv)
+        self.target = shlex.join(shown) if shown != argv else command if isinstance(command, str) else shlex.join(argv)
         self.noise: list[str] = []  # stdout lines that were not JSON
         self.stderr_tail: deque[str] = deque(maxlen=40)
         self._inbox: queue.Queue[tuple[str, Any]] = queue.Queue()

@@ -32,12 +32,16 @@ if TYPE_CHECKING:
 @click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False),
               help="Also write a SARIF 2.1.0 report here (tool changes classed as in `contract check`).")
 @click.option("--all", "all_rows", is_flag=True, help="List every aligned call, not only those that differ.")
+@click.option("--redact/--no-redact", default=True, show_default=True,
+              help="Redact secrets in the values shown (rows, --json, --junit, --sarif, --html; the rules of "
+                   "`mcpreel redact`); --no-redact shows them as recorded.")
 @click.pass_context
 @output.run_command
 @output.fewer_collections()
 def diff_command(ctx: click.Context, a: str, b: str, fmt: str, as_json: bool, junit: str | None, html: str | None,
                  ignore_paths: tuple[str, ...], latency_factor: float, latency_min_ms: int,
-                 fail_on_latency: bool, sarif_path: str | None = None, all_rows: bool = False) -> None:
+                 fail_on_latency: bool, sarif_path: str | None = None, all_rows: bool = False,
+                 redact: bool = True) -> None:
     """Compare two recordings: tools, calls (arguments, results, error status) and latency.
 
     Prints the calls that differ (changed, added, removed) and a summary line; --all lists every call.
@@ -51,12 +55,12 @@ def diff_command(ctx: click.Context, a: str, b: str, fmt: str, as_json: bool, ju
 
     options = DiffOptions([IgnorePath(p) for p in ignore_paths], latency_factor, latency_min_ms, fail_on_latency)
     with output.byte_progress(output.file_size(a, b), "comparing") as progress:
-        _diff(ctx, a, b, fmt, options, as_json, junit, html, fail_on_latency, sarif_path, all_rows, progress)
+        _diff(ctx, a, b, fmt, options, as_json, junit, html, fail_on_latency, sarif_path, all_rows, progress, redact)
 
 
 def _diff(ctx: click.Context, a: str, b: str, fmt: str, options: DiffOptions, as_json: bool, junit: str | None,
           html: str | None, fail_on_latency: bool, sarif_path: str | None, all_rows: bool,
-          progress: Callable[[int], None] | None) -> None:
+          progress: Callable[[int], None] | None, redact: bool = True) -> None:
     """The comparison and its outputs, under the progress bar (if any)."""
     from rich.text import Text
 
@@ -83,9 +87,17 @@ def _diff(ctx: click.Context, a: str, b: str, fmt: str, options: DiffOptions, as
             output.show([Text(f"A: {result.a}\nB: {result.b}", style="dim")])
             write("calls (aligned by method, tool and order" + ("" if all_rows else "; only those that differ") + ")\n")
 
+    redactor = None
+    if redact:  # what diff shows is shared (CI logs, artifacts): each difference's values redacted in place
+        from mcpreel.redact import Redactor
+
+        redactor = Redactor()
     try:
         first = True
         for c in stream:
+            if redactor is not None and (c.arguments or c.result):
+                c.arguments = [redactor.difference(d) for d in c.arguments]
+                c.result = [redactor.difference(d) for d in c.result]
             if not started:
                 start()
             if as_json:
@@ -120,7 +132,7 @@ def _diff(ctx: click.Context, a: str, b: str, fmt: str, options: DiffOptions, as
     if html:
         from mcpreel.report.compare_page import diff_page
 
-        output.save(html, lambda fh: fh.write(diff_page(result).encode("utf-8", "replace")))
+        output.save(html, lambda fh: fh.write(diff_page(result, redact=redact).encode("utf-8", "replace")))
     ctx.exit(result.exit_code)
 
 

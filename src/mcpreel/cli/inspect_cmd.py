@@ -19,9 +19,12 @@ from mcpreel.cli.params import FORMAT_AUTO
 @click.option("--summary", "summary_only", is_flag=True, help="The header and the summary only, no rows.")
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True,
               help="Input format; auto sniffs the content.")
+@click.option("--redact/--no-redact", default=True, show_default=True,
+              help="Redact secrets in what is shown (the server's argv and URL, stderr lines, -v payloads; the "
+                   "rules of `mcpreel redact`); --no-redact shows them as recorded.")
 @output.run_command
 @output.fewer_collections()
-def inspect_command(path: str, verbose: bool, as_json: bool, summary_only: bool, fmt: str) -> None:
+def inspect_command(path: str, verbose: bool, as_json: bool, summary_only: bool, fmt: str, redact: bool = True) -> None:
     """Show what a session file holds: who said what, errors, unanswered calls, latencies."""
     from mcpreel.formats import open_session
     from mcpreel.inspect import analyze
@@ -30,6 +33,10 @@ def inspect_command(path: str, verbose: bool, as_json: bool, summary_only: bool,
     size = output.file_size(path)
     with output.byte_progress(size, f"reading {Path(path).name}") as progress:
         session, detection = open_session(path, fmt, on_progress=progress)
+        if redact:  # what inspect prints is pasted into issues and CI logs
+            from mcpreel.redact import Redactor
+
+            session = Redactor().session(session, payloads=verbose)
         # rows go to a temporary file as they are made (flat memory), or nowhere for --summary; SSE
         # framing events fold into their exchange's row on screen, -v and --json keep a row for each
         report = analyze(session, payloads=verbose, rows="none" if summary_only else "spool",

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from mcpreel.cli import output
 from mcpreel.cli.params import FORMAT_AUTO
 from mcpreel.errors import UsageError
+
+if TYPE_CHECKING:
+    from mcpreel.redact import Redactor
+    from mcpreel.replay.verify import RequestResult
 
 
 def parse_headers(values: tuple[str, ...]) -> dict[str, str]:
@@ -22,7 +28,8 @@ def parse_headers(values: tuple[str, ...]) -> dict[str, str]:
 def run_replay(session: str, fmt: str, target_command: str | None, target_url: str | None, transport: str,
                headers: tuple[str, ...], ignore_paths: tuple[str, ...], out_json: str | None, junit: str | None,
                original: bool, timeout: float, era: str = "auto", session_index: int | None = None,
-               html: str | None = None, source: str | None = None, all_rows: bool = False) -> int:
+               html: str | None = None, source: str | None = None, all_rows: bool = False,
+               redact: bool = True) -> int:
     """Parse, run, render, write; returns the exit code (0 all same, 1 differences).
 
     Results are drawn as they are judged and not kept (unless --html, whose page holds them all): a row
@@ -34,7 +41,6 @@ def run_replay(session: str, fmt: str, target_command: str | None, target_url: s
     from mcpreel.render import replay as render
     from mcpreel.render.junit import JunitSpool
     from mcpreel.replay import IgnorePath, ReplayOptions, replay_file
-    from mcpreel.replay.verify import RequestResult
 
     if (target_command is None) == (target_url is None):
         raise UsageError("give the server to replay against: --target-command \"CMD\" or --target-url URL")
@@ -44,9 +50,16 @@ def run_replay(session: str, fmt: str, target_command: str | None, target_url: s
     junit_spool = JunitSpool() if junit else None
     kept: list = []
     started = False
+    redactor = None
+    if redact:  # what replay shows is shared (CI logs, artifacts): bodies and differences redacted
+        from mcpreel.redact import Redactor
+
+        redactor = Redactor()
 
     def sink(result: RequestResult) -> None:
         nonlocal started
+        if redactor is not None:
+            _redact_result(result, redactor)
         if all_rows or result.status != "same":
             if not started:
                 started = True
@@ -80,8 +93,22 @@ def run_replay(session: str, fmt: str, target_command: str | None, target_url: s
         from mcpreel.report.compare_page import replay_page
 
         report.results, report.sink = kept, None
-        output.save(html, lambda fh: fh.write(replay_page(report).encode("utf-8", "replace")))
+        output.save(html, lambda fh: fh.write(replay_page(report, redact=redact).encode("utf-8", "replace")))
     return report.exit_code
+
+
+def _redact_result(result: RequestResult, redactor: Redactor) -> None:
+    """A judged result with what it shows of the bodies redacted (its verdict is already made)."""
+    result.diff = [redactor.difference(d) for d in result.diff]
+    result.original_request = redactor.value(result.original_request)
+    if result.sent_message is not None:
+        result.sent_message = redactor.value(result.sent_message)
+    if result.response is not None:
+        result.response = redactor.value(result.response)
+    if result.recorded_response is not None:
+        result.recorded_response = redactor.value(result.recorded_response)
+    if result.error:
+        result.error = redactor.text(result.error)
 
 
 _TRANSPORTS = click.Choice(["auto", "streamable-http", "sse"])
@@ -112,12 +139,16 @@ _TRANSPORTS = click.Choice(["auto", "streamable-http", "sse"])
               help="A merged file: replay only this source's records (a file name of `mcpreel merge`), against "
                    "that server.")
 @click.option("--all", "all_rows", is_flag=True, help="List every request's result, not only those that are not the same.")
+@click.option("--redact/--no-redact", default=True, show_default=True,
+              help="Redact secrets in what is shown of the bodies (rows, --output, --junit, --html; the rules of "
+                   "`mcpreel redact`); --no-redact shows them as recorded.")
 @click.pass_context
 @output.run_command
 def replay_command(ctx: click.Context, session: str, target_command: str | None, target_url: str | None,
                    transport: str, headers: tuple[str, ...], fmt: str, ignore_paths: tuple[str, ...],
                    out_json: str | None, junit: str | None, html: str | None, original: bool, timeout: float,
-                   era: str, session_index: int | None, source: str | None, all_rows: bool = False) -> None:
+                   era: str, session_index: int | None, source: str | None, all_rows: bool = False,
+                   redact: bool = True) -> None:
     """Replay a recorded session against a server and compare every response.
 
     A file holding several client sessions is replayed session by session, each on a fresh connection
@@ -128,7 +159,7 @@ def replay_command(ctx: click.Context, session: str, target_command: str | None,
     Exit 0 when every response matches the recording, 1 on any difference, 2 when the replay could not run.
     """
     ctx.exit(run_replay(session, fmt, target_command, target_url, transport, headers, ignore_paths, out_json,
-                        junit, original, timeout, era, session_index, html, source, all_rows))
+                        junit, original, timeout, era, session_index, html, source, all_rows, redact))
 
 
 @click.command("replay")

@@ -22,7 +22,9 @@ from mcpreel.cli.params import FORMAT_AUTO
               help="Failed or unanswered calls shown with their JSON.")
 @click.option("--timeline", type=click.IntRange(min=0), default=400, show_default=True, metavar="N",
               help="Records shown in the sequence view (the first N).")
-@click.option("--redact", is_flag=True, help="Redact secrets in the messages shown (the rules of `mcpreel redact`).")
+@click.option("--redact/--no-redact", default=True, show_default=True,
+              help="Redact secrets in what the page shows (the rules of `mcpreel redact`); --no-redact shows "
+                   "them as recorded.")
 @output.run_command
 def report_command(path: str, out: str | None, fmt: str, detail: int, max_errors: int, timeline: int,
                    redact: bool) -> None:

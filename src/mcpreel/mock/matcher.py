@@ -19,6 +19,12 @@ repeats, unless ``repeat=False``. A miss is a :class:`Miss` that says why, namin
 recorded request and where its params differ, and which JSON-RPC error code answers it (``-32601``
 when the method was never recorded, ``-32602`` when it was with other params).
 
+A miss is shared (the client's error, ``serve``'s stderr, pytest's output, ``--report``), so it never
+shows a live secret: where the recorded request holds a redaction marker, the received value is replaced
+by what the key says of it (:data:`DIFFERS`, :data:`MATCHES`, or that it could not be compared), a
+keyed field whose live value has the marker's HMAC is no difference at all, and every other received
+value a miss shows goes through the default redaction (:class:`~mcpreel.redact.Redactor`).
+
 A :class:`RecordingIndex` is built once per cassette; a :class:`Matcher` holds one connection's cursors.
 The matcher asks its index through :meth:`RecordingIndex.bucket`, :meth:`~RecordingIndex.candidates`,
 :meth:`~RecordingIndex.methods` and :attr:`~RecordingIndex.exchanges` only, so an index that keeps the
@@ -28,6 +34,7 @@ the same way.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Sequence
@@ -35,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mcpreel._infra import jsonio
-from mcpreel.compare.jsondiff import Difference, diff
+from mcpreel.compare.jsondiff import Difference, diff, short
 from mcpreel.compare.normalize import canonical_params, strip_volatile_meta
 from mcpreel.errors import InputError
 from mcpreel.operations.cassette import Turn
@@ -45,13 +52,35 @@ from mcpreel.redact.keys import KEYED_MARKER, find_key, fingerprint
 if TYPE_CHECKING:
     from mcpreel.mock.compact import CompactIndex
 
-__all__ = ["MATCH_MODES", "Matcher", "Miss", "RecordingIndex", "METHOD_NOT_FOUND", "INVALID_PARAMS"]
+__all__ = ["DIFFERS", "MATCHES", "MATCH_MODES", "Matcher", "Miss", "RecordingIndex", "METHOD_NOT_FOUND",
+           "INVALID_PARAMS", "SecretDifference"]
 
 MATCH_MODES = ("method-params", "sequential", "strict")
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 _BY_METHOD_ALONE = frozenset({"initialize", "server/discover"})
 _CLOSEST_SCAN = 500  # candidates compared when explaining a miss
+
+#: what a miss says in place of a received value where the recording holds a redaction marker
+DIFFERS = "differs from the recorded secret"
+MATCHES = "matches the recorded secret"
+_DIFFERS_AROUND = "differs from the recorded value, which holds a secret (the received value is not shown)"
+_NO_KEY = "not compared with the recorded secret: no redaction key (the received value is not shown)"
+_PLAIN = "differs from the recorded secret (redacted without a key: the received value is not shown)"
+
+
+@dataclass(frozen=True, slots=True)
+class SecretDifference(Difference):
+    """A difference where the recording holds a redaction marker: the received value is never kept, only
+    the verdict (``new`` stays None)."""
+
+    verdict: str = DIFFERS
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "kind": self.kind, "recorded": self.recorded, "received": self.verdict}
+
+    def describe(self, width: int = 80) -> str:
+        return f"{self.path}: {short(self.recorded, width)} -> ({self.verdict})"
 
 
 @dataclass
@@ -64,7 +93,19 @@ class Miss:
     closest: Turn | None = None
     differences: list[Difference] = field(default_factory=list)
     #: the params of the request that missed, so whoever reports the miss can show what was asked
+    #: (through :meth:`shown_params`, never as they are: they may carry a live secret)
     params: Any = None
+    #: the key of keyed markers when one was found (for :meth:`shown_params`' verdicts)
+    redact_key: bytes | None = field(default=None, repr=False, compare=False)
+
+    def shown_params(self) -> Any:
+        """:attr:`params` as a report may show them: where the closest recorded request holds a redaction
+        marker, the received value becomes ``[matches the recorded secret]`` (or differs, or not
+        compared); everything else goes through the default redaction."""
+        if self.params is None:
+            return None
+        recorded = self.closest.request.get("params") if self.closest is not None else None
+        return _veil(recorded, self.params, _redact_live(self.params), self.redact_key)
 
     def error(self, request_id: Any) -> dict[str, Any]:
         """The JSON-RPC error answer."""
@@ -83,6 +124,8 @@ class KeyedLookup:
 
     mode: str
     _redact_key: bytes | None | bool = False  # False: not looked for yet
+    #: why the key file was refused (too open, unreadable, too short), for the miss to say
+    key_problem: str | None = None
 
     @property
     def redact_key(self) -> bytes | None:
@@ -90,8 +133,9 @@ class KeyedLookup:
         if self._redact_key is False:
             try:
                 self._redact_key = find_key()
-            except InputError:  # an unreadable key file: markers then match nothing, and the miss says why
+            except InputError as exc:  # an unusable key file: markers then match nothing, and the miss says why
                 self._redact_key = None
+                self.key_problem = str(exc)
         return self._redact_key if isinstance(self._redact_key, bytes) else None
 
     def key(self, request: dict[str, Any]) -> tuple[str, bytes]:
@@ -181,7 +225,7 @@ class Matcher:
             times = "once" if len(bucket) == 1 else f"{len(bucket)} times"
             return Miss(method, INVALID_PARAMS,
                         f"the recording answered this {method} {times} and every answer was used (--no-repeat)",
-                        bucket[-1])
+                        bucket[-1], redact_key=index.redact_key if method in index.keyed else None)
         if method in index.keyed:
             found = self._keyed(request, method)
             if found is not None:
@@ -225,7 +269,8 @@ class Matcher:
                 self._next += 1
                 return ex
             return Miss(method, METHOD_NOT_FOUND if not self.index.has_method(method) else INVALID_PARAMS,
-                        f"sequential match: the next recorded request is {ex.label()}, not {method or '(none)'}", ex)
+                        f"sequential match: the next recorded request is {ex.label()}, not {method or '(none)'}", ex,
+                        redact_key=self.index.redact_key)  # for what shown_params says at a marker
         if self.repeat and exchanges and exchanges[-1].method == method:
             return exchanges[-1]
         return Miss(method, METHOD_NOT_FOUND, f"sequential match: all {len(exchanges)} recorded requests were used")
@@ -239,17 +284,21 @@ class Matcher:
         mine = request.get("params") or {}
         mine = mine if strict else strip_volatile_meta(mine)
         named = subject(request)
+        key = self.index.redact_key if method in self.index.keyed else None
         # closest: a request naming the same tool (prompt, resource) first, then the fewest differences
         best: tuple[tuple[bool, int], Turn, list[Difference]] | None = None
         for ex in candidates[:_CLOSEST_SCAN]:
             theirs = ex.request.get("params") or {}
             theirs = theirs if strict else strip_volatile_meta(theirs)
             found = diff(theirs, mine, "$.params", limit=50)
+            if key is not None:  # a keyed field whose live value has the marker's HMAC did match
+                found = [d for d in found if not (d.kind == "changed" and _verdict(d.recorded, d.new, key) == MATCHES)]
             rank = (ex.subject != named, len(found))
             if best is None or rank < best[0]:
                 best = (rank, ex, found)
         assert best is not None
         (other_subject, _), ex, found = best
+        found = [_shown(d, key) for d in found]
         shown = "; ".join(d.describe(40) for d in found[:3])
         more = f" (+{len(found) - 3} more)" if len(found) > 3 else ""
         head = f"no recorded {method} matches these params"
@@ -257,15 +306,98 @@ class Matcher:
             subjects = self.index.subjects(method)
             listed = ", ".join(subjects[:12]) + (", …" if len(subjects) > 12 else "")
             head = f"no recorded {method} of {named!r} (the recording has {method} of: {listed or 'nothing named'})"
-        reason = f"{head}; closest is {ex.label()}, which differs at {shown}{more} (recorded -> received)"
+        if found:
+            reason = f"{head}; closest is {ex.label()}, which differs at {shown}{more} (recorded -> received)"
+        else:  # the same request, its secrets included: only its used-up answers (--no-repeat) leave it here
+            reason = f"{head}; closest is {ex.label()}, the same request (its secrets match), whose answers were all used"
         if method in self.index.keyed and self.index.redact_key is None:
-            reason += ("; the recording holds keyed redaction markers but no key was found "
-                       "($MCPREEL_REDACT_KEY or .mcpreel/redact.key)")
-        return Miss(method, INVALID_PARAMS, reason, ex, found)
+            problem = self.index.key_problem
+            reason += (f"; the recording holds keyed redaction markers but the key was refused: {problem}" if problem
+                       else "; the recording holds keyed redaction markers but no key was found "
+                            "($MCPREEL_REDACT_KEY or .mcpreel/redact.key)")
+        return Miss(method, INVALID_PARAMS, reason, ex, found, redact_key=key)
+
+
+def _holds_marker(value: Any) -> bool:
+    """True when a recorded value (or anything inside it) holds a redaction marker, plain or keyed."""
+    if isinstance(value, str):
+        return "[REDACTED" in value
+    if isinstance(value, dict):
+        return any(_holds_marker(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_marker(v) for v in value)
+    return False
+
+
+def _verdict(recorded: Any, live: Any, key: bytes | None) -> str | None:
+    """What a miss may say of ``live`` where ``recorded`` holds a redaction marker; None where it holds none
+    (the received value may then be shown, redacted the default way)."""
+    if not _holds_marker(recorded):
+        return None
+    if not KEYED_MARKER.search(recorded if isinstance(recorded, str) else jsonio.dumps_str(recorded)):
+        return _PLAIN
+    if key is None:
+        return _NO_KEY
+    if _unify(recorded, live, key):
+        return MATCHES
+    if isinstance(recorded, str) and (KEYED_MARKER.fullmatch(recorded) is not None or (
+            isinstance(live, str) and _around_markers(recorded, live)[1] is not None)):
+        return DIFFERS  # the whole value is the secret, or the text around the secret is the same
+    return _DIFFERS_AROUND
+
+
+@functools.cache
+def _display_redactor() -> Any:
+    """One default redactor for what misses show (made on the first miss that shows a value; thread-safe)."""
+    from mcpreel.redact.engine import Redactor
+
+    return Redactor()
+
+
+def _redact_live(value: Any, path: str | None = None) -> Any:
+    """A received value as a miss shows it: through the default redaction (keys, value patterns; at
+    ``path``, its last member's name counts for the key rule)."""
+    redactor = _display_redactor()
+    return redactor.value(value) if path is None else redactor.value_at(path, value)
+
+
+def _shown(d: Difference, key: bytes | None) -> Difference:
+    """A difference as a miss shows it: no received value where the recording holds a marker, and the
+    default redaction over the others."""
+    if d.kind == "removed":
+        return d
+    verdict = _verdict(d.recorded, d.new, key) if d.kind == "changed" else None
+    if verdict is not None:
+        return SecretDifference(d.path, d.kind, d.recorded, None, verdict)
+    return Difference(d.path, d.kind, d.recorded, _redact_live(d.new, d.path))
+
+
+def _veil(recorded: Any, live: Any, shown: Any, key: bytes | None) -> Any:
+    """``shown`` (``live`` redacted the default way) with the value at each place ``recorded`` holds a marker
+    replaced by ``[verdict]`` (what the key says of ``live`` there)."""
+    if isinstance(recorded, dict) and isinstance(live, dict) and isinstance(shown, dict) and shown.keys() == live.keys():
+        return {k: _veil(recorded[k], v, shown[k], key) if k in recorded else shown[k] for k, v in live.items()}
+    if (isinstance(recorded, list) and isinstance(live, list) and isinstance(shown, list)
+            and len(recorded) == len(live) == len(shown)):
+        return [_veil(a, b, c, key) for a, b, c in zip(recorded, live, shown, strict=True)]
+    verdict = _verdict(recorded, live, key)
+    return shown if verdict is None else f"[{verdict}]"
 
 
 def _same_secret(key: bytes, marker: re.Match[str], live: Any) -> bool:
     return live is not None and fingerprint(key, live) == marker.group(2)
+
+
+def _around_markers(recorded: str, live: str) -> tuple[list[re.Match[str]], re.Match[str] | None]:
+    """The keyed markers of ``recorded``, and ``live`` matched against it with each marker standing for any
+    text (None when the text around the markers differs)."""
+    markers = list(KEYED_MARKER.finditer(recorded))
+    parts, pos = [], 0
+    for m in markers:
+        parts.append(re.escape(recorded[pos:m.start()]) + "(.+?)")
+        pos = m.end()
+    parts.append(re.escape(recorded[pos:]))
+    return markers, re.fullmatch("".join(parts), live, re.DOTALL)
 
 
 def _unify(recorded: Any, live: Any, key: bytes) -> bool:
@@ -285,13 +417,7 @@ def _unify(recorded: Any, live: Any, key: bytes) -> bool:
                 pass
             else:
                 return _unify(inner_rec, inner_live, key)
-        markers = list(KEYED_MARKER.finditer(recorded))
-        parts, pos = [], 0
-        for m in markers:
-            parts.append(re.escape(recorded[pos:m.start()]) + "(.+?)")
-            pos = m.end()
-        parts.append(re.escape(recorded[pos:]))
-        got = re.fullmatch("".join(parts), live, re.DOTALL)
+        markers, got = _around_markers(recorded, live)
         return got is not None and all(fingerprint(key, got.group(i + 1)) == m.group(2)
                                        for i, m in enumerate(markers))
     if isinstance(recorded, dict):

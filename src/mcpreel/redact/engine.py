@@ -26,6 +26,9 @@ __all__ = ["Redactor"]
 _TEXT_FLAG = re.compile(r"(?<![\w-])--?(?P<name>[A-Za-z][\w.-]*)(?:=|[ \t]+)(?P<value>(?!-)[^\s\"'`,;]+)")
 _TEXT_PAIR = re.compile(r"(?<![\w.-])(?P<name>[A-Za-z_][\w.-]*)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<value>[^\s\"'`,;&]+)")
 
+#: the last member of a path as :func:`mcpreel.compare.jsondiff.format_path` writes it: ``.name`` or ``["na me"]``
+_LAST_MEMBER = re.compile(r'(?:\.([A-Za-z_][A-Za-z0-9_\-]*)|\[("(?:[^"\\]|\\.)*")\])$')
+
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions"})
 _COMMAND_KEYS = frozenset({"command", "server_command", "cmd", "argv"})
 
@@ -326,6 +329,21 @@ class Redactor:
 
     raw = value  # a parsed JSON-RPC message (or batch) -> the copy to record
 
+    def difference(self, d: Any) -> Any:
+        """A :class:`~mcpreel.compare.jsondiff.Difference` with both its values redacted in their place
+        (:meth:`value_at`); the same object when nothing changed."""
+        recorded, new = self.value_at(d.path, d.recorded), self.value_at(d.path, d.new)
+        return d if recorded is d.recorded and new is d.new else replace(d, recorded=recorded, new=new)
+
+    def value_at(self, path: str, value: Any) -> Any:
+        """A value taken from its place (a difference at ``$.params.arguments.password``), redacted as it
+        would be in its place: the last member's name counts for the key rule."""
+        m = _LAST_MEMBER.search(path)
+        if m is None:
+            return self.value(value)
+        name = m.group(1) if m.group(1) is not None else jsonio.loads(m.group(2))
+        return self.value({name: value})[name]
+
     def _free_text(self, s: str, counts: dict[str, int]) -> str:
         """A line of free text (stderr, an invalid frame): the value patterns, then the rule the argv
         gets (a secret-named flag or ``name: value`` / ``name=value`` pair has its value replaced), so a
@@ -432,10 +450,31 @@ class Redactor:
         self._add(counts)
         return replace(info, **changes) if changes else info
 
-    def session(self, session: Any) -> Any:
-        """The session redacted lazily: a streaming session stays streaming (its header at once)."""
-        from mcpreel.model import Session
+    def session(self, session: Any, *, payloads: bool = True) -> Any:
+        """The session redacted lazily: a streaming session stays streaming (its header at once).
 
+        ``payloads=False`` (what a view that shows no message body needs: ``inspect`` without ``-v``) leaves
+        the JSON-RPC payloads of records without transport context as they are and redacts the rest (the
+        header, stderr and invalid lines, transport context), so such a view pays nothing per message.
+        """
+        from mcpreel.model import Kind, Session
+
+        if not payloads:
+            info = self.info(session.info)
+
+            def texts_only() -> Iterator[Any]:
+                for msg in session:
+                    if msg.kind != Kind.MESSAGE or msg.original is not None:
+                        yield self.message(msg)
+                    elif msg.ctx:  # an HTTP record: its headers and URL, not its payload
+                        ctx = self._ctx(msg.ctx, {})
+                        yield msg if ctx is msg.ctx else replace(msg, ctx=ctx)
+                    else:
+                        yield msg
+
+            if session.is_streaming:
+                return Session.streaming(info, texts_only)
+            return Session(info, list(texts_only()))
         info = self.info(session.info)
         self._counted = 0
 

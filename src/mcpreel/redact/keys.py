@@ -17,6 +17,11 @@ Where the key lives (:func:`find_key`, :func:`load_or_create_key`), first found 
 3. ``.mcpreel/redact.key`` in the current folder, beside the project: ``mcpreel redact`` creates it
    (32 random bytes, hex, mode 0600 in a 0700 folder) on first use; readers (the mock matching a live
    request against a redacted cassette) only read it.
+
+A key file that others may read or write is refused, as ssh refuses such a private key
+(:func:`check_key_mode`): anyone who can read the key can test guesses of short secrets against the
+8-hex markers offline, and anyone who can write it can make the mock accept a secret of their choice.
+The one line names the file, its mode and the fix (``chmod 600``).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import hmac
 import os
 import re
 import secrets
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +39,7 @@ from mcpreel._infra import jsonio
 from mcpreel._infra.fileio import PRIVATE_MODE
 from mcpreel.errors import InputError, UsageError
 
-__all__ = ["DEFAULT_KEY_FILE", "ENV_VAR", "KEYED_MARKER", "fingerprint", "find_key", "keyed_marker",
+__all__ = ["DEFAULT_KEY_FILE", "ENV_VAR", "KEYED_MARKER", "check_key_mode", "fingerprint", "find_key", "keyed_marker",
            "load_or_create_key", "read_key", "rule_slug"]
 
 ENV_VAR = "MCPREEL_REDACT_KEY"
@@ -62,8 +68,26 @@ def keyed_marker(key: bytes, rule: str, value: Any) -> str:
     return f"[REDACTED:{rule_slug(rule)}:{fingerprint(key, value)}]"
 
 
+def check_key_mode(path: str | Path) -> None:
+    """Refuse a key file that its group or others may read or write (what ssh says of a private key).
+
+    Where the system has no POSIX modes (Windows), there is nothing to look at.
+    """
+    if os.name != "posix":
+        return
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return  # the read that follows says why it cannot be read
+    if mode & 0o077:
+        raise InputError(f"permissions {mode:04o} are too open: a redaction key must be readable and writable by "
+                         f"its owner only; run chmod 600 {path}", path=str(path))
+
+
 def read_key(path: str | Path) -> bytes:
-    """The key held by ``path`` (its text, blanks stripped, at least 16 characters)."""
+    """The key held by ``path`` (its text, blanks stripped, at least 16 characters), refused when others may
+    read or write it (:func:`check_key_mode`)."""
+    check_key_mode(path)
     try:
         data = Path(path).read_bytes().strip()
     except OSError as exc:

@@ -19,8 +19,9 @@ __all__ = ["Limits", "ReportData", "collect", "render", "write_report"]
 
 
 def write_report(session: Session, out: str | os.PathLike[str], limits: Limits | None = None, *,
-                 redact: bool = False) -> ReportData:
-    """Write the report of ``session`` to ``out`` (atomically, mode 0600) and return its data."""
+                 redact: bool = True) -> ReportData:
+    """Write the report of ``session`` to ``out`` (atomically, mode 0600) and return its data; redacted
+    unless ``redact=False`` (see :func:`~mcpreel.report.data.collect`)."""
     from mcpreel._infra.fileio import atomic_output
 
     data = collect(session, limits, redact=redact)

@@ -8,6 +8,11 @@ request and response of both sides. The JSON of calls that are the same is kept 
 :data:`SAME_WITH_JSON` only, so a comparison of two long sessions stays small. Same page rules as the
 report (:mod:`mcpreel.report.html`): no network, every text escaped, ``textContent`` only, and only the
 page's own script and stylesheet allowed to run (:mod:`mcpreel.report.page`).
+
+A page is made to be shared, so by default (``redact=True``) everything it shows of the recordings (the
+requests and responses, the values at each differing path, the replay's target, errors and notes) goes
+through the default :class:`~mcpreel.redact.Redactor` (the rules of ``mcpreel redact``); the calls note
+says whether it did (``--no-redact`` shows them as recorded).
 """
 
 from __future__ import annotations
@@ -24,9 +29,36 @@ __all__ = ["SAME_WITH_JSON", "diff_page", "replay_page"]
 SAME_WITH_JSON = 100
 
 
-def _pretty(value: Any, limit: int) -> str | None:
+class _Shown:
+    """What the page shows of recorded values and texts: through the default redaction, or as they are."""
+
+    def __init__(self, redact: bool):
+        self.redactor: Any = None
+        if redact:
+            from mcpreel.redact import Redactor
+
+            self.redactor = Redactor()
+
+    def value(self, value: Any) -> Any:
+        return self.redactor.value(value) if self.redactor is not None and value is not None else value
+
+    def at(self, path: str, value: Any) -> Any:
+        """A difference's value, redacted as in its place (the path's last member counts for the key rule)."""
+        return self.redactor.value_at(path, value) if self.redactor is not None else value
+
+    def text(self, text: Any) -> Any:
+        return self.redactor.text(text) if self.redactor is not None and isinstance(text, str) and text else text
+
+    def note(self) -> str:
+        return " Secrets redacted ([REDACTED])." if self.redactor is not None else \
+            " Not redacted (--no-redact): secrets are shown."
+
+
+def _pretty(value: Any, limit: int, shown: _Shown | None = None) -> str | None:
     if value is None:
         return None
+    if shown is not None:
+        value = shown.value(value)
     text = jsonio.dumps_indented(value).decode("utf-8", "replace")
     if len(text) > limit:
         text = text[:limit] + f"\n… cut: {len(text) - limit:,} more characters of {len(text):,}"
@@ -38,25 +70,25 @@ def _short(value: Any, limit: int = 2000) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def _diffs(differences: list[Any]) -> list[dict[str, Any]]:
+def _diffs(differences: list[Any], shown: _Shown) -> list[dict[str, Any]]:
     out = []
     for d in differences:
         item: dict[str, Any] = {"path": d.path, "kind": d.kind}
         if d.kind != "added":
-            item["recorded"] = _short(d.recorded)
+            item["recorded"] = _short(shown.at(d.path, d.recorded))
         if d.kind != "removed":
-            item["new"] = _short(d.new)
+            item["new"] = _short(shown.at(d.path, d.new))
         out.append(item)
     return out
 
 
-def _path_table(differences: list[Any], table_id: str) -> str:
+def _path_table(differences: list[Any], table_id: str, shown: _Shown) -> str:
     if not differences:
         return '<p class="empty">No difference.</p>'
     rows = "".join(
         f'<tr class="path"><td>{escape(d["path"])}</td><td>{escape(d["kind"])}</td>'
         f'<td>{escape(d.get("recorded", ""))}</td><td>{escape(d.get("new", ""))}</td></tr>'
-        for d in _diffs(differences))
+        for d in _diffs(differences, shown))
     return (f'<table id="{table_id}" class="paths"><thead><tr><th>path</th><th>difference</th><th>A (recorded)</th>'
             f"<th>B (new)</th></tr></thead><tbody>{rows}</tbody></table>")
 
@@ -83,13 +115,14 @@ def _page(*, kind: str, title: str, facts: str, cards: str, sections: str, calls
     return fill("compare.html", parts)
 
 
-def _facts(rows: list[tuple[str, Any]]) -> str:
+def _facts(rows: list[tuple[str, Any]], shown: _Shown) -> str:
     return '<dl class="facts">' + "".join(
-        f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in rows if v is not None) + "</dl>"
+        f"<dt>{escape(k)}</dt><dd>{escape(shown.text(str(v)))}</dd>" for k, v in rows if v is not None) + "</dl>"
 
 
-def diff_page(result: Any, *, payload_chars: int = 20_000) -> str:
-    """The page of a :class:`~mcpreel.compare.diff.SessionDiff`."""
+def diff_page(result: Any, *, payload_chars: int = 20_000, redact: bool = True) -> str:
+    """The page of a :class:`~mcpreel.compare.diff.SessionDiff` (redacted unless ``redact=False``)."""
+    shown = _Shown(redact)
     calls = []
     same_kept = 0
     for c in result.calls:
@@ -98,32 +131,34 @@ def diff_page(result: Any, *, payload_chars: int = 20_000) -> str:
         item: dict[str, Any] = {
             "label": c.label, "method": c.method, "subject": c.subject, "kind": c.kind,
             "status_a": c.status_a, "status_b": c.status_b, "latency_a": c.latency_a, "latency_b": c.latency_b,
-            "latency_shift": c.latency_shift, "diffs": _diffs(c.arguments) + _diffs(c.result),
+            "latency_shift": c.latency_shift, "diffs": _diffs(c.arguments, shown) + _diffs(c.result, shown),
             "a_line": c.a.source if c.a else None, "b_line": c.b.source if c.b else None, "json": keep,
         }
         if keep:
-            item.update(a_request=_pretty(c.a.recorded_request if c.a else None, payload_chars),
-                        a_response=_pretty(c.a.response if c.a else None, payload_chars),
-                        b_request=_pretty(c.b.recorded_request if c.b else None, payload_chars),
-                        b_response=_pretty(c.b.response if c.b else None, payload_chars))
+            item.update(a_request=_pretty(c.a.recorded_request if c.a else None, payload_chars, shown),
+                        a_response=_pretty(c.a.response if c.a else None, payload_chars, shown),
+                        b_request=_pretty(c.b.recorded_request if c.b else None, payload_chars, shown),
+                        b_response=_pretty(c.b.response if c.b else None, payload_chars, shown))
         calls.append(item)
     counts = {"differences": result.difference_count, "server": len(result.server), "tools": len(result.tools)}
     for c in result.calls:
         counts[c.kind] = counts.get(c.kind, 0) + 1
     counts["latency shifts"] = len(result.latency_shifts)
     facts = _facts([("A (recorded)", result.a), ("B (new)", result.b), ("verdict", result.summary())]
-                   + [("note", n) for n in result.notes])
+                   + [("note", n) for n in result.notes], shown)
     tools = ('<p class="empty">No difference.</p>' if not result.tools else
              '<table id="tools-diff" class="paths"><thead><tr><th>tool</th><th>change</th><th>paths</th></tr></thead><tbody>'
              + "".join(f'<tr class="tool"><td>{escape(t.name)}</td><td>{escape(t.kind)}</td><td>'
-                       + escape("; ".join(d.describe(60) for d in t.differences)) + "</td></tr>" for t in result.tools)
+                       + escape(shown.text("; ".join(d.describe(60) for d in t.differences))) + "</td></tr>"
+                       for t in result.tools)
              + "</tbody></table>")
     sections = (f'<section id="server"><h2>Server <span class="sub">protocol version, capabilities, serverInfo</span></h2>'
-                f'{_path_table(result.server + result.server_info, "server-diff")}</section>'
+                f'{_path_table(result.server + result.server_info, "server-diff", shown)}</section>'
                 f'<section id="tools"><h2>Tools <span class="sub">added, removed, changed</span></h2>{tools}</section>')
     note = f"{len(result.calls):,} calls aligned; {len(result.changed_calls):,} differ."
     if same_kept < sum(1 for c in result.calls if c.kind == "same"):
         note += f" The JSON of calls that are the same is kept for the first {SAME_WITH_JSON}."
+    note += shown.note()
     title = f"{str(result.a).rsplit('/', 1)[-1]} → {str(result.b).rsplit('/', 1)[-1]}"
     return _page(kind="mcpreel diff", title=title, facts=facts, cards=_cards(counts), sections=sections, calls=calls,
                  note=note, calls_sub="aligned by method, tool and order; click a row for A and B side by side",
@@ -132,10 +167,12 @@ def diff_page(result: Any, *, payload_chars: int = 20_000) -> str:
                           ("latency", "latency shift")])
 
 
-def replay_page(report: Any, *, payload_chars: int = 20_000) -> str:
-    """The page of a :class:`~mcpreel.replay.verify.ReplayReport`: recorded (A) against replayed (B)."""
+def replay_page(report: Any, *, payload_chars: int = 20_000, redact: bool = True) -> str:
+    """The page of a :class:`~mcpreel.replay.verify.ReplayReport`: recorded (A) against replayed (B)
+    (redacted unless ``redact=False``)."""
     from mcpreel.compare.diff import error_status
 
+    shown = _Shown(redact)
     calls = []
     same_kept = 0
     for r in report.results:
@@ -145,18 +182,18 @@ def replay_page(report: Any, *, payload_chars: int = 20_000) -> str:
         item: dict[str, Any] = {
             "label": f"#{r.index} {r.method}" + (f" {r.tool}" if r.tool else ""), "method": r.method,
             "subject": r.tool, "kind": r.status, "status_a": error_status(r.recorded_response),
-            "status_b": r.error if r.error and r.response is None else error_status(r.response),
+            "status_b": shown.text(r.error) if r.error and r.response is None else error_status(r.response),
             "latency_a": r.recorded_duration_ms,
             "latency_b": None if r.duration_ms is None else round(r.duration_ms, 1), "latency_shift": False,
-            "diffs": _diffs(r.diff), "a_line": r.source, "b_line": None, "json": keep,
+            "diffs": _diffs(r.diff, shown), "a_line": r.source, "b_line": None, "json": keep,
             "a_title": f"recorded (record {r.source})" if r.source is not None else "recorded",
             "b_title": "replayed: sent and answered",
         }
         if keep:
-            item.update(a_request=_pretty(r.original_request, payload_chars),
-                        a_response=_pretty(r.recorded_response, payload_chars),
-                        b_request=_pretty(r.sent_message, payload_chars),
-                        b_response=_pretty(b_response, payload_chars))
+            item.update(a_request=_pretty(r.original_request, payload_chars, shown),
+                        a_response=_pretty(r.recorded_response, payload_chars, shown),
+                        b_request=_pretty(r.sent_message, payload_chars, shown),
+                        b_response=_pretty(b_response, payload_chars, shown))
         calls.append(item)
     counts: dict[str, int] = {"requests": len(report.results)}
     for r in report.results:
@@ -165,11 +202,11 @@ def replay_page(report: Any, *, payload_chars: int = 20_000) -> str:
     counts["unanswerable server requests"] = len(report.unmatched_server_requests)
     facts = _facts([("session", report.session), ("target", report.target), ("transport", report.transport),
                     ("handshake", report.handshake), ("ended", report.ended), ("verdict", report.summary())]
-                   + [("note", n) for n in report.notes])
+                   + [("note", n) for n in report.notes], shown)
     if report.server_requests:
         rows = "".join(f'<tr class="server-request"><td>{escape(s.method)}</td>'
                        f'<td>{escape(s.answered_from or "not in the recording: refused")}</td>'
-                       f'<td>{escape(s.error or "")}</td></tr>' for s in report.server_requests)
+                       f'<td>{escape(shown.text(s.error) or "")}</td></tr>' for s in report.server_requests)
         server = (f'<table id="server-requests" class="paths"><thead><tr><th>method</th><th>answered from</th>'
                   f"<th>error</th></tr></thead><tbody>{rows}</tbody></table>")
     else:
@@ -179,6 +216,7 @@ def replay_page(report: Any, *, payload_chars: int = 20_000) -> str:
     note = f"{len(report.results):,} requests replayed; {sum(1 for r in report.results if r.status != 'same'):,} not the same."
     if same_kept < counts.get("same", 0):
         note += f" The JSON of requests that are the same is kept for the first {SAME_WITH_JSON}."
+    note += shown.note()
     title = f"replay of {str(report.session).rsplit('/', 1)[-1]}"
     return _page(kind="mcpreel replay", title=title, facts=facts, cards=_cards(counts, ("requests", "same", "server requests")),
                  sections=sections, calls=calls, note=note,

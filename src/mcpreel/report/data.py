@@ -137,7 +137,8 @@ class _Collector:
         self.session = session
         self.limits = limits
         self.redactor = redactor
-        self.data = ReportData(Header.of(session.info), limits=limits, redacted=redactor is not None)
+        info = redactor.info(session.info) if redactor is not None else session.info  # command argv, URL, headers
+        self.data = ReportData(Header.of(info), limits=limits, redacted=redactor is not None)
         self.c = dict.fromkeys(_COUNT_KEYS, 0)
         self.latencies: dict[str, array[int]] = {}
         self.tool_latencies: dict[str, array[int]] = {}
@@ -323,11 +324,12 @@ class _Collector:
         final = op.final
         status, code, text = outcome
         call = {
-            "n": op.n, "row": ex.index, "dir": ex.dir, "method": ex.method, "target": ex.target, "id": _id_text(ex.id),
+            "n": op.n, "row": ex.index, "dir": ex.dir, "method": ex.method, "target": self._said(ex.target),
+            "id": _id_text(ex.id),
             "t": self._offset(ex.t), "origin": ex.origin, "dropped": ex.dropped, "request": self._pretty(ex.request),
             "response": self._pretty(final.response) if final is not None and final.response is not None else None,
             "response_row": final.response_index if final is not None else None,
-            "latency": op.latency_ms, "status": status, "code": code, "message": text, "cancelled": ex.cancelled,
+            "latency": op.latency_ms, "status": status, "code": code, "message": self._said(text), "cancelled": ex.cancelled,
             "session": op.session, "kind": op.kind, "tags": [],
         }
         if op.children:
@@ -371,6 +373,10 @@ class _Collector:
         else:
             heapq.heapreplace(self.slowest, (key[0], key[1], call))
 
+    def _said(self, text: str | None) -> str | None:
+        """A text the page shows (stderr, an error's message, a resource URI), redacted when the page is."""
+        return self.redactor.text(text) if text and self.redactor is not None else text
+
     def _pretty(self, value: Any, limit: int | None = None) -> str:
         if self.redactor is not None:
             value = self.redactor.value(value)
@@ -407,6 +413,7 @@ class _Collector:
             entry["status"] = status
         if code is not None:
             entry["code"] = code if isinstance(code, (int, str)) else str(code)
+        text = self._said(text)
         if text:
             entry["text"] = text if len(text) <= 500 else text[:500] + "…"
         member = step.member if step.member is not None else payload
@@ -482,11 +489,13 @@ def _id_text(value: Any) -> str | None:
     return value if isinstance(value, str) else jsonio.dumps_str(value)
 
 
-def collect(session: Session, limits: Limits | None = None, *, redact: bool = False) -> ReportData:
+def collect(session: Session, limits: Limits | None = None, *, redact: bool = True) -> ReportData:
     """Read ``session`` once and return what its report shows.
 
-    ``redact=True`` runs every kept message through the default :class:`~mcpreel.redact.Redactor`
-    (the rules of ``mcpreel redact``) before it goes into the page.
+    A report is made to be shared (a CI artifact): by default (``redact=True``) every kept message, every
+    text shown (stderr, invalid frames, error messages) and the header (the server's argv, its URL) go
+    through the default :class:`~mcpreel.redact.Redactor` (the rules of ``mcpreel redact``) before they go
+    into the page; ``redact=False`` (``--no-redact``) shows them as recorded.
     """
     redactor = None
     if redact:

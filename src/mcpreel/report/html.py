@@ -128,8 +128,7 @@ def _calls_note(data: ReportData) -> str:
         if data.failures_total > lim.max_errors:
             text += f" (the first {lim.max_errors:,} of {data.failures_total:,})"
         text += ". The tables and charts above count all of them."
-    if data.redacted:
-        text += " Messages are redacted (secrets replaced by [REDACTED])."
+    text += " Secrets redacted ([REDACTED])." if data.redacted else " Not redacted (--no-redact): secrets are shown."
     return escape(text)
 
 

@@ -101,7 +101,8 @@ def test_the_qai_surface_start_inspect_export(tmp_path):
     assert "#000 > ping id=1" in inspect.stdout and "notifications/initialized" in inspect.stdout
     verbose = subprocess.run([PY, "-m", "mcpreel", "proxy", "inspect", "--session-file", str(qai), "-v"],
                              capture_output=True, timeout=30, text=True)
-    assert '"password": "hunter2"' in verbose.stdout  # -v shows the payloads
+    # -v shows the payloads, their secrets redacted by default as every shared view's (issue 28)
+    assert '"password": "[REDACTED]"' in verbose.stdout and "hunter2" not in verbose.stdout
 
     for fmt, name in (("json", "export.json"), ("har", "export.har"), ("reel", "export.jsonl")):
         export = subprocess.run([PY, "-m", "mcpreel", "proxy", "export", "--session-file", str(qai), "--output",
