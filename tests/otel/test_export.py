@@ -44,10 +44,13 @@ def check_recorded(spans: list[dict], era: str) -> None:
     traced = [s for s in spans if s["trace_id"] == TRACEPARENT.split("-")[1]]
     assert [s["name"] for s in traced] == ["tools/call echo"]
     assert traced[0]["parent_id"] == TRACEPARENT.split("-")[2] and traced[0]["links"] == [(root["trace_id"], root["span_id"])]
+    ask = next(s for s in spans if s["name"] == "tools/call ask")
     for s in spans:
         if s is root or s in traced:
             continue
-        assert s["trace_id"] == root["trace_id"] and s["parent_id"] == root["span_id"]
+        # the sampling the `ask` call caused is part of that operation: a child of its span
+        parent = ask["span_id"] if s["name"] == "sampling/createMessage" else root["span_id"]
+        assert s["trace_id"] == root["trace_id"] and s["parent_id"] == parent
         assert root["start"] <= s["start"] <= s["end"] <= root["end"]
         assert s["attributes"]["network.transport"] == "pipe"
     slow = next(s for s in spans if s["name"] == "tools/call slow")

@@ -100,7 +100,9 @@ def test_times_parents_and_the_session_root():
     for r in records[:-1]:
         if r.name.startswith("resources/read"):
             continue
-        assert r.trace_id == root.trace_id and r.parent_id == root.span_id and not r.parent_remote
+        # the sampling the `slow` call caused is part of that operation: a child of its span
+        parent = slow.span_id if r.name == "sampling/createMessage" else root.span_id
+        assert r.trace_id == root.trace_id and r.parent_id == parent and not r.parent_remote
     assert len({r.span_id for r in records}) == len(records)
     assert root.attributes["mcpreel.requests"] == 7 and root.attributes["mcpreel.errors"] == 2
     assert root.attributes["mcpreel.stderr"] == 1 and root.attributes["mcpreel.unanswered"] == 1
@@ -172,10 +174,14 @@ def test_the_2026_era_discover_result_type_and_multi_round_trips():
         m("out", {"jsonrpc": "2.0", "id": 2, "result": {"resultType": "complete", "content": []}}, 25),
     ]
     records = spans(Session(SessionInfo(transport="streamable-http", url="http://127.0.0.1:9/mcp"), msgs), ids=ids())
-    discover, first, second, root = records
+    # the multi-round-trip request is one operation: its span runs from the first round to the last answer,
+    # and the retry round is a child of it
+    discover, second, first, root = records
     assert discover.name == "server/discover" and discover.attributes["mcp.protocol.version"] == "2026-07-28"
-    assert first.attributes["mcp.result.type"] == "input_required"
+    assert first.attributes["mcp.request.rounds"] == 2 and first.attributes["mcp.result.type"] == "complete"
     assert first.attributes["mcp.input_required.methods"] == ["elicitation/create"]
+    assert first.end_ns - first.start_ns == 15 * 1_000_000  # from the first request (10) to the last answer (25)
+    assert second.parent_id == first.span_id and second.trace_id == first.trace_id
     assert second.attributes["mcp.request.round"] == 2 and second.attributes["mcp.result.type"] == "complete"
     assert [(link.span_id, link.attributes) for link in second.links] == [(first.span_id, {"mcpreel.link": "previous_round"})]
     assert root.name == "mcp session modern" and root.attributes["network.transport"] == "tcp"

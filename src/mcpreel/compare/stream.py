@@ -30,18 +30,19 @@ from collections.abc import Iterator
 from typing import Any
 
 from mcpreel._infra import jsonio
-from mcpreel._infra.correlation import verbatim_key
 from mcpreel.compare.jsondiff import diff
 from mcpreel.compare.normalize import comparable, strip_volatile_meta
 from mcpreel.model import Session
 from mcpreel.operations.cassette import Turn
+from mcpreel.operations.walk import Operation, Walker
 
 __all__ = ["WINDOW", "DiffStream", "SideFacts", "iter_calls"]
 
 #: default bound on waiting requests and on pending unpaired calls, per side
 WINDOW = 10_000
 
-_NOT_CALLS = frozenset({"initialize", "tools/list", "ping"})
+#: the handshake and discovery of either era, and listings: what a diff compares as facts, not calls
+_NOT_CALLS = frozenset({"initialize", "server/discover", "tools/list", "ping"})
 _UNITS = {"reel": "line", "jsonrpc": "line", "qai": "message"}
 
 
@@ -71,64 +72,64 @@ class SideFacts:
 
 
 def iter_calls(session: Session, facts: SideFacts, window: int = WINDOW) -> Iterator[Turn]:
-    """The session's client requests with their answers, in request order, read in one pass.
+    """The session's client operations with their outcomes, in the order asked, read in one pass.
 
-    ``initialize``, ``tools/list`` and ``ping`` go to ``facts`` instead of out. Server messages other
-    than answers are not kept (a diff does not compare them). Pairing is :func:`mcpreel.operations.cassette.build`'s:
-    a response going ``out`` answers the client request of the same id (a reused id replaces the
-    waiting one); dropped records are skipped.
+    The one reading (:mod:`mcpreel.operations`) pairs them: per client session, a multi-round-trip request
+    is one call (its request the first round's, its answer the last round's), a task is one call (its
+    answer the task's result, however many polls it took), a server request is part of the call that caused
+    it. ``initialize``, ``tools/list`` and ``ping`` go to ``facts`` instead of out; a dropped request never
+    reached the server and is no call. Past ``window`` operations waiting for their outcome, the oldest is
+    given up as unanswered (``no response``).
     """
     unit = _UNITS.get(session.info.source_format or "reel", "entry")
-    waiting: dict[tuple[str, Any], Turn] = {}
-    order: deque[Turn] = deque()  # requests in the order asked, answered or not
-    gone: set[int] = set()  # id() of unanswered exchanges in ``order`` let out: replaced or past the window
+    walker = Walker()
+    order: deque[Operation] = deque()  # client operations in the order asked, complete or not
+    complete: set[int] = set()  # operation n
+    given_up: set[int] = set()
     position = 0
-    for rec in session:
-        if rec.kind != "message" or rec.dropped:
-            continue
-        raw = rec.raw
-        members = (raw,) if type(raw) is dict else rec.members()
-        direction = rec.dir
-        for payload in members:
-            if direction == "in":
-                if "method" in payload and "id" in payload:
-                    ex = Turn(payload, payload, position, rec.source, rec.t, ctx=rec.ctx, unit=unit)
-                    position += 1
-                    key = verbatim_key(payload["id"])
-                    old = waiting.get(key)
-                    if old is not None:
-                        gone.add(id(old))  # replaced: it will never be answered; let it out
-                    waiting[key] = ex
-                    order.append(ex)
+
+    def turn(op: Operation) -> Turn:
+        nonlocal position
+        ex = op.opening
+        final = op.final if op.n not in given_up else None
+        t = Turn(ex.request, ex.request, position, ex.source, ex.t, ctx=ex.ctx, unit=unit, wire=ex)
+        position += 1
+        if final is not None:
+            t.response, t.t_response = final.response, final.t_end
+        return t
+
+    def ready() -> Iterator[Turn]:
+        while order and (order[0].n in complete or order[0].n in given_up):
+            op = order.popleft()
+            complete.discard(op.n)
+            out = turn(op)
+            given_up.discard(op.n)
+            method = out.request.get("method")
+            if method in _NOT_CALLS or not method or type(method) is not str:
+                facts.take(out)
+            else:
+                yield out
+
+    for index, rec in enumerate(session):
+        for step in walker.feed(index, rec):
+            kind = step.kind
+            if kind == "request":
+                ex = step.exchange
+                op = step.operation
+                if op is not None and ex is op.opening and ex.dir == "in" and not ex.dropped:
+                    order.append(op)
                     if len(order) > window:
                         head = order[0]
-                        if head.response is None and id(head) not in gone:
-                            hk = verbatim_key(head.request["id"])
-                            if waiting.get(hk) is head:
-                                del waiting[hk]
-                            gone.add(id(head))
-            elif direction == "out" and "method" not in payload and ("result" in payload or "error" in payload):
-                answered = waiting.pop(verbatim_key(payload.get("id")), None)
-                if answered is not None:
-                    answered.response, answered.t_response = payload, rec.t
-        while order:
-            ex = order[0]
-            if ex.response is None:
-                if not gone or id(ex) not in gone:
-                    break
-                gone.discard(id(ex))
-            order.popleft()
-            method = ex.request.get("method")
-            if method in _NOT_CALLS or not method or type(method) is not str:
-                facts.take(ex)
-            else:
-                yield ex
-    for ex in order:
-        method = ex.request.get("method")
-        if method in _NOT_CALLS or not method or type(method) is not str:
-            facts.take(ex)
-        else:
-            yield ex
+                        if head.n not in complete:
+                            given_up.add(head.n)
+            elif kind == "operation" and step.operation is not None:
+                complete.add(step.operation.n)
+        if order and (order[0].n in complete or order[0].n in given_up):
+            yield from ready()
+    for step in walker.finish():
+        if step.kind == "operation" and step.operation is not None:
+            complete.add(step.operation.n)
+    yield from ready()
 
 
 class _Pending:
