@@ -172,9 +172,33 @@ def parse_rules(doc: Any, *, source: str = "rules") -> list[Rule]:
     return rules
 
 
+#: how deep a rule may nest (its ``equals``, ``merge``, ``set`` values, its error's data) and how many steps its
+#: paths may take: hand-written rules need far fewer, and the engine compares, merges and follows them
+#: recursively, so this keeps every walk it makes far from Python's recursion limit
+RULE_DEPTH = 256
+
+
+def _depth(value: Any) -> int:
+    """How deep ``value`` nests (a scalar: 0), walked without recursion."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            node = list(node.values())
+        elif not isinstance(node, list):
+            continue
+        deepest = max(deepest, depth)
+        if depth <= RULE_DEPTH + 1:  # deeper than that is refused anyway: no need to go on
+            stack.extend((v, depth + 1) for v in node)
+    return deepest
+
+
 def _rule(index: int, raw: Any) -> Rule:
     if not isinstance(raw, dict):
         raise _Bad(f"a rule is a mapping, not {jsonio.type_name(raw)}")
+    if _depth(raw) > RULE_DEPTH:
+        raise _Bad(f"nested deeper than {RULE_DEPTH} levels (a rule's values are compared and merged recursively)")
     unknown = sorted(set(map(str, raw)) - _RULE_KEYS)
     if unknown:
         raise _Bad(f"unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(_RULE_KEYS))})")
@@ -257,9 +281,12 @@ def _path(text: Any, where: str) -> JsonPath:
     if not isinstance(text, str):
         raise _Bad(f"{where} is a JSONPath string, not {_shown(text)}")
     try:
-        return JsonPath(text)
+        path = JsonPath(text)
     except PathSyntaxError as exc:
         raise _Bad(f"{where} {_shown(text)}: {exc}") from None
+    if len(path.steps) > RULE_DEPTH:
+        raise _Bad(f"{where} takes {len(path.steps)} steps (at most {RULE_DEPTH})")
+    return path
 
 
 def _error(raw: Any, where: str) -> dict[str, Any]:
