@@ -138,7 +138,7 @@ def read(source: Source) -> Session:
         if not isinstance(payload, (dict, list)):
             raise source.fail(f"message {n}: payload must be a JSON-RPC object, found {jsonio.type_name(payload)}", line=n)
         _json_only(source, payload, f"message {n}")
-        t = offset_time(source, info.started, m.get("t"), f"message {n}: t", n)
+        t = offset_time(source, info.started, _json_only(source, m.get("t"), f"message {n}: t"), f"message {n}: t", n)
         kept = {k: v for k, v in m.items() if k not in ("t", "dir", "payload")}
         out.append(Message(d, payload, t, source=n, extra={"mcp_vcr": _json_only(source, kept, f"message {n}")} if kept else None))
     return Session(info, out)
