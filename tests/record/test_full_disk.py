@@ -241,3 +241,15 @@ def test_a_real_full_disk_while_recording(tiny_disk: Path, tmp_path: Path) -> No
     lines = [json.loads(x) for x in out.read_bytes().splitlines()]  # every line whole
     assert 2 < len(lines) < 240 and lines[-1]["type"] == "end" and "write error" in lines[-1]["reason"]
     every_verb_reads(out, tmp_path)
+
+
+def test_no_room_for_the_meta_line_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import mcpreel.formats.reel as reel
+
+    def full(path: Any) -> FullDisk:
+        return FullDisk(open(path, "ab", buffering=0), room=40)
+
+    monkeypatch.setattr(reel, "open_private_append", full)
+    with pytest.raises(OSError, match="No space left"):
+        ReelWriter(tmp_path / "s.jsonl", SessionInfo(label="t"))
+    assert list(tmp_path.iterdir()) == []

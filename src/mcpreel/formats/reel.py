@@ -23,6 +23,7 @@ last line, with a note.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import threading
@@ -505,7 +506,14 @@ class ReelWriter:
         self._whole = os.fstat(self._fh.fileno()).st_size
         #: the first write error (a full disk): what the end line says stopped the recording
         self.write_error: OSError | None = None
-        self._write_obj(meta_line(info))
+        try:
+            self._write_obj(meta_line(info))
+        except BaseException:
+            self._fh.close()  # no reel to record in (a full disk): the caller says so
+            if self._whole == 0:  # nor an empty file left behind for every verb to refuse
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path)
+            raise
 
     def _write_obj(self, obj: dict[str, Any]) -> None:
         self._append(jsonio.dumps_line(obj))  # one buffer: a 30 MB record is not copied once more
