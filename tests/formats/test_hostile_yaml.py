@@ -122,3 +122,19 @@ def test_a_rules_value_is_shown_short(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         load_rules(path)
     assert "match.tool takes a string" in str(err.value) and len(str(err.value)) < 300
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("verb", ["serve", "record"])
+def test_a_rules_bomb_given_to_a_verb_is_one_line_exit_2(tmp_path: Path, verb: str) -> None:
+    anchors = "[x, &a0 [x, x, x, x, x, x, x, x, x]" + "".join(
+        f", &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 9)) + "]"
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(f"- name: boom\n  match:\n    tool: [{anchors}]\n  drop: true\n")
+    session = tmp_path / "s.yaml"
+    session.write_text(transcript_with("{name: t}"))
+    args = (["serve", str(session), "--rules", str(rules)] if verb == "serve"
+            else ["record", "--rules", str(rules), "--out", str(tmp_path / "out.jsonl"), "--", "true"])
+    line = _one_line_exit_2(args)
+    assert line.startswith(f"error: {rules}: line 3: ") and "aliases expand" in line
+    assert not (tmp_path / "out.jsonl").exists()
