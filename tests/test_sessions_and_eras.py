@@ -18,9 +18,9 @@ from mcpreel.eras import (
     to_modern_request,
     to_modern_result,
 )
-from mcpreel.exchanges import build
 from mcpreel.mock.engine import Mock
 from mcpreel.model import Message
+from mcpreel.operations.cassette import build
 from mcpreel.sessions import split_sessions
 from tests.replay.helpers import INIT, INIT_OK, call, err, note, req, res, session, text
 

@@ -187,10 +187,19 @@ def _direct_http_session(rec: Message) -> str | None:
 
 
 def _http_session_of(rec: Message, http_ids: dict[Any, str]) -> str | None:
+    """The HTTP session of a record: the one it names, else the one its HTTP exchange (or stream) was
+    seen to name. What a record names is learnt into ``http_ids`` as the records pass, so one pass finds
+    what a first pass over the whole file would (the record that names a session comes first in its
+    exchange, but for an ``initialize``, which opens a conversation of its own anyway)."""
     found = _direct_http_session(rec)
-    if found is not None:
-        return found
     ctx = rec.ctx
+    if found is not None:
+        if isinstance(ctx, dict):
+            for key in ("exchange", "stream"):
+                value = ctx.get(key)
+                if isinstance(value, (int, str)):
+                    http_ids.setdefault(value, found)
+        return found
     if isinstance(ctx, dict):
         for key in ("exchange", "stream"):
             value = ctx.get(key)
@@ -302,7 +311,7 @@ class SessionTally:
         self.splitter = _Splitter(keep=False)
         self.stdio = transport == "stdio"
         self.needs_exchanges = False
-        self._no_ids: dict[Any, str] = {}  # the first pass knows no exchange's session id (never written)
+        self._no_ids: dict[Any, str] = {}  # the first pass learns each exchange's session id as it goes
 
     def place(self, rec: Message) -> None:
         if not self.stdio and not self.needs_exchanges:

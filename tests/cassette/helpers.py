@@ -82,3 +82,26 @@ def deny_replace(folder: Path, monkeypatch: Any, name: str) -> None:
         "    return _replace(src, dst, *a, **k)\n"
         "os.replace = replace\n")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(folder), os.environ.get("PYTHONPATH")) if p))
+
+
+def deny_create(folder: Path, monkeypatch: Any, where: Path) -> None:
+    """Make every mcpreel process started from now on (PYTHONPATH) fail to create a file or folder in
+    ``where`` with PermissionError, as a read-only folder does even for root: a ``sitecustomize`` in ``folder``."""
+    import os
+
+    (folder / "sitecustomize.py").write_text(
+        "import os\n"
+        "_open, _mkdir = os.open, os.mkdir\n"
+        f"_where = {str(where)!r}\n"
+        "def _inside(path):\n"
+        "    return os.path.dirname(os.path.abspath(os.fspath(path))) == _where\n"
+        "def open_(path, flags, *a, **k):\n"
+        "    if flags & os.O_CREAT and _inside(path):\n"
+        "        raise PermissionError(13, 'Permission denied', os.fspath(path))\n"
+        "    return _open(path, flags, *a, **k)\n"
+        "def mkdir(path, *a, **k):\n"
+        "    if _inside(path):\n"
+        "        raise PermissionError(13, 'Permission denied', os.fspath(path))\n"
+        "    return _mkdir(path, *a, **k)\n"
+        "os.open, os.mkdir = open_, mkdir\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(folder), os.environ.get("PYTHONPATH")) if p))

@@ -102,10 +102,22 @@ def test_a_corrupt_cassette_is_refused_before_a_server_starts(tmp_path, real):
     with pytest.raises(InputError, match="c.jsonl: not JSON"):
         cassette_server(cassette, "all", url=real)
     assert cassette.read_bytes() == b"not json at all\n"
-    with pytest.raises(InputError, match="no such cassette"):
-        cassette_server(tmp_path / "missing.jsonl", "none", url=real)
     with pytest.raises(UsageError, match="give its URL"):
         cassette_server(tmp_path / "missing.jsonl", "once", transport="streamable-http")
+
+
+
+def test_none_without_a_cassette_fails_only_a_test_that_asks_for_something(tmp_path, real):
+    missing, log = tmp_path / "missing.jsonl", tmp_path / "err.log"
+    with cassette_server(missing, "none", url=real) as server:  # a test that makes no MCP call
+        assert server.url is not None
+    assert server.problems() == []
+    with cassette_server(missing, "none", url=real) as server:
+        with pytest.raises(BaseException):
+            drive(server, [ECHO], log)
+    assert server.problems() == [f"{missing} (record mode none): no such cassette, and the test made "
+                                 "MCP requests (record mode none replays only: record it with once or all)"]
+    assert not missing.exists()
 
 
 def test_legacy_sse_records_and_replays_a_sampling_round_trip(tmp_path):

@@ -126,19 +126,22 @@ def test_once_with_server_everything_records_and_replays_a_sampling_round_trip(t
     assert server.problems() == []
 
 
-def test_new_episodes_starts_a_crashed_live_server_again_once_per_failure(tmp_path):
+def test_new_episodes_never_resends_the_request_that_crashed_the_live_server(tmp_path):
     command = [*SDK_SERVER, "stdio", "--as", "proxy"]
     cassette, log = tmp_path / "heal.jsonl", tmp_path / "err.log"
     with cassette_server(cassette, "once", command=command) as server:
         drive(server, [ECHO], log)
-    with cassette_server(cassette, "new_episodes", command=command) as server:
+    effects = tmp_path / "side-effects.txt"
+    with cassette_server(cassette, "new_episodes", command=command, env={"SDK_PEER_SIDE_EFFECTS": str(effects)}) as server:
         got = drive(server, [ECHO, ("crash", {}), ("echo", {"text": "after"})], log)
-    # the crash kills the live server, which is started again and crashes again on the one retry: that
-    # request fails; the next miss starts it again and is answered
+    # the crash kills the live server with the request in hand: it may have done what it was asked (a
+    # tool's side effect), so that request fails and is not sent again; the next miss starts it again
     assert got["calls"][0] == "hello" and got["calls"][1].startswith("error -32603: ")
+    assert "not sent again" in got["calls"][1]
     assert got["calls"][2] == "after"
+    assert effects.read_text() == "crash\n"  # the crash tool ran once, not again on a retry
     said = [e["message"] for e in server.events() if e["event"] == "forward"]
     restarts = [m for m in said if m.endswith("starting the live server again")]
-    assert len(restarts) == 2 and said.count("retrying tools/call once on the new session") == 2, said
-    assert [e["method"] for e in server.misses()] == ["tools/call"]  # the crash, after its one retry
+    assert len(restarts) == 1 and said.count("retrying tools/call once on the new session") == 1, said
+    assert [e["method"] for e in server.misses()] == ["tools/call"]  # the crash
     assert _tool_calls(cassette) == ["echo", "echo"]

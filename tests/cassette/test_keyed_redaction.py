@@ -1,17 +1,15 @@
-"""A cassette redacted with keyed markers still answers a test whose request carries the secret (issue 19).
+"""A cassette redacted with keyed markers still answers a test whose request carries the secret (issues 19, 28).
 
 Recorded by the pytest plugin from the real SDK server (stdio and streamable HTTP, the SDK client's default
-2026-07-28 mode and ``mode="legacy"``), redacted by ``mcpreel redact --redact-key``, then replayed with
-``--mcp-record-mode none``: the same secret matches (the mock applies the HMAC to the live value), a
-different secret is a miss, and without the key the miss says the key is missing.
+2026-07-28 mode and ``mode="legacy"``), written redacted as ``mcpreel redact`` would (issue 28: no manual
+step), then replayed with ``--mcp-record-mode none``: the same secret matches (the mock applies the HMAC to
+the live value), a different secret is a miss, and without the key the miss says the key is missing.
 """
 
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
 
-from mcpreel.cli import cli
 from tests.conftest import free_port
 from tests.replay.e2e_helpers import Background
 
@@ -59,26 +57,24 @@ def test_a_keyed_cassette_matches_the_same_secret_and_no_other(pytester, monkeyp
         server = Background([*SDK_SERVER, "streamable-http", str(port)], port=port)
         where = f"url='http://127.0.0.1:{port}/mcp'"
         dead = f"url='http://127.0.0.1:{free_port()}/mcp'"
+    key = pytester.path / "ci.key"
+    key.write_text("a key kept out of the cassette, 0123456789")
+    key.chmod(0o600)
+    monkeypatch.setenv("MCPREEL_REDACT_KEY", str(key))
     try:
         pytester.makepyfile(test_keyed=INNER.format(era=era, where=where))
         result = pytester.runpytest(*ISOLATE, "-s")
         result.assert_outcomes(passed=1)
-        result.stdout.fnmatch_lines([f"*GOT key {SECRET}*"])
+        result.stdout.fnmatch_lines([f"*GOT key {SECRET}*"])  # the live answer: the test sees the real thing
     finally:
         if server is not None:
             server.stop()
     cassette = pytester.path / "keyed.jsonl"
-    key = pytester.path / "ci.key"
-    key.write_text("a key kept out of the cassette, 0123456789")
-    key.chmod(0o600)
-    r = CliRunner().invoke(cli, ["redact", str(cassette), str(pytester.path / "red.jsonl"), "--redact-key", str(key)])
-    assert r.exit_code == 0, r.output
-    (pytester.path / "red.jsonl").replace(cassette)
-    text = cassette.read_text()
+    text = cassette.read_text()  # written redacted, with no `mcpreel redact` by hand
     assert SECRET not in text and "[REDACTED:sk-key:" in text
+    assert not (pytester.path / ".mcpreel").exists()  # the key of $MCPREEL_REDACT_KEY, no other made
 
     # replayed offline (the real server is gone): the same secret matches through the key
-    monkeypatch.setenv("MCPREEL_REDACT_KEY", str(key))
     pytester.makepyfile(test_keyed=INNER.format(era=era, where=dead))
     result = pytester.runpytest(*ISOLATE, "-s", "--mcp-record-mode", "none")
     result.assert_outcomes(passed=1)
@@ -96,3 +92,65 @@ def test_a_keyed_cassette_matches_the_same_secret_and_no_other(pytester, monkeyp
     result = pytester.runpytest(*ISOLATE, "-s", "--mcp-record-mode", "none")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*keyed redaction markers but no key was found*"])
+
+
+STDIO_INNER = '''
+import asyncio
+import os
+import pytest
+from mcp import Client, stdio_client
+
+@pytest.mark.mcp_cassette("keyed.jsonl", command={command!r}, record_mode={mode!r}{extra})
+def test_secret(mcp_server):
+    async def call():
+        where = stdio_client(mcp_server.stdio_parameters(), errlog=open("server-stderr.log", "a"))
+        async with Client(where, mode="legacy") as client:  # forwarding speaks the handshake era to the server
+            got = []
+            for word in os.environ["INNER_WORDS"].split():
+                got.append((await client.call_tool("echo", {{"text": word + " " + os.environ["INNER_SECRET"]}})).content[0].text)
+            return got
+    print("GOT", asyncio.run(call()))
+'''
+
+
+def test_the_plugin_writes_cassettes_redacted_with_a_key_beside_the_project_unless_told_not_to(pytester, monkeypatch):
+    monkeypatch.delenv("MCPREEL_REDACT_KEY", raising=False)
+    monkeypatch.setenv("INNER_SECRET", SECRET)
+    monkeypatch.setenv("INNER_WORDS", "one")
+    cassette = pytester.path / "keyed.jsonl"
+
+    def run(mode, *args, extra="", command=(*SDK_SERVER, "stdio")):
+        pytester.makepyfile(test_keyed=STDIO_INNER.format(command=list(command), mode=mode, extra=extra))
+        return pytester.runpytest(*ISOLATE, "-s", *args)
+
+    run("once").assert_outcomes(passed=1)
+    key = pytester.path / ".mcpreel" / "redact.key"  # pytest's rootdir: the project
+    assert key.is_file() and (key.stat().st_mode & 0o777) == 0o600
+    text = cassette.read_text()
+    markers = text.count("[REDACTED:sk-key:")
+    assert SECRET not in text and markers >= 2  # the request and the answer
+
+    # the same secret, replayed from another folder: the serving process is given the key, and matches
+    sub = pytester.path / "elsewhere"
+    sub.mkdir()
+    monkeypatch.chdir(sub)
+    (pytester.path / "pytest.ini").write_text("[pytest]\n")
+    run("none", str(pytester.path)).assert_outcomes(passed=1)
+    monkeypatch.chdir(pytester.path)
+
+    # new_episodes: the answer the real server adds is written redacted too
+    monkeypatch.setenv("INNER_WORDS", "one two")
+    run("new_episodes").assert_outcomes(passed=1)
+    text = cassette.read_text()
+    assert SECRET not in text and text.count("[REDACTED:sk-key:") == 2 * markers and "two [REDACTED:sk-key:" in text
+
+    # opted out: for one test (the marker), for every test (the option)
+    cassette.unlink()
+    run("once", extra=", redact=False").assert_outcomes(passed=1)
+    assert cassette.read_text().count(SECRET) == 2 * markers and "[REDACTED" not in cassette.read_text()
+    cassette.unlink()
+    run("once", "--mcp-no-redact").assert_outcomes(passed=1)
+    assert cassette.read_text().count(SECRET) == 2 * markers and "[REDACTED" not in cassette.read_text()
+    result = run("once", extra=", redact='no'")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*@pytest.mark.mcp_cassette: redact is True or False, not 'no'*"])

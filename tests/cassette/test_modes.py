@@ -19,7 +19,7 @@ from mcpreel.cassette.run import Recording, _judge, check_target, plan
 from mcpreel.cassette.server import cassette_server
 from mcpreel.errors import InputError, TransportError, UsageError
 
-from .helpers import SDK_SERVER, deny_replace
+from .helpers import SDK_SERVER, deny_create, deny_replace
 
 MCPREEL = [sys.executable, "-m", "mcpreel"]
 META = {"v": 1, "type": "meta", "startedAt": "2026-01-01T00:00:00.000Z", "label": "x", "command": []}
@@ -143,8 +143,10 @@ def test_a_stdio_cassette_server_is_an_argv_for_the_client(cassette, tmp_path, m
         assert argv[argv.index("--target-command") + 1] == "python 'my server.py'"
         assert argv[argv.index("--match") + 1] == "method-params"  # mcp-recorder's spelling is taken too
         assert (server.command, server.args, server.action) == (sys.executable, argv[1:], "replay")
-        # SDK clients pass a pared-down env: the server gets the test's whole environment, plus the marker's
+        # SDK clients pass a pared-down env: the server gets the test's whole environment, plus the marker's,
+        # plus the key the answers new_episodes adds are redacted with (issue 28)
         assert server.env == {**os.environ, "PYTHONPATH": "/somewhere", "TOKEN": "t"}
+        assert "--redact" in argv and server.env["MCPREEL_REDACT_KEY"] == os.environ["MCPREEL_REDACT_KEY"]
         params = server.stdio_parameters()
         assert (params.command, params.args, params.cwd) == (sys.executable, argv[1:], str(tmp_path))
         params = server.stdio_parameters(env={"EXTRA": "1", "TOKEN": "u"}, cwd=tmp_path / "sub")
@@ -318,3 +320,37 @@ def test_serve_all_whose_cassette_cannot_be_replaced_exits_2_in_one_line_and_rep
     assert events[-1]["message"] == r.stderr.strip().splitlines()[-1].removeprefix("error: ")
     assert cassette.read_bytes() == before and sorted(p.name for p in cassette.parent.iterdir()) == [
         "c.jsonl", "hooks", "report.jsonl"]
+
+
+def test_serve_once_into_a_read_only_folder_exits_2_in_one_line_and_reports_it(tmp_path, monkeypatch):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    deny_create(hooks, monkeypatch, folder)
+    cassette, report = folder / "c.jsonl", tmp_path / "report.jsonl"
+    r = _serve(str(cassette), "--record-mode", "once", "--report", str(report),
+               "--target-command", shlex.join(SDK_SERVER + ["stdio"]), input=[INIT])
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    line = f"{cassette}: cannot record here: Permission denied ({folder}); nothing was recorded"
+    assert r.stderr.strip().splitlines() == [f"error: {line}"]
+    events = read_report(report)
+    assert [e["event"] for e in events] == ["plan", "error"] and events[-1]["message"] == line
+    assert list(folder.iterdir()) == []
+
+
+def test_serve_redact_writes_the_recording_redacted_and_only_goes_with_a_record_mode(tmp_path, cassette):
+    secret = "sk-" + "s" * 24
+    call = {**CALL, "params": {"name": "echo", "arguments": {"text": f"key {secret}"}}}
+    recorded = tmp_path / "new" / "c.jsonl"
+    r = _serve(str(recorded), "--record-mode", "once", "--redact", "--target-command",
+               shlex.join(SDK_SERVER + ["stdio"]), input=[INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                                                          call])
+    assert r.returncode == 0, r.stderr
+    text = recorded.read_text()  # the request at least (the server may go before it answers: stdin closed)
+    assert secret not in text and "[REDACTED:sk-key:" in text and (recorded.stat().st_mode & 0o777) == 0o600
+    assert sorted(p.name for p in recorded.parent.iterdir()) == ["c.jsonl"]  # no temporary file left
+    r = _serve(str(cassette), "--redact")
+    assert r.returncode == 2 and r.stderr.strip() == (
+        "error: --redact goes with --record-mode (it redacts what is written to the cassette)")

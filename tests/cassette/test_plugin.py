@@ -11,7 +11,7 @@ from mcpreel.cassette.pytest_plugin import cassette_path
 from tests.conftest import free_port
 from tests.replay.e2e_helpers import Background
 
-from .helpers import DEAD, SDK_SERVER, deny_replace
+from .helpers import DEAD, SDK_SERVER, deny_create, deny_replace
 
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.e2e
@@ -137,7 +137,7 @@ def test_no_marker_and_no_cassette(mcp_server):
     result.assert_outcomes(errors=3)
     result.stdout.fnmatch_lines([
         f"*mcp_cassette: {pytester.path / 'corrupt.jsonl'}: invalid JSON on line 2*",
-        "*mcp_cassette: @pytest.mark.mcp_cassette: unknown argument(s) record (known: command, cwd, env, match, path, record_mode, transport, url)*",
+        "*mcp_cassette: @pytest.mark.mcp_cassette: unknown argument(s) record (known: command, cwd, env, match, path, record_mode, redact, transport, url)*",
         "*test_no_marker_and_no_cassette.jsonl is missing, and record mode once then asks the real server*",
     ])
     assert (pytester.path / "corrupt.jsonl").read_bytes() == b'{"v":1,"type":"meta"}\n{"oops"\n'
@@ -181,6 +181,58 @@ def test_a_recording_that_cannot_be_saved_fails_the_test_that_recorded_it(pytest
         f"*{cassette} (record mode all): the cassette server failed: {cassette}: the recording could not be "
         "saved: Permission denied; the cassette was left as it was*"])
     assert not cassette.exists()
+
+
+
+def test_a_read_only_cassette_folder_fails_the_test_in_one_line_with_an_error_event(pytester, monkeypatch):
+    _stdio_file(pytester, [*SDK_SERVER, "stdio"])
+    folder = pytester.path / "cassettes" / "test_inner"
+    folder.mkdir(parents=True)
+    folder.chmod(0o555)  # read-only (root writes anyway: the sitecustomize below refuses as the folder would)
+    hooks = pytester.path / "hooks"
+    hooks.mkdir()
+    deny_create(hooks, monkeypatch, folder)
+    try:
+        result = pytester.runpytest(*ISOLATE, "-s")
+    finally:
+        folder.chmod(0o755)
+    result.assert_outcomes(failed=1)
+    cassette = folder / "test_echo.jsonl"
+    result.stdout.fnmatch_lines([
+        f"E   {cassette} (record mode once): the cassette server failed: {cassette}: cannot record here: "
+        f"Permission denied ({folder}); nothing was recorded"])
+    assert "Traceback" not in result.stdout.str() and "Traceback" not in (pytester.path / "server-stderr.log").read_text()
+    assert list(folder.iterdir()) == []
+
+
+
+def test_a_test_that_makes_no_mcp_call_passes_under_none_and_one_that_does_fails_in_one_line(pytester):
+    pytester.makepyfile(test_quiet='''
+import asyncio
+import pytest
+from mcp import ClientSession, stdio_client
+
+@pytest.mark.mcp_cassette(command=["true"])
+def test_no_call(mcp_server):
+    assert mcp_server.argv
+
+@pytest.mark.mcp_cassette(command=["true"])
+def test_a_call(mcp_server):
+    async def main():
+        with open("server-stderr.log", "a") as err:
+            async with stdio_client(mcp_server.stdio_parameters(), errlog=err) as (r, w):
+                async with ClientSession(r, w) as s:
+                    await s.initialize()
+    asyncio.run(main())
+''')
+    result = pytester.runpytest(*ISOLATE, "--mcp-record-mode", "none")
+    result.assert_outcomes(passed=1, failed=1)
+    assert "ERROR" not in result.stdout.str()
+    cassette = pytester.path / "cassettes" / "test_quiet" / "test_a_call.jsonl"
+    result.stdout.fnmatch_lines([
+        f"E   {cassette} (record mode none): no such cassette, and the test made MCP requests (record mode "
+        "none replays only: record it with once or all)"])
+    assert not (pytester.path / "cassettes").exists()
 
 
 ENV_TESTS = '''

@@ -88,3 +88,40 @@ def test_contract_and_rules_readers_never_crash(value):
         Contract.from_json(doc, path="c.json")
     except InputError:
         pass
+
+
+ODD_NAMES = st.text(max_size=6) | st.sampled_from(["..", "../x", "-r", "a\ud800", "\udfff", "a/b", "", "a\x00"])
+ENTRY = st.fixed_dictionaries({}, optional={"command": JSON | st.text(max_size=6), "args": JSON | st.lists(
+    st.text(max_size=4), max_size=3), "env": JSON, "url": JSON, "type": st.sampled_from(["stdio", "http", "sse", 3])})
+
+
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(ODD_NAMES, ENTRY | JSON, max_size=4))
+def test_any_servers_wrap_and_unwrap_without_a_traceback_and_come_back_byte_for_byte(tmp_path, servers):
+    from click.testing import CliRunner
+
+    from mcpreel.cli import cli
+
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir(exist_ok=True)
+    project.mkdir(exist_ok=True)
+    path = project / ".mcp.json"
+    original = json.dumps({"mcpServers": servers}, indent=2)  # ASCII: lone surrogates as escapes
+    path.write_text(original)
+    for state in project.glob(".mcp.json.*"):
+        state.unlink()
+    where = ["--home", str(home), "--project", str(project)]
+    for args in (["wrap", "--list"], ["wrap", "--all"], ["unwrap"]):
+        r = CliRunner().invoke(cli, [*args, *where])
+        assert r.exception is None or isinstance(r.exception, SystemExit), (args, r.exception)
+        assert r.exit_code in (0, 2), (args, r.output)
+    assert path.read_text() == original
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "project"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=8))
+def test_jsonc_reads_ascii_escaped_text_as_json_does(text):
+    escaped = json.dumps(text)  # astral characters as surrogate pairs, which are one character each
+    assert parse(escaped).value == json.loads(escaped) == text

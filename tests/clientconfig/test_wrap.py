@@ -78,8 +78,10 @@ def test_wrap_then_unwrap_restores_byte_for_byte(env, case):
         assert entry["command"] == MCPREEL
         old_argv = [before[name]["command"], *before[name].get("args", [])]
         client = "claude-code" if case == "claude-code-project" else case
-        assert entry["args"] == ["record", "-q", "--label", name, "--out-dir",
-                                 str(home / ".mcpreel" / "sessions" / client / name), "--", *old_argv]
+        # a project's file (committed) gets no path of this machine: ~ is expanded by mcpreel record
+        root = "~/.mcpreel/sessions" if CASES[case][0].startswith("project:") else str(home / ".mcpreel" / "sessions")
+        assert entry["args"] == ["record", "-q", "--label", name, "--out-dir", f"{root}/{client}/{name}", "--",
+                                 *old_argv]
         rest = {k: v for k, v in entry.items() if k not in ("command", "args")}
         assert rest == {k: v for k, v in before[name].items() if k not in ("command", "args")}
         assert [k for k in entry if k in before[name]] == list(before[name])  # key order kept

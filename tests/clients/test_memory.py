@@ -11,10 +11,10 @@ import pytest
 import mcpreel
 from mcpreel.clients import MemoryTransport, memory, memory_pair
 from mcpreel.errors import TransportError
-from mcpreel.exchanges import build
 from mcpreel.formats import open_session
 from mcpreel.mock import Mock
 from mcpreel.mock.server import serve_transport
+from mcpreel.operations.cassette import build
 
 #: a recording shipped with mcpreel (initialize, tools/list, a tools/call with progress)
 EXAMPLE = Path(mcpreel.__file__).parent / "examples" / "session.http.json"

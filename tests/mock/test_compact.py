@@ -9,12 +9,12 @@ from typing import Any
 import orjson
 import pytest
 
-from mcpreel.exchanges import build
 from mcpreel.formats import get_writer, open_session
 from mcpreel.mock import compact as compact_module
 from mcpreel.mock.compact import load_compact
 from mcpreel.mock.engine import Mock, MockOptions
 from mcpreel.model import Kind
+from mcpreel.operations.cassette import build
 
 _T = "2026-01-01T00:00:00.000Z"
 

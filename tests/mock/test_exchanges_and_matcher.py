@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from mcpreel.exchanges import build
 from mcpreel.mock.matcher import INVALID_PARAMS, METHOD_NOT_FOUND, Matcher, Miss, RecordingIndex
 from mcpreel.model import Message
+from mcpreel.operations.cassette import build
 from tests.replay.helpers import INIT, INIT_OK, call, handshake, note, req, res, session, text
 
 

@@ -14,9 +14,9 @@ from mcpreel._infra import jsonio
 from mcpreel._infra.sse import SSEParser
 from mcpreel.clients import LegacySSETransport, StdioTransport, StreamableHTTPTransport, open_target
 from mcpreel.errors import TransportError
-from mcpreel.exchanges import build
 from mcpreel.mock.engine import Mock
 from mcpreel.mock.server import http_app
+from mcpreel.operations.cassette import build
 from mcpreel.replay.verify import ReplayOptions, replay
 from tests.replay.helpers import INIT, call, handshake, note, req, res, session, text
 

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from mcpreel.exchanges import build
 from mcpreel.mock.engine import Mock, MockOptions
+from mcpreel.operations.cassette import build
 from tests.replay.helpers import INIT, INIT_OK, call, handshake, note, req, res, session, text
 
 

@@ -223,12 +223,18 @@ def test_otlp_json_has_hex_ids_kinds_times_and_the_resource():
 
 
 def test_a_real_http_session_recorded_by_another_tool(fixtures_dir):
-    """An mcp-replay reel of a public Streamable HTTP server: tcp, the server's address, every request a span."""
+    """An mcp-replay reel of a public Streamable HTTP server: tcp, the server's address, every request a span;
+    its two conversations (two ``initialize``, as ``inspect`` counts them) are two session roots."""
     path = fixtures_dir / "mcp-replay-v1" / "mcp-api-coingecko-com-2026-08-19T23-43-21-646Z.mcp.jsonl"
     session = open_session(path)[0]
     records = spans(session, ids=ids())
-    root = records[-1]
-    assert root.name == "mcp session coingecko_coingecko_typescript_api" and root.attributes["mcpreel.requests"] == 42
+    roots = [r for r in records if r.kind == "internal"]
+    assert [r.name for r in roots] == ["mcp session coingecko_coingecko_typescript_api"] * 2
+    assert [r.attributes["mcpreel.requests"] for r in roots] == [2, 40]
+    assert [r.attributes["mcpreel.session.index"] for r in roots] == [1, 2]
+    for r in records:
+        if r.kind != "internal":
+            assert r.trace_id in {root.trace_id for root in roots}
     calls = [r for r in records if r.attributes.get("gen_ai.tool.name")]
     assert len(calls) == 37 and sum(1 for r in calls if r.attributes.get("error.type") == "tool_error") == 19
     for r in records:

@@ -72,7 +72,10 @@ def _tools(changed: bool) -> dict[str, Callable[..., Any]]:
         return "x" * size
 
     def crash() -> str:
-        """Dies mid-call, exit status 3, after a line on stderr."""
+        """Dies mid-call, exit status 3, after a line on stderr (and one in $SDK_PEER_SIDE_EFFECTS: what it did)."""
+        if os.environ.get("SDK_PEER_SIDE_EFFECTS"):
+            with open(os.environ["SDK_PEER_SIDE_EFFECTS"], "a") as done:
+                done.write("crash\n")
         sys.stderr.write("crashing now\n")
         sys.stderr.flush()
         os._exit(3)

@@ -6,10 +6,10 @@ import asyncio
 from typing import Any
 
 from mcpreel.clients import memory_pair
-from mcpreel.exchanges import build
 from mcpreel.mock.engine import Mock, MockOptions
 from mcpreel.mock.server import serve_transport
 from mcpreel.model import Message, Session, SessionInfo
+from mcpreel.operations.cassette import build
 from mcpreel.replay.verify import ReplayOptions, ReplayReport, replay
 
 

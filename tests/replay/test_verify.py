@@ -10,9 +10,9 @@ import pytest
 from mcpreel.clients import memory_pair
 from mcpreel.compare.normalize import IgnorePath
 from mcpreel.errors import InputError, TransportError
-from mcpreel.exchanges import build
 from mcpreel.formats import open_session
 from mcpreel.model import Message
+from mcpreel.operations.cassette import build
 from mcpreel.replay.verify import ReplayOptions, replay
 
 from .helpers import INIT_OK, call, err, handshake, note, replay_against_mock, req, res, session, text

@@ -4,14 +4,12 @@ What a person sees is asserted: the number of rows, that filtering and sorting w
 to its JSON, that the page logs no error and asks for nothing over the network. A screenshot of each
 report type is saved under the test's temporary directory.
 
-Chromium comes from ``make chromium`` (apt); Playwright's own browser download is never used. Where
-Chromium is missing the tests skip with a warning that says how to get it.
+Chromium comes from ``make chromium`` (apt): the ``browser`` fixture is in ``tests/report/conftest.py``.
 """
 
 from __future__ import annotations
 
 import json
-import warnings
 from pathlib import Path
 
 import pytest
@@ -21,26 +19,7 @@ from mcpreel.model import Message, Session, SessionInfo
 from mcpreel.report import Limits, write_report
 from tests.conftest import FIXTURES, needs_shared
 
-CHROMIUM = Path("/usr/bin/chromium")
-#: root needs --no-sandbox; the rest keep a headless run on a shared machine quiet and offline
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage",
-                 "--disable-extensions", "--no-first-run"]
 FAILED = {"error", "isError", "unanswered"}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        warnings.warn("browser tests skipped: /usr/bin/chromium is missing (`make chromium` installs it where apt works)",
-                      stacklevel=1)
-        pytest.skip("/usr/bin/chromium is missing: run `make chromium` (Debian's chromium package)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=60_000)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 class Opened:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from mcpreel.exchanges import build
 from mcpreel.mock.engine import Mock
+from mcpreel.operations.cassette import build
 from mcpreel.rules import RuleSet, parse_rules
 from mcpreel.rules.mock import CLOSE, RawLine
 from tests.replay.helpers import call, handshake, res, session, text

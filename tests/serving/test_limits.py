@@ -226,3 +226,31 @@ def test_the_h11_protocol_has_the_same_limits(monkeypatch: pytest.MonkeyPatch) -
             sock.settimeout(5)
             assert sock.recv(4096).startswith(b"HTTP/1.1 408 ")
         assert app.seen == 3
+
+
+@pytest.mark.parametrize("h11", [False, True])
+def test_a_declared_oversized_body_is_413_at_once_even_when_the_client_waits(monkeypatch: pytest.MonkeyPatch,
+                                                                            h11: bool) -> None:
+    """Issue 28 item 14: a client that declares a too-big Content-Length and waits had its 413 only after the
+    drain's 5 s; the answer goes out at once (the drain still runs after it, before the close)."""
+    if h11:
+        import mcpreel.serving.loop as loop
+        from mcpreel.serving.wire import BatchingH11Protocol
+
+        monkeypatch.setattr(loop, "listener_protocol",
+                            lambda limits: type("H11", (BatchingH11Protocol,), {"limits": limits}))
+    with serving(Limits(max_body=1 << 20)) as (app, port), socket.create_connection(("127.0.0.1", port), 5) as sock:
+        sock.sendall(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+                     b"content-length: 1000000000\r\n\r\n")
+        started = time.monotonic()
+        sock.settimeout(10)
+        reply = b""
+        while b"\r\n\r\n" not in reply or not reply.rstrip().endswith(b"}"):
+            chunk = sock.recv(65536)
+            assert chunk, reply
+            reply += chunk
+        took = time.monotonic() - started
+        assert reply.startswith(b"HTTP/1.1 413 ") and b"larger than 1 MiB" in reply
+        assert took < 2.0, took  # before: 5 s (the drain came first)
+        sock.sendall(b"x" * 65536)  # what the client still sends is read and dropped, no reset meanwhile
+        assert app.seen == 0

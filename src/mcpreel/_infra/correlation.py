@@ -119,6 +119,28 @@ class Correlator(Generic[T]):
             del pending[full]
         return token
 
+    def discard(self, direction: str, rid: Any, token: T, scope: Any = None) -> bool:
+        """Forget one waiting request (answered some other way: an HTTP error with a null id); False if absent."""
+        full = _full_key(scope, direction, rid)
+        if full is None:
+            return False
+        pending = self._pending
+        held = pending.get(full, _NONE)
+        if held is _NONE:
+            return False
+        if type(held) is not _Queue:
+            if held is not token:
+                return False
+            del pending[full]
+            return True
+        for i, waiting in enumerate(held):
+            if waiting is token:
+                del held[i]
+                if not held:
+                    del pending[full]
+                return True
+        return False
+
     def pending(self) -> list[T]:
         """Requests still waiting for an answer."""
         return [token for held in self._pending.values()

@@ -6,10 +6,11 @@
         ...                                          # HTTP: mcp_server.url
 
 The marker: ``mcp_cassette(path=None, *, command=None, url=None, transport=None, record_mode=None,
-env=None, cwd=None, match=None)``. ``path`` defaults to ``cassettes/<module>/<test>.jsonl`` beside the
-test file; a relative ``path`` is taken from the test file's folder. ``record_mode`` defaults to
+env=None, cwd=None, match=None, redact=True)``. ``path`` defaults to ``cassettes/<module>/<test>.jsonl``
+beside the test file; a relative ``path`` is taken from the test file's folder. ``record_mode`` defaults to
 ``once``; ``--mcp-record-mode`` overrides every marker (``--mcp-record-mode none`` in CI: nothing is
-recorded there, and a missing cassette fails).
+recorded there, and a missing cassette fails the test that makes an MCP request; a test that makes none
+recorded nothing, so it has no cassette, and passes).
 
 The ``mcp_server`` fixture is a :class:`mcpreel.cassette.server.CassetteServer`: for stdio an argv
 (``argv``, ``command``/``args``/``env``/``cwd``, ``stdio_parameters()``) that the test's client launches;
@@ -25,6 +26,12 @@ when it is replayed they act on the mock's traffic (delay, rewrite, drop, timeou
 close); when it is recorded, on the recording proxy's (``timeout`` and ``malformed`` are then refused), and
 the cassette records each action with ``decided_by: "rules:NAME"``. A bad rules file fails the test at
 setup, in one line naming the file, the rule and what is wrong.
+
+What the plugin writes to a cassette is redacted as ``mcpreel redact`` does, with keyed markers (the key:
+``$MCPREEL_REDACT_KEY``'s file, else ``.mcpreel/redact.key`` in pytest's rootdir, created 0600 on first
+use), so the cassette can be committed as it is and a replayed request carrying the same secret still
+matches. ``@pytest.mark.mcp_cassette(redact=False)`` (one test) or ``--mcp-no-redact`` (every test)
+writes it as recorded.
 
 Loaded in every pytest run where mcpreel is installed, so it imports nothing heavy until a test asks.
 """
@@ -45,10 +52,11 @@ __all__ = ["cassette_path", "mcp_server"]
 
 _MARKER = "mcp_cassette"
 _RULES_MARKER = "mcp_rules"
-_MARKER_KEYS = frozenset({"path", "command", "url", "transport", "record_mode", "env", "cwd", "match"})
+_MARKER_KEYS = frozenset({"path", "command", "url", "transport", "record_mode", "env", "cwd", "match", "redact"})
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _DEST = "mcpreel_record_mode"
 _FLAG = "--mcp-record-mode"
+_NO_REDACT = "mcpreel_no_redact"
 
 
 def _record_mode_help() -> str:
@@ -60,6 +68,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mcpreel", "MCP cassettes (mcpreel)")
     group.addoption("--mcpreel-record-mode", action="store", dest=_DEST, default=None, choices=RecordMode.values(),
                     metavar="MODE", help=_record_mode_help() + f"; the same as {_FLAG} (where no other plugin has that name)")
+    group.addoption("--mcp-no-redact", "--mcpreel-no-redact", action="store_true", dest=_NO_REDACT, default=False,
+                    help="write cassettes as recorded, secrets and all (default: redacted as `mcpreel redact` "
+                         "does, with keyed markers; one test: @pytest.mark.mcp_cassette(redact=False))")
 
 
 def _taken(parser: pytest.Parser, flag: str) -> bool:
@@ -84,8 +95,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{_MARKER}(path=None, *, command=None, url=None, transport=None, record_mode=None, env=None, cwd=None, "
-        "match=None): back the mcp_server fixture with a cassette file, recorded from the real MCP server "
-        "(a stdio command or a URL) as the record mode says",
+        "match=None, redact=True): back the mcp_server fixture with a cassette file, recorded from the real MCP "
+        "server (a stdio command or a URL) as the record mode says, its secrets redacted unless redact=False",
     )
     config.addinivalue_line(
         "markers",
@@ -128,6 +139,14 @@ def _marker_options(node: pytest.Item) -> dict[str, Any]:
     return options
 
 
+def _redact_option(request: pytest.FixtureRequest, options: dict[str, Any]) -> bool:
+    """Redact what is written unless ``--mcp-no-redact`` or the marker's ``redact=False`` says not to."""
+    redact = options.get("redact", True)
+    if not isinstance(redact, bool):
+        raise UsageError(f"@pytest.mark.{_MARKER}: redact is True or False, not {redact!r}")
+    return redact and not request.config.getoption(_NO_REDACT)
+
+
 def _rules_option(node: pytest.Item) -> str | Path | list[Any] | None:
     marker = node.get_closest_marker(_RULES_MARKER)
     if marker is None:
@@ -156,7 +175,8 @@ def mcp_server(request: pytest.FixtureRequest) -> Iterator[Any]:
             cassette_path(request.node, options.get("path")), mode, command=options.get("command"),
             url=options.get("url"), transport=options.get("transport"), env=options.get("env"),
             cwd=options.get("cwd"), match=options.get("match") or "method-params",
-            rules=_rules_option(request.node),
+            rules=_rules_option(request.node), redact=_redact_option(request, options),
+            key_dir=request.config.rootpath,
         )
     except McpreelError as exc:
         failure = f"mcp_cassette: {exc}"

@@ -19,6 +19,12 @@ session, the real server was reachable — and holds at least one client message
 deleted and the cassette left as it was. A rename that fails (a read-only folder, a cassette another
 process holds) is an error naming the cassette and the reason, never a recording silently lost.
 
+With a redaction key (``redact_key``; the pytest plugin's default, ``serve --redact``) what is written is
+what ``mcpreel redact`` would make of it, keyed markers and all: the recording is redacted into the file
+that replaces the cassette, and the answers ``new_episodes`` adds are redacted as the cassette is
+rewritten. The mock still matches a live request carrying the same secret through the same key
+(:mod:`mcpreel.mock.matcher`).
+
 The real server is reached the way the client reaches the cassette: a command over stdio, a URL over
 HTTP. Everything that happens can go to a :class:`~mcpreel.cassette.report.RunReport` as it happens.
 """
@@ -186,6 +192,7 @@ def serve_cassette(
     warn: Callable[[str], None] | None = None,
     rules: Any = None,
     limits: Limits | None = None,
+    redact_key: bytes | None = None,
 ) -> CassetteRun:
     """Serve ``cassette`` in record mode ``mode`` until the client leaves (stdio) or a signal (HTTP).
 
@@ -194,6 +201,7 @@ def serve_cassette(
     ``rules`` (a :class:`mcpreel.rules.RuleSet`) act on what the client sends and is answered: on the mock
     when replaying, on the recording proxy (:mod:`mcpreel.rules.intercept`) when recording.
     ``limits`` bound each HTTP request to the listener (:mod:`mcpreel.serving.limits`).
+    ``redact_key``: what is written to the cassette is redacted with keyed markers under this key.
     """
     out = RunReport(report)
     try:
@@ -216,7 +224,7 @@ def serve_cassette(
                 interceptor = RulesInterceptor(rules)
             run.recording = _record(p, command=command, url=url, transport=transport, host=host, port=port,
                                     allow_origins=allow_origins, allow_hosts=allow_hosts, ready=ready,
-                                    warn=warn, interceptor=interceptor, limits=limits)
+                                    warn=warn, interceptor=interceptor, limits=limits, redact_key=redact_key)
             rec = run.recording
             if rec.saved:
                 out.write("saved", cassette=str(rec.cassette), messages=rec.messages)
@@ -226,7 +234,7 @@ def serve_cassette(
             run.stats = _replay(p, command=command, url=url, transport=transport, host=host, port=port,
                                 match=match, repeat=repeat, allow_origins=allow_origins, allow_hosts=allow_hosts,
                                 answer_timeout=answer_timeout, ready=ready, out=out, on_event=on_event,
-                                rules=rules, limits=limits)
+                                rules=rules, limits=limits, redact_key=redact_key)
             s = run.stats
             out.write("done", requests=s.requests, answered=s.answered, missed=len(s.misses), forwarded=s.forwarded)
         return run
@@ -242,7 +250,8 @@ def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str
             allow_hosts: tuple[str, ...] = (),
             limits: Limits | None = None,
             ready: Callable[[str], None],
-            out: RunReport, on_event: Callable[[str], None] | None, rules: Any = None) -> Any:
+            out: RunReport, on_event: Callable[[str], None] | None, rules: Any = None,
+            redact_key: bytes | None = None) -> Any:
     from mcpreel.mock import MockOptions, serve_file
 
     forwarding = p.on_miss == "forward"
@@ -275,6 +284,7 @@ def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str
         forward_command=shlex.join(_argv(command)) if forwarding and command is not None else None,
         forward_url=url if forwarding else None, allow_origins=allow_origins, allow_hosts=allow_hosts,
         on_event=event, on_ready=started, rules=rules, limits=limits,
+        redact=_redaction(redact_key) if forwarding and redact_key is not None else None,
     )
     report_misses()
     return mock.stats
@@ -298,10 +308,15 @@ def _record(p: Plan, *, command: Command | None, url: str | None, transport: str
             allow_origins: tuple[str, ...], ready: Callable[[str], None],
             allow_hosts: tuple[str, ...] = (),
             warn: Callable[[str], None] | None, interceptor: Any = None,
-            limits: Limits | None = None) -> Recording:
+            limits: Limits | None = None, redact_key: bytes | None = None) -> Recording:
     cassette = p.cassette
-    cassette.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{cassette.name}.", suffix=".recording", dir=cassette.parent)  # 0600
+    try:
+        cassette.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f".{cassette.name}.", suffix=".recording", dir=cassette.parent)  # 0600
+    except OSError as exc:
+        # a read-only folder: one line (the error event, exit 2) before the real server is started
+        raise McpreelError(f"{cassette}: cannot record here: {exc.strerror or exc} ({cassette.parent}); "
+                           "nothing was recorded") from exc
     os.close(fd)
     tmp = Path(name)
     saved = False
@@ -328,6 +343,8 @@ def _record(p: Plan, *, command: Command | None, url: str | None, transport: str
             clean, reason = True, hresult.reason
         recording = _judge(tmp, cassette, clean, reason)
         if recording.saved:
+            if redact_key is not None:
+                _redact_in_place(tmp, redact_key)
             try:
                 os.replace(tmp, cassette)
             except OSError as exc:
@@ -341,6 +358,28 @@ def _record(p: Plan, *, command: Command | None, url: str | None, transport: str
         if not saved:
             with contextlib.suppress(OSError):
                 tmp.unlink()
+
+
+def _redaction(key: bytes) -> Callable[[Any], Any]:
+    """A session as ``mcpreel redact`` with this key would write it (a new redactor a pass: counts start at 0)."""
+    from mcpreel.redact import Redactor, Rules
+
+    return lambda session: Redactor(Rules(key=key)).session(session)
+
+
+def _redact_in_place(path: Path, key: bytes) -> None:
+    """``mcpreel redact path path`` with keyed markers: through a temporary file beside it, then a rename."""
+    from mcpreel.redact import Rules, redact_file
+
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".redacted", dir=path.parent)  # 0600
+    os.close(fd)
+    try:
+        redact_file(path, name, rules=Rules(key=key), from_="reel", to="reel")
+        os.replace(name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        raise
 
 
 def _judge(tmp: Path, cassette: Path, clean: bool, reason: str) -> Recording:

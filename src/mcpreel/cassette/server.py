@@ -64,6 +64,8 @@ class CassetteServer:
         self._died: int | None = None  # exit code of an HTTP server that ended before it was stopped
         self._final: list[dict[str, Any]] | None = None
         self._log_tail = ""
+        #: record mode none and no cassette: an empty one is served, and any request the test makes fails
+        self.missing = False
 
     # -- what a client needs --------------------------------------------------------------------
     @property
@@ -187,6 +189,14 @@ class CassetteServer:
         where = f"{self.cassette} (record mode {self.mode})"
         found: list[str] = []
         events = self.events()
+        if self.missing:
+            # stdio: the serving process ran only if the test's client launched it; HTTP: it always runs
+            requests = sum(int(e.get("requests") or 0) for e in events if e.get("event") == "done")
+            asked = any(e.get("event") == "miss" for e in events) or requests > 0
+            if asked or (self.transport == "stdio" and events):
+                return [f"{where}: no such cassette, and the test made MCP requests "
+                        "(record mode none replays only: record it with once or all)"]
+            return []
         for e in events:
             kind = e.get("event")
             if kind == "miss":
@@ -225,6 +235,29 @@ def _describe_miss(where: str, e: dict[str, Any]) -> str:
         for d in e.get("differences") or []:
             lines.append(f"  differs:  {d}")
     return "\n".join(lines)
+
+
+def _redaction_key(p: Any, redact: bool, key_dir: str | os.PathLike[str] | None) -> dict[str, str]:
+    """The environment that gives the serving process the key of keyed markers (``MCPREEL_REDACT_KEY``):
+    created first when the run writes the cassette redacted; nothing when there is no key."""
+    from mcpreel.redact.keys import DEFAULT_KEY_FILE, ENV_VAR, load_or_create_key
+
+    where = Path(key_dir) if key_dir is not None else Path.cwd()
+    path = Path(os.environ[ENV_VAR]) if os.environ.get(ENV_VAR) else where / DEFAULT_KEY_FILE
+    if redact and (p.record or p.on_miss == "forward"):
+        load_or_create_key(cwd=where)  # $MCPREEL_REDACT_KEY's file must exist; the default one is made
+    return {ENV_VAR: str(path.absolute())} if path.is_file() else {}
+
+
+def _empty_cassette(workdir: Path) -> Path:
+    """A reel with a header and no message: what a missing cassette is replayed as under record mode none."""
+    from mcpreel.formats import get_writer
+    from mcpreel.model import Session, SessionInfo
+
+    path = workdir / "missing-cassette.jsonl"
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
+        get_writer("reel")(Session(SessionInfo(label="missing cassette")), out)
+    return path
 
 
 def _stdio_env(extra: Mapping[str, str] | None) -> dict[str, str]:
@@ -271,6 +304,8 @@ def cassette_server(
     match: str = "method-params",
     start_timeout: float = 30.0,
     rules: str | os.PathLike[str] | list[Any] | None = None,
+    redact: bool = True,
+    key_dir: str | os.PathLike[str] | None = None,
 ) -> CassetteServer:
     """A server for a test, backed by ``cassette`` in record mode ``mode``.
 
@@ -281,6 +316,13 @@ def cassette_server(
     test's working directory. Raises a :class:`~mcpreel.errors.McpreelError` when the cassette is
     corrupt, the mode unknown, the words do not fit, or an HTTP server does not come up in time.
     ``rules`` (a rules file, or the rules themselves as a list) go to ``serve --rules``, checked here first.
+
+    ``redact`` (the default): what is written to the cassette (a recording, the answers ``new_episodes``
+    adds) is redacted as ``mcpreel redact`` does, with keyed markers, so a cassette can be committed as it
+    is. The key is ``$MCPREEL_REDACT_KEY``'s file, else ``.mcpreel/redact.key`` in ``key_dir`` (the pytest
+    plugin: the rootdir; default: the working folder), created (0600) when something is to be written.
+    Whenever the key exists the serving process is given it, so a replayed request carrying the same
+    secret matches the marker, wherever that process runs.
     """
     from mcpreel.cassette.run import TRANSPORTS, check_target, http_transport_for, plan
 
@@ -294,24 +336,43 @@ def cassette_server(
     if match not in MATCH_MODES:
         raise UsageError(f"unknown match mode {match!r} (known: {', '.join(MATCH_MODES)})")
     path = Path(cassette).absolute()
-    p = plan(path, mode)
-    check_target(p, transport, command, url)
+    missing = RecordMode.parse(mode) is RecordMode.NONE and not path.exists() and not path.is_symlink()
+    # record mode none and no cassette: an error only once the test asks for something (a test that makes
+    # no MCP call recorded nothing, so it has no cassette to commit): serve an empty one, every request a miss
     workdir = Path(tempfile.mkdtemp(prefix="mcpreel-cassette-"))  # 0700
+    served = _empty_cassette(workdir) if missing else path
+    try:
+        p = plan(served, mode)
+        check_target(p, transport, command, url)
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
     report = workdir / "report.jsonl"
-    argv = [*MCPREEL, "serve", str(path), "--record-mode", p.mode.value, "--report", str(report),
+    argv = [*MCPREEL, "serve", str(served), "--record-mode", p.mode.value, "--report", str(report),
             "--match", match]
+    try:
+        key_env = _redaction_key(p, redact, key_dir)
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    if redact and (p.record or p.on_miss == "forward"):
+        argv.append("--redact")
+    env = {**(env or {}), **key_env}
     if rules is not None:
         argv += ["--rules", _rules_file(rules, workdir, p.record, transport)]
     shown_cwd = os.fspath(cwd) if cwd is not None else None
     if transport == "stdio":
         if command is not None:
             argv += ["--target-command", command if isinstance(command, str) else shlex.join(map(str, command))]
-        return CassetteServer(cassette=path, mode=p.mode, plan=p, transport=transport, argv=argv,
-                              env=_stdio_env(env), cwd=shown_cwd, workdir=workdir, report=report)
+        server = CassetteServer(cassette=path, mode=p.mode, plan=p, transport=transport, argv=argv,
+                                env=_stdio_env(env), cwd=shown_cwd, workdir=workdir, report=report)
+        server.missing = missing
+        return server
     argv += ["--transport", transport, "--host", "127.0.0.1", "--port", "0"]
     if url is not None:
         argv += ["--target-url", url]
     server = CassetteServer(cassette=path, mode=p.mode, plan=p, transport=transport, argv=argv,
                             env=with_environ(env), cwd=shown_cwd, workdir=workdir, report=report)
+    server.missing = missing
     server._start_http(server.env, start_timeout)
     return server

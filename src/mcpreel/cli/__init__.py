@@ -59,8 +59,13 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="mcpreel")
-def cli() -> None:
+@click.option("-v", "--verbose", is_flag=True,
+              help="Also show other libraries' log lines (uvicorn, OpenTelemetry, ...) on stderr.")
+def cli(verbose: bool) -> None:
     """Record, import, inspect, convert, replay and check MCP sessions."""
+    from mcpreel.cli.output import other_loggers
+
+    other_loggers(verbose)
 
 
 def main(argv: Any = None) -> None:

@@ -30,6 +30,8 @@ def demo_server_command(transport: str, host: str, port: int, allow_origins: tup
     """Run mcpreel's demo MCP server (echo, add, divide, lookup_customer, countdown, ask_llm)."""
     from mcpreel.demo.server import serve
 
+    if transport != "stdio":
+        output.warn_exposed(host, "other machines can reach this demo server (foreign Origins are still refused)")
     if transport == "stdio" and sys.stdin.isatty():
         output.info("mcpreel demo server speaking MCP on stdin/stdout (for a client to start it); "
                     "--transport streamable-http serves HTTP instead. Ctrl-D ends it.")

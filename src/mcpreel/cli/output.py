@@ -32,6 +32,39 @@ def warning(text: str) -> None:
     click.echo(f"warning: {text}", err=True)
 
 
+def other_loggers(verbose: bool) -> None:
+    """Whether other libraries' log lines reach stderr (``mcpreel -v``): by default they do not.
+
+    mcpreel's own lines are written by this module; what uvicorn (``Invalid HTTP request received.``), the
+    OpenTelemetry SDK (its export retries) and other libraries log would otherwise reach stderr through
+    :data:`logging.lastResort` and bury the one line mcpreel says about the same thing. A handler on the
+    root logger -- a null one, or with ``verbose`` one writing ``name: level: message`` to stderr -- keeps
+    the last resort out. Handlers added later (the TUI's) still get every record.
+    """
+    import logging
+
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if h.get_name() == "mcpreel-other-loggers"]:
+        root.removeHandler(old)
+    handler: logging.Handler
+    if verbose:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(name)s: %(levelname)s: %(message)s"))
+    else:
+        handler = logging.NullHandler()
+    handler.set_name("mcpreel-other-loggers")
+    root.addHandler(handler)
+
+
+def warn_exposed(host: str, reached: str) -> None:
+    """The one warning of a listener bound beyond loopback (record, serve, demo-server), said before it
+    binds: ``listening on HOST: <reached>``, where ``reached`` says what others can get at through it."""
+    from mcpreel.serving.origin import is_loopback
+
+    if not is_loopback(host):
+        warning(f"listening on {host}: {reached}")
+
+
 def info(text: str) -> None:
     click.echo(text, err=True)
 

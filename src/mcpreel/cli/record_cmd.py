@@ -199,7 +199,8 @@ def run_record(
 
     if out_dir and out:
         raise UsageError("give --out or --out-dir, not both")
-    out_path = Path(out) if out else default_out_path(label, directory=out_dir) if out_dir else default_out_path(label)
+    out_path = Path(out) if out else default_out_path(label, directory=Path(out_dir).expanduser()) if out_dir \
+        else default_out_path(label)  # ~: what a wrapped entry of a committed file says
     shown = list(command)
     if redactor is not None:
         shown = Redactor().command(shown)  # a redactor of its own: the recording counts only what it records

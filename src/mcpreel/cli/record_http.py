@@ -19,7 +19,6 @@ from mcpreel.record.intercept import Interceptor
 from mcpreel.redact import Redactor
 from mcpreel.redact.urls import redact_url
 from mcpreel.serving.limits import Limits
-from mcpreel.serving.origin import is_loopback
 
 __all__ = ["run_http_record", "summary"]
 
@@ -81,9 +80,8 @@ def run_http_record(
     config = ProxyConfig(transport, target, allow_origins=tuple(allow_origins), keep_secrets=keep_secrets,
                          allow_hosts=tuple(allow_hosts), limits=limits)
     host, port = parse_listen(listen)
-    if not is_loopback(host):
-        output.warning(f"listening on {host}: other machines can reach this proxy and, through it, the target "
-                       "(foreign Origins are still refused)")
+    output.warn_exposed(host, "other machines can reach this proxy and, through it, the target "
+                              "(foreign Origins are still refused)")
     label = label or default_label(url=target)
     out_path = Path(out) if out is not None else default_out_path(label)  # last: every word was checked
 

@@ -16,7 +16,6 @@ from mcpreel.cli import output
 from mcpreel.cli.limit_options import limit_options, limits_of
 from mcpreel.cli.params import FORMAT_AUTO
 from mcpreel.errors import DifferenceFound, TransportError, UsageError
-from mcpreel.serving.origin import is_loopback
 
 
 class RecordModeParam(click.ParamType):
@@ -72,6 +71,9 @@ class RecordModeParam(click.ParamType):
 @click.option("--source", "source_name", metavar="NAME",
               help="A merged file: serve this source's server only (a file name of `mcpreel merge`; required "
                    "when the file merges several servers: run one serve per source, each on its own port).")
+@click.option("--redact", is_flag=True,
+              help="With --record-mode: write the cassette redacted, as `mcpreel redact` does (keyed markers; "
+                   "the key: $MCPREEL_REDACT_KEY, else .mcpreel/redact.key here, created on first use).")
 @limit_options("HTTP: ")
 @click.pass_context
 @output.run_command
@@ -79,7 +81,7 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
                   no_repeat: bool, on_miss: str, target_command: str | None, target_url: str | None,
                   allow_origins: tuple[str, ...], allow_hosts: tuple[str, ...], answer_timeout: float,
                   record_mode: RecordMode | None, rules_file: str | None, report: str | None,
-                  source_name: str | None, max_body: int, max_header: int,
+                  source_name: str | None, redact: bool, max_body: int, max_header: int,
                   header_timeout: float) -> None:
     """Serve a recorded session as an MCP server (a mock for testing clients).
 
@@ -99,16 +101,23 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
                 raise UsageError(f"--record-mode decides what a miss does and reads the cassette itself: drop {flag}")
         if source_name is not None:
             raise UsageError("--source serves one server of a merged file; a cassette (--record-mode) is one server")
+        redact_key = None
+        if redact:  # the key is created only where something may be written
+            from mcpreel.redact.keys import find_key, load_or_create_key
+
+            redact_key = find_key() if record_mode is RecordMode.NONE else load_or_create_key()
         _serve_cassette(session, record_mode, transport=transport, host=host, port=port, match=match,
                         repeat=not no_repeat, target_command=target_command, target_url=target_url,
                         allow_origins=allow_origins, allow_hosts=allow_hosts, answer_timeout=answer_timeout,
-                        report=report, rules=rules, limits=limits)
+                        report=report, rules=rules, limits=limits, redact_key=redact_key)
         return
     if report is not None:
         raise UsageError("--report goes with --record-mode")
+    if redact:
+        raise UsageError("--redact goes with --record-mode (it redacts what is written to the cassette)")
 
-    if transport != "stdio" and not is_loopback(host):
-        output.warning(f"listening on {host}: the recording is served to anyone who can reach it")
+    if transport != "stdio":
+        output.warn_exposed(host, "the recording is served to anyone who can reach it")
 
     loading = contextlib.ExitStack()  # the bar while the recording loads, closed once it is served
 
@@ -137,8 +146,8 @@ def _serve_cassette(cassette: str, mode: RecordMode, *, target_command: str | No
                     transport: str, host: str, **options: Any) -> None:
     from mcpreel.cassette.run import Plan, serve_cassette
 
-    if transport != "stdio" and not is_loopback(host):
-        output.warning(f"listening on {host}: the cassette is served to anyone who can reach it")
+    if transport != "stdio":
+        output.warn_exposed(host, "the cassette is served to anyone who can reach it")
 
     def ready(plan: Plan, where: str) -> None:
         output.info(f"mcpreel: {plan.describe()}")

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import shlex
+import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from mcpreel.cli import output
-from mcpreel.errors import UsageError
+from mcpreel.errors import McpreelError, UsageError
 
 
 def file_options(fn):
@@ -31,39 +33,101 @@ def file_options(fn):
     return fn
 
 
-def documents(home: str | None, project: str, clients: tuple[str, ...], configs: tuple[str, ...]):
+def documents(home: str | None, project: str, clients: tuple[str, ...], configs: tuple[str, ...],
+              problems: list[str]) -> list[Any]:
+    """The config documents to work on; a file that cannot be read (or a link that is not followed) is one
+    line in ``problems``, and the others go on. Claude Code's per-project servers in ``~/.claude.json``
+    are a document of their own each (a view of the same file)."""
     from mcpreel.clientconfig import ConfigDocument, candidate_files, shape_for
+    from mcpreel.clientconfig.document import local_scopes
 
+    home_dir = Path(home).expanduser() if home else Path.home()
+    project_dir = Path(project).resolve()
     if configs:
-        docs = []
+        files = []
         for c in configs:
             p = Path(c)
             if not p.is_file():
-                raise UsageError(f"{c}: no such file")
-            text = p.read_bytes().decode("utf-8", "replace")
-            docs.append(ConfigDocument.load(shape_for(p, text)))
-        return docs
-    home_dir = Path(home).expanduser() if home else Path.home()
-    files = candidate_files(home_dir, Path(project).resolve())
-    return [ConfigDocument.load(f) for f in files if f.path.is_file() and (not clients or f.client in clients)]
+                problems.append(f"{c}: no such file")
+                continue
+            files.append(shape_for(p, p.read_bytes().decode("utf-8", "replace")))
+    else:
+        files = [f for f in candidate_files(home_dir, project_dir)
+                 if (f.path.is_file() or f.path.is_symlink()) and (not clients or f.client in clients)]
+    docs = []
+    for f in files:
+        try:
+            doc = ConfigDocument.load(_follow_link(f, project_dir))
+            views = local_scopes(doc)
+        except McpreelError as exc:
+            problems.append(f"{exc} (skipped)")
+            continue
+        docs.append(doc)
+        docs += [ConfigDocument(view, doc.text) for view in views]
+    return docs
 
 
-def _show_list(docs) -> None:
+def _follow_link(file: Any, project_dir: Path) -> Any:
+    """A config that is a symbolic link: its target is read and written (the link stays a link); a project's
+    link that leads outside the project is not followed."""
+    from dataclasses import replace
+
+    from mcpreel.errors import InputError
+
+    if not file.path.is_symlink():
+        return file
+    try:
+        target = file.path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise InputError("a symbolic link that leads nowhere", path=str(file.path)) from exc
+    if file.scope == "project" and not target.is_relative_to(project_dir):
+        raise InputError(f"a symbolic link to {target}, outside the project: not followed", path=str(file.path))
+    if not target.is_file():
+        raise InputError(f"a symbolic link to {target}, which is not a file", path=str(file.path))
+    output.info(f"{file.path} is a symbolic link: its target {target} is edited, the link kept")
+    return replace(file, path=target)
+
+
+def _portable(doc: Any, home_dir: Path) -> bool:
+    """Is this a file people commit (a project's .mcp.json, .vscode/mcp.json, ...)? Then no path of this
+    machine goes into it unless asked. A file given with --config is one unless it is a user file."""
+    from mcpreel.clientconfig import candidate_files
+
+    if doc.file.scope == "project":
+        return True
+    if doc.file.scope != "given":
+        return False
+    users = {f.path.resolve() for f in candidate_files(home_dir) if f.scope == "user"}
+    return doc.file.path.resolve() not in users
+
+
+def _report(problems: list[str]) -> None:
+    for line in problems:
+        output.error(line)
+
+
+def _show_list(docs, problems: list[str]) -> None:
     from mcpreel.clientconfig import describe
-    from mcpreel.clientconfig.wrapping import http_record_argv, proxy_url
+    from mcpreel.clientconfig.wrapping import http_record_argv, proxy_url, refusal, shown
 
-    if not docs:
+    if not docs and not problems:
         output.info("no MCP client config found (try --home, --project or --config)")
     for doc in docs:
-        click.echo(f"{doc.file.label}  {doc.file.path}")
-        servers = describe(doc)
+        try:
+            servers = describe(doc)
+        except McpreelError as exc:
+            problems.append(f"{exc} (skipped)")
+            continue
+        click.echo(shown(f"{doc.file.label}  {doc.file.path}"))
         if not servers:
             click.echo("  (no servers)")
         for s in servers:
             mark = "wrapped" if s.wrapped else ""
-            click.echo(f"  {s.name:<24} {s.transport:<16} {mark:<8} {s.target}")
+            if s.transport == "stdio" and not s.wrapped and refusal(s.name, s.entry) is not None:
+                mark = "refused"
+            click.echo(f"  {shown(s.name):<24} {shown(s.transport):<16} {mark:<8} {shown(s.target)}")
             if s.transport in ("sse", "streamable-http") and not s.wrapped:
-                click.echo(f"  {'':<24} record it: {shlex.join(http_record_argv(s))}; client URL: {proxy_url(s)}")
+                click.echo(shown(f"  {'':<24} record it: {shlex.join(http_record_argv(s))}; client URL: {proxy_url(s)}"))
 
 
 @click.command("wrap")
@@ -77,11 +141,16 @@ def _show_list(docs) -> None:
               metavar="[PORT]", help="Also point the chosen HTTP servers at a recording proxy on 127.0.0.1:PORT "
                                      "(8765, counting up); prints the `mcpreel record` command that starts it.")
 @click.option("--mcpreel", "mcpreel_cmd", metavar="'CMD'",
-              help="How clients start mcpreel [default: this installation's mcpreel, absolute path].")
+              help="How clients start mcpreel [default: this installation's mcpreel, absolute path; in a project's "
+                   "file (.mcp.json, .vscode/mcp.json, ...): mcpreel, found on PATH].")
+@click.option("--absolute-paths", is_flag=True,
+              help="In a project's file too, write this machine's paths (mcpreel's, the sessions folder's); by "
+                   "default a file people commit gets `mcpreel` and ~/.mcpreel/sessions/... instead.")
+@click.pass_context
 @output.run_command
-def wrap_command(names: tuple[str, ...], clients: tuple[str, ...], configs: tuple[str, ...], home: str | None,
-                 project: str, dry_run: bool, all_: bool, list_: bool, sessions_dir: str | None, redact: bool,
-                 http_port: int | None, mcpreel_cmd: str | None) -> None:
+def wrap_command(ctx: click.Context, names: tuple[str, ...], clients: tuple[str, ...], configs: tuple[str, ...],
+                 home: str | None, project: str, dry_run: bool, all_: bool, list_: bool, sessions_dir: str | None,
+                 redact: bool, http_port: int | None, mcpreel_cmd: str | None, absolute_paths: bool) -> None:
     """Make MCP clients start their stdio servers through `mcpreel record`.
 
     \b
@@ -91,42 +160,84 @@ def wrap_command(names: tuple[str, ...], clients: tuple[str, ...], configs: tupl
 
     Each changed file is backed up next to itself once (FILE.mcpreel-backup); FILE.mcpreel-wrap.json
     keeps what `mcpreel unwrap` needs to restore every entry exactly. HTTP servers are listed with the
-    `mcpreel record` command to run and the URL to give the client instead.
+    `mcpreel record` command to run and the URL to give the client instead. A project's file (usually
+    committed) gets no path of this machine unless --absolute-paths. A file that cannot be read, or a
+    server that cannot be wrapped as it is written, is one line each; the others go on (exit 2 at the end).
     """
     from mcpreel.clientconfig import plan_wrap
     from mcpreel.clientconfig.wrapping import default_mcpreel_argv
 
-    docs = documents(home, project, clients, configs)
+    problems: list[str] = []
+    docs = documents(home, project, clients, configs, problems)
     if list_:
-        _show_list(docs)
-        return
-    if not docs:
+        _show_list(docs, problems)
+        _report(problems)
+        ctx.exit(2 if problems else 0)
+    if not docs and not problems:
         raise UsageError("no MCP client config found (try --home, --project or --config)")
     home_dir = Path(home).expanduser() if home else Path.home()
-    root = Path(sessions_dir).expanduser().resolve() if sessions_dir else home_dir / ".mcpreel" / "sessions"
-    argv = shlex.split(mcpreel_cmd) if mcpreel_cmd else default_mcpreel_argv()
-    edits = []
+    given_root = Path(sessions_dir).expanduser() if sessions_dir else None
+    machine_root = given_root.resolve() if given_root else home_dir.absolute() / ".mcpreel" / "sessions"
+    machine_argv = shlex.split(mcpreel_cmd) if mcpreel_cmd else default_mcpreel_argv()
+    portable_argv = shlex.split(mcpreel_cmd) if mcpreel_cmd else ["mcpreel"]
+    # ~ is expanded by `mcpreel record --out-dir` on whichever machine the client runs it
+    portable_root = Path(sessions_dir) if sessions_dir else Path("~/.mcpreel/sessions")
+    edits: list[Any] = []
+    states: dict[Path, Any] = {}
     for d in docs:
-        edits.append(plan_wrap(d, names, all_=all_, mcpreel_argv=argv, sessions_root=root, redact=redact,
-                               http_port=http_port))
+        portable = _portable(d, home_dir) and not absolute_paths
+        try:
+            d = _after_earlier_views(d, edits)
+            edits.append(plan_wrap(d, names, all_=all_, mcpreel_argv=portable_argv if portable else machine_argv,
+                                   sessions_root=portable_root if portable else machine_root, redact=redact,
+                                   http_port=http_port, state=states.get(d.file.path)))
+        except McpreelError as exc:
+            problems.append(f"{exc} (skipped)")
+            continue
+        states[d.file.path] = edits[-1].state
+        if portable and edits[-1].changed and not mcpreel_cmd and shutil.which("mcpreel") is None:
+            edits[-1].notes.append("mcpreel is not on this PATH: the client may not find it (--absolute-paths "
+                                   "writes this installation's path)")
         if http_port is not None:
             http_port += sum(1 for n in edits[-1].notes if "now points at" in n)
-    _finish(edits, names, dry_run)
+    _finish(edits, names, dry_run, problems)
+    _report(problems)
+    ctx.exit(2 if problems else 0)
 
 
-def _finish(edits, names: tuple[str, ...], dry_run: bool) -> int:
+def _after_earlier_views(doc: Any, edits: list[Any]) -> Any:
+    """A view of a file an earlier edit changed (``~/.claude.json`` and its per-project servers) is planned
+    on the text that edit left, so the two land in one write."""
+    from mcpreel.clientconfig import ConfigDocument
+
+    earlier = [e for e in edits if e.path == doc.file.path]
+    return ConfigDocument(doc.file, earlier[-1].new_text) if earlier else doc
+
+
+def _finish(edits, names: tuple[str, ...], dry_run: bool, problems: list[str]) -> int:
     from mcpreel.clientconfig import apply_edit
+    from mcpreel.clientconfig.wrapping import merge_edits, shown
 
-    seen = {n for e in edits for n in e.changed} | {note.split(":", 1)[0] for e in edits for note in e.notes}
+    seen = {n for e in edits for n in e.changed} | {note.split(":", 1)[0] for e in edits for note in e.notes} \
+        | {note.split(":", 1)[0] for e in edits for note in e.refused}
     missing = [n for n in names if n.split(":", 1)[-1] not in seen]
+    by_path: dict[Path, list[Any]] = {}
     for e in edits:
+        by_path.setdefault(e.path, []).append(e)
         for note in e.notes:
-            output.info(f"{e.doc.file.label} {e.path}: {note}")
-        if dry_run:
-            sys.stdout.write(e.diff())
-        else:
-            apply_edit(e)
+            output.info(shown(f"{e.doc.file.label} {e.path}: {note}"))
+        problems += [shown(f"{e.doc.file.label} {e.path}: {line}") for line in e.refused]
+    for path_edits in by_path.values():
+        merged = merge_edits(path_edits)
+        try:
+            if dry_run:
+                sys.stdout.write(merged.diff())
+            else:
+                apply_edit(merged)
+        except McpreelError as exc:
+            problems.append(str(exc))
     if missing:
+        _report(problems)
         raise UsageError(f"no server named {', '.join(missing)} in the files found (see --list)")
     return sum(len(e.changed) for e in edits)
 
@@ -145,8 +256,19 @@ def unwrap_command(ctx: click.Context, names: tuple[str, ...], clients: tuple[st
     """
     from mcpreel.clientconfig import plan_unwrap
 
-    docs = documents(home, project, clients, configs)
-    edits = [plan_unwrap(d, names, all_=all_ or not names, force=force) for d in docs]
-    _finish(edits, names, dry_run)
+    problems: list[str] = []
+    docs = documents(home, project, clients, configs, problems)
+    edits: list[Any] = []
+    states: dict[Path, Any] = {}
+    for d in docs:
+        try:
+            d = _after_earlier_views(d, edits)
+            edits.append(plan_unwrap(d, names, all_=all_ or not names, force=force, state=states.get(d.file.path)))
+        except McpreelError as exc:
+            problems.append(f"{exc} (skipped)")
+            continue
+        states[d.file.path] = edits[-1].state
+    _finish(edits, names, dry_run, problems)
+    _report(problems)
     left = any("edited since" in note for e in edits for note in e.notes)
-    ctx.exit(1 if left else 0)
+    ctx.exit(2 if problems else 1 if left else 0)

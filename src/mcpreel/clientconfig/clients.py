@@ -35,10 +35,21 @@ class ClientFile:
     path: Path
     syntax: str  # "json" | "jsonc" | "toml"
     servers_key: str  # "mcpServers" | "servers" | "mcp_servers"
+    #: the members that lead to the object holding ``servers_key``: Claude Code keeps the servers it adds
+    #: to one project (``claude mcp add``'s default "local" scope) in ``~/.claude.json`` under
+    #: ``projects.<the project's path>.mcpServers``
+    where: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
+        if self.where:
+            return f"{self.client} ({self.scope} {self.where[-1]})"
         return f"{self.client} ({self.scope})"
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The members from the top of the file to the servers' object."""
+        return (*self.where, self.servers_key)
 
 
 def _app_dirs(home: Path, platform: str, env: Mapping[str, str]) -> tuple[Path, Path]:

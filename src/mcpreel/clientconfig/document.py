@@ -17,7 +17,7 @@ from mcpreel.clientconfig.clients import ClientFile
 from mcpreel.clientconfig.jsonc import JsoncError, Node, parse
 from mcpreel.errors import InputError
 
-__all__ = ["ConfigDocument"]
+__all__ = ["ConfigDocument", "local_scopes"]
 
 
 @dataclass
@@ -68,7 +68,10 @@ class ConfigDocument:
             root = self._json_root(text)
             if not isinstance(root.value, dict):
                 raise InputError("the top level is not an object", path=str(self.file.path))
-            raw = root.value.get(key, {})
+            raw = root.value
+            for step in self.file.keys:
+                raw = raw.get(step, {}) if isinstance(raw, dict) else None
+            key = ".".join(self.file.keys)
         if not isinstance(raw, dict):
             raise InputError(f"{key!r} is not an object/table", path=str(self.file.path))
         return {name: entry for name, entry in raw.items() if isinstance(entry, dict)}
@@ -78,7 +81,7 @@ class ConfigDocument:
         text = self.text if text is None else text
         if self.file.syntax == "toml":
             return _toml_section(text, self.file.servers_key, name, str(self.file.path))
-        node = self._json_root(text).get(self.file.servers_key, name)
+        node = self._json_root(text).get(*self.file.keys, name)
         if node is None:
             raise InputError(f"no server {name!r}", path=str(self.file.path))
         return node.start, node.end
@@ -98,7 +101,7 @@ class ConfigDocument:
                 if table.get(key) != value:
                     table[key] = value
             return tomlkit.dumps(doc)
-        node = self._json_root().get(self.file.servers_key, name)
+        node = self._json_root().get(*self.file.keys, name)
         if node is None:
             raise InputError(f"no server {name!r}", path=str(self.file.path))
         spliced = self._splice_members(node, entry)
@@ -133,7 +136,7 @@ class ConfigDocument:
                 kstart = node.member_spans[before][0]
                 line_start = self.text.rfind("\n", 0, kstart) + 1
                 sep = "," + self.newline + self.text[line_start:kstart]
-            rendered = json.dumps(entry[key], ensure_ascii=False) if one_line else self._render_json(
+            rendered = _dumps(entry[key]) if one_line else self._render_json(
                 entry[key], node.members[before].start, node.members[before].end, force_multiline=True)
             edits.append((after, after, f"{sep}{json.dumps(key)}: {rendered}"))
         text = self.text
@@ -144,16 +147,41 @@ class ConfigDocument:
     def _render_json(self, entry: Any, start: int, end: int, *, force_multiline: bool = False) -> str:
         old = self.text[start:end]
         if "\n" not in old and not force_multiline:  # a one-line value stays one line
-            return json.dumps(entry, ensure_ascii=False)
+            return _dumps(entry)
         line_start = self.text.rfind("\n", 0, start) + 1
         base = re.match(r"[ \t]*", self.text[line_start:]).group(0)  # type: ignore[union-attr]
         inner = re.search(r"\n([ \t]+)\S", old)
         unit = inner.group(1)[len(base):] if inner and len(inner.group(1)) > len(base) else "  "
-        rendered = json.dumps(entry, ensure_ascii=False, indent=unit)
+        rendered = _dumps(entry, indent=unit)
         return rendered.replace("\n", self.newline + base)
 
     def replace_span(self, start: int, end: int, new: str) -> str:
         return self.text[:start] + new + self.text[end:]
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _dumps(value: Any, **kwargs: Any) -> str:
+    """JSON text as the file's own (non-ASCII kept), but a lone surrogate (``"\\ud800"`` in the file, which
+    no UTF-8 file can hold as a character) written back as its escape, as it was read."""
+    text = json.dumps(value, ensure_ascii=False, **kwargs)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _SURROGATE.search(text) else text
+
+
+def local_scopes(doc: ConfigDocument) -> list[ClientFile]:
+    """Claude Code's per-project servers in ``~/.claude.json`` (``projects.<path>.mcpServers``, where
+    ``claude mcp add`` puts them by default): one file view a project that has any."""
+    from dataclasses import replace
+
+    if doc.file.client != "claude-code" or doc.file.scope != "user" or doc.file.syntax == "toml":
+        return []
+    root = doc._json_root().value
+    projects = root.get("projects") if isinstance(root, dict) else None
+    if not isinstance(projects, dict):
+        return []
+    return [replace(doc.file, scope="local", where=("projects", path)) for path, entry in projects.items()
+            if isinstance(entry, dict) and isinstance(entry.get("mcpServers"), dict) and entry["mcpServers"]]
 
 
 _HEADER = re.compile(r"^[ \t]*\[(?!\[)([^\]\n]*)\][ \t]*(#[^\n]*)?$", re.M)

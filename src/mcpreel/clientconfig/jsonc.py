@@ -123,8 +123,16 @@ class _Parser:
                     code = int(s[j + 2:j + 6], 16)
                 except ValueError:
                     raise self.fail("bad \\u escape", j) from None
-                out.append(chr(code))
                 self.i = j + 6
+                if 0xD800 <= code < 0xDC00 and s.startswith("\\u", self.i):  # a pair: one character
+                    try:
+                        low = int(s[self.i + 2:self.i + 6], 16)
+                    except ValueError:
+                        low = 0
+                    if 0xDC00 <= low < 0xE000:
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                        self.i += 6
+                out.append(chr(code))  # a lone surrogate stays one (as json.loads does)
             elif esc in _ESCAPES:
                 out.append(_ESCAPES[esc])
                 self.i = j + 2

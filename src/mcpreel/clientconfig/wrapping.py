@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import json
 import os
+import re
 import shlex
 import sys
 import tempfile
@@ -30,8 +32,8 @@ from mcpreel.clientconfig.clients import ClientFile
 from mcpreel.clientconfig.document import ConfigDocument
 from mcpreel.errors import InputError, UsageError
 
-__all__ = ["Edit", "ServerInfo", "apply_edit", "backup_path", "default_mcpreel_argv", "describe", "plan_unwrap",
-           "plan_wrap", "state_path"]
+__all__ = ["Edit", "ServerInfo", "apply_edit", "backup_path", "default_mcpreel_argv", "describe", "merge_edits",
+           "plan_unwrap", "plan_wrap", "refusal", "shown", "state_key", "state_path"]
 
 STATE_VERSION = 1
 DEFAULT_LISTEN_PORT = 8765
@@ -105,13 +107,18 @@ class ServerInfo:
     @property
     def target(self) -> str:
         if self.transport == "stdio":
-            argv = [str(self.entry.get("command", ""))] + [str(a) for a in self.entry.get("args") or []]
-            return shlex.join(argv)
+            return shlex.join(_words(self.entry))
         return self.url or "?"
 
 
+def _words(entry: dict[str, Any]) -> list[str]:
+    """The entry's argv as words to look at or show (whatever types the file holds; wrap refuses odd ones)."""
+    args = entry.get("args")
+    return [str(entry.get("command", ""))] + [str(a) for a in (args if isinstance(args, list) else [])]
+
+
 def looks_wrapped(entry: dict[str, Any]) -> bool:
-    argv = [str(entry.get("command", ""))] + [str(a) for a in entry.get("args") or []]
+    argv = _words(entry)
     for i, word in enumerate(argv):
         if (Path(word).name == "mcpreel" or (word == "mcpreel" and i and argv[i - 1] == "-m")) \
                 and i + 1 < len(argv) and argv[i + 1] == "record":
@@ -119,10 +126,70 @@ def looks_wrapped(entry: dict[str, Any]) -> bool:
     return False
 
 
-def describe(doc: ConfigDocument) -> list[ServerInfo]:
-    state = _load_state(doc.file.path)["servers"]
-    return [ServerInfo(doc.file, name, entry, name in state or looks_wrapped(entry))
+def state_key(file: ClientFile, name: str) -> str:
+    """Where a server's record sits in the state: its name, or for a server below the top of the file
+    (Claude Code's per-project servers) the JSON list of the members that lead to it and its name."""
+    return json.dumps([*file.where, name], ensure_ascii=False) if file.where else name
+
+
+def _own_keys(file: ClientFile, state: dict[str, Any]) -> dict[str, str]:
+    """Server name -> state key, for the servers of this view of the file that the state knows."""
+    mine: dict[str, str] = {}
+    for key in state["servers"]:
+        if file.where:
+            if key.startswith("["):
+                try:
+                    *where, name = json.loads(key)
+                except ValueError:
+                    continue
+                if tuple(where) == file.where:
+                    mine[name] = key
+        elif not key.startswith("["):
+            mine[key] = key
+    return mine
+
+
+def describe(doc: ConfigDocument, state: dict[str, Any] | None = None) -> list[ServerInfo]:
+    known = _own_keys(doc.file, state if state is not None else _load_state(doc.file.path))
+    return [ServerInfo(doc.file, name, entry, name in known or looks_wrapped(entry))
             for name, entry in doc.servers().items()]
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
+
+
+def shown(text: str) -> str:
+    """A name or argument as a line can show it: control characters and lone surrogates as escapes."""
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def refusal(name: str, entry: dict[str, Any]) -> str | None:
+    """Why a stdio server cannot be wrapped as it is written (None: it can). Its name becomes a folder of
+    the sessions folder and a ``--label``; its ``command`` and ``args`` become words of an argv."""
+    if not name or name in (".", "..") or "/" in name or "\\" in name or name.startswith("-") \
+            or _CONTROL.search(name) or len(name) > 200:
+        return ("a server name that cannot be a folder of the sessions folder (empty, '.', '..', a '/' or "
+                "'\\', a leading '-', a control character or a lone surrogate): rename it to wrap it")
+    command, args = entry.get("command"), entry.get("args")
+    args = [] if args is None else args
+    if not isinstance(command, str) or not command:
+        return f"'command' is {_kind(command)}, not a non-empty string"
+    if not isinstance(args, list):
+        return f"'args' is {_kind(args)}, not a list of strings"
+    for i, word in enumerate([command, *args]):
+        if not isinstance(word, str):
+            return f"'args'[{i - 1}] is {_kind(word)}, not a string"
+        if "\x00" in word or _CONTROL.search(word.replace("\n", "").replace("\t", "")):
+            where = "'command'" if i == 0 else f"'args'[{i - 1}]"
+            return f"{where} holds a NUL, a control character or a lone surrogate"
+    return None
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "missing or null"
+    return {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "an object",
+            str: "an empty string"}.get(type(value), type(value).__name__)
 
 
 @dataclass
@@ -134,6 +201,8 @@ class Edit:
     state: dict[str, Any]
     changed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: servers that were asked for and cannot be wrapped as they are written, one line each
+    refused: list[str] = field(default_factory=list)
 
     @property
     def path(self) -> Path:
@@ -151,7 +220,7 @@ def wrapped_entry(entry: dict[str, Any], *, name: str, mcpreel_argv: Sequence[st
 
     Every other member (env, cwd, type, the client's own keys) stays as it was, in its place.
     """
-    original = [str(entry["command"])] + [str(a) for a in entry.get("args") or []]
+    original = [entry["command"], *(entry.get("args") or [])]  # strings: refusal() said so
     record = [*mcpreel_argv[1:], "record", "-q", "--label", name, "--out-dir", str(out_dir)]
     if redact:
         record.append("--redact")
@@ -183,15 +252,24 @@ def _verify(doc: ConfigDocument, new_text: str, expected: dict[str, dict[str, An
 
 
 def plan_wrap(doc: ConfigDocument, names: Sequence[str], *, all_: bool, mcpreel_argv: Sequence[str],
-              sessions_root: Path, redact: bool, http_port: int | None = None) -> Edit:
+              sessions_root: Path, redact: bool, http_port: int | None = None,
+              state: dict[str, Any] | None = None) -> Edit:
     """Wrap the chosen stdio servers; with ``http_port`` also point the chosen HTTP servers at a recording
-    proxy (one port each, counting up), and say the ``mcpreel record`` command that starts it."""
-    state = _load_state(doc.file.path)
+    proxy (one port each, counting up), and say the ``mcpreel record`` command that starts it.
+
+    ``state``: the wrap state so far (another view of the same file planned first); else read from disk.
+    A server whose name or ``command``/``args`` cannot be wrapped safely is refused: ``edit.refused``."""
+    state = state if state is not None else _load_state(doc.file.path)
     servers = doc.servers()
     edit = Edit(doc, doc.text, state)
-    for info in select(describe(doc), names, all_):
+    for info in select(describe(doc, state), names, all_):
         if info.wrapped:
-            edit.notes.append(f"{info.name}: already wrapped")
+            edit.notes.append(f"{shown(info.name)}: already wrapped")
+            continue
+        why = refusal(info.name, info.entry) if info.transport == "stdio" else (
+            refusal(info.name, {"command": "x"}) if http_port is not None else None)
+        if why is not None:
+            edit.refused.append(f"{shown(info.name)}: not wrapped: {why}")
             continue
         out_dir = sessions_root / doc.file.client / info.name
         if info.transport == "stdio":
@@ -219,17 +297,20 @@ def plan_wrap(doc: ConfigDocument, names: Sequence[str], *, all_: bool, mcpreel_
         if new_text[:ns] != cur.text[:start] or new_text[ne:] != cur.text[end:]:
             raise InputError(f"editing {info.name!r} would change text outside its entry: nothing written",
                              path=str(doc.file.path))
-        state["servers"][info.name] = {"original": original_text, "wrapped": new_text[ns:ne], "out_dir": str(out_dir)}
+        state["servers"][state_key(doc.file, info.name)] = {"original": original_text, "wrapped": new_text[ns:ne],
+                                                           "out_dir": str(out_dir)}
         edit.new_text = new_text
         edit.changed.append(info.name)
         edit.notes.append(note)
     return edit
 
 
-def plan_unwrap(doc: ConfigDocument, names: Sequence[str], *, all_: bool, force: bool = False) -> Edit:
-    state = _load_state(doc.file.path)
+def plan_unwrap(doc: ConfigDocument, names: Sequence[str], *, all_: bool, force: bool = False,
+                state: dict[str, Any] | None = None) -> Edit:
+    state = state if state is not None else _load_state(doc.file.path)
     edit = Edit(doc, doc.text, state)
-    known = state["servers"]
+    mine = _own_keys(doc.file, state)
+    known = {name: state["servers"][key] for name, key in mine.items()}
     current = doc.servers()
     client = doc.file.client
     wanted = list(known) if all_ or not names else [
@@ -237,26 +318,36 @@ def plan_unwrap(doc: ConfigDocument, names: Sequence[str], *, all_: bool, force:
     for name in wanted:
         if name not in known:
             if name in current and looks_wrapped(current[name]):
-                edit.notes.append(f"{name}: wrapped, but mcpreel kept no record of its original: edit it by hand")
+                edit.notes.append(f"{shown(name)}: wrapped, but mcpreel kept no record of its original: edit it by hand")
             elif not all_:
-                edit.notes.append(f"{name}: not wrapped by mcpreel")
+                edit.notes.append(f"{shown(name)}: not wrapped by mcpreel")
             continue
         if name not in current:
-            del known[name]
-            edit.notes.append(f"{name}: no longer in the file; forgotten")
+            del state["servers"][mine[name]]
+            edit.notes.append(f"{shown(name)}: no longer in the file; forgotten")
             continue
         cur = ConfigDocument(doc.file, edit.new_text)
         start, end = cur.span(name)
         if cur.text[start:end] != known[name]["wrapped"] and not force:
-            edit.notes.append(f"{name}: edited since it was wrapped; left as it is (--force restores the original)")
+            edit.notes.append(f"{shown(name)}: edited since it was wrapped; left as it is (--force restores the original)")
             continue
         new_text = cur.replace_span(start, end, known[name]["original"])
         ConfigDocument(doc.file, new_text).servers()  # must still parse
         edit.new_text = new_text
-        del known[name]
+        del state["servers"][mine[name]]
         edit.changed.append(name)
-        edit.notes.append(f"{name}: restored")
+        edit.notes.append(f"{shown(name)}: restored")
     return edit
+
+
+def merge_edits(edits: Sequence[Edit]) -> Edit:
+    """The edits of several views of one file (planned one after another, each on the text and state the
+    one before left) as one write: the first one's original text (for the backup), the last one's text."""
+    first, last = edits[0], edits[-1]
+    merged = Edit(first.doc, last.new_text, last.state)
+    for e in edits:
+        merged.changed += e.changed
+    return merged
 
 
 def http_record_argv(info: ServerInfo, port: int = DEFAULT_LISTEN_PORT) -> list[str]:

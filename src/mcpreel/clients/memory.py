@@ -24,7 +24,7 @@ Play the server yourself::
 Or put a recording behind the server end, as ``mcpreel serve`` would, and test your client against it::
 
     from mcpreel.clients import memory_pair
-    from mcpreel.exchanges import build
+    from mcpreel.operations.cassette import build
     from mcpreel.formats import open_session
     from mcpreel.mock import Mock
     from mcpreel.mock.server import serve_transport

@@ -26,8 +26,8 @@ from typing import Any
 from mcpreel.compare.jsondiff import Difference
 from mcpreel.compare.normalize import IgnorePath
 from mcpreel.compare.stream import WINDOW, DiffStream
-from mcpreel.exchanges import Exchange
 from mcpreel.model import Session
+from mcpreel.operations.cassette import Turn
 
 __all__ = ["CallChange", "DiffOptions", "SessionDiff", "ToolChange", "diff_sessions", "error_status"]
 
@@ -56,8 +56,8 @@ class CallChange:
     subject: str | None
     ordinal: int  # 1-based among the calls of the same method and subject
     kind: str  # added | removed | changed | same
-    a: Exchange | None = None
-    b: Exchange | None = None
+    a: Turn | None = None
+    b: Turn | None = None
     arguments: list[Difference] = field(default_factory=list)
     result: list[Difference] = field(default_factory=list)
     status_a: str | None = None

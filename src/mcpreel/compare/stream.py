@@ -33,8 +33,8 @@ from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import verbatim_key
 from mcpreel.compare.jsondiff import diff
 from mcpreel.compare.normalize import comparable, strip_volatile_meta
-from mcpreel.exchanges import Exchange
 from mcpreel.model import Session
+from mcpreel.operations.cassette import Turn
 
 __all__ = ["WINDOW", "DiffStream", "SideFacts", "iter_calls"]
 
@@ -55,7 +55,7 @@ class SideFacts:
         self.listed = False
         self.tools: dict[str, Any] = {}
 
-    def take(self, ex: Exchange) -> None:
+    def take(self, ex: Turn) -> None:
         response = ex.response
         if response is None:
             return
@@ -70,17 +70,17 @@ class SideFacts:
                     self.tools[tool["name"]] = comparable({"result": tool})["result"]
 
 
-def iter_calls(session: Session, facts: SideFacts, window: int = WINDOW) -> Iterator[Exchange]:
+def iter_calls(session: Session, facts: SideFacts, window: int = WINDOW) -> Iterator[Turn]:
     """The session's client requests with their answers, in request order, read in one pass.
 
     ``initialize``, ``tools/list`` and ``ping`` go to ``facts`` instead of out. Server messages other
-    than answers are not kept (a diff does not compare them). Pairing is :func:`mcpreel.exchanges.build`'s:
+    than answers are not kept (a diff does not compare them). Pairing is :func:`mcpreel.operations.cassette.build`'s:
     a response going ``out`` answers the client request of the same id (a reused id replaces the
     waiting one); dropped records are skipped.
     """
     unit = _UNITS.get(session.info.source_format or "reel", "entry")
-    waiting: dict[tuple[str, Any], Exchange] = {}
-    order: deque[Exchange] = deque()  # requests in the order asked, answered or not
+    waiting: dict[tuple[str, Any], Turn] = {}
+    order: deque[Turn] = deque()  # requests in the order asked, answered or not
     gone: set[int] = set()  # id() of unanswered exchanges in ``order`` let out: replaced or past the window
     position = 0
     for rec in session:
@@ -92,7 +92,7 @@ def iter_calls(session: Session, facts: SideFacts, window: int = WINDOW) -> Iter
         for payload in members:
             if direction == "in":
                 if "method" in payload and "id" in payload:
-                    ex = Exchange(payload, payload, position, rec.source, rec.t, ctx=rec.ctx, unit=unit)
+                    ex = Turn(payload, payload, position, rec.source, rec.t, ctx=rec.ctx, unit=unit)
                     position += 1
                     key = verbatim_key(payload["id"])
                     old = waiting.get(key)
@@ -134,7 +134,7 @@ def iter_calls(session: Session, facts: SideFacts, window: int = WINDOW) -> Iter
 class _Pending:
     __slots__ = ("ex", "group", "ordinal", "side", "done")
 
-    def __init__(self, ex: Exchange, group: tuple[str, str | None], ordinal: int, side: int):
+    def __init__(self, ex: Turn, group: tuple[str, str | None], ordinal: int, side: int):
         self.ex, self.group, self.ordinal, self.side, self.done = ex, group, ordinal, side, False
 
 
@@ -146,7 +146,7 @@ class _Group:
         self.queue: tuple[deque[_Pending], deque[_Pending]] = (deque(), deque())
 
 
-def _params_same(a: Exchange, b: Exchange) -> bool:
+def _params_same(a: Turn, b: Turn) -> bool:
     pa, pb = a.request.get("params"), b.request.get("params")
     return pa is pb or jsonio.dumps(pa) == jsonio.dumps(pb)
 
@@ -225,7 +225,7 @@ class DiffStream:
                 yield self._alone(p.group, p.ordinal, p.ex, p.side)
         self._finish()
 
-    def _alone(self, key: tuple[str, str | None], n: int, ex: Exchange, side: int) -> Any:
+    def _alone(self, key: tuple[str, str | None], n: int, ex: Turn, side: int) -> Any:
         from mcpreel.compare.diff import CallChange
 
         if side == 0:
@@ -235,7 +235,7 @@ class DiffStream:
         self.counts[change.kind] += 1
         return change
 
-    def _pair(self, key: tuple[str, str | None], n: int, xa: Exchange, xb: Exchange) -> Any:
+    def _pair(self, key: tuple[str, str | None], n: int, xa: Turn, xb: Turn) -> Any:
         from mcpreel.compare.diff import CallChange, _shifted, error_status
 
         options = self.options

@@ -60,6 +60,9 @@ class ControlClient:
             sock.close()
             raise ControlError("the proxy closed the control connection before saying hello")
         hello = protocol.decode(line)
+        if hello.get("type") == "error":  # refused (one viewer too many): the proxy says why
+            sock.close()
+            raise ControlError(f"the proxy refused the viewer: {hello.get('message')}")
         if hello.get("type") != "hello":
             sock.close()
             raise ControlError(f"the proxy's first line is {hello.get('type')!r}, not hello")

@@ -77,8 +77,38 @@ def decode(line: bytes) -> dict[str, Any]:
     return obj
 
 
-def _valid_id(value: Any) -> bool:
-    return value is None or isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool))
+_INF = float("inf")
+#: how deep :func:`_not_json` looks (the readers' depth limit is of the same order)
+_MAX_DEPTH = 1000
+
+
+def _not_json(value: Any) -> str | None:
+    """Where ``value`` holds what JSON cannot say (``NaN``, ``Infinity``), or is nested past :data:`_MAX_DEPTH`;
+    None when it is plain JSON. Iterative: a deep value cannot exhaust the stack."""
+    stack: list[tuple[Any, str, int]] = [(value, "$", 0)]
+    while stack:
+        item, path, depth = stack.pop()
+        if isinstance(item, float):
+            if item != item:
+                return f"{path} is NaN, which is not JSON"
+            if item in (_INF, -_INF):
+                return f"{path} is {'-' if item < 0 else ''}Infinity, which is not JSON"
+        elif isinstance(item, dict):
+            if depth >= _MAX_DEPTH:
+                return f"{path} is nested deeper than {_MAX_DEPTH} levels"
+            stack.extend((v, f"{path}.{k}", depth + 1) for k, v in item.items())
+        elif isinstance(item, list):
+            if depth >= _MAX_DEPTH:
+                return f"{path} is nested deeper than {_MAX_DEPTH} levels"
+            stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(item))
+    return None
+
+
+def _valid_id(value: Any, request: bool) -> bool:
+    """MCP's request id: a string or an integer; a response's may also be null (an unparsed request's)."""
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return True
+    return value is None and not request
 
 
 def _validate_one(msg: Any, where: str) -> str | None:
@@ -86,8 +116,9 @@ def _validate_one(msg: Any, where: str) -> str | None:
         return f"{where} must be a JSON object"
     if msg.get("jsonrpc") != "2.0":
         return f"{where}: \"jsonrpc\" must be \"2.0\""
-    if "id" in msg and not _valid_id(msg["id"]):
-        return f"{where}: \"id\" must be a string, a number or null"
+    if "id" in msg and not _valid_id(msg["id"], "method" in msg):
+        allowed = "a string or an integer" if "method" in msg else "a string, an integer or null"
+        return f"{where}: \"id\" must be {allowed}, got {_shown(msg['id'])}"
     if "method" in msg:
         if not isinstance(msg["method"], str) or not msg["method"]:
             return f"{where}: \"method\" must be a non-empty string"
@@ -114,13 +145,23 @@ def _validate_one(msg: Any, where: str) -> str | None:
     return None
 
 
+def _shown(value: Any) -> str:
+    text = jsonio.dumps(value).decode("utf-8", "replace")
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def validate_message(msg: Any) -> str | None:
     """Why ``msg`` is not a valid JSON-RPC 2.0 message (or batch), or None when it is.
 
-    The check an edited or injected message passes before it goes anywhere: a request/notification has a
-    ``method`` string and object/array ``params``; a response has its ``id`` and exactly one of ``result`` /
-    ``error`` (an error with an integer ``code`` and a string ``message``).
+    The check an edited or injected message passes before it goes anywhere: JSON throughout (no ``NaN`` or
+    ``Infinity`` anywhere: a peer's parser may refuse the whole line, or read it as null); a request's
+    ``id`` a string or an integer (MCP's ``RequestId``), a response's also null; a request/notification has
+    a ``method`` string and object/array ``params``; a response has its ``id`` and exactly one of ``result``
+    / ``error`` (an error with an integer ``code`` and a string ``message``).
     """
+    why = _not_json(msg)
+    if why:
+        return why
     if isinstance(msg, list):
         if not msg:
             return "an empty batch"
@@ -144,6 +185,9 @@ def _error_object(value: Any) -> dict[str, Any] | None:
     if not isinstance(message, str):
         raise CommandError("\"error.message\" must be a string")
     out = {"code": code, "message": message}
+    why = _not_json(value.get("data"))
+    if why:
+        raise CommandError(f"\"error.data\": {why}")
     if "data" in value:
         out["data"] = value["data"]
     return out

@@ -10,8 +10,17 @@
   message is *held*: every viewer gets a ``held`` line, and the recorder's thread waits until a viewer
   decides, the ``--intercept-timeout`` passes (then it goes on unchanged, ``by: timeout``), or the proxy
   stops (``by: detach``). With no viewer attached a held message waits, and the proxy says so on stderr
-  (``note``); a viewer that detaches leaves its holds waiting (or timing out), never stalls the proxy: each
-  viewer has its own writer thread and a bounded queue, and one that does not keep up is disconnected.
+  (``note``); a viewer that detaches leaves its holds waiting (or timing out), never stalls the proxy.
+
+Neighbours never slow the forwarding path (issue 28): what the recorder's threads do under the lock is
+append a record to the ring (and, with viewers attached, to an outbox) and wake one thread. That thread,
+the *fan-out*, does all the rest outside the lock: it encodes each record once (a stdio frame is spliced
+as the reel writer splices it, never parsed), keeps the encoded line in the ring so that a viewer that
+attaches later gets the backlog as bytes already made (the first viewer after a quiet spell pays the
+encoding once, in slices that let the pumps run), and sends to every viewer with non-blocking sends,
+in batches (a viewer sees records within :data:`_BATCH_SECONDS`). A viewer that does not read is
+disconnected once it owes more than :data:`_OWED_LIMIT` bytes; at most :data:`MAX_VIEWERS` viewers are
+attached at once (the next one gets an ``error`` line saying so, and is closed).
 
 Security: the socket lives in the 0700 runtime directory (:mod:`mcpreel.control.discovery`), is chmod 0600
 before it listens, and every connection's peer uid is checked with ``SO_PEERCRED`` (:func:`peer_uid`);
@@ -23,7 +32,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-import queue
+import select
 import socket
 import struct
 import threading
@@ -33,20 +42,30 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mcpreel._infra.timeutil import iso_from_ms, now_ms
+from mcpreel._infra.timeutil import iso_from_ms, iso_second, now_ms
 from mcpreel.control import discovery, protocol
 from mcpreel.control.filters import DEFAULT_INTERCEPT, Filter, parse
-from mcpreel.model import Message, SessionInfo
-from mcpreel.record.intercept import Decision, InjectPort, Pending
+from mcpreel.model import Kind, Message, SessionInfo
+from mcpreel.record.intercept import ABANDONED, Decision, InjectPort, Pending
 
-__all__ = ["BACKLOG", "ControlServer", "peer_uid"]
+__all__ = ["BACKLOG", "MAX_VIEWERS", "ControlServer", "peer_uid"]
 
 #: records (or fast-path reads) kept for a viewer that attaches later, and the bytes they may hold
+#: (their encoded lines, once a viewer made them, are kept too: about as much again)
 BACKLOG = 20000
 BACKLOG_BYTES = 64 << 20
-#: lines queued for one viewer before it is judged stuck and disconnected
-_QUEUE_LIMIT = 50000
-_STOP = object()
+#: viewers attached at once (the default cap; more are refused with a line saying so)
+MAX_VIEWERS = 50
+#: bytes one viewer may owe (not yet read) before it is judged stuck and disconnected
+_OWED_LIMIT = 3 * BACKLOG_BYTES
+#: how long the fan-out gathers records before it sends them (one send per viewer per batch)
+_BATCH_SECONDS = 0.02
+#: records encoded between two yields of the GIL when a backlog is encoded
+_ENCODE_SLICE = 64
+#: records per page of the encoded backlog (a full page is made once and shared by every viewer)
+_PAGE = 256
+#: chunks one gathering send takes at most
+_GATHER = 64
 #: a connection shorter than this is not a viewer whose leaving is worth a line on stderr
 _PROBE_SECONDS = 0.5
 
@@ -71,39 +90,62 @@ class _Hold:
 
 
 class _Viewer:
-    """One attached viewer: a reader thread (its commands) and a writer thread (its bounded queue)."""
+    """One attached viewer: a reader thread (its commands); what it is sent is owed to it by the fan-out."""
 
     def __init__(self, server: ControlServer, sock: socket.socket, n: int):
         self.server = server
         self.sock = sock
         self.n = n
-        self.queue: queue.Queue[Any] = queue.Queue(_QUEUE_LIMIT)
         self.gone = False
         self.since = time.monotonic()
-        self.writer = threading.Thread(target=self._write, name=f"mcpreel-control-w{n}", daemon=True)
+        #: chunks not yet sent (the fan-out's alone), the bytes they hold, and how far the first went
+        self.owed: deque[bytes] = deque()
+        self.owed_bytes = 0
+        self.offset = 0
         self.reader = threading.Thread(target=self._read, name=f"mcpreel-control-r{n}", daemon=True)
 
     def put(self, obj: dict[str, Any]) -> bool:
+        """Queue ``obj`` for this viewer (in order with everything else it is sent)."""
         if self.gone:
             return False
-        try:
-            self.queue.put_nowait(protocol.encode(obj))
-            return True
-        except queue.Full:
+        self.server._post(("to", self, obj))
+        return True
+
+    def owe(self, data: bytes) -> bool:
+        """Called by the fan-out only: add ``data`` to what is owed; False when the viewer is judged stuck."""
+        if not data or self.gone:
+            return not self.gone
+        self.owed.append(data)
+        self.owed_bytes += len(data)
+        if self.owed_bytes - self.offset > _OWED_LIMIT:
             self.server._note("control: a viewer does not keep up with the session; disconnecting it")
             self.close()
             return False
+        return True
 
-    def _write(self) -> None:
-        while True:
-            data = self.queue.get()
-            if data is _STOP:
-                break
+    def flush(self) -> bool:
+        """Called by the fan-out only: send what the socket takes now; True when nothing is owed any more."""
+        owed = self.owed
+        while owed and not self.gone:
+            # one gathering send for many chunks (a backlog is some pages, a batch one chunk)
+            chunks: list[bytes | memoryview] = [memoryview(owed[0])[self.offset:],
+                                                *itertools.islice(owed, 1, _GATHER)]
             try:
-                self.sock.sendall(data)
+                n = self.sock.sendmsg(chunks, (), socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                return False
             except OSError:
+                self.close()
                 break
-        self.close()
+            n += self.offset
+            while owed and n >= len(owed[0]):
+                n -= len(owed[0])
+                self.owed_bytes -= len(owed.popleft())
+            self.offset = n
+        if self.gone:
+            owed.clear()
+            self.owed_bytes = self.offset = 0
+        return not owed
 
     def _read(self) -> None:
         try:
@@ -125,8 +167,6 @@ class _Viewer:
         self.gone = True
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)
-        with contextlib.suppress(queue.Full):
-            self.queue.put_nowait(_STOP)
         self.server._detached(self)
 
 
@@ -136,14 +176,15 @@ class ControlServer:
     ``intercept`` is the filter text of what to hold (``""`` or :data:`~mcpreel.control.filters.DEFAULT_INTERCEPT`
     for every client request; None holds nothing until a viewer sends ``intercept``); ``timeout`` the
     seconds after which a held message goes on unchanged (None: it waits). ``note`` gets the lines meant for
-    the proxy's stderr. Call :meth:`start` (binds the socket), put the server among the recording's addons
-    and pass it as its interceptor, and :meth:`close` it on every way out (idempotent).
+    the proxy's stderr. ``max_viewers`` caps the viewers attached at once. Call :meth:`start` (binds the
+    socket), put the server among the recording's addons and pass it as its interceptor, and :meth:`close`
+    it on every way out (idempotent).
     """
 
     def __init__(self, *, transport: str, reel: str | os.PathLike[str] | None = None, listen: str | None = None,
                  intercept: str | None = None, timeout: float | None = None,
                  note: Callable[[str], None] | None = None, directory: Path | None = None,
-                 allowed_uid: int | None = None):
+                 allowed_uid: int | None = None, max_viewers: int = MAX_VIEWERS):
         self.transport = transport
         self.reel = os.fspath(reel) if reel is not None else None
         self.listen = listen
@@ -160,7 +201,20 @@ class ControlServer:
         self._listener: socket.socket | None = None
         self._lock = threading.RLock()
         self._viewers: list[_Viewer] = []
-        self._backlog: deque[tuple[Any, int]] = deque(maxlen=BACKLOG)
+        self.max_viewers = max_viewers
+        #: the ring: ``[item, size, encoded line(s) or None, number]`` (the fan-out fills in the third)
+        self._backlog: deque[list[Any]] = deque(maxlen=BACKLOG)
+        self._kept = 0
+        #: full pages of the encoded backlog by page number (the fan-out's alone)
+        self._pages: dict[int, bytes] = {}
+        #: what the fan-out sends next, in order (under the lock); whether it was woken for it
+        self._outbox: list[tuple[Any, ...]] = []
+        self._woken = False
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self._fanout: threading.Thread | None = None
+        self._fanout_done = False
         self._backlog_bytes = 0
         self._holds: dict[str, _Hold] = {}
         self._hold_ids = itertools.count(1)
@@ -179,7 +233,7 @@ class ControlServer:
         try:
             listener.bind(str(sock_path))
             os.chmod(sock_path, 0o600)
-            listener.listen(16)
+            listener.listen(max(16, self.max_viewers + 8))
         except OSError:
             listener.close()
             discovery.remove_endpoint(sock_path, info_path)
@@ -188,6 +242,8 @@ class ControlServer:
         self.write_info()
         self._accepter = threading.Thread(target=self._accept, name="mcpreel-control", daemon=True)
         self._accepter.start()
+        self._fanout = threading.Thread(target=self._fan_out, name="mcpreel-control-fanout", daemon=True)
+        self._fanout.start()
         return sock_path
 
     def describe(self) -> dict[str, Any]:
@@ -209,9 +265,8 @@ class ControlServer:
             if self._closed:
                 return
             self._closed = True
-            viewers = list(self._viewers)
-            for v in viewers:
-                v.put(protocol.end(exit_code, reason))
+            if self._viewers:
+                self._post(("all", protocol.end(exit_code, reason)))
             holds = list(self._holds.values())
         for hold in holds:
             self._release(hold, Decision("forward", by="detach"))
@@ -220,13 +275,14 @@ class ControlServer:
                 self._listener.close()
         if self.socket_path is not None and self.info_path is not None:
             discovery.remove_endpoint(self.socket_path, self.info_path)
-        deadline = time.monotonic() + 2.0
-        for v in viewers:  # let the end line go out, then hang up
-            with contextlib.suppress(queue.Full):
-                v.queue.put_nowait(_STOP)
-            v.writer.join(max(0.0, deadline - time.monotonic()))
+        self._post(("stop",))  # the fan-out sends what is owed (2 s at most), then hangs up on every viewer
+        if self._fanout is not None and self._fanout is not threading.current_thread():
+            self._fanout.join(3.0)
+        else:
+            self._hang_up(list(self._viewers))
+        for sock in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
-                v.sock.close()
+                sock.close()
 
     def _note(self, text: str) -> None:
         if self._note_fn is not None:
@@ -254,15 +310,27 @@ class ControlServer:
                 if self._closed:
                     conn.close()
                     break
-                viewer.put(protocol.hello(self.describe()))
-                for item, _size in self._backlog:
-                    for rec in (_frame_records(item) if isinstance(item, tuple) else (item,)):
-                        viewer.put(protocol.record(_line(rec)))
-                for hold in self._holds.values():
-                    viewer.put(self._held_line(hold))
-                self._viewers.append(viewer)
-            viewer.writer.start()
+                full = len(self._viewers) >= self.max_viewers
+                if not full:
+                    # the backlog as it is now, and the holds: the fan-out encodes and sends them, after hello
+                    self._viewers.append(viewer)
+                    self._post(("new", viewer, list(self._backlog),
+                                [self._held_line(hold) for hold in self._holds.values()]))
+            if full:
+                self._refuse(conn)
+                continue
             viewer.reader.start()
+
+    def _refuse(self, conn: socket.socket) -> None:
+        """One viewer too many: one ``error`` line saying so (sent at once, never waited on), then closed."""
+        text = (f"this proxy already has {self.max_viewers} viewers attached (the most it takes); "
+                f"detach one and attach again")
+        self._note(f"control: refused a viewer: {self.max_viewers} are attached already")
+        with contextlib.suppress(OSError):
+            conn.send(protocol.encode(protocol.error(None, text)), socket.MSG_DONTWAIT)
+        with contextlib.suppress(OSError):
+            conn.shutdown(socket.SHUT_RDWR)
+        conn.close()
 
     def _detached(self, viewer: _Viewer) -> None:
         with self._lock:
@@ -285,8 +353,152 @@ class ControlServer:
 
     def _broadcast(self, obj: dict[str, Any]) -> None:
         with self._lock:
-            for v in list(self._viewers):
-                v.put(obj)
+            if self._viewers:
+                self._post(("all", obj))
+
+    # -- the fan-out ---------------------------------------------------------------------------------
+    def _post(self, entry: tuple[Any, ...]) -> None:
+        """Queue ``entry`` for the fan-out and wake it (once per batch). Cheap: called on the forwarding path."""
+        with self._lock:
+            if self._fanout_done:  # closed: nobody sends any more (viewers still detaching)
+                return
+            self._outbox.append(entry)
+            if self._woken:
+                return
+            self._woken = True
+        with contextlib.suppress(OSError):
+            self._wake_w.send(b"x")
+
+    def _fan_out(self) -> None:
+        """The one thread that encodes and sends to viewers (see the module docstring)."""
+        attached: list[_Viewer] = []  # the viewers as of the outbox position being sent
+        waiting: dict[int, _Viewer] = {}  # fd -> viewer that owes bytes the socket did not take yet
+        poller = select.poll()
+        poller.register(self._wake_r, select.POLLIN)
+        stopping: float | None = None
+        while True:
+            timeout = None if stopping is None else max(0.0, stopping - time.monotonic())
+            try:
+                events = poller.poll(None if timeout is None else int(timeout * 1000) + 1)
+            except InterruptedError:
+                continue
+            woken = False
+            for fd, _ in events:
+                if fd == self._wake_r.fileno():
+                    woken = True
+                    with contextlib.suppress(OSError):
+                        while self._wake_r.recv(4096):
+                            pass
+            if woken and stopping is None:
+                time.sleep(_BATCH_SECONDS)  # gather a batch: one send per viewer for many records
+            with self._lock:
+                entries, self._outbox = self._outbox, []
+                self._woken = False
+            try:
+                if self._owe_batch(entries, attached) and stopping is None:
+                    stopping = time.monotonic() + 2.0
+                attached = [v for v in attached if not v.gone]
+                for v in attached:
+                    fd = v.sock.fileno()
+                    if v.flush():
+                        if waiting.pop(fd, None) is not None:
+                            poller.unregister(fd)
+                    elif fd not in waiting and not v.gone:
+                        waiting[fd] = v
+                        poller.register(fd, select.POLLOUT)
+                for fd, v in list(waiting.items()):
+                    if v.gone or v not in attached:
+                        del waiting[fd]
+                        with contextlib.suppress(KeyError, ValueError):
+                            poller.unregister(fd)
+            except Exception as exc:  # a bug here must not stop the recording: viewers are let go
+                self._note(f"control: the viewers' channel failed ({exc!r}); disconnecting them")
+                for v in attached:
+                    v.close()
+                attached = []
+            if stopping is not None and (not waiting or time.monotonic() >= stopping):
+                break
+        with self._lock:
+            self._fanout_done = True
+            self._outbox.clear()
+            others = [v for v in self._viewers if v not in attached]
+        self._hang_up(attached + others)
+
+    def _owe_batch(self, entries: list[tuple[Any, ...]], attached: list[_Viewer]) -> bool:
+        """What each viewer is owed for one batch of the outbox (``attached`` grows with new viewers);
+        True when the batch asks the fan-out to stop."""
+        shared: list[bytes] = []  # lines for every attached viewer, owed as one chunk
+        stop = False
+        for entry in entries:
+            kind = entry[0]
+            if kind == "rec":
+                shared.append(self._encoded(entry[1]))
+            elif kind == "all":
+                shared.append(protocol.encode(entry[1]))
+            elif kind == "stop":
+                stop = True
+            else:
+                _owe_all(shared, attached)
+                if kind == "to":
+                    if entry[1] in attached:
+                        entry[1].owe(protocol.encode(entry[2]))
+                else:  # "new"
+                    viewer, ring, held = entry[1], entry[2], entry[3]
+                    viewer.owe(protocol.encode(protocol.hello(self.describe())))
+                    for page in self._encode_backlog(ring):
+                        viewer.owe(page)
+                    for line in held:
+                        viewer.owe(protocol.encode(line))
+                    attached.append(viewer)
+        _owe_all(shared, attached)
+        return stop
+
+    def _hang_up(self, viewers: list[_Viewer]) -> None:
+        for v in viewers:
+            with contextlib.suppress(OSError):
+                v.sock.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(OSError):
+                v.sock.close()
+
+    def _encoded(self, entry: list[Any]) -> bytes:
+        """A ring entry's ``record`` line(s), made once and kept in the entry."""
+        data = entry[2]
+        if data is None:
+            item = entry[0]
+            data = entry[2] = _frame_lines(item) if isinstance(item, tuple) else protocol.encode(
+                protocol.record(_line(item)))
+        return data
+
+    def _encode_backlog(self, ring: list[list[Any]]) -> list[bytes]:
+        """The backlog as chunks: full pages of :data:`_PAGE` records made once and shared by every viewer
+        (kept while their records are in the ring), the partial pages at either end made for this one.
+        Records not made yet are made in slices between which the GIL is let go (the pumps wait one slice)."""
+        chunks: list[bytes] = []
+        pages = self._pages
+        made = 0
+        i, count = 0, len(ring)
+        while i < count:
+            n = ring[i][3]
+            j = min(count, i + _PAGE - n % _PAGE)
+            page = pages.get(n // _PAGE) if n % _PAGE == 0 and j - i == _PAGE else None
+            if page is None:
+                parts = []
+                for entry in ring[i:j]:
+                    if entry[2] is None:
+                        made += 1
+                        if made % _ENCODE_SLICE == 0:
+                            time.sleep(0)
+                    parts.append(self._encoded(entry))
+                page = b"".join(parts)
+                if j - i == _PAGE:
+                    pages[n // _PAGE] = page
+            chunks.append(page)
+            i = j
+        if ring:
+            oldest = ring[0][3] // _PAGE
+            for p in [p for p in pages if p < oldest]:
+                del pages[p]
+        return chunks
 
     # -- commands ------------------------------------------------------------------------------------
     def _command(self, viewer: _Viewer, line: bytes) -> None:
@@ -344,33 +556,32 @@ class ControlServer:
         self.write_info()
 
     def recorded(self, rec: Message) -> None:
-        # the record itself goes into the ring (its reel line is made only when a viewer is there to get it:
-        # a recording nobody watches pays an append per record)
+        # the record goes into the ring; with viewers attached also to the fan-out, which makes its line
+        # once (a recording nobody watches pays an append per record, one that is watched two)
+        entry = [rec, 512, None, 0]
         with self._lock:
-            self._keep(rec, 512)
+            self._keep(entry)
             if self._viewers:
-                obj = protocol.record(_line(rec))
-                for v in list(self._viewers):
-                    v.put(obj)
+                self._post(("rec", entry))
 
     def frames(self, direction: str, frames: Any, t: int, first_seq: int) -> None:
-        """The stdio fast path's frames: kept as they are, parsed only for a viewer (see the pipeline)."""
+        """The stdio fast path's frames: kept as they are, made into lines by the fan-out (see the pipeline)."""
         item = (direction, list(frames), t, first_seq)
+        entry = [item, sum(len(f) for f in item[1]), None, 0]
         with self._lock:
-            self._keep(item, sum(len(f) for f in item[1]))
+            self._keep(entry)
             if self._viewers:
-                for rec in _frame_records(item):
-                    obj = protocol.record(_line(rec))
-                    for v in list(self._viewers):
-                        v.put(obj)
+                self._post(("rec", entry))
 
-    def _keep(self, item: Any, size: int) -> None:
+    def _keep(self, entry: list[Any]) -> None:
         """Into the backlog ring, bounded by items and by bytes (a few huge messages do not pin memory)."""
         ring = self._backlog
+        entry[3] = self._kept
+        self._kept += 1
         if len(ring) == ring.maxlen:
             self._backlog_bytes -= ring[0][1]
-        ring.append((item, size))
-        self._backlog_bytes += size
+        ring.append(entry)
+        self._backlog_bytes += entry[1]
         while self._backlog_bytes > BACKLOG_BYTES and len(ring) > 1:
             self._backlog_bytes -= ring.popleft()[1]
 
@@ -400,10 +611,9 @@ class ControlServer:
             if self._closed:
                 return Decision("forward", by="detach")
             self._holds[hold.id] = hold
-            line = self._held_line(hold)
-            for v in list(self._viewers):
-                v.put(line)
             watched = bool(self._viewers)
+            if watched:
+                self._post(("all", self._held_line(hold)))
         if not watched:
             what = _describe(item)
             then = (f"it goes on unchanged after {self.timeout:g}s" if self.timeout is not None
@@ -423,10 +633,22 @@ class ControlServer:
             del self._holds[hold.id]
             hold.decision = decision
             hold.done.set()
-            line = protocol.released(hold.id, decision.action, decision.by)
-            for v in list(self._viewers):
-                v.put(line)
+            if self._viewers:
+                self._post(("all", protocol.released(hold.id, decision.action, decision.by)))
         return True
+
+    def abandon(self, session: str | None = None, message: Any = None) -> None:
+        """The client went away: what is held for it ends as abandoned (:data:`~mcpreel.record.intercept.ABANDONED`),
+        and viewers see it released so: the hold of ``message`` (that very object) when given, else those of
+        ``session`` when given, else all (stdio: one client)."""
+        with self._lock:
+            holds = [h for h in self._holds.values()
+                     if (message is None or h.item.message is message)
+                     and (session is None or h.item.session == session)]
+        for hold in holds:
+            self._release(hold, ABANDONED)
+        if holds:
+            self._note(f"control: the client went away; {len(holds)} held message(s) abandoned")
 
     def shutdown(self) -> None:
         """The proxy is stopping: held messages go on unchanged (``by: detach``) so nothing waits forever."""
@@ -436,18 +658,29 @@ class ControlServer:
             self._release(hold, Decision("forward", by="detach"))
 
 
-def _frame_records(item: tuple[str, list[bytes | str], int, int]) -> list[Message]:
-    from mcpreel._infra import jsonio
-    from mcpreel.model import Kind
+def _owe_all(shared: list[bytes], viewers: list[_Viewer]) -> None:
+    """Owe the lines gathered in ``shared`` to every viewer, as one chunk; ``shared`` is emptied."""
+    if shared:
+        data = b"".join(shared)
+        shared.clear()
+        for v in viewers:
+            v.owe(data)
 
+
+def _frame_lines(item: tuple[str, list[bytes | str], int, int]) -> bytes:
+    """A fast-path item's ``record`` lines: a JSON frame spliced in as the reel writer splices it (no parse)."""
     direction, frames, t, first = item
+    sec, ms = divmod(t, 1000)
+    stamp = iso_second(sec).encode("ascii") + b".%03dZ" % ms
+    head = b'{"type":"record","record":{"t":"' + stamp + b'","dir":"' + direction.encode("ascii") + b'","raw":'
     out = []
     for i, frame in enumerate(frames):
         if isinstance(frame, str):
-            out.append(Message(direction, None, t, kind=Kind.INVALID, text=frame, seq=first + i))
+            rec = Message(direction, None, t, kind=Kind.INVALID, text=frame, seq=first + i)
+            out.append(protocol.encode(protocol.record(_line(rec))))
         else:
-            out.append(Message(direction, jsonio.loads(frame), t, seq=first + i))
-    return out
+            out.append(head + frame.replace(b"\r", b" ") + b',"seq":%d}}\n' % (first + i))
+    return b"".join(out)
 
 
 def _line(rec: Message) -> dict[str, Any]:

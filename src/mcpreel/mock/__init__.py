@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcpreel.clients import open_target
-from mcpreel.exchanges import build
 from mcpreel.formats import open_session
 from mcpreel.mock.engine import ON_MISS, Mock, MockOptions, MockStats
 from mcpreel.mock.matcher import MATCH_MODES
 from mcpreel.model import Session
+from mcpreel.operations.cassette import build
 from mcpreel.serving.limits import Limits
 from mcpreel.sessions import split_sessions
 
@@ -47,6 +47,7 @@ def serve_file(
     rules: RuleSet | None = None,
     limits: Limits | None = None,
     on_progress: Callable[[int], None] | None = None,
+    redact: Callable[[Session], Session] | None = None,
 ) -> Mock:
     """Serve the session in ``path`` until the client leaves (stdio) or the server is stopped (HTTP).
 
@@ -57,7 +58,8 @@ def serve_file(
     file of several sources without it is refused, because one mock serving them all would advertise one
     server's tools and answer another's. ``rules`` (``--rules``) act on what each client sends and is
     answered (:mod:`mcpreel.rules.mock`). ``limits`` bound each HTTP request
-    (:mod:`mcpreel.serving.limits`; the defaults when None).
+    (:mod:`mcpreel.serving.limits`; the defaults when None). ``redact``: with ``on_miss="forward"``, what
+    the file is rewritten with instead of the session (a redacted copy of it).
     """
     from mcpreel.errors import UsageError
     from mcpreel.mock.compact import load_compact
@@ -89,7 +91,7 @@ def serve_file(
     if options.on_miss == "forward":
         if (forward_command is None) == (forward_url is None):
             raise UsageError("--on-miss forward needs a live server: give --target-command or --target-url")
-        cassette_file = CassetteFile(path, session, detection.format)
+        cassette_file = CassetteFile(path, session, detection.format, redact)
         forwarder = Forwarder(lambda: open_target(forward_command, forward_url, transport=forward_transport),
                               cassette_file, on_event=on_event)
     elif forward_command is not None or forward_url is not None:

@@ -17,7 +17,7 @@ the cassette's exchanges). For a line-based recording (a reel or a JSON-RPC log)
   matcher looks at no more) and its first few subjects.
 
 A matched exchange is read back from disk (one seek and one line parsed per message) and built as an
-:class:`~mcpreel.exchanges.Exchange`, so the engine and the matcher answer exactly as from memory. Two
+:class:`~mcpreel.operations.cassette.Turn`, so the engine and the matcher answer exactly as from memory. Two
 keys that share a hash are told apart when read back: a request whose key is not the one asked for is
 not served for it. The client's notifications (with what the server said after them) and the first
 ``initialize`` and ``server/discover`` exchanges are kept as objects: they are few.
@@ -40,9 +40,10 @@ from typing import Any, overload
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import verbatim_key
-from mcpreel.exchanges import ClientItem, Exchange, progress_token, subject
 from mcpreel.mock.matcher import _CLOSEST_SCAN, MATCH_MODES, KeyedLookup, match_key
 from mcpreel.model import SCOPE_KEY, Session
+from mcpreel.operations.cassette import ClientItem, Turn
+from mcpreel.operations.facts import progress_token, subject
 
 __all__ = ["CompactCassette", "CompactIndex", "load_compact"]
 
@@ -92,8 +93,8 @@ class CompactCassette:
         # per method, the keys and positions of requests whose params hold keyed redaction markers (few)
         self.keyed: dict[str, list[tuple[tuple[str, bytes], int]]] = {}
         self.has_initialize = False
-        self.first_initialize: Exchange | None = None
-        self.first_discover: Exchange | None = None
+        self.first_initialize: Turn | None = None
+        self.first_discover: Turn | None = None
         self._fh: Any = None
         self._recent: OrderedDict[int, tuple[dict[str, Any], int]] = OrderedDict()
         self._recent_bytes = 0
@@ -130,11 +131,11 @@ class CompactCassette:
                 self._recent_bytes -= gone
         return payload
 
-    def exchange(self, position: int) -> Exchange:
+    def exchange(self, position: int) -> Turn:
         """The recorded exchange at ``position`` (0-based among the client's requests), read from disk."""
         line = self.requests[position]
         request = self._payload(_ref(line, self.request_member.get(position, 0)))
-        ex = Exchange(request, request, position, line, unit="line")
+        ex = Turn(request, request, position, line, unit="line")
         answer = self.responses[position]
         if answer == _FAR:
             ex.response = self._payload(self.responses_far[position])
@@ -153,7 +154,7 @@ class CompactCassette:
         return CompactIndex(self)
 
 
-class _Rows(Sequence[Exchange]):
+class _Rows(Sequence[Turn]):
     """Exchanges at some positions, read from disk when asked for."""
 
     def __init__(self, cassette: CompactCassette, positions: Sequence[int]):
@@ -164,20 +165,20 @@ class _Rows(Sequence[Exchange]):
         return len(self.positions)
 
     @overload
-    def __getitem__(self, i: int) -> Exchange: ...
+    def __getitem__(self, i: int) -> Turn: ...
     @overload
-    def __getitem__(self, i: slice) -> list[Exchange]: ...
-    def __getitem__(self, i: int | slice) -> Exchange | list[Exchange]:
+    def __getitem__(self, i: slice) -> list[Turn]: ...
+    def __getitem__(self, i: int | slice) -> Turn | list[Turn]:
         if isinstance(i, slice):
             return [self.cassette.exchange(p) for p in self.positions[i]]
         return self.cassette.exchange(self.positions[i])
 
-    def __iter__(self) -> Iterator[Exchange]:
+    def __iter__(self) -> Iterator[Turn]:
         for p in self.positions:
             yield self.cassette.exchange(p)
 
 
-class _Bucket(Sequence[Exchange]):
+class _Bucket(Sequence[Turn]):
     """The run of sorted keys that share a request's hash: the recorded requests with its key, in order.
 
     A request read back whose key is not the one asked for shares the hash only: the run is then
@@ -192,10 +193,10 @@ class _Bucket(Sequence[Exchange]):
         return len(self.positions)
 
     @overload
-    def __getitem__(self, i: int) -> Exchange: ...
+    def __getitem__(self, i: int) -> Turn: ...
     @overload
-    def __getitem__(self, i: slice) -> list[Exchange]: ...
-    def __getitem__(self, i: int | slice) -> Exchange | list[Exchange]:
+    def __getitem__(self, i: slice) -> list[Turn]: ...
+    def __getitem__(self, i: int | slice) -> Turn | list[Turn]:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         ex = self.cassette.exchange(self.positions[i])
@@ -230,13 +231,13 @@ class _Positions(Sequence[int]):
         return self.keys[self.lo + i] & _POS_MASK
 
 
-class _Keyed(Mapping[str, list[tuple[tuple[str, bytes], Exchange]]]):
+class _Keyed(Mapping[str, list[tuple[tuple[str, bytes], Turn]]]):
     """Per method, the recorded requests with keyed redaction markers, read back when asked for."""
 
     def __init__(self, cassette: CompactCassette):
         self.cassette = cassette
 
-    def __getitem__(self, method: str) -> list[tuple[tuple[str, bytes], Exchange]]:
+    def __getitem__(self, method: str) -> list[tuple[tuple[str, bytes], Turn]]:
         return [(key, self.cassette.exchange(p)) for key, p in self.cassette.keyed[method]]
 
     def __iter__(self) -> Iterator[str]:
@@ -255,10 +256,10 @@ class CompactIndex(KeyedLookup):
     def __init__(self, cassette: CompactCassette):
         self.cassette = cassette
         self.mode = cassette.mode
-        self.exchanges: Sequence[Exchange] = _Rows(cassette, range(len(cassette)))
+        self.exchanges: Sequence[Turn] = _Rows(cassette, range(len(cassette)))
         self.keyed = _Keyed(cassette)
 
-    def bucket(self, key: tuple[str, bytes]) -> Sequence[Exchange] | None:
+    def bucket(self, key: tuple[str, bytes]) -> Sequence[Turn] | None:
         if self.mode == "sequential":
             return None
         h = hash(key) & _HASH_MASK
@@ -278,7 +279,7 @@ class CompactIndex(KeyedLookup):
             return None
         return bucket
 
-    def candidates(self, method: str) -> Sequence[Exchange] | None:
+    def candidates(self, method: str) -> Sequence[Turn] | None:
         """The first recorded exchanges of this method (as many as a miss is explained from)."""
         positions = self.cassette.by_method.get(method)
         return _Rows(self.cassette, positions) if positions is not None else None
@@ -324,6 +325,10 @@ class _Waiting:
         self.position, self.token, self.exchange_id = position, token, exchange_id
 
 
+#: requests of operations that live across messages: their recordings are served from memory
+_LIVE_OPERATIONS = frozenset({"subscriptions/listen", "tasks/get", "tasks/result", "tasks/cancel", "tasks/update"})
+
+
 def load_compact(path: str | Path, session: Session, mode: str) -> CompactCassette | None:
     """The recording in ``path`` (already opened as ``session``) behind a compact index, or None when it
     is not one that is compacted (see the module docstring) and must be served from memory."""
@@ -365,6 +370,8 @@ def load_compact(path: str | Path, session: Session, mode: str) -> CompactCasset
                     method = payload["method"] if isinstance(payload["method"], str) else ""
                     if method in ("initialize", "server/discover") and position > 0:
                         return None  # a conversation starts after requests: several, each served from its own
+                    if method in _LIVE_OPERATIONS:
+                        return None  # tasks and listen streams are served from memory (mock.live_operations)
                     if line > _MAX_LINE:
                         return None
                     cas.requests.append(line)
@@ -433,7 +440,7 @@ def load_compact(path: str | Path, session: Session, mode: str) -> CompactCasset
 
 
 def _owner(message: dict[str, Any], ctx: dict[str, Any] | None, waiting: dict[tuple[str, Any], _Waiting]) -> int | None:
-    """:func:`mcpreel.exchanges._owner` over the waiting requests' numbers (the same placement)."""
+    """:func:`mcpreel.operations.walk.Walker._owner` over the waiting requests' numbers (the same placement)."""
     if not waiting:
         return None
     if message.get("method") == "notifications/progress":

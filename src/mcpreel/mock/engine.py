@@ -38,9 +38,11 @@ from mcpreel.eras import (
     to_legacy_result,
     to_modern_result,
 )
-from mcpreel.exchanges import Cassette, ClientItem, Exchange, progress_token
 from mcpreel.mock.compact import CompactCassette, CompactIndex
+from mcpreel.mock.live_operations import ServedStreams, ServedTasks
 from mcpreel.mock.matcher import Matcher, Miss, RecordingIndex
+from mcpreel.operations.cassette import Cassette, ClientItem, Turn
+from mcpreel.operations.facts import LISTEN, progress_token
 
 if TYPE_CHECKING:
     from mcpreel.rules.engine import RuleSet
@@ -132,6 +134,9 @@ class Mock:
         self._notifications = notes
         self.sessions = [RecordedSession(RecordingIndex(cas.exchanges, self.options.match), era, client)
                          for cas, era, client in (sessions or []) if len(sessions or []) > 1]
+        #: the client turns of the recording and of each of its sessions (tasks and listen streams look in them)
+        self.recorded_turns: list[list[Turn]] = [] if isinstance(cassette, CompactCassette) else [cassette.exchanges]
+        self.recorded_turns += [s.index.exchanges for s in self.sessions if isinstance(s.index, RecordingIndex)]
 
     def session_for(self, handshake: dict[str, Any], era: str) -> RecordedSession | None:
         """The recorded session that best matches a client's opening request (None: one session only)."""
@@ -205,7 +210,7 @@ class Mock:
             return RuledConnection(self, self.rules)
         return MockConnection(self)
 
-    def add_exchange(self, ex: Exchange) -> None:
+    def add_exchange(self, ex: Turn) -> None:
         """A forwarded answer joins the recording: later identical requests are answered from it."""
         assert isinstance(self.cassette, Cassette) and isinstance(self.index, RecordingIndex)  # forward: in memory
         ex.position = len(self.cassette.exchanges)
@@ -245,6 +250,9 @@ class MockConnection:
         self.fallback: Matcher | None = None  # the whole recording, when a session of it was chosen
         self.initialized = False
         self.gone = False  # the client can answer nothing more (its stdin ended)
+        # the operations that live across messages: tasks and listen streams (mcpreel.mock.live_operations)
+        self.served_tasks = ServedTasks(mock.recorded_turns)
+        self.served_streams = ServedStreams(mock.recorded_turns)
 
     # -- the entry point --------------------------------------------------------------------------
     def receive(self, message: Any, emit: Emit) -> Coroutine[Any, Any, None] | None:
@@ -289,6 +297,7 @@ class MockConnection:
         """The client can send nothing more (stdin ended): recorded server requests stop waiting for
         answers that cannot come, and the answers they held back go out at once."""
         self.gone = True
+        self.served_streams.end_all()
         waiting, self._waiting = self._waiting, {}
         for fut in waiting.values():
             if not fut.done():
@@ -305,6 +314,8 @@ class MockConnection:
         method = message.get("method")
         if method == "notifications/initialized":
             self.initialized = True
+        elif method == "notifications/cancelled":
+            self.served_streams.cancelled(message)
         recorded = self.mock._notifications.get(method) if isinstance(method, str) else None
         if not recorded:
             return
@@ -351,6 +362,9 @@ class MockConnection:
                 return None
         elif self.era is None:
             self.era = LEGACY
+        if _is_task_request(method) and self.served_tasks.answer(message, emit, self._shape):
+            stats.answered += 1
+            return None
         found = self.matcher.match(message)
         if isinstance(found, Miss) and self.fallback is not None:
             wider = self.fallback.match(message)
@@ -368,6 +382,9 @@ class MockConnection:
             mock.on_event(f"miss: {found.method or '(no method)'} id={message.get('id')!r}: {found.reason}")
             emit(found.error(message["id"]))
             return None
+        if found.method == LISTEN:
+            stats.answered += 1
+            return self.served_streams.serve(found, message, emit, self._answer)
         before = found.before
         if before:
             before = _readdress_progress(before, found.request, message)
@@ -382,8 +399,9 @@ class MockConnection:
         """A recorded result as the client's era has it."""
         return to_modern_result(result, method) if self.era == MODERN else to_legacy_result(result)
 
-    def _answer(self, ex: Exchange, request_id: Any, emit: Emit) -> None:
+    def _answer(self, ex: Turn, request_id: Any, emit: Emit) -> None:
         stats = self.mock.stats
+        self.served_streams.before_answer(ex)
         if ex.response is None:
             stats.unanswered += 1
             self.mock.on_event(f"{ex.label()} has no answer in the recording: none is sent (id={request_id!r})")
@@ -399,10 +417,11 @@ class MockConnection:
                 if shaped is not response["result"]:
                     response = {**response, "result": shaped}
             emit({**response, "id": request_id})
+            self.served_tasks.created(ex)
         for step in ex.after:
             self._emit_step(step, emit)
 
-    async def _answer_slowly(self, ex: Exchange, before: list[dict[str, Any]], request_id: Any, emit: Emit) -> None:
+    async def _answer_slowly(self, ex: Turn, before: list[dict[str, Any]], request_id: Any, emit: Emit) -> None:
         timeout = self.mock.options.answer_timeout
         for step in before:
             if "id" not in step:
@@ -447,6 +466,10 @@ class MockConnection:
             emit(answers)  # type: ignore[arg-type]
         elif not batch:
             emit({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request: empty batch"}})
+
+
+def _is_task_request(method: Any) -> bool:
+    return method in ("tasks/get", "tasks/result", "tasks/cancel", "tasks/list")
 
 
 def _asked_version(request: dict[str, Any]) -> str | None:

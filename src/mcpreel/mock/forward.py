@@ -4,7 +4,10 @@ answer joins the recording (in memory at once, on disk after every forward).
 The live server is started on the first miss and initialized with what the client sent the mock
 (its ``initialize``), so it sees a proper session. When it loses that session — HTTP 404 on a session id
 a restarted server no longer knows, or a stdio server that exited — the forward that found out opens a
-new session (starts the server again), once, and retries once; both are told as events. Requests go upstream under fresh ids; what the
+new session (starts the server again), once, and retries once; both are told as events. A request the
+server may have acted on is never sent twice: a stdio server that died after the request was written to
+it fails that request (the server may have carried out the tool before it died); the next miss starts
+it again. HTTP 404 on the session (refused, not acted on) and a request never written are retried. Requests go upstream under fresh ids; what the
 live server says meanwhile is relayed to the client: notifications as they are, server requests under
 an id of the mock's and their answers sent back upstream under the server's own id.
 
@@ -28,10 +31,10 @@ from mcpreel._infra.timeutil import now_ms
 from mcpreel._version import __version__
 from mcpreel.clients.base import Transport
 from mcpreel.errors import TransportError, UsageError
-from mcpreel.exchanges import Exchange
 from mcpreel.formats import FORMATS, canonical_name, get_writer
 from mcpreel.mock.engine import Emit, MockConnection
 from mcpreel.model import Kind, Message, Session
+from mcpreel.operations.cassette import Turn
 
 __all__ = ["CassetteFile", "Forwarder"]
 
@@ -39,7 +42,8 @@ __all__ = ["CassetteFile", "Forwarder"]
 class CassetteFile:
     """The recording on disk, grown by forwarded exchanges."""
 
-    def __init__(self, path: str | Path, session: Session, format: str):
+    def __init__(self, path: str | Path, session: Session, format: str,
+                 redact: Callable[[Session], Session] | None = None):
         name = canonical_name(format)
         if not FORMATS[name].writes:
             raise UsageError(f"--on-miss forward adds answers to the recording, and {name} files cannot be "
@@ -47,8 +51,10 @@ class CassetteFile:
         self.path = Path(path)
         self.format = name
         self.session = session.materialize()
+        #: what the file gets instead of the session, when it is written redacted (a cassette of the plugin)
+        self.redact = redact
 
-    def append(self, ex: Exchange, notes: list[Message]) -> None:
+    def append(self, ex: Turn, notes: list[Message]) -> None:
         msgs = self.session.messages
         msgs.append(Message("in", ex.request, ex.t_request))
         msgs.extend(notes)
@@ -56,11 +62,15 @@ class CassetteFile:
             msgs.append(Message("out", ex.response, ex.t_response))
         writer = get_writer(self.format)
         with atomic_output(self.path) as out:
-            writer(self.session, out)
+            writer(self.session if self.redact is None else self.redact(self.session), out)
 
 
 class _SessionLost(TransportError):
     """The live server no longer knows the session (HTTP 404 on it): a new session may well work."""
+
+
+class _NotSent(TransportError):
+    """The live server was gone before the request was written to it: sending it to a new one is safe."""
 
 
 class _Flight:
@@ -119,6 +129,9 @@ class Forwarder:
             answer = await self._call_collect(conn, emit, request, flight_notes)
         except TransportError as exc:
             if not self._lost(exc):
+                if self._reader is not None and self._reader.done():
+                    raise TransportError(f"{exc}, with this request in hand: not sent again (the server may "
+                                         "have acted on it)") from exc
                 raise
             # the live server restarted (HTTP: our session id is stale) or crashed (stdio): open a new
             # session, or start it again, once for this request, and try it once more; a second failure
@@ -127,7 +140,7 @@ class Forwarder:
             self.on_event(f"forward: retrying {request.get('method')} once on the new session")
             flight_notes.clear()
             answer = await self._call_collect(conn, emit, request, flight_notes)
-        ex = Exchange(request, request, 0, None, t0, response={**answer, "id": request.get("id")}, t_response=now_ms(),
+        ex = Turn(request, request, 0, None, t0, response={**answer, "id": request.get("id")}, t_response=now_ms(),
                       before=[n.raw for n in flight_notes if n.kind == Kind.MESSAGE])
         conn.mock.add_exchange(ex)
         if self.cassette_file is not None:
@@ -136,7 +149,9 @@ class Forwarder:
         return answer
 
     def _lost(self, exc: TransportError) -> bool:
-        return isinstance(exc, _SessionLost) or (self._reader is not None and self._reader.done())
+        # only what the server did not act on is sent again: a refused session (404) or a request never
+        # written; a server that died with the request in hand may have done it (a tool's side effect)
+        return isinstance(exc, (_SessionLost, _NotSent))
 
     async def _restart(self, conn: MockConnection, exc: TransportError) -> None:
         http = isinstance(exc, _SessionLost)
@@ -159,7 +174,7 @@ class Forwarder:
         assert self.transport is not None
         if self._reader is not None and self._reader.done():
             # nobody would ever read the answer: say so now rather than after the timeout
-            raise TransportError(self.transport.ended or "the live server went away")
+            raise _NotSent(self.transport.ended or "the live server went away")
         upstream_id = f"mcpreel-fwd-{next(self._ids)}"
         flight = _Flight(conn, emit)
         flight.notes = notes

@@ -38,7 +38,8 @@ from mcpreel._infra import jsonio
 from mcpreel.compare.jsondiff import Difference, diff
 from mcpreel.compare.normalize import canonical_params, strip_volatile_meta
 from mcpreel.errors import InputError
-from mcpreel.exchanges import Exchange, subject
+from mcpreel.operations.cassette import Turn
+from mcpreel.operations.facts import subject
 from mcpreel.redact.keys import KEYED_MARKER, find_key, fingerprint
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ class Miss:
     method: str
     code: int
     reason: str
-    closest: Exchange | None = None
+    closest: Turn | None = None
     differences: list[Difference] = field(default_factory=list)
     #: the params of the request that missed, so whoever reports the miss can show what was asked
     params: Any = None
@@ -100,15 +101,15 @@ class KeyedLookup:
 class RecordingIndex(KeyedLookup):
     """The lookup tables of one cassette's exchanges for one match mode (shared by connections)."""
 
-    def __init__(self, exchanges: list[Exchange], mode: str = "method-params"):
+    def __init__(self, exchanges: list[Turn], mode: str = "method-params"):
         if mode not in MATCH_MODES:
             raise ValueError(f"unknown match mode {mode!r} (known: {', '.join(MATCH_MODES)})")
         self.mode = mode
         self.exchanges = exchanges
-        self.by_key: dict[tuple[str, bytes], list[Exchange]] = {}
-        self.by_method: dict[str, list[Exchange]] = {}
+        self.by_key: dict[tuple[str, bytes], list[Turn]] = {}
+        self.by_method: dict[str, list[Turn]] = {}
         #: per method, the recorded requests whose params hold keyed redaction markers
-        self.keyed: dict[str, list[tuple[tuple[str, bytes], Exchange]]] = {}
+        self.keyed: dict[str, list[tuple[tuple[str, bytes], Turn]]] = {}
         for ex in exchanges:
             self.by_method.setdefault(ex.method, []).append(ex)
             if mode != "sequential":
@@ -118,11 +119,11 @@ class RecordingIndex(KeyedLookup):
                     self.keyed.setdefault(ex.method, []).append((key, ex))
 
     # -- what a matcher asks ------------------------------------------------------------------------
-    def bucket(self, key: tuple[str, bytes]) -> Sequence[Exchange] | None:
+    def bucket(self, key: tuple[str, bytes]) -> Sequence[Turn] | None:
         """The recorded exchanges with this key, in recorded order."""
         return self.by_key.get(key)
 
-    def candidates(self, method: str) -> Sequence[Exchange] | None:
+    def candidates(self, method: str) -> Sequence[Turn] | None:
         """The recorded exchanges of this method, in recorded order (a miss looks at the first
         ``_CLOSEST_SCAN``; an index may hold no more)."""
         return self.by_method.get(method)
@@ -165,7 +166,7 @@ class Matcher:
         self._used: dict[Any, int] = {}
         self._next = 0  # sequential mode: position of the next recorded request
 
-    def match(self, request: dict[str, Any]) -> Exchange | Miss:
+    def match(self, request: dict[str, Any]) -> Turn | Miss:
         index = self.index
         method = request.get("method")
         method = method if isinstance(method, str) else ""
@@ -187,7 +188,7 @@ class Matcher:
                 return found
         return self._explain(request, method)
 
-    def _keyed(self, request: dict[str, Any], method: str) -> Exchange | None:
+    def _keyed(self, request: dict[str, Any], method: str) -> Turn | None:
         index = self.index
         secret_key = index.redact_key
         if secret_key is None:
@@ -207,7 +208,7 @@ class Matcher:
                     return found
         return None
 
-    def _take(self, key: tuple[str, bytes], bucket: Sequence[Exchange]) -> Exchange | None:
+    def _take(self, key: tuple[str, bytes], bucket: Sequence[Turn]) -> Turn | None:
         """The bucket's next unused answer (its last again when repeats are allowed), or None when used up."""
         used = _used_key(key)
         n = self._used.get(used, 0)
@@ -216,7 +217,7 @@ class Matcher:
             return bucket[n]
         return bucket[-1] if self.repeat else None
 
-    def _sequential(self, request: dict[str, Any], method: str) -> Exchange | Miss:
+    def _sequential(self, request: dict[str, Any], method: str) -> Turn | Miss:
         exchanges = self.index.exchanges
         if self._next < len(exchanges):
             ex = exchanges[self._next]
@@ -239,7 +240,7 @@ class Matcher:
         mine = mine if strict else strip_volatile_meta(mine)
         named = subject(request)
         # closest: a request naming the same tool (prompt, resource) first, then the fewest differences
-        best: tuple[tuple[bool, int], Exchange, list[Difference]] | None = None
+        best: tuple[tuple[bool, int], Turn, list[Difference]] | None = None
         for ex in candidates[:_CLOSEST_SCAN]:
             theirs = ex.request.get("params") or {}
             theirs = theirs if strict else strip_volatile_meta(theirs)

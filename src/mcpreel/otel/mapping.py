@@ -1,6 +1,6 @@
 """A session as OpenTelemetry spans, with the GenAI MCP semantic conventions, as plain data.
 
-One pass over the session (:func:`mcpreel.exchange_stream.walk`); a span is handed out as soon as its
+One pass over the session (:func:`mcpreel.operations.walk`); a span is handed out as soon as its
 request is answered, so a long session streams out in batches and only pending requests are held.
 
 - **A span per request**, named ``{mcp.method.name} {target}`` (target = the tool or prompt name, or
@@ -14,11 +14,22 @@ request is answered, so a long session streams out in batches and only pending r
   code, or ``tool_error`` for an ``isError`` result) with an ERROR status.
 - **Content is opt-in** (``include_content``): ``gen_ai.tool.call.arguments`` and
   ``gen_ai.tool.call.result`` as JSON text, after the default redaction rules.
-- **A session span is the root** (one per source file of a merged session), kind INTERNAL, named
+- **A session span is the root**, one per client session (:mod:`mcpreel.operations`: an HTTP session, a
+  conversation of its own, a source file of a merged session), each with its own ``mcp.session.id``, kind INTERNAL, named
   ``mcp session {server}``; ``traceparent``/``tracestate`` in a request's ``params._meta`` make that
   request a child of the caller's span (its trace), with a link back to the session span.
-- **Notifications are span events**: progress and cancellation on the request they name while it is
-  pending, every other one on the session span (at most :data:`MAX_ROOT_EVENTS`; the rest counted).
+- **Notifications are span events**: on the operation they belong to while it is open (progress,
+  cancellation, a task's status, a listen stream's acknowledgement and changes, a message said during a
+  request), every other one on the session span (at most :data:`MAX_ROOT_EVENTS`; the rest counted).
+- **An operation is one span** (:mod:`mcpreel.operations`): a task's span runs from the call that created
+  it to its result, its ``tasks/get`` polls and ``tasks/result`` are events on it (``mcp.task.id``,
+  ``mcp.task.status``, ``mcpreel.task.polls``); a ``subscriptions/listen`` span runs until the stream
+  ended (``mcpreel.ended_by``).
+- **The control channel's marks**: a request dropped in a viewer still has its span (``mcpreel.dropped``,
+  answered by the proxy: ``mcpreel.answer.injected``); an edit is ``mcpreel.edited`` /
+  ``mcpreel.answer.edited``, an injected request ``mcpreel.injected``.
+- A ``server/discover`` a handshake-era server refused (``-32601``) is the 2026 client's probe before it
+  falls back to ``initialize``: ``mcpreel.era_fallback``, never an ERROR.
 - **2026-07-28**, where the conventions are silent, in the same style: ``server/discover`` is a span
   like any other method; ``mcp.result.type`` is the result's ``resultType``; a retry that carries an
   ``input_required`` round's ``requestState`` links to that round's span and has ``mcp.request.round``.
@@ -38,22 +49,23 @@ from urllib.parse import urlsplit
 
 from mcpreel._infra import jsonio
 from mcpreel._version import __version__
-from mcpreel.exchange_stream import (
+from mcpreel.model import Kind, Session
+from mcpreel.operations.facts import (
     META_CLIENT_INFO,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
-    Exchange,
     info_name,
     mcp_session_id,
     origin_of,
-    walk,
 )
-from mcpreel.model import Kind, Session
+from mcpreel.operations.walk import Exchange, walk
 
 __all__ = ["MAX_ROOT_EVENTS", "SpanEvent", "SpanLink", "SpanMapper", "SpanRecord", "parse_traceparent", "spans"]
 
 #: events kept on a session span; a session of a million log notifications must not make one huge span
 MAX_ROOT_EVENTS = 1000
+#: spans an HTTP client session keeps back while its session id is not known yet (then they go without)
+_WAIT_FOR_ID = 64
 
 _TRACEPARENT = re.compile(r"^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
 
@@ -108,6 +120,12 @@ class SpanRecord:
 @dataclass(slots=True)
 class _Root:
     span: SpanRecord
+    session_id: str | None = None  # this client session's Mcp-Session-Id
+    client_name: str | None = None
+    index: int = 1
+    #: spans closed before an HTTP session named its id (a discover probe, the initialize): they wait for it
+    waiting: list[SpanRecord] = field(default_factory=list)
+    gave_up: bool = False  # no id came in time (a stateless 2026 session has none): nothing waits any more
     first_ms: int | None = None
     last_ms: int | None = None
     dropped_events: int = 0
@@ -164,15 +182,14 @@ class SpanMapper:
             self.redactor = Redactor()
         self.include_content = include_content
         self.now_ms = now_ms
-        self.roots: dict[Any, _Root] = {}
+        self.roots: dict[int, _Root] = {}  # client session -> its root
         self.spans: dict[int, SpanRecord] = {}  # exchange n -> its open span
         self.rounds: dict[str, tuple[int, int, int]] = {}  # requestState -> (trace, span, round)
         self.last_ms: int | None = self.info.started
         self.server_name: str | None = None
         self.server_version: str | None = None
-        self.client_name: str | None = None
-        self.session_id: str | None = None
         self.base_attrs = _network(self.info.transport, self.info.url)
+        self.http = self.base_attrs.get("network.transport") == "tcp"
 
     # -- ids and times -----------------------------------------------------------------------------
     def _id(self, bits: int) -> int:
@@ -189,14 +206,38 @@ class SpanMapper:
             self.last_ms = t
         return int(t) * 1_000_000
 
-    def _root(self, origin: Any) -> _Root:
-        root = self.roots.get(origin)
+    def _root(self, session: int, origin: str | None) -> _Root:
+        root = self.roots.get(session)
         if root is None:
             span = SpanRecord("mcp session", "internal", self._id(128), self._id(64), None, 0, 0)
-            root = self.roots[origin] = _Root(span)
+            root = self.roots[session] = _Root(span, index=session)
             if origin is not None:
                 span.attributes["mcpreel.session.file"] = origin
         return root
+
+    def _session_id_of(self, root: _Root) -> str | None:
+        """The session id its spans carry: the HTTP session's; else the recording's id, numbered after the
+        first client session (``ID/2``: one id per client session, whatever the transport)."""
+        if root.session_id:
+            return root.session_id
+        if not self.info.id:
+            return None
+        return self.info.id if root.index == 1 else f"{self.info.id}/{root.index}"
+
+    def _out(self, root: _Root, span: SpanRecord) -> list[SpanRecord]:
+        """Hand a closed span out, once its session's id is known (HTTP: the answer that names it)."""
+        root.waiting.append(span)
+        if root.session_id is None and self.http and not root.gave_up:
+            if len(root.waiting) < _WAIT_FOR_ID:
+                return []
+            root.gave_up = True
+        return self._release(root)
+
+    def _release(self, root: _Root) -> list[SpanRecord]:
+        out, root.waiting = root.waiting, []
+        for span in out:
+            self._session_attr(span, root)
+        return out
 
     def _seen(self, root: _Root, t: int | None) -> None:
         if t is None:
@@ -216,64 +257,135 @@ class SpanMapper:
     def feed(self, step: Any) -> list[SpanRecord]:
         kind = step.kind
         msg = step.msg
-        if kind == "record":
-            root = self._root(origin_of(msg))
+        root = self._root(step.session, origin_of(msg) if msg is not None else None)
+        released: list[SpanRecord] = []
+        if msg is not None:
             self._seen(root, msg.t)
+            if root.session_id is None and msg.ctx:
+                root.session_id = mcp_session_id(msg)
+                if root.session_id is not None and root.waiting:
+                    released = self._release(root)
+        out = self._step(step, kind, msg, root)
+        return released + out if released else out
+
+    def _step(self, step: Any, kind: str, msg: Any, root: _Root) -> list[SpanRecord]:
+        if kind == "record":
             if msg.kind == Kind.STDERR:
                 root.counts["stderr"] += 1
-            self._session_id(msg)
             return []
-        if msg is not None:
-            self._session_id(msg)
         if kind == "request":
             ex = step.exchange
-            root = self._root(ex.origin)
-            self._seen(root, ex.t)
             root.counts["requests"] += 1
-            if not ex.dropped:
-                self.spans[ex.n] = self._open(ex, root)
+            op = step.operation
+            if op is not None and op.kind == "task" and ex.role != "call" and op.opening.n in self.spans:
+                return []  # a poll, the result or a cancel of a task: an event on the task's span
+            self.spans[ex.n] = self._open(ex, root)
             return []
         if kind == "response":
             ex = step.exchange
-            root = self._root(ex.origin)
-            self._seen(root, ex.t_end)
             self._learn(ex, root)
+            op = step.operation
+            if op is not None and op.kind == "task":
+                return self._task_answer(ex, op, root)
             span = self.spans.pop(ex.n, None)
             if span is None:
                 return []
             self._close(span, ex, root)
-            return [span]
+            return self._out(root, span)
         if kind == "notification":
-            root = self._root(origin_of(msg))
-            self._seen(root, msg.t)
             root.counts["notifications"] += 1
             self._event(step, root)
             return []
         if kind in ("orphan", "other"):
-            root = self._root(origin_of(msg))
-            self._seen(root, msg.t)
             if kind == "orphan":
                 root.counts["orphans"] += 1
             return []
-        if kind == "unanswered":
+        if kind == "operation":
+            op = step.operation
+            if op is not None and op.kind in ("task", "listen"):
+                span = self.spans.pop(op.opening.n, None)
+                if span is not None:
+                    return self._out(root, self._end_operation(span, op, root))
+            return []
+        if kind in ("unanswered", "ended"):
             ex = step.exchange
-            root = self._root(ex.origin)
-            root.counts["unanswered"] += 1
+            op = step.operation
+            if op is not None and op.kind == "task" and ex.role != "call":
+                return []
+            if kind == "unanswered":
+                root.counts["unanswered"] += 1
             span = self.spans.pop(ex.n, None)
             if span is None:
                 return []
             span.end_ns = max(span.start_ns, self._ns(root.last_ms))
+            self._session_attr(span, root)
+            if kind == "ended":
+                span.attributes["mcpreel.ended_by"] = "cancel"
+                return self._out(root, span)
             span.attributes["mcpreel.unanswered"] = True
             if ex.cancelled:
                 span.attributes["error.type"] = "cancelled"
-            return [span]
+            return self._out(root, span)
         return []
+
+    def _task_answer(self, ex: Exchange, op: Any, root: _Root) -> list[SpanRecord]:
+        """An answer within a task: the creating call's keeps the span open; the others are events."""
+        span = self.spans.get(op.opening.n)
+        if span is None:
+            return []
+        if ex.role == "call":
+            span.attributes["mcp.task.id"] = _attr(op.task_id)
+            return []
+        attrs: dict[str, Any] = {"mcp.method.name": ex.method, "mcp.task.id": _attr(op.task_id)}
+        status = op.task_status
+        if status is not None:
+            attrs["mcp.task.status"] = status
+        span.events.append(SpanEvent(ex.method, self._ns(ex.t_end), attrs))
+        return []
+
+    def _end_operation(self, span: SpanRecord, op: Any, root: _Root) -> SpanRecord:
+        """Close the span of a task or a listen stream when its operation is complete (or at the end)."""
+        final = op.final
+        end = final.t_end if final is not None else (op.t_end if op.t_end is not None else root.last_ms)
+        span.end_ns = max(span.start_ns, self._ns(end))
+        self._session_attr(span, root)
+        if op.ended_by:
+            span.attributes["mcpreel.ended_by"] = op.ended_by
+        if op.kind == "task":
+            span.attributes["mcpreel.task.polls"] = op.polls
+            if op.task_status is not None:
+                span.attributes["mcp.task.status"] = op.task_status
+            status, code, message = op.status()
+            if status == "error":
+                span.attributes["error.type"] = str(code) if code is not None else "task_failed"
+                span.error = message or "task failed"
+                root.counts["errors"] += 1
+            elif status == "isError":
+                span.attributes["error.type"] = "tool_error"
+                span.error = message or "tool_error"
+                root.counts["errors"] += 1
+            elif not op.complete:
+                span.attributes["mcpreel.unanswered"] = True
+            if self.include_content and final is not None and isinstance((final.response or {}).get("result"), dict):
+                span.attributes["gen_ai.tool.call.result"] = _json_text(final.response["result"], self.redactor)
+        elif op.kind == "listen" and final is not None:
+            self._close(span, final, root)
+        return span
+
+    def _session_attr(self, span: SpanRecord, root: _Root) -> None:
+        session_id = self._session_id_of(root)
+        if session_id:
+            span.attributes["mcp.session.id"] = session_id
 
     def finish(self) -> list[SpanRecord]:
         """The session spans, last: their end is the session's last record."""
         out = []
         for root in self.roots.values():
+            out.extend(self._release(root))
+        for session, root in self.roots.items():
             span = root.span
+            if len(self.roots) > 1:
+                span.attributes["mcpreel.session.index"] = session
             start = root.first_ms if root.first_ms is not None else self.info.started
             end = root.last_ms if root.last_ms is not None else self.info.ended
             span.start_ns = self._ns(start)
@@ -284,12 +396,13 @@ class SpanMapper:
                 span.name = f"mcp session {self.server_name}"
             attrs = span.attributes
             attrs.update(self.base_attrs)
-            if self.session_id or self.info.id:
-                attrs["mcp.session.id"] = self.session_id or self.info.id
+            session_id = self._session_id_of(root)
+            if session_id:
+                attrs["mcp.session.id"] = session_id
             if root.protocol_version:
                 attrs["mcp.protocol.version"] = root.protocol_version
-            if self.client_name:
-                attrs["mcpreel.client"] = self.client_name
+            if root.client_name:
+                attrs["mcpreel.client"] = root.client_name
             if self.info.label:
                 attrs["mcpreel.session.label"] = self.info.label
             if self.info.command:
@@ -339,13 +452,15 @@ class SpanMapper:
             root.protocol_version = root.protocol_version or version
         elif root.protocol_version:
             attrs["mcp.protocol.version"] = root.protocol_version
-        if ex.dir == "in" and self.client_name is None:
+        if ex.dir == "in" and root.client_name is None:
             info = meta.get(META_CLIENT_INFO)
             if ex.method == "initialize" and isinstance(ex.params, dict):
                 info = ex.params.get("clientInfo")
-            self.client_name = info_name(info)
-        if self.session_id or self.info.id:
-            attrs["mcp.session.id"] = self.session_id or self.info.id
+            root.client_name = info_name(info)
+        for mark, on in (("mcpreel.dropped", ex.dropped), ("mcpreel.edited", ex.edited),
+                         ("mcpreel.injected", ex.injected)):
+            if on:
+                attrs[mark] = True
         params = ex.params if isinstance(ex.params, dict) else {}
         if ex.method == "tools/call":
             attrs["gen_ai.operation.name"] = "execute_tool"
@@ -377,10 +492,18 @@ class SpanMapper:
 
     def _close(self, span: SpanRecord, ex: Exchange, root: _Root) -> None:
         span.end_ns = max(span.start_ns, self._ns(ex.t_end))
+        self._session_attr(span, root)
         status, code, message = ex.status()
         response = ex.response or {}
         result = response.get("result")
-        if status == "error":
+        if ex.response_injected:
+            span.attributes["mcpreel.answer.injected"] = True
+        if ex.response_edited:
+            span.attributes["mcpreel.answer.edited"] = True
+        if status == "fallback":
+            span.attributes["mcpreel.era_fallback"] = True
+            span.attributes["rpc.response.status_code"] = str(code)
+        elif status == "error":
             span.attributes["rpc.response.status_code"] = str(code)
             span.attributes["error.type"] = str(code)
             span.error = message or f"JSON-RPC error {code}"
@@ -429,7 +552,12 @@ class SpanMapper:
                 attrs["mcpreel.params"] = _json_text(params, self.redactor)
         event = SpanEvent(method, self._ns(step.msg.t), attrs)
         related = step.related
-        span = self.spans.get(related.n) if related is not None else None
+        op = step.operation
+        span = None
+        if op is not None and op.kind in ("task", "listen"):
+            span = self.spans.get(op.opening.n)
+        if span is None and related is not None and method in ("notifications/progress", "notifications/cancelled"):
+            span = self.spans.get(related.n)  # the request it names (any other message: the session's)
         if span is not None:
             span.events.append(event)
         elif len(root.span.events) < MAX_ROOT_EVENTS:
@@ -455,9 +583,6 @@ class SpanMapper:
                 self.server_name = _str(info.get("name"))
                 self.server_version = _str(info.get("version"))
 
-    def _session_id(self, msg: Any) -> None:
-        if self.session_id is None and msg.ctx:
-            self.session_id = mcp_session_id(msg)
 
 
 def _str(value: Any) -> str | None:

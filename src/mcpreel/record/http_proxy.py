@@ -340,7 +340,7 @@ class RecordingProxy:
         if self.interceptor is not None and method == "POST":
             self._last_post = (target, headers)
             if body and coding is None and getattr(self.interceptor, "active", True):  # else: not even parsed
-                held = await self._intercept(body, headers)
+                held = await self._intercept(body, headers, receive)
                 if held is not None:
                     body, marks, done = await self._carry_out(held, body, method, path, headers, send)
                     if done:
@@ -357,9 +357,11 @@ class RecordingProxy:
             self._flows.discard(flow)
 
     # -- the intercept ------------------------------------------------------------------------------
-    async def _intercept(self, body: bytes, headers: list[tuple[bytes, bytes]]) -> tuple[Any, Decision] | None:
+    async def _intercept(self, body: bytes, headers: list[tuple[bytes, bytes]],
+                         receive: Any) -> tuple[Any, Decision] | None:
         """``(message, decision)`` for a body the interceptor wants (waiting for the decision off the loop),
-        or None when it lets the body through untouched."""
+        or None when it lets the body through untouched. A client that disconnects while its request is
+        held has it abandoned (the interceptor's ``abandon``): nothing waits on a person for it."""
         interceptor = self.interceptor
         assert interceptor is not None
         if body.lstrip()[:1] != b"{":
@@ -375,7 +377,19 @@ class RecordingProxy:
         if self._holds is None:
             self._holds = concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="mcpreel-hold")
         loop = asyncio.get_running_loop()
-        decision = await loop.run_in_executor(self._holds, safe_decide, interceptor, item, self._warn)
+        deciding = loop.run_in_executor(self._holds, safe_decide, interceptor, item, self._warn)
+        watcher = asyncio.ensure_future(receive())  # the body is read: what comes next is the disconnect
+        try:
+            await asyncio.wait({deciding, watcher}, return_when=asyncio.FIRST_COMPLETED)
+            if not deciding.done() and not watcher.cancelled() and watcher.exception() is None \
+                    and watcher.result().get("type") == "http.disconnect":
+                abandon = getattr(interceptor, "abandon", None)
+                if callable(abandon):
+                    abandon(item.session, value)
+        finally:
+            if not watcher.done():
+                watcher.cancel()
+        decision = await deciding
         return value, decision
 
     async def _carry_out(self, held: tuple[Any, Decision], body: bytes, method: str, path: str,
@@ -391,7 +405,10 @@ class RecordingProxy:
             return body, {"decided_by": by}, False
         # drop or close: nothing reaches the target
         ex = self.recorder.open(method, path)
-        self.recorder.request_body(ex, headers, jsonio.dumps(value), marks={"dropped": True, "decided_by": by})
+        marks: dict[str, Any] = {"dropped": True, "decided_by": by}
+        if decision.abandoned:
+            marks["abandoned"] = True
+        self.recorder.request_body(ex, headers, jsonio.dumps(value), marks=marks)
         if decision.action == "close":
             self.recorder.closed(ex, "proxy", f"closed by {by or 'the interceptor'}")
             raise DropConnection(f"closed by {by or 'the interceptor'}")

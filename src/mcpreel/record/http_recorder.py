@@ -171,6 +171,8 @@ def _mark(msg: Message, marks: dict[str, Any]) -> None:
     msg.injected = marks.get("injected") is True
     by = marks.get("decided_by")
     msg.decided_by = by if isinstance(by, str) and by else None
+    if marks.get("abandoned") is True:  # the client went away while it was held (record.intercept)
+        msg.extra = {**(msg.extra or {}), "abandoned": True}
 
 
 def header(headers: dict[str, str] | None, name: str) -> str | None:

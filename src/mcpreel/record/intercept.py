@@ -22,6 +22,11 @@ legacy SSE) call the same seam, so a person at a viewer (:class:`mcpreel.control
   intercept is off), so the stdio pump skips even parsing lines for ``wants``;
 - optionally ``shutdown()``: the proxy is stopping (the HTTP proxy calls it when its server begins to
   stop): whatever is held should be decided now, so stopping never waits on a person.
+- optionally ``abandon(session=None, message=None)``: the client went away (stdio: nobody reads the
+  proxy's stdout any more, and both are None: everything held; HTTP: the connection of a held request
+  closed, ``session`` its ``Mcp-Session-Id`` and ``message`` the very object that was offered to
+  ``decide``): what is held for it ends now with :data:`ABANDONED`, since nobody can get an answer, and
+  nothing waits on a person for a client that is gone.
 
 What an interceptor sees is the wire, before any ``--redact`` (that applies to what is recorded only).
 Only single JSON-RPC objects are offered to it; a batch, a line that is not JSON and (on HTTP) anything the
@@ -31,12 +36,16 @@ A :class:`Decision` says ``forward`` (unchanged), ``edit`` (send ``message`` ins
 interceptor already validated, :func:`mcpreel.control.protocol.validate_message`), ``drop`` (send nothing
 on; for a dropped *request* the sender is answered with ``error``, a JSON-RPC error object, with the
 request's id, so the client never hangs — :data:`DEFAULT_DROP_ERROR` when ``error`` is None), or ``close``
-(end the connection: stdio closes the pipe to the receiver, HTTP drops the client's connection). ``by``
+(end the connection: stdio closes the pipe to the receiver, HTTP drops the client's connection). A
+decision with ``abandoned`` set (:data:`ABANDONED`: a ``close`` by ``client-gone``) is what a held message
+gets when its client went away: it is not sent on, and the stdio proxy closes the server's stdin, so the
+server and the proxy end as they do when a client closes its end. ``by``
 says who decided (``viewer``, ``timeout``, ``rules:NAME``) and goes into the reel as ``decided_by``; an
 ``inject`` tuple of ``(direction, message)`` is sent right after the decision is carried out.
 
 In the reel (spec 02): an edited message is recorded once, as forwarded, with ``modified: true`` and
-``original`` (the message as it arrived); a dropped one with ``dropped: true``; both with ``decided_by``; an
+``original`` (the message as it arrived); a dropped one with ``dropped: true``; both with ``decided_by``; an abandoned one
+with ``dropped: true`` and ``abandoned: true`` (kept by the reel reader as an extra member); an
 injected message, and the error answer to a dropped request, with ``injected: true``. A message that was
 held and then forwarded unchanged is recorded like any other, plus ``decided_by``.
 
@@ -65,6 +74,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
+    "ABANDONED",
     "ACTIONS",
     "DEFAULT_DROP_ERROR",
     "FORWARD",
@@ -102,6 +112,8 @@ class Decision:
     error: dict[str, Any] | None = None
     by: str = "viewer"
     inject: Sequence[tuple[str, Any]] = field(default=())
+    #: the client went away while the message was held (see the module docstring)
+    abandoned: bool = False
 
     def __post_init__(self) -> None:
         if self.action not in ACTIONS:
@@ -112,6 +124,8 @@ class Decision:
 
 #: forward unchanged, decided by nobody in particular (the interceptor let it pass)
 FORWARD = Decision("forward", by="")
+#: what a message held for a client that went away gets: not sent on, recorded as abandoned
+ABANDONED = Decision("close", by="client-gone", abandoned=True)
 
 
 class InjectPort(Protocol):
@@ -173,6 +187,12 @@ class Interceptors:
             if callable(hook):
                 hook()
 
+    def abandon(self, session: str | None = None, message: Any = None) -> None:
+        for i in self.chain:
+            hook = getattr(i, "abandon", None)
+            if callable(hook):
+                hook(session, message)
+
     def wants(self, direction: str, message: Any) -> bool:
         return any(i.wants(direction, message) for i in self.chain)
 
@@ -188,7 +208,7 @@ class Interceptors:
             d = i.decide(Pending(item.direction, current, item.t, item.session))
             inject.extend(d.inject)
             if d.action in ("drop", "close"):
-                return Decision(d.action, error=d.error, by=d.by, inject=tuple(inject))
+                return Decision(d.action, error=d.error, by=d.by, inject=tuple(inject), abandoned=d.abandoned)
             if d.action == "edit":
                 current = d.message
                 by = d.by

@@ -20,11 +20,20 @@ decided — forwarded, edited, dropped (a dropped request answered with an error
 it goes on. Lines it does not want are recorded and go on as they came; while it holds nothing (``active``
 False: a control socket nobody intercepts with) bytes stream through as above. Injected messages are
 written between whole lines, under the same per-pipe lock as the pump's writes.
+
+A client that goes away while a message is held (it died, or an IDE restarted its servers) would leave the
+pump waiting on a decision nobody can use, and the server running: with an interceptor, a watcher polls
+the proxy's stdout for its reader's end closing (``POLLERR``/``POLLHUP``, nothing is read or written), and
+then every held message ends as abandoned (:data:`~mcpreel.record.intercept.ABANDONED`: recorded
+``dropped`` and ``abandoned``, not sent on) and the server's stdin is closed, so it and the proxy end as
+they do when a client closes its end. A client that only closes its stdin is not gone (it may still read
+the answers to what it sent), so that alone abandons nothing.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,7 +55,7 @@ from mcpreel.errors import UsageError
 from mcpreel.formats.reel import ReelWriter
 from mcpreel.model import Message, SessionInfo
 from mcpreel.record.framing import LineCutter
-from mcpreel.record.intercept import Decision, Interceptor, Pending, drop_answer, safe_decide
+from mcpreel.record.intercept import ABANDONED, Decision, Interceptor, Pending, drop_answer, safe_decide
 from mcpreel.record.naming import check_writable, claim_reel
 from mcpreel.record.pipeline import Pipeline, Redaction
 from mcpreel.record.session_file import SessionFileKeeper
@@ -60,6 +69,8 @@ _CHUNK = 1 << 16
 _BATCH = 64
 #: how long output still in the server's pipes is read after it exited (a grandchild may hold them open)
 _DRAIN_SECONDS = 2.0
+#: how often the client watcher looks again when it was told nothing (its poll is woken by the event itself)
+_WATCH_SECONDS = 0.5
 
 
 @dataclass
@@ -109,6 +120,8 @@ class StdioProxy:
         self.stderr_fd = stderr_fd
         self.client_eof = threading.Event()
         self.client_gone = threading.Event()
+        #: held messages that ended as abandoned: the client went away (see the module docstring)
+        self.abandoned = 0
         self.signals: list[int] = []
         self.client_ended = False
         self.interceptor = interceptor
@@ -214,14 +227,21 @@ class StdioProxy:
     def _decided(self, direction: str, line: bytes, value: Any, t: int) -> None:
         """One line the interceptor wanted: wait for its decision, record it as decided, carry it out."""
         assert self.interceptor is not None
-        decision: Decision = safe_decide(self.interceptor, Pending(direction, value, t), self._warn)
+        if self.client_gone.is_set():  # nobody can get an answer any more: no one is asked
+            decision: Decision = ABANDONED
+        else:
+            decision = safe_decide(self.interceptor, Pending(direction, value, t), self._warn)
         by = decision.by or None
         action = decision.action
         if action == "edit":
             self.recorder.message(Message(direction, decision.message, t, modified=True, original=value, decided_by=by))
             self._send(direction, jsonio.dumps(decision.message) + b"\n")
         elif action in ("drop", "close"):
-            self.recorder.message(Message(direction, value, t, dropped=True, decided_by=by))
+            self.recorder.message(Message(direction, value, t, dropped=True, decided_by=by,
+                                          extra={"abandoned": True} if decision.abandoned else None))
+            if decision.abandoned:  # the client is gone: the server's stdin closes, whichever way this went
+                self.abandoned += 1
+                self._close_direction("in")
             answer = drop_answer(value, decision) if action == "drop" else None
             if answer is not None:
                 back = "out" if direction == "in" else "in"
@@ -354,6 +374,35 @@ class StdioProxy:
         if pending:
             record([pending], now_ms())
 
+    def _watch_client(self, stop: threading.Event) -> None:
+        """With an interceptor: notice the client's end of stdout closing (see the module docstring)."""
+        poller = select.poll()
+        try:
+            poller.register(self.stdout_fd, 0)  # no event asked: only POLLERR / POLLHUP / POLLNVAL come back
+        except (OSError, ValueError):
+            return
+        while not stop.is_set():
+            try:
+                events = poller.poll(int(_WATCH_SECONDS * 1000))
+            except InterruptedError:
+                continue
+            except OSError:
+                return
+            if any(ev & (select.POLLERR | select.POLLHUP) for _, ev in events):
+                break
+            if any(ev & select.POLLNVAL for _, ev in events):
+                return
+        else:
+            return
+        self.client_gone.set()
+        abandon = getattr(self.interceptor, "abandon", None)
+        if callable(abandon):
+            try:
+                abandon(None, None)
+            except Exception as exc:
+                if self._warn is not None:
+                    self._warn(f"intercept: abandoning the held messages failed ({exc!r})")
+
     # -- the session -------------------------------------------------------------------------------
     def run(self) -> tuple[int, str]:
         """Pump until the server exits; returns ``(exit status, reason)``."""
@@ -361,13 +410,20 @@ class StdioProxy:
             name: threading.Thread(target=target, name=f"mcpreel-{name}", daemon=True)
             for name, target in (("in", self._pump_in), ("out", self._pump_out), ("err", self._pump_err))
         }
+        stop_watching = threading.Event()
+        if self.interceptor is not None:
+            threads["watch"] = threading.Thread(target=self._watch_client, args=(stop_watching,),
+                                                name="mcpreel-watch", daemon=True)
         with forward_signals(self.process.pid, self.signals.append):
             for signum in early_signals.take():  # came after the server started, before these handlers
                 self.signals.append(signum)
                 signal_group(self.process.pid, signum)
             for thread in threads.values():
                 thread.start()
-            returncode = self.process.wait()
+            try:
+                returncode = self.process.wait()
+            finally:
+                stop_watching.set()
             # judged the moment the server is gone, before anyone can react to its going
             signals = len(self.signals)
             self.client_ended = self.client_eof.is_set() or self.client_gone.is_set() or bool(signals)
@@ -387,6 +443,8 @@ class StdioProxy:
         if self.signals:
             names = ", ".join(dict.fromkeys(signal_name(s) for s in self.signals))
             return f"{why} after {names} was forwarded to it"
+        if self.abandoned:
+            return f"{why} after the client went away ({self.abandoned} held message(s) abandoned)"
         if self.client_eof.is_set():
             return f"{why} after the client closed its stdin"
         if self.client_gone.is_set():

@@ -1,6 +1,6 @@
 """Replay: re-send a recording's client side to a live server and judge every answer.
 
-:mod:`.verify` does the work on top of :mod:`mcpreel.exchanges` (a session paired into exchanges) and
+:mod:`.verify` does the work on top of :mod:`mcpreel.operations` (the one reading of a session) and
 :mod:`mcpreel.compare.normalize` (what "the same" means); the server is reached through a client
 transport (:mod:`mcpreel.clients`). :func:`replay_file` is the library's entry point (the CLI calls
 nothing else): it reads the session file, runs, and returns a report; it never prints.

@@ -15,6 +15,18 @@ requests that were in flight together in the recording are sent together again (
   handshake is not compared.
 - Multi-round-trip requests (2026-07-28): when the server answers ``input_required``, the recording's
   own retry is sent with the ``requestState`` the live server just gave in place of the recorded one.
+- Tasks (the 2025-11-25 utility and the 2026-07-28 extension): a task is ONE operation. The live server's
+  task id stands for the recorded one (in every ``params.taskId`` sent, and in the answers judged); the
+  recorded ``tasks/get`` polls and ``tasks/result`` are not sent as recorded: once the live server created
+  the task, it is polled as it asks (``pollInterval``, 2026: ``pollIntervalMs``) until a terminal status,
+  for at most the recording's own duration of the task plus the timeout, then its result is asked as the
+  recording asked it. The task is judged by its terminal status and its result (``$.status``,
+  ``$.result...``), never by how many polls either side made. A recorded ``tasks/cancel`` is sent in its place.
+- Listen streams (2026-07-28 ``subscriptions/listen``): the notifications tagged with the live request's
+  id are collected; before the recording's own end of the stream (the client's ``notifications/cancelled``)
+  is sent, the replayer waits (at most the grace) for as many as the recording carried, then judges the
+  acknowledged filter and the kinds and order of the notifications (``$.acknowledged``,
+  ``$.notifications[i]``), not their timing.
 - Ids: a recorded id is kept unless it is already in use in this run; then the request gets a fresh
   one (and a ``notifications/cancelled`` naming it follows). The report shows both.
 - Server requests (sampling, roots, elicitation) are answered from the recording, matched like the
@@ -56,9 +68,18 @@ from mcpreel.eras import (
     to_modern_request,
 )
 from mcpreel.errors import InputError, TransportError
-from mcpreel.exchanges import Builder, ClientItem, Exchange, subject
 from mcpreel.mock.matcher import METHOD_NOT_FOUND, Matcher, Miss, RecordingIndex
 from mcpreel.model import Kind, Message, Session
+from mcpreel.operations.cassette import Builder, ClientItem, Turn
+from mcpreel.operations.facts import (
+    LISTEN,
+    TERMINAL_TASK_STATUSES,
+    created_task,
+    subject,
+    subscription_of,
+    task_status_of,
+)
+from mcpreel.operations.walk import Operation
 from mcpreel.sessions import ClientSession, Describer
 
 __all__ = ["ERA_CHOICES", "LATEST_PROTOCOL", "ReplayOptions", "ReplayReport", "RequestResult",
@@ -100,6 +121,8 @@ class RequestResult:
     source: int | None = None
     session: int | None = None  # which client session of the recording (1-based) it belongs to
     judged: bool = field(default=False, repr=False, compare=False)  # has its verdict (see ReplayReport.sink)
+    #: a task or a listen stream judged as one operation: its kind and how it went (polls, task ids, ...)
+    operation: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -117,7 +140,7 @@ class RequestResult:
             "recorded_duration_ms": self.recorded_duration_ms,
             "diff": [d.to_json() for d in self.diff],
             "source_line": self.source,
-        }
+        } | ({"operation": self.operation} if self.operation is not None else {})
 
 
 @dataclass
@@ -262,7 +285,7 @@ class ReplayReport:
 class _Pending:
     __slots__ = ("exchange", "sent", "t0", "future", "result")
 
-    def __init__(self, exchange: Exchange | None, sent: dict[str, Any], result: RequestResult | None):
+    def __init__(self, exchange: Turn | None, sent: dict[str, Any], result: RequestResult | None):
         self.exchange = exchange
         self.sent = sent
         self.t0 = time.perf_counter()
@@ -287,8 +310,15 @@ class _Run:
         self.ended: str | None = None
         self.tasks: set[asyncio.Task[None]] = set()
         self.request_states: dict[str, str] = {}  # recorded requestState -> the live server's
+        self.task_ids: dict[tuple[str, Any], Any] = {}  # recorded task id (key) -> the live server's
+        self.recorded_task_ids: dict[tuple[str, Any], Any] = {}  # live task id (key) -> the recorded one
+        self.task_runs: dict[int, asyncio.Task[None]] = {}  # task operation n -> its runner
+        self.streams: dict[tuple[str, Any], list[dict[str, Any]]] = {}  # live listen id -> what it carried
+        self.listens: dict[tuple[str, Any], Turn] = {}  # recorded listen id -> its turn, while open
+        self.feed: _Feed | None = None
+        self.n_task_requests = 0
 
-    def learn_request_state(self, ex: Exchange, answer: dict[str, Any] | None) -> None:
+    def learn_request_state(self, ex: Turn, answer: dict[str, Any] | None) -> None:
         """An ``input_required`` answer: its ``requestState`` stands in for the recorded one from now on."""
         recorded = _request_state(ex.response)
         live = _request_state(answer)
@@ -325,6 +355,11 @@ class _Run:
             return
         for member in msg.members():
             if "method" in member:
+                if "id" not in member and self.streams:
+                    sub = subscription_of(member)
+                    carried = self.streams.get(verbatim_key(sub)) if sub is not None else None
+                    if carried is not None:
+                        carried.append(member)
                 if "id" in member:
                     task = asyncio.ensure_future(self._answer_server_request(member))
                     self.tasks.add(task)
@@ -374,6 +409,11 @@ class _Run:
         recorded ``requestState`` replaced by the one the live server issued."""
         out = message
         params = message.get("params")
+        if self.task_ids and isinstance(params, dict) and "taskId" in params:
+            live = self.task_ids.get(verbatim_key(params["taskId"]))
+            if live is not None:
+                out = message = {**message, "params": {**params, "taskId": live}}
+                params = message["params"]
         if self.request_states and isinstance(params, dict) and params.get("requestState") in self.request_states:
             out = message = {**message, "params": {**params, "requestState": self.request_states[params["requestState"]]}}
         if "id" in message:
@@ -396,7 +436,7 @@ class _Run:
                     out = {**message, "params": {**params, "requestId": renamed}}
         return out
 
-    async def send(self, message: dict[str, Any], exchange: Exchange | None, result: RequestResult | None) -> _Pending | None:
+    async def send(self, message: dict[str, Any], exchange: Turn | None, result: RequestResult | None) -> _Pending | None:
         sent = self.prepare(message)
         p = None
         if "id" in sent:
@@ -450,7 +490,7 @@ def _request_state(message: dict[str, Any] | None) -> str | None:
     return None
 
 
-def _judge(result: RequestResult, ex: Exchange, answer: dict[str, Any] | None, error: str | None,
+def _judge(result: RequestResult, ex: Turn, answer: dict[str, Any] | None, error: str | None,
            options: ReplayOptions) -> None:
     result.response = answer
     if ex.response is None:
@@ -529,7 +569,7 @@ class _Facts:
     legacy_info: dict[str, Any] | None = None
     legacy_caps: dict[str, Any] | None = None
     max_int: int = 0
-    server_exchanges: list[Exchange] = field(default_factory=list)
+    server_exchanges: list[Turn] = field(default_factory=list)
     skipped_dropped: int = 0
     era: str = UNKNOWN
 
@@ -573,7 +613,7 @@ def _facts(session: Session, original: bool) -> _Facts:
 
 class _Feed:
     """The recording's client side as it streams from the file: ``("item", ClientItem)`` for each
-    message the client sent, ``("answered", Exchange)`` where a request's recorded response comes;
+    message the client sent, ``("answered", Turn)`` where a request's recorded response comes;
     :meth:`until_answered` reads ahead (buffering) to the response of one request."""
 
     def __init__(self, session: Session, original: bool) -> None:
@@ -595,8 +635,13 @@ class _Feed:
             return None
         return self.buffer.popleft()
 
-    def until_answered(self, ex: Exchange) -> None:
+    def until_answered(self, ex: Turn) -> None:
         while ex.response is None and self._pull():
+            pass
+
+    def until_complete(self, op: Operation) -> None:
+        """Read ahead to the recorded end of an operation (a task's terminal status and result)."""
+        while not op.complete and self._pull():
             pass
 
 
@@ -633,11 +678,11 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
             await _handshake(run, facts)
         elif era == MODERN and recorded_era == LEGACY:
             await _discover(run, facts)
-        feed = _Feed(session, options.original)
+        feed = run.feed = _Feed(session, options.original)
         results: dict[int, RequestResult] = {}
         pendings: dict[int, _Pending] = {}
         # pacing: a client item waits for the exchanges whose responses were recorded before it
-        answered: list[Exchange] = []
+        answered: list[Turn] = []
         first_request = True
         left_out = False
         while (event := feed.next()) is not None:
@@ -657,9 +702,16 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
                 left_out = True
                 continue
             ex = item.exchange
+            if ex is not None and _task_member(ex):
+                continue  # the task's runner asks the live server itself (see _run_task)
             if ex is None:
+                stream = _stream_ended_by(run, item.message)
+                if stream is not None:
+                    await _await_stream(run, stream)
                 await run.send(item.message, None, None)
                 report.notifications_sent += 1
+                if stream is not None:
+                    await _settle(run, stream, pendings, results)
                 continue
             result = RequestResult(0, ex.method, subject(ex.request), "error",
                                    ex.recorded_request, recorded_response=None,
@@ -669,6 +721,9 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
             p = await run.send(item.message, ex, result)
             assert p is not None
             pendings[ex.position] = p
+            if ex.method == LISTEN:
+                run.streams[verbatim_key(p.sent.get("id"))] = []
+                run.listens[verbatim_key(ex.request.get("id"))] = ex
             if first_request and ex.method == "initialize":
                 first_request = False
                 feed.until_answered(ex)
@@ -679,6 +734,8 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
         # the rest, together: recorded answers wait the full timeout, unrecorded ones a short grace
         await asyncio.gather(*(_settle(run, p.exchange, pendings, results) for p in list(pendings.values())
                                if p.exchange is not None))
+        if run.task_runs:  # the tasks still running, each until its terminal status or its bound
+            await asyncio.gather(*run.task_runs.values())
         report.ended = run.ended
         report.flush()
         if report.ended and report.count("error"):
@@ -693,9 +750,16 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
     return report
 
 
-async def _settle(run: _Run, ex: Exchange, pendings: dict[int, _Pending], results: dict[int, RequestResult]) -> None:
+async def _settle(run: _Run, ex: Turn, pendings: dict[int, _Pending], results: dict[int, RequestResult]) -> None:
     p = pendings.pop(ex.position, None)
     if p is None:
+        op = ex.operation
+        runner = run.task_runs.get(op.n) if op is not None and _task_member(ex) else None
+        if runner is not None and op is not None and (ex.role == "result" or ex.wire is op.final):
+            await asyncio.shield(runner)  # what the recording sent after the task's end waits for it
+        return
+    if ex.method == LISTEN:
+        await _settle_stream(run, ex, p, results.pop(ex.position))
         return
     recorded = ex.response is not None or ex.method == "initialize"  # a handshake always gets the full time
     timeout = run.options.timeout if recorded else run.options.unrecorded_grace
@@ -705,7 +769,233 @@ async def _settle(run: _Run, ex: Exchange, pendings: dict[int, _Pending], result
     result = results.pop(ex.position)
     result.recorded_response, result.recorded_duration_ms = ex.response, ex.latency_ms
     result.duration_ms = ms if answer is not None else None
+    op = ex.operation
+    if (op is not None and op.kind == "task" and ex.role == "call" and answer is not None
+            and created_task(answer) is not None and op.task_id is not None):
+        # the live server created the task: the runner polls it to its end and judges it as one operation
+        live_id = created_task(answer)
+        run.task_ids[verbatim_key(op.task_id)] = live_id
+        run.recorded_task_ids[verbatim_key(live_id)] = op.task_id
+        run.task_runs[op.n] = asyncio.ensure_future(_run_task(run, ex, op, result, answer, p.t0))
+        return
+    if run.recorded_task_ids and answer is not None:
+        answer = _swap_task_ids(answer, run.recorded_task_ids)
     _judge(result, ex, answer, error, run.options)
+    run.report.judged(result)
+
+
+# -- tasks ------------------------------------------------------------------------------------------
+
+
+def _task_member(ex: Turn) -> bool:
+    """A recorded ``tasks/get`` poll or ``tasks/result`` of a task: the runner asks these itself."""
+    op = ex.operation
+    return op is not None and op.kind == "task" and ex.role in ("poll", "result")
+
+
+def _poll_interval(answer: dict[str, Any] | None) -> float | None:
+    """The interval (seconds) a task answer asks its client to poll at: ``pollInterval`` (2025-11-25)
+    or ``pollIntervalMs`` (2026-07-28), on the task object or flat in the result."""
+    result = answer.get("result") if isinstance(answer, dict) else None
+    if not isinstance(result, dict):
+        return None
+    for body in (result.get("task"), result):
+        if isinstance(body, dict):
+            for key in ("pollIntervalMs", "pollInterval"):
+                value = body.get(key)
+                if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+                    return float(value) / 1000.0
+    return None
+
+
+def _outcome(answer: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What a terminal ``tasks/get`` of the 2026-07-28 extension carries (its ``result`` or ``error``)
+    as a response, or None when it carries neither."""
+    result = answer.get("result") if isinstance(answer, dict) else None
+    if not isinstance(result, dict):
+        return None
+    if isinstance(result.get("result"), dict):
+        return {"result": result["result"]}
+    if result.get("error") is not None:
+        return {"error": result["error"]}
+    return None
+
+
+def _recorded_task_end(op: Operation) -> tuple[str | None, dict[str, Any] | None, bool]:
+    """(terminal status, outcome, asked tasks/result) of a recorded task."""
+    status = op.task_status
+    asked = any(x.role == "result" for x in op.exchanges)
+    final = op.final
+    if final is None or final.response is None:
+        return status, None, asked
+    if final.role == "result":
+        return status, final.response, asked
+    return status, _outcome(final.response), asked
+
+
+def _swap_task_ids(value: Any, ids: dict[tuple[str, Any], Any]) -> Any:
+    """``value`` with every live task id put back as the recorded one (so it is not a difference)."""
+    if isinstance(value, dict):
+        return {k: _swap_task_ids(v, ids) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_swap_task_ids(v, ids) for v in value]
+    if type(value) in (str, int):
+        recorded = ids.get(verbatim_key(value))
+        if recorded is not None:
+            return recorded
+    return value
+
+
+async def _task_request(run: _Run, method: str, task_id: Any, timeout: float) -> tuple[dict[str, Any] | None, str | None]:
+    run.n_task_requests += 1
+    request = {"jsonrpc": "2.0", "id": f"mcpreel-task-{run.n_task_requests}", "method": method,
+               "params": {"taskId": task_id}}
+    p = await run.send(request, None, None)
+    assert p is not None
+    answer, error, _ = await run.wait(p, timeout)
+    run.pending.pop(verbatim_key(p.sent.get("id")), None)
+    return answer, error
+
+
+async def _run_task(run: _Run, ex: Turn, op: Operation, result: RequestResult, created: dict[str, Any],
+                    t0: float) -> None:
+    """Poll a live task as its server asks until a terminal status (bounded by the recording's own
+    duration of the task plus the timeout), ask its result as the recording did, and judge it."""
+    options = run.options
+    live_id = created_task(created)
+    if run.feed is not None:
+        run.feed.until_complete(op)  # the recorded end: terminal status and result
+    rec_status, rec_outcome, asked_result = _recorded_task_end(op)
+    recorded_ms = (op.t_end - op.t) if op.t is not None and op.t_end is not None else 0
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + max(0, recorded_ms) / 1000.0 + options.timeout
+    interval = _poll_interval(created)
+    status = task_status_of(created)
+    last: dict[str, Any] | None = created
+    error: str | None = None
+    polls = 0
+    while status not in TERMINAL_TASK_STATUSES:
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            error = (f"the task did not reach a terminal status within {max(0, recorded_ms) / 1000.0:g} s (the "
+                     f"recording's) + {options.timeout:g} s; last status {status!r}")
+            break
+        await asyncio.sleep(min(interval if interval is not None else 0.5, remaining))
+        answer, why = await _task_request(run, "tasks/get", live_id, min(options.timeout, max(0.1, remaining)))
+        if answer is None or "result" not in answer:
+            error = f"tasks/get: {why or (answer or {}).get('error')}"
+            last = answer
+            break
+        polls += 1
+        last = answer
+        status = task_status_of(answer)
+        interval = _poll_interval(answer) or interval
+    live_outcome: dict[str, Any] | None = _outcome(last) if error is None else None
+    if error is None and asked_result:
+        live_outcome, why = await _task_request(run, "tasks/result", live_id, options.timeout)
+        if live_outcome is None:
+            error = f"tasks/result: {why or 'no response'}"
+    ids = {verbatim_key(live_id): op.task_id}
+    recorded_doc: dict[str, Any] = {"status": rec_status}
+    live_doc: dict[str, Any] = {"status": status}
+    if rec_outcome is not None:
+        recorded_doc.update(comparable(rec_outcome, options.ignore_paths))
+        if live_outcome is not None:
+            live_doc.update(comparable(_swap_task_ids(live_outcome, ids), options.ignore_paths))
+    result.recorded_response, result.response = recorded_doc, live_doc
+    result.recorded_duration_ms = op.latency_ms
+    result.duration_ms = _ms(t0)
+    result.operation = {"kind": "task", "task_id": live_id, "recorded_task_id": op.task_id, "polls": polls,
+                        "recorded_polls": op.polls}
+    if error is not None and status not in TERMINAL_TASK_STATUSES or live_outcome is None and rec_outcome is not None:
+        result.status, result.error = "error", error or "the task's result did not come"
+        result.diff = diff(recorded_doc, live_doc)
+    else:
+        result.diff = diff(recorded_doc, live_doc)
+        result.status = "different" if result.diff else "same"
+    run.report.judged(result)
+
+
+# -- listen streams ---------------------------------------------------------------------------------
+
+
+def _stream_ended_by(run: _Run, message: dict[str, Any]) -> Turn | None:
+    """The open listen stream a client ``notifications/cancelled`` ends (None: it names none)."""
+    if not run.listens or message.get("method") != "notifications/cancelled":
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict) or "requestId" not in params:
+        return None
+    return run.listens.get(verbatim_key(params["requestId"]))
+
+
+def _stream_doc(notes: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a stream is judged by: the acknowledged filter, and each notification's kind (its params
+    without ``_meta``, where it has more: a resource's uri) in order."""
+    acknowledged: Any = None
+    carried: list[dict[str, Any]] = []
+    for note in notes:
+        method = note.get("method")
+        params = note.get("params")
+        clean = comparable({"result": params}).get("result") if isinstance(params, dict) else None
+        if method == "notifications/subscriptions/acknowledged" and acknowledged is None:
+            acknowledged = clean or {}
+            continue
+        carried.append({"method": method, **({"params": clean} if clean else {})})
+    return {"acknowledged": acknowledged, "notifications": carried}
+
+
+def _recorded_stream(ex: Turn) -> list[dict[str, Any]]:
+    op = ex.operation
+    return [note for _, note in op.notes] if op is not None else []
+
+
+async def _await_stream(run: _Run, ex: Turn) -> None:
+    """Before the stream is ended: wait (at most the grace) for as many notifications as it carried."""
+    carried = run.streams.get(_live_key(run, ex))
+    if carried is None:
+        return
+    want = len(_recorded_stream(ex))
+    loop = asyncio.get_running_loop()
+    end = loop.time() + max(run.options.unrecorded_grace, 0.05)
+    while len(carried) < want and loop.time() < end:
+        await asyncio.sleep(0.02)
+
+
+def _live_key(run: _Run, ex: Turn) -> tuple[str, Any]:
+    key = verbatim_key(ex.request.get("id"))
+    renamed = run.renamed.get(key)
+    return verbatim_key(renamed) if renamed is not None else key
+
+
+async def _settle_stream(run: _Run, ex: Turn, p: _Pending, result: RequestResult) -> None:
+    """Judge a listen stream: its acknowledged filter and what it carried, in order; its answer too
+    when the recording has the server ending it."""
+    live_key = verbatim_key(p.sent.get("id"))
+    cancelled = ex.wire is not None and ex.wire.cancelled
+    await _await_stream(run, ex)  # a stream the client closed (HTTP) gets the same grace as one it cancelled
+    answer: dict[str, Any] | None = None
+    error: str | None = None
+    if ex.response is not None or not cancelled:
+        timeout = run.options.timeout if ex.response is not None else run.options.unrecorded_grace
+        answer, error, _ = await run.wait(p, timeout)
+    run.pending.pop(live_key, None)
+    run.listens.pop(verbatim_key(ex.request.get("id")), None)
+    carried = run.streams.pop(live_key, [])
+    recorded_doc = _stream_doc(_recorded_stream(ex))
+    live_doc = _stream_doc(carried)
+    if ex.response is not None:
+        recorded_doc["end"] = comparable(ex.response, run.options.ignore_paths)
+        live_doc["end"] = comparable(answer, run.options.ignore_paths) if answer is not None else None
+    result.recorded_response, result.response = recorded_doc, live_doc
+    result.duration_ms = _ms(p.t0)
+    result.operation = {"kind": "listen", "ended_by": "cancel" if cancelled else ("answer" if answer else None),
+                        "notifications": len(carried), "recorded_notifications": len(_recorded_stream(ex))}
+    if not carried and answer is None and not cancelled and ex.response is None:
+        result.status, result.error = "unrecorded", error
+    else:
+        result.diff = diff(recorded_doc, live_doc)
+        result.status = "different" if result.diff else "same"
     run.report.judged(result)
 
 

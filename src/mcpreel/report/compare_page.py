@@ -6,23 +6,22 @@ and the tools' differences path by path (diff) or the server's own requests (rep
 with its status and latency on both sides; a call opens to its differences (path, A, B) and to the
 request and response of both sides. The JSON of calls that are the same is kept for the first
 :data:`SAME_WITH_JSON` only, so a comparison of two long sessions stays small. Same page rules as the
-report (:mod:`mcpreel.report.html`): no network, every text escaped, ``textContent`` only.
+report (:mod:`mcpreel.report.html`): no network, every text escaped, ``textContent`` only, and only the
+page's own script and stylesheet allowed to run (:mod:`mcpreel.report.page`).
 """
 
 from __future__ import annotations
 
-import re
 from html import escape
 from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel._version import __version__
-from mcpreel.report.html import _asset
+from mcpreel.report.page import asset, fill, script_json
 
 __all__ = ["SAME_WITH_JSON", "diff_page", "replay_page"]
 
 SAME_WITH_JSON = 100
-_PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
 
 
 def _pretty(value: Any, limit: int) -> str | None:
@@ -74,14 +73,14 @@ def _cards(counts: dict[str, int], good: tuple[str, ...] = ("same",)) -> str:
 
 def _page(*, kind: str, title: str, facts: str, cards: str, sections: str, calls: list[dict[str, Any]], note: str,
           calls_sub: str, options: list[tuple[str, str]]) -> str:
-    doc = jsonio.dumps({"calls": calls}).decode("utf-8").replace("<", "\\u003c")
+    doc = script_json({"calls": calls})
     parts = {
         "GENERATOR": escape(f"mcpreel {__version__}"), "TITLE": escape(title), "KIND": escape(kind),
-        "CSS": _asset("report.css"), "FACTS": facts, "CARDS": cards, "SECTIONS": sections,
+        "CSS": asset("report.css"), "FACTS": facts, "CARDS": cards, "SECTIONS": sections,
         "CALLS_SUB": escape(calls_sub), "CALLS_NOTE": escape(note), "KIND_OPTIONS": _options(options),
-        "DATA": doc, "JS": _asset("compare.js"),
+        "DATA": doc, "JS": asset("compare.js"),
     }
-    return _PLACEHOLDER.sub(lambda m: parts[m.group(1)], _asset("compare.html"))
+    return fill("compare.html", parts)
 
 
 def _facts(rows: list[tuple[str, Any]]) -> str:

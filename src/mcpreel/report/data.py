@@ -10,7 +10,7 @@ requests still waiting for their response.
 The numbers follow ``mcpreel inspect`` (:mod:`mcpreel.inspect`): the same :class:`~mcpreel.inspect.ToolStats`
 and :class:`~mcpreel.inspect.LatencyStats`, nearest-rank percentiles, correlation by direction and id;
 the tests hold the two to the same figures. ``inspect`` keeps a row per record in memory, which is
-what it prints; the report cannot afford that, hence its own pass (:func:`mcpreel.exchange_stream.walk`).
+what it prints; the report cannot afford that, hence its own pass (:func:`mcpreel.operations.walk`).
 
 Payloads are kept as pretty JSON *text* (``jsonio``), cut at ``payload_chars``: the page never parses
 a message again, so big integers, NaN and lone surrogates show as they were recorded.
@@ -24,20 +24,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpreel._infra import jsonio
-from mcpreel.exchange_stream import (
+from mcpreel.inspect import Header, LatencyStats, ToolStats, _text_of_transport, percentile
+from mcpreel.model import Kind, Message, Session
+from mcpreel.operations.facts import (
+    FAILED,
     META_CLIENT_INFO,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
-    Exchange,
-    Step,
     info_name,
     mcp_session_id,
     origin_of,
     status_of,
-    walk,
 )
-from mcpreel.inspect import Header, LatencyStats, ToolStats, _text_of_transport, percentile
-from mcpreel.model import Kind, Message, Session
+from mcpreel.operations.walk import Exchange, Operation, Step, Walker
 from mcpreel.toolcalls import auth_discovery
 
 __all__ = ["ACTIVITY_BUCKETS", "Limits", "ReportData", "collect"]
@@ -143,7 +142,7 @@ class _Collector:
         self.latencies: dict[str, array[int]] = {}
         self.tool_latencies: dict[str, array[int]] = {}
         self.activity = _Activity()
-        self.kept: dict[int, dict[str, Any]] = {}  # exchange n -> call row (first N and failures)
+        self.kept: dict[int, dict[str, Any]] = {}  # operation n -> call row (first N and failures)
         self.slowest: list[tuple[int, int, dict[str, Any]]] = []  # min-heap of (latency, -n, call row)
         self.origins: set[str] = set()
         self.session_ids: set[str] = set()
@@ -153,6 +152,8 @@ class _Collector:
         self.discover_failed = False
         self.meta_version = False  # requests carry the 2026-07-28 _meta
         self.t0: int | None = session.info.started
+        self.n_ops = 0  # operations seen (the calls the tables count)
+        self.client_sessions = 1
 
     # -- the pass ---------------------------------------------------------------------------------
     def feed(self, step: Step) -> None:
@@ -178,8 +179,8 @@ class _Collector:
             self._line(step, "(not JSON-RPC)")
         elif kind == "record":
             self._other_record(step)
-        elif kind == "unanswered":
-            self._unanswered(step.exchange)  # type: ignore[arg-type]
+        elif kind == "operation":
+            self._operation(step.operation)  # type: ignore[arg-type]
 
     def _record(self, index: int, msg: Message) -> None:
         self.last_index = index
@@ -257,15 +258,7 @@ class _Collector:
                 self.data.client = info_name(meta.get(META_CLIENT_INFO))
         if ex.method == "initialize" and isinstance(ex.params, dict) and self.data.client is None:
             self.data.client = info_name(ex.params.get("clientInfo"))
-        tool = ex.tool
-        if tool is not None:
-            stats = self._tool(tool)
-            stats.calls += 1
-            if ex.dropped:
-                stats.dropped += 1
         self._line(step, ex.method, ex=ex)
-        if ex.n < self.limits.detail:
-            self.kept[ex.n] = self._call(ex)
 
     def _response(self, step: Step, ex: Exchange) -> None:
         c = self.c
@@ -283,75 +276,92 @@ class _Collector:
                 self.era_modern = True
         if ex.method == "server/discover" and ex.response is not None and "error" in ex.response:
             self.discover_failed = True
-        latency = ex.latency_ms
-        if latency is not None:
-            self.latencies.setdefault(ex.method, array("q")).append(latency)
-            if ex.tool is not None:
-                self.tool_latencies.setdefault(ex.tool, array("q")).append(latency)
         status, code, text = ex.status()
-        failed = status in ("error", "isError")
+        self._line(step, "(response)", ex=ex, status=status, code=code, text=text)
+
+    def _operation(self, op: Operation) -> None:
+        """An operation, once, when complete (or still open at the end): the call the tables count."""
+        c = self.c
+        status, code, text = op.status()
+        failed = status in FAILED
         if status == "error":
             c["errors"] += 1
         elif status == "isError":
             c["is_errors"] += 1
-        if ex.tool is not None:
-            stats = self._tool(ex.tool)
+        elif status in ("unanswered", "cancelled"):
+            c["unanswered"] += 1
+            failed = True
+        tool = op.opening.tool
+        if tool is not None:
+            stats = self._tool(tool)
+            stats.calls += 1
+            if op.dropped:
+                stats.dropped += 1
             if status == "error":
                 stats.errors += 1
             elif status == "isError":
                 stats.is_errors += 1
-        if failed:
-            self.activity.fail_at(step.msg.t if step.msg else None)
-        self._line(step, "(response)", ex=ex, status=status, code=code, text=text)
-        call = self.kept.get(ex.n)
-        if call is not None or failed:
-            call = self._complete(ex, call, failed)
+            elif status in ("unanswered", "cancelled"):
+                stats.unanswered += 1
+        latency = op.latency_ms
         if latency is not None:
-            self._maybe_slowest(ex, latency, call)
-
-    def _unanswered(self, ex: Exchange) -> None:
-        self.c["unanswered"] += 1
-        if ex.tool is not None:
-            self._tool(ex.tool).unanswered += 1
-        self._complete(ex, self.kept.get(ex.n), True)
+            self.latencies.setdefault(op.method, array("q")).append(latency)
+            if tool is not None:
+                self.tool_latencies.setdefault(tool, array("q")).append(latency)
+        if status in FAILED:
+            final = op.final
+            self.activity.fail_at(final.t_end if final is not None else op.t)
+        self.n_ops += 1
+        call = self._complete(op, failed, (status, code, text))
+        if latency is not None:
+            self._maybe_slowest(op, latency, call)
 
     # -- calls with their JSON ----------------------------------------------------------------------
-    def _call(self, ex: Exchange) -> dict[str, Any]:
-        return {
-            "n": ex.n, "row": ex.index, "dir": ex.dir, "method": ex.method, "target": ex.target, "id": _id_text(ex.id),
+    def _call(self, op: Operation, outcome: tuple[str, Any, str | None]) -> dict[str, Any]:
+        """A call row: the operation's opening request and the answer that carries its outcome."""
+        ex = op.opening
+        final = op.final
+        status, code, text = outcome
+        call = {
+            "n": op.n, "row": ex.index, "dir": ex.dir, "method": ex.method, "target": ex.target, "id": _id_text(ex.id),
             "t": self._offset(ex.t), "origin": ex.origin, "dropped": ex.dropped, "request": self._pretty(ex.request),
-            "response": None, "latency": None, "status": "unanswered", "code": None, "message": None,
-            "tags": [],
+            "response": self._pretty(final.response) if final is not None and final.response is not None else None,
+            "response_row": final.response_index if final is not None else None,
+            "latency": op.latency_ms, "status": status, "code": code, "message": text, "cancelled": ex.cancelled,
+            "session": op.session, "kind": op.kind, "tags": [],
         }
+        if op.kind != "request":
+            call["rounds"] = op.rounds
+            if op.kind == "task":
+                call["polls"] = op.polls
+                call["task"] = _id_text(op.task_id)
+        return call
 
-    def _complete(self, ex: Exchange, call: dict[str, Any] | None, failed: bool) -> dict[str, Any] | None:
-        """Fill in the response of a call; keep it if it is one of the first N or a failure (under the cap)."""
-        if call is None:
-            call = self._call(ex)
-        status, code, text = ex.status()
-        call.update(latency=ex.latency_ms, status=status, code=code, message=text,
-                    response=self._pretty(ex.response) if ex.response is not None else None,
-                    response_row=ex.response_index, cancelled=ex.cancelled)
+    def _complete(self, op: Operation, failed: bool, outcome: tuple[str, Any, str | None]) -> dict[str, Any] | None:
+        """Keep the call if it is one of the first N or a failure (under the cap)."""
+        keep_first = self.n_ops <= self.limits.detail
         if failed:
             self.data.failures_total += 1
-            if self.data.failures_total <= self.limits.max_errors:
-                call["tags"].append("failed")
-                self.kept[ex.n] = call
-        if ex.n < self.limits.detail:
+        keep_failed = failed and self.data.failures_total <= self.limits.max_errors
+        if not (keep_first or keep_failed):
+            return None
+        call = self._call(op, outcome)
+        if keep_failed:
+            call["tags"].append("failed")
+        if keep_first:
             call["tags"].append("first")
-            self.kept[ex.n] = call
-        return call if ex.n in self.kept else None
+        self.kept[op.n] = call
+        return call
 
-    def _maybe_slowest(self, ex: Exchange, latency: int, call: dict[str, Any] | None) -> None:
+    def _maybe_slowest(self, op: Operation, latency: int, call: dict[str, Any] | None) -> None:
         """Keep the N slowest calls in a min-heap; a call's JSON is made only when it gets in."""
         if self.limits.detail <= 0:
             return
-        key = (latency, -ex.n)
+        key = (latency, -op.n)
         if len(self.slowest) >= self.limits.detail and key <= self.slowest[0][:2]:
             return
         if call is None:
-            call = self._call(ex)
-            self._complete(ex, call, False)
+            call = self._call(op, op.status())
         if len(self.slowest) < self.limits.detail:
             heapq.heappush(self.slowest, (key[0], key[1], call))
         else:
@@ -421,7 +431,7 @@ class _Collector:
         c = self.c
         data.header.messages = c["messages"]
         data.counts = c
-        data.calls_total = c["requests"]
+        data.calls_total = self.n_ops
         data.timeline_omitted = max(0, c["records"] - self.limits.timeline)
         if self.era_handshake and self.era_modern:
             data.era = "both: handshake (initialize) and 2026-07-28 (server/discover) sessions"
@@ -431,7 +441,7 @@ class _Collector:
                 data.era += ", after a failed server/discover"
         elif self.era_modern or self.meta_version:
             data.era = "2026-07-28 (no initialize, _meta on every request)"
-        data.sessions = max(1, len(self.origins), len(self.session_ids))
+        data.sessions = max(1, self.client_sessions)
         for method, values in sorted(self.latencies.items()):
             ordered = sorted(values)
             data.latency[method] = LatencyStats(len(ordered), percentile(ordered, 50), percentile(ordered, 95), ordered[-1])
@@ -480,6 +490,12 @@ def collect(session: Session, limits: Limits | None = None, *, redact: bool = Fa
 
         redactor = Redactor()
     collector = _Collector(session, limits or Limits(), redactor)
-    for step in walk(session):
-        collector.feed(step)
+    walker = Walker()
+    feed = collector.feed
+    for index, msg in enumerate(session):
+        for step in walker.feed(index, msg):
+            feed(step)
+    for step in walker.finish():
+        feed(step)
+    collector.client_sessions = len(walker.client_sessions())
     return collector.finish()

@@ -7,7 +7,8 @@ block) written into it: no fonts, scripts or images are fetched, and the page's 
 
 What the session said is untrusted text: everything from it is HTML-escaped here, ``<`` is escaped
 inside the JSON block so no message can close the script, and the script puts text in with
-``textContent`` only.
+``textContent`` only. Behind that, the policy lets only the page's own script and stylesheet run, by their
+hashes (:mod:`mcpreel.report.page`), so markup that got past an escape anyway is inert.
 """
 
 from __future__ import annotations
@@ -15,22 +16,14 @@ from __future__ import annotations
 import re
 import shlex
 from html import escape
-from importlib import resources
 from typing import Any
 
-from mcpreel._infra import jsonio
 from mcpreel._version import __version__
 from mcpreel.report.data import ReportData
+from mcpreel.report.page import asset, fill, script_json
 from mcpreel.report.svg import activity_chart, fmt_ms, latency_chart
 
 __all__ = ["render"]
-
-_PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
-
-
-def _asset(name: str) -> str:
-    return resources.files("mcpreel.report").joinpath("assets", name).read_text(encoding="utf-8")
-
 
 def _iso(ms: int | None) -> str | None:
     if ms is None:
@@ -150,9 +143,7 @@ def _sequence_note(data: ReportData) -> str:
 
 def _data_json(data: ReportData) -> str:
     doc: dict[str, Any] = {"calls": data.calls, "timeline": data.timeline, "calls_total": data.calls_total}
-    text = jsonio.dumps(doc).decode("utf-8")
-    # nothing in a message may end the script block or start a comment in it
-    return text.replace("<", "\\u003c")
+    return script_json(doc)
 
 
 def render(data: ReportData) -> str:
@@ -162,7 +153,7 @@ def render(data: ReportData) -> str:
     parts = {
         "GENERATOR": escape(f"mcpreel {__version__}"),
         "TITLE": escape(title),
-        "CSS": _asset("report.css"),
+        "CSS": asset("report.css"),
         "FACTS": _facts(data),
         "CARDS": _cards(data),
         "LATENCY": latency_chart(data.latency),
@@ -171,6 +162,6 @@ def render(data: ReportData) -> str:
         "CALLS_NOTE": _calls_note(data),
         "SEQUENCE_NOTE": _sequence_note(data),
         "DATA": _data_json(data),
-        "JS": _asset("report.js"),
+        "JS": asset("report.js"),
     }
-    return _PLACEHOLDER.sub(lambda m: parts[m.group(1)], _asset("report.html"))
+    return fill("report.html", parts)

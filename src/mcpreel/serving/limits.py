@@ -22,7 +22,9 @@ are applied by :mod:`.loop` to every listener, before the app (and so before any
 Every refusal is a JSON-RPC error with no id (as the ``Origin`` refusals of :mod:`.origin`) and closes the
 connection. Before closing, what the client is still sending is read and dropped, up to :data:`DRAIN_LIMIT`
 bytes and :data:`DRAIN_SECONDS`: a client blocked writing a big body would otherwise see a reset instead of
-the answer.
+the answer. The answer to a declared ``Content-Length`` goes out first, whole, and the connection stays
+open while the drain lasts (a client that sends its head and waits has its ``413`` at once, not after the
+drain's seconds).
 """
 
 from __future__ import annotations
@@ -200,9 +202,11 @@ class BodyLimit:
                 expects = v.lower() == b"100-continue"
         why = f"the request body is larger than {_size(limit)} (the listener's --max-body)"
         if declared is not None and declared > limit:
+            # the whole answer now; its end (and so the close) once what the client still sends is drained
+            await _answer(send, 413, why, more=not expects)
             if not expects:
                 await _drain(receive, 0)
-            await _answer(send, 413, why)
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
             return
         seen = 0
         over = False
@@ -258,9 +262,10 @@ async def _drain(receive: Any, seen: int) -> None:
             return
 
 
-async def _answer(send: Any, status: int, why: str) -> None:
+async def _answer(send: Any, status: int, why: str, more: bool = False) -> None:
+    """The refusal (its body whole); ``more``: the response is ended later, by an empty last body."""
     body = _error_body(status, why)
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                             (b"connection", b"close")]})
-    await send({"type": "http.response.body", "body": body})
+    await send({"type": "http.response.body", "body": body, "more_body": more})

@@ -21,14 +21,15 @@ first timed message wait in a buffer for it (past the buffer, a transcript with 
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mcpreel._infra import jsonio
 from mcpreel.errors import FormatError, InputError
-from mcpreel.model import IdError, Session, WireBlock, is_server_method, jsonrpc_id
+from mcpreel.model import IdError, Kind, Session, WireBlock, is_server_method, jsonrpc_id
+from mcpreel.operations.walk import placed
 from mcpreel.toolcalls import auth_discovery
 
 __all__ = ["ImportOptions", "ImportReport", "TraceSink", "normalize"]
@@ -382,11 +383,13 @@ class _Pass:
 
     def _duplicate(self, rid: str, calls: dict[_Key, Any], line: int) -> None:
         """A tools/call id whose hash was seen before."""
+        if self.streaming:
+            # the sorted pass decides exactly, per client session: a file of several sessions (a proxy that
+            # recorded many clients, a session per call) numbers its ids again in each
+            raise _Restart
         if rid in calls:
             raise InputError(f"duplicate tools/call request id {jsonio.dumps_str(rid)} at source line {line}",
                              path=self.name, line=line)
-        if self.streaming:
-            raise _Restart  # answered already, or only the hash repeats: the sorted pass decides exactly
         # sorted pass: duplicates were refused exactly beforehand, so this is a hash collision
 
     # -- everything else --------------------------------------------------------------------------------
@@ -555,27 +558,48 @@ def _normalize(session: Session, sink: TraceSink, name: str, warnings: list[str]
     return report
 
 
-def _sorted_records(session: Session, name: str) -> list[tuple[int | None, int, Any, str | None, str | None]]:
+def _session_scoped(session: Session) -> Iterator[tuple[int | None, int, Any, str | None, str | None]]:
+    """The wire payloads with their client session as the scope (the one reading's split), when the file
+    holds more than one client session; the reader's own blocks (a merged file's scopes) otherwise."""
     records: list[tuple[int | None, int, Any, str | None, str | None]] = []
-    seen: set[tuple[str | None, str, str | None]] = set()
+    sessions: set[int] = set()
+    for index, msg in placed(session):
+        if msg.kind != Kind.MESSAGE or msg.dropped:
+            continue
+        sessions.add(index)
+        records.append((msg.t, msg.source or 0, msg.raw, msg.dir, str(index)))
+    if len(sessions) > 1:
+        yield from records
+        return
+    del records
     for block in session.wire_blocks():
         for i, raw in enumerate(block.raws):
             line = block.sources[i] if block.sources is not None else block.first_source + i
             t = block.times[i] if block.times is not None else None
             d = block.dirs[i] if block.dirs is not None else None
             scope = block.scopes[i] if block.scopes is not None else None
-            records.append((t, line, raw, d, scope))
-            for m in raw if type(raw) is list else (raw,):
-                if type(m) is not dict or m.get("method") != "tools/call" or m.get("id") is None:
-                    continue
-                try:
-                    rid = jsonrpc_id(m.get("id"))
-                except IdError as exc:
-                    raise InputError(f"JSON-RPC id on source line {line} {exc}", path=name, line=line) from None
-                key = (scope, d or "in", rid)
-                if key in seen:
-                    raise InputError(f"duplicate tools/call request id {jsonio.dumps_str(rid)} at source line {line}",
-                                     path=name, line=line)
-                seen.add(key)
+            yield (t, line, raw, d, scope)
+
+
+def _sorted_records(session: Session, name: str) -> list[tuple[int | None, int, Any, str | None, str | None]]:
+    """Every payload in time order, refusing a ``tools/call`` id used twice within one client session
+    (the contract's "one transcript"; a merged file's source is a session of its own)."""
+    records: list[tuple[int | None, int, Any, str | None, str | None]] = []
+    seen: set[tuple[str | None, str, str | None]] = set()
+    for record in _session_scoped(session):
+        t, line, raw, d, scope = record
+        records.append(record)
+        for m in raw if type(raw) is list else (raw,):
+            if type(m) is not dict or m.get("method") != "tools/call" or m.get("id") is None:
+                continue
+            try:
+                rid = jsonrpc_id(m.get("id"))
+            except IdError as exc:
+                raise InputError(f"JSON-RPC id on source line {line} {exc}", path=name, line=line) from None
+            key = (scope, d or "in", rid)
+            if key in seen:
+                raise InputError(f"duplicate tools/call request id {jsonio.dumps_str(rid)} at source line {line}",
+                                 path=name, line=line)
+            seen.add(key)
     records.sort(key=lambda r: (r[0] if r[0] is not None else 0, r[1]))
     return records
