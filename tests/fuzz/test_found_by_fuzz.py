@@ -95,3 +95,17 @@ def test_an_infinite_offset_in_a_json_cassette(tmp_path: Path) -> None:
     src.write_text(fixture.read_text().replace('"t_offset_ms": 125', '"t_offset_ms": Infinity', 1))
     result = CliRunner().invoke(cli, ["inspect", str(src)])
     assert result.exit_code == 2 and "t_offset_ms must be a number of milliseconds >= 0, found inf\n" in result.stderr
+
+
+def test_an_http_server_url_urllib_refuses_is_listed_and_pointed_at(tmp_path: Path) -> None:
+    """The client-config family (2 of 2,000): a host with a stray ``[`` made ``urlsplit`` raise in
+    ``wrap --all`` (the client URL it suggests): the path and query are read past the host."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    config = home / ".cursor" / "mcp.json"
+    config.parent.mkdir(parents=True)
+    project.mkdir()
+    config.write_text('{"mcpServers": {"linear": {"url": "http://localhost:300[[]]0/mcp?team=x"}}}')
+    for args in (["wrap", "--list"], ["wrap", "--all", "--dry-run"], ["wrap", "--all", "--http"]):
+        result = CliRunner().invoke(cli, [*args, "--home", str(home), "--project", str(project)])
+        assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+        assert result.exit_code in (0, 2) and "/mcp?team=x" in result.output, result.output

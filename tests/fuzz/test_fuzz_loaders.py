@@ -384,11 +384,6 @@ def hostile_config(draw: st.DrawFn) -> tuple[str, bytes]:
     return where, (text[:at] + insert + text[at:]).encode("utf-8", "surrogatepass")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 28 item 10 (the wrap work), found by this family at N=2,000 (49 tracebacks): a lone surrogate in a "
-    "config (UnicodeEncodeError, wrap --list/--all/--dry-run), args that are not a list (TypeError, "
-    "clientconfig/wrapping.py looks_wrapped/wrap_entry), a stdio entry without command (KeyError, wrap_entry), a URL "
-    "urllib refuses (ValueError, wrapping.proxy_url); remove this mark with that fix"))
 def test_hostile_client_configs() -> None:
     def run(config: tuple[str, bytes], verb: str) -> str:
         where, data = config
@@ -413,11 +408,13 @@ def test_hostile_client_configs() -> None:
             if result.exception is not None and not isinstance(result.exception, SystemExit):
                 raise AssertionError(f"{verb} on a damaged {rel}: traceback") from result.exception
             assert result.exit_code in (0, 1, 2), (verb, result.exit_code, result.output[-500:])
-            if result.exit_code == 2:
+            if result.exit_code == 2:  # a file or entry refused: said in one error line each, the others go on
                 said = result.stderr.rstrip("\n").split("\n")
-                assert said[-1].startswith("error:") and all(
-                    line.startswith(("error:", "warning:")) for line in said), (verb, result.stderr[-500:])
-                assert path.read_bytes() == data, f"{verb} changed {rel} and then refused"
+                assert said[-1].startswith("error:") and "Traceback" not in result.stderr, (verb, result.stderr[-500:])
+                if verb in ("list", "dry-run"):
+                    assert path.read_bytes() == data, f"{verb} changed {rel}"
+            left = [p.name for p in path.parent.iterdir() if p.name.endswith(".part")]
+            assert not left, f"{verb} left {left} behind"
             assert time.monotonic() - started < HANG_SECONDS
             return f"exit {result.exit_code}"
 
