@@ -115,8 +115,8 @@ test: install-dev peers hub-peers
 FUZZ_REPORT ?= fuzz-report.jsonl
 fuzz: install-dev
 	rm -f $(FUZZ_REPORT)
-	MCPREEL_FUZZ_N=$(N) MCPREEL_FUZZ_REPORT=$(FUZZ_REPORT) $(PY) -m pytest tests/fuzz -n 2 -p no:cacheprovider --timeout=0
-	@$(PY) -c "import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; print(f'fuzz: {sum(x[\"cases\"] for x in r)} damaged inputs in {len(r)} families, 0 tracebacks')" $(FUZZ_REPORT)
+	MCPREEL_FUZZ_N=$(N) MCPREEL_FUZZ_REPORT=$(FUZZ_REPORT) MCPREEL_FUZZ_KEEP_GOING=1 $(PY) -m pytest tests/fuzz -n 2 -p no:cacheprovider --timeout=0
+	@$(PY) -c "import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; print(f'fuzz: {sum(x[\"cases\"] for x in r)} damaged inputs in {len(r)} families, {sum(x.get(\"tracebacks\", 0) for x in r)} tracebacks, {sum(x.get(\"hangs\", 0) for x in r)} hangs')" $(FUZZ_REPORT)
 
 bench: install-dev
 	$(PIP) install -q -e '.[bench]'

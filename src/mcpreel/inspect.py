@@ -32,6 +32,7 @@ from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import Correlator
+from mcpreel._infra.nesting import recursion_room
 from mcpreel.model import Kind, Message, Session, SessionInfo
 from mcpreel.sessions import SessionTally
 
@@ -206,7 +207,17 @@ class RowSpool:
 
     def _flush(self) -> None:
         if self._batch:
-            pickle.dump(list(map(_row_values, self._batch)), self._file, protocol=pickle.HIGHEST_PROTOCOL)
+            values = list(map(_row_values, self._batch))
+            at = self._file.tell()
+            try:
+                pickle.dump(values, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+            except RecursionError:
+                # a payload nested as deep as the readers accept (1024) is deeper than pickle's C walk
+                # may recurse at the default limit: the batch again, from where it began, with room
+                self._file.seek(at)
+                self._file.truncate()
+                with recursion_room():
+                    pickle.dump(values, self._file, protocol=pickle.HIGHEST_PROTOCOL)
             self._flushed += len(self._batch)
             self._batch = []
 

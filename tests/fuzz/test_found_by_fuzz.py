@@ -67,3 +67,45 @@ def test_agent_vcr_command_with_a_lone_surrogate(tmp_path: Path) -> None:
     src.write_text(json.dumps(doc))
     result = CliRunner().invoke(cli, ["convert", str(src), str(tmp_path / "out.har"), "--to", "har"])
     assert result.exit_code == 0, (result.output, result.exception)
+
+
+# -- issue 28: the hostile families' finds (2026-11-26) ---------------------------------------------------------
+
+VCR_ERROR = FIXTURES / "hub" / "mcp-vcr" / "fixtures__jsonrpc_error_response.yaml"
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    (".inf", "t must be a number of milliseconds >= 0, found inf"),  # int(inf): OverflowError
+    ("!!binary aGVsbG8=", "t: a YAML bytes value has no JSON form"),  # the message quoted bytes: TypeError
+])
+@pytest.mark.parametrize("verb", ["inspect", "import"])
+def test_an_mcp_vcr_time_that_is_no_number(tmp_path: Path, value: str, said: str, verb: str) -> None:
+    src = tmp_path / "t.yaml"
+    src.write_text(VCR_ERROR.read_text().replace("  - t: 20\n", f"  - t: {value}\n", 1))
+    assert src.read_text() != VCR_ERROR.read_text()
+    args = ["inspect", str(src)] if verb == "inspect" else ["import", str(src), "--out-trace", str(tmp_path / "o")]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2 and (result.exception is None or isinstance(result.exception, SystemExit))
+    assert result.stderr == f"error: {src}: message 2: {said}\n"
+
+
+def test_an_infinite_offset_in_a_json_cassette(tmp_path: Path) -> None:
+    fixture = FIXTURES / "hub" / "mcp-cassette-pypi" / "examples__cassettes__tools.mcp.json"
+    src = tmp_path / fixture.name
+    src.write_text(fixture.read_text().replace('"t_offset_ms": 125', '"t_offset_ms": Infinity', 1))
+    result = CliRunner().invoke(cli, ["inspect", str(src)])
+    assert result.exit_code == 2 and "t_offset_ms must be a number of milliseconds >= 0, found inf\n" in result.stderr
+
+
+def test_an_http_server_url_urllib_refuses_is_listed_and_pointed_at(tmp_path: Path) -> None:
+    """The client-config family (2 of 2,000): a host with a stray ``[`` made ``urlsplit`` raise in
+    ``wrap --all`` (the client URL it suggests): the path and query are read past the host."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    config = home / ".cursor" / "mcp.json"
+    config.parent.mkdir(parents=True)
+    project.mkdir()
+    config.write_text('{"mcpServers": {"linear": {"url": "http://localhost:300[[]]0/mcp?team=x"}}}')
+    for args in (["wrap", "--list"], ["wrap", "--all", "--dry-run"], ["wrap", "--all", "--http"]):
+        result = CliRunner().invoke(cli, [*args, "--home", str(home), "--project", str(project)])
+        assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+        assert result.exit_code in (0, 2) and "/mcp?team=x" in result.output, result.output

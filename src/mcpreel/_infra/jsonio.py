@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -119,6 +119,25 @@ def loads_strict(data: bytes | str) -> Any:
     return _stdlib_loads(data, object_pairs_hook=_no_duplicates)
 
 
+def _deep_ok(encode: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    """``encode``, tried again with room to recurse when a value nested as deep as the readers accept
+    (:data:`~mcpreel._infra.nesting.MAX_DEPTH`: orjson writes only 254 levels, the stdlib recurses)
+    meets the interpreter's recursion limit."""
+
+    def encode_deep(obj: Any) -> bytes:
+        try:
+            return encode(obj)
+        except RecursionError:
+            from mcpreel._infra.nesting import recursion_room
+
+            with recursion_room():
+                return encode(obj)
+
+    encode_deep.__doc__ = encode.__doc__
+    return encode_deep
+
+
+@_deep_ok
 def _stdlib_dumps(obj: Any) -> bytes:
     try:
         text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
@@ -144,6 +163,7 @@ def dumps_line(obj: Any) -> bytes:
         return _stdlib_dumps(obj) + b"\n"
 
 
+@_deep_ok
 def dumps_canonical(obj: Any) -> bytes:
     """Compact JSON with object members sorted: equal values give equal bytes (match keys, hashes)."""
     try:
@@ -157,6 +177,7 @@ def dumps_canonical(obj: Any) -> bytes:
             return _stdlib_dumps(obj)
 
 
+@_deep_ok
 def dumps_indented(obj: Any) -> bytes:
     """Like :func:`dumps`, indented by two spaces (documents people read: qai sessions, HAR)."""
     try:

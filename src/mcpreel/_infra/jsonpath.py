@@ -86,11 +86,14 @@ def parse(text: str) -> tuple[Step, ...]:
 class JsonPath:
     """A parsed path that rewrites what it matches (see the module docstring)."""
 
-    __slots__ = ("text", "steps")
+    __slots__ = ("text", "steps", "_deep")
 
     def __init__(self, text: str):
         self.text = text
         self.steps = parse(text)
+        # a recursive descent follows the value down, up to the readers' 1024 levels (three frames a level);
+        # a path of many steps recurses once a step: both are walked with room to recurse
+        self._deep = len(self.steps) > 100 or any(step.kind == "desc" for step in self.steps)
 
     def apply(self, value: Any, fn: Any, *, into_text: bool = False) -> tuple[Any, int]:
         """``value`` with ``fn(v) -> (new, changes)`` applied at every match; (copy, total changes).
@@ -100,7 +103,12 @@ class JsonPath:
         goes on inside it, and a changed document is encoded back into the string: tools carry their
         JSON results as text, and a path that stopped at the string would match nothing, silently.
         """
-        return _apply(value, self.steps, 0, fn, into_text)
+        if not self._deep:
+            return _apply(value, self.steps, 0, fn, into_text)
+        from mcpreel._infra.nesting import recursion_room
+
+        with recursion_room(per_level=4):
+            return _apply(value, self.steps, 0, fn, into_text)
 
     def __repr__(self) -> str:
         return f"JsonPath({self.text!r})"

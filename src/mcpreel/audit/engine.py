@@ -80,19 +80,21 @@ def _excerpt(text: str, m: re.Match[str] | None = None) -> str:
 
 
 def _strings(value: Any, path: str) -> Iterator[tuple[str, str, str | None]]:
-    """(path, string, member name) of every string in a JSON value."""
-    if isinstance(value, str):
-        yield path, value, None
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            p = f"{path}/{_esc(k)}"
-            if isinstance(v, str):
-                yield p, v, k
-            else:
-                yield from _strings(v, p)
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _strings(v, f"{path}/{i}")
+    """(path, string, member name) of every string in a JSON value, in document order.
+
+    Iterative: a value may be nested as deep as the readers accept (1024 levels), past Python's
+    recursion limit for a recursive walk.
+    """
+    stack: list[tuple[Any, str, str | None]] = [(value, path, None)]
+    while stack:
+        node, at, name = stack.pop()
+        if isinstance(node, str):
+            yield at, node, name
+        elif isinstance(node, dict):
+            stack.extend((v, f"{at}/{_esc(k)}", k if isinstance(v, str) else None)
+                         for k, v in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend((v, f"{at}/{i}", None) for i, v in reversed(list(enumerate(node))))
 
 
 def _param_descriptions(schema: Any, path: str) -> Iterator[tuple[str, str]]:

@@ -98,7 +98,10 @@ class _Parser:
             raise self.fail(f"unexpected {self.s[self.i]!r}")
         start, self.i = self.i, m.end()
         text = m.group(0)
-        return Node(float(text) if any(ch in text for ch in ".eE") else int(text), start, self.i)
+        try:
+            return Node(float(text) if any(ch in text for ch in ".eE") else int(text), start, self.i)
+        except ValueError:  # more digits than Python turns into an int (4300)
+            raise self.fail(f"a number of {len(text)} digits is too long", start) from None
 
     def string(self) -> str:
         s = self.s

@@ -358,7 +358,13 @@ def http_record_argv(info: ServerInfo, port: int = DEFAULT_LISTEN_PORT) -> list[
 def proxy_url(info: ServerInfo, port: int = DEFAULT_LISTEN_PORT) -> str:
     from urllib.parse import urlsplit
 
-    parts = urlsplit(info.url or "")
+    url = info.url or ""
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # a host urllib refuses (a stray "[" in it): the path and query are read past the host
+        rest = url.split("://", 1)[-1]
+        host_end = next((i for i, ch in enumerate(rest) if ch in "/?#"), len(rest))
+        parts = urlsplit("http://host" + rest[host_end:])
     path = parts.path or "/"
     return f"http://127.0.0.1:{port}{path}" + (f"?{parts.query}" if parts.query else "")
 

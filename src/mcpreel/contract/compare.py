@@ -317,7 +317,18 @@ def compare(old: Contract, new: Contract, *, fail_on: str = "dangerous") -> Cont
 
     A kind the new side never listed is not compared (a recording that never asked for prompts does not
     mean the prompts are gone); a kind the old side never listed has its entries reported as added.
+    A schema as deep as the readers accept (1024 levels) is compared again with room to recurse.
     """
+    try:
+        return _compare(old, new, fail_on)
+    except RecursionError:
+        from mcpreel._infra.nesting import recursion_room
+
+        with recursion_room():
+            return _compare(old, new, fail_on)
+
+
+def _compare(old: Contract, new: Contract, fail_on: str) -> ContractDiff:
     out: list[Change] = []
     for kind in KINDS:
         if kind not in new.listed:

@@ -64,7 +64,15 @@ class Contract:
         """Indented, every object's keys sorted: the same offer is the same bytes, whatever the era or server."""
         import json
 
-        return json.dumps(self.to_json(), indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8") + b"\n"
+        from mcpreel._infra.nesting import recursion_room
+
+        doc = self.to_json()
+        try:
+            text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False)
+        except RecursionError:  # a schema as deep as the readers accept (1024 levels): the encoder recurses
+            with recursion_room():
+                text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False)
+        return text.encode("utf-8") + b"\n"
 
     @classmethod
     def from_json(cls, doc: Any, *, path: str | None = None) -> Contract:

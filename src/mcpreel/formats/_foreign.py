@@ -48,8 +48,11 @@ def offset_time(source: Source, start: int | None, offset: Any, what: str, where
     """``start`` plus a millisecond offset (a number >= 0); None when either is unknown."""
     if offset is None:
         return None
-    if isinstance(offset, bool) or not isinstance(offset, (int, float)) or offset != offset or offset < 0:
-        raise source.fail(f"{what} must be a number of milliseconds >= 0, found {jsonio.dumps_str(offset)[:40]}", line=where)
+    if (isinstance(offset, bool) or not isinstance(offset, (int, float)) or offset != offset or offset < 0
+            or offset == float("inf")):  # YAML's .inf, JSON's Infinity: no time
+        # inf shown as inf (JSON would say null), a value JSON has no word for (YAML's bytes) as Python's
+        shown = jsonio.dumps_str(offset)[:40] if isinstance(offset, (str, int, list, dict)) else repr(offset)[:40]
+        raise source.fail(f"{what} must be a number of milliseconds >= 0, found {shown}", line=where)
     if start is None:
         return None
     t = start + int(offset)

@@ -10,7 +10,9 @@ schema_version, incomplete?, incomplete_reason?}``, ``messages[{t, dir: c2s|s2c,
 
 YAML is parsed with PyYAML's safe loader (the C one when present), with one change: YAML 1.1's implicit
 timestamps stay strings, as JSON would have them (an unquoted ``recorded_at`` would otherwise become a
-Python ``datetime``). Values JSON has no word for (binary, sets, non-string keys) are refused.
+Python ``datetime``). Values JSON has no word for (binary, sets, non-string keys) are refused. The document
+is measured before it is built (:mod:`mcpreel._infra.yamlload`): nested aliases that would expand it past
+the budget, or nesting deeper than a JSON reader accepts, are refused in one line.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from typing import Any
 
 import yaml
 
-from mcpreel._infra import jsonio
+from mcpreel._infra import jsonio, yamlload
+from mcpreel._infra.nesting import MAX_DEPTH
 from mcpreel.formats._foreign import iso_time, object_at, offset_time
 from mcpreel.formats._source import Source
 from mcpreel.model import Message, Session, SessionInfo
@@ -52,20 +55,31 @@ def looks_like_yaml_transcript(head: bytes) -> bool:
     return b"meta" in lines and (b"messages" in lines or len(head) >= 65536)
 
 
-def _json_only(source: Source, value: Any, where: str, depth: int = 0) -> Any:
-    """``value`` if it is made of JSON values only (the one-line error otherwise)."""
-    if depth > 512:
-        raise source.fail(f"{where}: nested too deeply")
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise source.fail(f"{where}: a key that is not a string ({jsonio.dumps_str(str(k))[:30]}) has no JSON form")
-            _json_only(source, v, where, depth + 1)
-    elif isinstance(value, list):
-        for v in value:
-            _json_only(source, v, where, depth + 1)
-    elif not (value is None or isinstance(value, (str, int, float, bool))):
-        raise source.fail(f"{where}: a YAML {type(value).__name__} value has no JSON form")
+def _json_only(source: Source, value: Any, where: str) -> Any:
+    """``value`` if it is made of JSON values only (the one-line error otherwise).
+
+    Iterative, and each container once (an aliased one is shared: the loader's budget bounds the rest).
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    seen: set[int] = set()
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth >= MAX_DEPTH:
+                raise source.fail(f"{where}: nested deeper than {MAX_DEPTH} levels")
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            if isinstance(item, dict):
+                for k, v in item.items():
+                    if not isinstance(k, str):
+                        raise source.fail(f"{where}: a key that is not a string ({jsonio.dumps_str(str(k)[:30])[:30]}) "
+                                          "has no JSON form")
+                    stack.append((v, depth + 1))
+            else:
+                stack.extend((v, depth + 1) for v in item)
+        elif not (item is None or isinstance(item, (str, int, float, bool))):
+            raise source.fail(f"{where}: a YAML {type(item).__name__} value has no JSON form")
     return value
 
 
@@ -74,7 +88,9 @@ def load(source: Source) -> Any:
     if not data.strip():
         raise source.fail("empty file: no transcript in it")
     try:
-        return yaml.load(data, Loader=_Loader)  # a safe loader (see _Loader)
+        return yamlload.load(data, _Loader)  # a safe loader (see _Loader), measured before it is built
+    except yamlload.YamlLimitError as exc:
+        raise source.fail(f"{f'line {exc.line}: ' if exc.line else ''}{exc}", line=exc.line) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         line = mark.line + 1 if mark is not None else None
@@ -122,7 +138,7 @@ def read(source: Source) -> Session:
         if not isinstance(payload, (dict, list)):
             raise source.fail(f"message {n}: payload must be a JSON-RPC object, found {jsonio.type_name(payload)}", line=n)
         _json_only(source, payload, f"message {n}")
-        t = offset_time(source, info.started, m.get("t"), f"message {n}: t", n)
+        t = offset_time(source, info.started, _json_only(source, m.get("t"), f"message {n}: t"), f"message {n}: t", n)
         kept = {k: v for k, v in m.items() if k not in ("t", "dir", "payload")}
         out.append(Message(d, payload, t, source=n, extra={"mcp_vcr": _json_only(source, kept, f"message {n}")} if kept else None))
     return Session(info, out)

@@ -15,10 +15,16 @@ Other producers' lines (``dir:"event"``, ``dir:"command"``, ``type:"turn"``, unk
 
 :class:`ReelWriter` is the recorder's writer: append-only, one ``write`` per line, flushed, mode 0600,
 so a crash of the recorder loses nothing it already wrote; a file without ``end`` reads all the same.
+A write that fails (a full disk) is cut back to the last whole line at once, so the reel never ends in
+half a line; the ``end`` line, written when the session ends and there is room again, says where the
+recording stopped. A reel torn all the same (another writer, an older mcpreel) is read up to its torn
+last line, with a note.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import threading
 import uuid
@@ -29,7 +35,7 @@ from mcpreel._infra import jsonio
 from mcpreel._infra.fileio import open_private_append
 from mcpreel._infra.timeutil import iso_from_ms, ms_from_iso, now_ms
 from mcpreel._version import __version__
-from mcpreel.errors import FormatError
+from mcpreel.errors import FormatError, InputError
 from mcpreel.formats._source import Source, encodable, iter_json_lines, session_text, session_url
 from mcpreel.model import Kind, Message, Session, SessionInfo, WireBlock, WireBlocks, clean_ctx
 
@@ -118,6 +124,62 @@ def _tail_line(source: Source) -> bytes | None:
     return lines[-1] if lines else None
 
 
+def _torn_line(source: Source) -> int | None:
+    """The number of the file's last line when it is torn (no newline after it, and not JSON: a write
+    that did not finish), else None. Only a file that does not end in a newline pays for more than
+    one byte read."""
+    try:
+        with open(source.path, "rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            if size == 0:
+                return None
+            fh.seek(size - 1)
+            if fh.read(1) == b"\n":
+                return None
+            start = size  # where the last line starts: after the last newline, found from the end
+            parts: list[bytes] = []
+            while start > 0:
+                back = min(start, 1 << 20)
+                fh.seek(start - back)
+                block = fh.read(back)
+                cut = block.rfind(b"\n")
+                if cut >= 0:
+                    parts.append(block[cut + 1:])
+                    start -= back - cut - 1
+                    break
+                parts.append(block)
+                start -= back
+            tail = b"".join(reversed(parts))
+            if not tail.strip():
+                return None
+            try:
+                jsonio.loads(tail)
+                return None  # a whole line that only lacks its newline
+            except (ValueError, UnicodeDecodeError):
+                pass
+            fh.seek(0)
+            newlines = 0
+            while fh.tell() < start:
+                newlines += fh.read(min(1 << 20, start - fh.tell())).count(b"\n")
+            return newlines + 1
+    except OSError:
+        return None
+
+
+def _lines(source: Source, torn: int | None) -> Iterator[tuple[int, Any]]:
+    """:func:`iter_json_lines`, ending quietly before a torn last line (``torn``: its number)."""
+    if torn is None:
+        yield from iter_json_lines(source)
+        return
+    try:
+        yield from iter_json_lines(source)
+    except FormatError:
+        raise
+    except InputError as exc:
+        if exc.line != torn:
+            raise
+
+
 def _record(obj: Any, lineno: int, source: Source) -> Message | None:
     """One line -> one record (None for the meta and end lines)."""
     if type(obj) is not dict:
@@ -187,7 +249,7 @@ def _plain(obj: Any) -> tuple[str, int] | None:
     return None
 
 
-def _stream(source: Source) -> Iterator[Message]:
+def _stream(source: Source, torn: int | None = None) -> Iterator[Message]:
     """The records of the file, in order.
 
     A plain message line (:func:`_plain`) is made here with one time lookup, every other line goes
@@ -196,7 +258,7 @@ def _stream(source: Source) -> Iterator[Message]:
     """
     record = _record
     plain = _plain
-    for lineno, obj in iter_json_lines(source):
+    for lineno, obj in _lines(source, torn):
         found = plain(obj)
         if found is not None:
             yield Message(found[0], obj["raw"], found[1], source=lineno)
@@ -206,13 +268,13 @@ def _stream(source: Source) -> Iterator[Message]:
             yield rec
 
 
-def _wire(source: Source) -> Iterator[WireBlock]:
+def _wire(source: Source, torn: int | None = None) -> Iterator[WireBlock]:
     """The reel's fast lane (:meth:`Session.wire_blocks`): the payloads that crossed the wire, in blocks,
     with no record object made for a plain message line; the same blocks as the records would give."""
     blocks = WireBlocks()
     raws, dirs, times, sources, scopes = blocks.raws, blocks.dirs, blocks.times, blocks.sources, blocks.scopes
     plain = _plain
-    for lineno, obj in iter_json_lines(source):
+    for lineno, obj in _lines(source, torn):
         found = plain(obj)
         if found is not None:
             raws.append(obj["raw"])
@@ -261,7 +323,11 @@ def read(source: Source) -> Session:
         info.notes.append("no meta line: the session's label and command are unknown")
     else:
         raise source.fail('line 1 must be the meta line ({"v":1,"type":"meta",...})', line=1)
-    last = _tail_line(source)
+    torn = _torn_line(source)
+    if torn is not None:
+        info.notes.append(f"line {torn} is torn (a write that did not finish: a full disk, a crash) and is left "
+                          "out: the reel is read up to the line before")
+    last = _tail_line(source) if torn is None else None
     if last is not None:
         try:
             end = jsonio.loads(last)
@@ -272,7 +338,7 @@ def read(source: Source) -> Session:
                 _apply_end(info, end, source, 0)
             except FormatError:
                 pass  # a bad end time: the stream names its line when it gets there
-    return Session.streaming(info, lambda: _stream(source), lambda: _wire(source))
+    return Session.streaming(info, lambda: _stream(source, torn), lambda: _wire(source, torn))
 
 
 # -- writing ----------------------------------------------------------------------------------------
@@ -436,10 +502,44 @@ class ReelWriter:
         self._lock = threading.Lock()
         self._seq = first_seq
         self._closed = False
-        self._write_obj(meta_line(info))
+        #: the bytes of whole lines in the file: where a failed write is cut back to
+        self._whole = os.fstat(self._fh.fileno()).st_size
+        #: the first write error (a full disk): what the end line says stopped the recording
+        self.write_error: OSError | None = None
+        try:
+            self._write_obj(meta_line(info))
+        except BaseException:
+            self._fh.close()  # no reel to record in (a full disk): the caller says so
+            if self._whole == 0:  # nor an empty file left behind for every verb to refuse
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path)
+            raise
 
     def _write_obj(self, obj: dict[str, Any]) -> None:
-        self._fh.write(jsonio.dumps_line(obj))  # one buffer: a 30 MB record is not copied once more
+        self._append(jsonio.dumps_line(obj))  # one buffer: a 30 MB record is not copied once more
+
+    def _append(self, data: bytes) -> None:
+        """Write ``data`` (whole lines) all, or none of it: a write that fails part way (a full disk
+        takes what fits, then refuses) is cut back to the last whole line, and the error raised."""
+        fh = self._fh
+        view = memoryview(data)
+        done = 0
+        try:
+            while done < len(data):
+                n = fh.write(view[done:])
+                if not n:  # a regular file never says "would block": do not spin on it
+                    raise OSError(errno.EIO, "the reel took no bytes")
+                done += n
+        except OSError as exc:
+            if self.write_error is None:
+                self.write_error = exc
+            if done:
+                try:
+                    os.ftruncate(fh.fileno(), self._whole)
+                except OSError:
+                    pass  # the reader's net: a torn last line is read up to the line before
+            raise
+        self._whole += done
 
     @staticmethod
     def now() -> int:
@@ -488,7 +588,7 @@ class ReelWriter:
                 ])
             if b"\r" in data:  # only a frame can hold one (invalid texts are escaped), and only as whitespace
                 data = data.replace(b"\r", b" ")
-            self._fh.write(data)
+            self._append(data)
             return first
 
     def close(self, exit_code: int | None = None, reason: str | None = None) -> None:
@@ -503,6 +603,10 @@ class ReelWriter:
             self.info.end_reason = reason
             duration = max(0, t - (self.info.started or t))
             self.info.duration_ms = duration
+            if self.write_error is not None:
+                why = self.write_error.strerror or str(self.write_error)
+                reason = f"{reason or 'closed'}; recording stopped at a write error ({why}): what came after is not here"
+                self.info.end_reason = reason
             try:
                 self._write_obj(end_line(t, exit_code, duration, reason))
             finally:

@@ -70,13 +70,43 @@ def redact_urls_in(text: str, marker: str = MARKER) -> str:
 
 def redact_urls_in_value(value: Any, marker: str = MARKER) -> Any:
     """A JSON value (session metadata) with :func:`redact_urls_in` applied to every string in it; the
-    value itself when nothing changed (copies only where something did)."""
+    value itself when nothing changed (copies only where something did).
+
+    Iterative: metadata is another tool's, nested as deep as a reader accepts (a recursive walk met
+    Python's recursion limit at about 500 levels, far short of the readers' 1024).
+    """
     if isinstance(value, str):
         return redact_urls_in(value, marker)
-    if isinstance(value, dict):
-        out = {k: redact_urls_in_value(v, marker) for k, v in value.items()}
-        return value if all(out[k] is value[k] for k in value) else out
-    if isinstance(value, list):
-        items = [redact_urls_in_value(v, marker) for v in value]
-        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
-    return value
+    if not isinstance(value, (dict, list)):
+        return value
+    # a frame: the container, its (key, child) pairs, the next pair to look at, the children that changed
+    stack: list[tuple[Any, list[tuple[Any, Any]], list[int], dict[Any, Any]]] = [(value, _pairs(value), [0], {})]
+    result: Any = value
+    while stack:
+        node, pairs, at, changed = stack[-1]
+        if at[0] < len(pairs):
+            key, child = pairs[at[0]]
+            at[0] += 1
+            if isinstance(child, str):
+                new = redact_urls_in(child, marker)
+                if new is not child:
+                    changed[key] = new
+            elif isinstance(child, (dict, list)) and child:
+                stack.append((child, _pairs(child), [0], {}))
+            continue
+        stack.pop()
+        rebuilt = node
+        if changed:
+            rebuilt = dict(node) if isinstance(node, dict) else list(node)
+            for key, new in changed.items():
+                rebuilt[key] = new
+        if not stack:
+            result = rebuilt
+        elif rebuilt is not node:
+            parent_pairs, parent_at, parent_changed = stack[-1][1], stack[-1][2], stack[-1][3]
+            parent_changed[parent_pairs[parent_at[0] - 1][0]] = rebuilt
+    return result
+
+
+def _pairs(node: dict[Any, Any] | list[Any]) -> list[tuple[Any, Any]]:
+    return list(node.items()) if isinstance(node, dict) else list(enumerate(node))

@@ -29,6 +29,7 @@ what is wrong, before any message is touched.
 
 from __future__ import annotations
 
+import reprlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,15 @@ class _Bad(Exception):
     pass
 
 
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 60
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)`` cut short: a rule's wrong value may be a whole document, the message is one line."""
+    return _REPR.repr(value)
+
+
 def load_rules(path: str | Path) -> list[Rule]:
     """The rules in ``path`` (JSON, or YAML read with the safe loader), checked; InputError otherwise."""
     shown = str(path)
@@ -107,22 +117,35 @@ def load_rules(path: str | Path) -> list[Rule]:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read the rules file: {exc.strerror or exc}", path=shown) from None
-    text = data.lstrip()
-    try:
-        if text[:1] in (b"[", b"{"):
+    if data.lstrip()[:1] in (b"[", b"{"):
+        try:
             doc = jsonio.loads(data)
-        else:
-            import yaml
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise InputError(f"not JSON: {jsonio.error_reason(exc)}", path=shown) from None
+    else:
+        doc = _load_yaml(data, shown)
+    return parse_rules(doc, source=shown)
 
-            doc = yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InputError(f"not JSON: {jsonio.error_reason(exc)}", path=shown) from None
-    except Exception as exc:  # yaml.YAMLError and its marks
+
+def _load_yaml(data: bytes, shown: str) -> Any:
+    """The YAML document, read with the safe loader and measured before it is built
+    (:mod:`mcpreel._infra.yamlload`): nested aliases would make every later walk endless (a value's
+    ``repr`` in a message, the reel's JSON of a rule's error data)."""
+    import yaml
+
+    from mcpreel._infra import yamlload
+
+    try:
+        return yamlload.load(data, getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yamlload.YamlLimitError as exc:
+        raise InputError(f"{f'line {exc.line}: ' if exc.line else ''}not read: {exc}", path=shown) from None
+    except RecursionError:
+        raise InputError("not YAML: nested too deeply", path=shown) from None
+    except Exception as exc:  # yaml.YAMLError and its marks, a file that is not UTF-8
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        problem = getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
         raise InputError(f"{where}not YAML: {problem}", path=shown) from None
-    return parse_rules(doc, source=shown)
 
 
 def parse_rules(doc: Any, *, source: str = "rules") -> list[Rule]:
@@ -149,9 +172,33 @@ def parse_rules(doc: Any, *, source: str = "rules") -> list[Rule]:
     return rules
 
 
+#: how deep a rule may nest (its ``equals``, ``merge``, ``set`` values, its error's data) and how many steps its
+#: paths may take: hand-written rules need far fewer, and the engine compares, merges and follows them
+#: recursively, so this keeps every walk it makes far from Python's recursion limit
+RULE_DEPTH = 256
+
+
+def _depth(value: Any) -> int:
+    """How deep ``value`` nests (a scalar: 0), walked without recursion."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            node = list(node.values())
+        elif not isinstance(node, list):
+            continue
+        deepest = max(deepest, depth)
+        if depth <= RULE_DEPTH + 1:  # deeper than that is refused anyway: no need to go on
+            stack.extend((v, depth + 1) for v in node)
+    return deepest
+
+
 def _rule(index: int, raw: Any) -> Rule:
     if not isinstance(raw, dict):
         raise _Bad(f"a rule is a mapping, not {jsonio.type_name(raw)}")
+    if _depth(raw) > RULE_DEPTH:
+        raise _Bad(f"nested deeper than {RULE_DEPTH} levels (a rule's values are compared and merged recursively)")
     unknown = sorted(set(map(str, raw)) - _RULE_KEYS)
     if unknown:
         raise _Bad(f"unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(_RULE_KEYS))})")
@@ -170,7 +217,7 @@ def _count(raw: dict[str, Any], key: str, *, minimum: int) -> int | None:
         return None
     value = raw[key]
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise _Bad(f"{key} must be a whole number >= {minimum}, not {value!r}")
+        raise _Bad(f"{key} must be a whole number >= {minimum}, not {_shown(value)}")
     return value
 
 
@@ -185,7 +232,7 @@ def _strings(raw: Any, key: str) -> tuple[str, ...]:
     values = _values(raw, key)
     for v in values:
         if not isinstance(v, str) or not v:
-            raise _Bad(f"match.{key} takes a string or a list of strings, not {v!r}")
+            raise _Bad(f"match.{key} takes a string or a list of strings, not {_shown(v)}")
     return values
 
 
@@ -200,16 +247,16 @@ def _match(raw: Any) -> Match:
         given = _strings(raw["direction"], "direction")
         bad = [d for d in given if d not in DIRECTIONS]
         if bad:
-            raise _Bad(f"match.direction {bad[0]!r} is not one of {', '.join(DIRECTIONS)}")
+            raise _Bad(f"match.direction {_shown(bad[0])} is not one of {', '.join(DIRECTIONS)}")
         directions = tuple(DIRECTIONS[d] for d in given)
     kinds = _strings(raw["kind"], "kind") if "kind" in raw else ()
     bad = [k for k in kinds if k not in KINDS]
     if bad:
-        raise _Bad(f"match.kind {bad[0]!r} is not one of {', '.join(KINDS)}")
+        raise _Bad(f"match.kind {_shown(bad[0])} is not one of {', '.join(KINDS)}")
     ids = _values(raw["id"], "id") if "id" in raw else ()
     for v in ids:
         if isinstance(v, bool) or not isinstance(v, (str, int)):
-            raise _Bad(f"match.id is a JSON-RPC id (a string or a number), not {v!r}")
+            raise _Bad(f"match.id is a JSON-RPC id (a string or a number), not {_shown(v)}")
     path = None
     if "path" in raw:
         path = _path(raw["path"], "match.path")
@@ -220,7 +267,7 @@ def _match(raw: Any) -> Match:
         from mcpreel.control.filters import FilterError, parse
 
         if not isinstance(raw["filter"], str):
-            raise _Bad(f"match.filter is a string of filter tokens, not {raw['filter']!r}")
+            raise _Bad(f"match.filter is a string of filter tokens, not {_shown(raw['filter'])}")
         try:
             tokens = parse(raw["filter"])
         except FilterError as exc:
@@ -232,25 +279,28 @@ def _match(raw: Any) -> Match:
 
 def _path(text: Any, where: str) -> JsonPath:
     if not isinstance(text, str):
-        raise _Bad(f"{where} is a JSONPath string, not {text!r}")
+        raise _Bad(f"{where} is a JSONPath string, not {_shown(text)}")
     try:
-        return JsonPath(text)
+        path = JsonPath(text)
     except PathSyntaxError as exc:
-        raise _Bad(f"{where} {text!r}: {exc}") from None
+        raise _Bad(f"{where} {_shown(text)}: {exc}") from None
+    if len(path.steps) > RULE_DEPTH:
+        raise _Bad(f"{where} takes {len(path.steps)} steps (at most {RULE_DEPTH})")
+    return path
 
 
 def _error(raw: Any, where: str) -> dict[str, Any]:
     if not isinstance(raw, dict):
-        raise _Bad(f"{where} is a JSON-RPC error {{code, message[, data]}}, not {raw!r}")
+        raise _Bad(f"{where} is a JSON-RPC error {{code, message[, data]}}, not {_shown(raw)}")
     unknown = sorted(set(map(str, raw)) - {"code", "message", "data"})
     if unknown:
         raise _Bad(f"{where}: unknown key(s) {', '.join(unknown)} (known: code, message, data)")
     code = raw.get("code", -32000)
     if isinstance(code, bool) or not isinstance(code, int):
-        raise _Bad(f"{where}.code must be an integer, not {code!r}")
+        raise _Bad(f"{where}.code must be an integer, not {_shown(code)}")
     message = raw.get("message")
     if not isinstance(message, str):
-        raise _Bad(f"{where}.message must be a string, not {message!r}")
+        raise _Bad(f"{where}.message must be a string, not {_shown(message)}")
     return {"code": code, "message": message, **({"data": raw["data"]} if "data" in raw else {})}
 
 
@@ -260,7 +310,7 @@ def _action(raw: dict[str, Any]) -> Action:
     if "delay" in raw:
         value = raw["delay"]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 3600:
-            raise _Bad(f"delay is seconds between 0 and 3600, not {value!r}")
+            raise _Bad(f"delay is seconds between 0 and 3600, not {_shown(value)}")
         delay = float(value)
     if len(given) > 1:
         raise _Bad(f"one action per rule, not {' and '.join(given)} (delay may come before any)")
@@ -296,5 +346,5 @@ def _action(raw: dict[str, Any]) -> Action:
             return Action(kind, delay, text=value)
         raise _Bad("malformed is true (the message cut in half) or the one line of text to send")
     if value is not True:  # timeout, close, disconnect
-        raise _Bad(f"{kind} takes true, not {value!r}")
+        raise _Bad(f"{kind} takes true, not {_shown(value)}")
     return Action("close" if kind == "disconnect" else kind, delay)
