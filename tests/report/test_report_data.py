@@ -227,6 +227,11 @@ def test_a_file_holding_several_sessions(recordings, tmp_path):
     assert set(roots) == {"legacy.jsonl", "modern.jsonl"}
     assert roots["legacy.jsonl"].attributes["mcp.protocol.version"] == "2025-11-25"
     assert roots["modern.jsonl"].attributes["mcp.protocol.version"] == "2026-07-28"
+    by_id = {r.span_id: r for r in records}
     for r in records:
         if r.parent_id is not None and not r.parent_remote:
-            assert r.parent_id == roots[r.attributes["mcpreel.session.file"]].span_id
+            parent = by_id[r.parent_id]
+            if parent.parent_id is not None:  # a server request under the call that caused it
+                assert r.name == "sampling/createMessage" and parent.name == "tools/call ask"
+                parent = by_id[parent.parent_id]
+            assert parent is roots[r.attributes["mcpreel.session.file"]]
