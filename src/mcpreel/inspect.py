@@ -36,7 +36,7 @@ from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel.operations.walk import STREAM, TASK, Operation, Step, Walker
+from mcpreel.operations.walk import REQUEST, STREAM, TASK, Operation, Step, Walker
 
 __all__ = ["EXACT_LATENCIES", "SKETCH_ERROR", "ErrorItem", "Header", "LatencySketch", "LatencyStats", "Report", "Row",
            "RowSpool", "Summary", "ToolStats", "analyze", "percentile"]
@@ -589,6 +589,20 @@ class _Analyzer:
                   payload=raw if payloads else None, original=msg.original if payloads and modified else None,
                   session=steps[0].session if steps else 1, injected=msg.injected)
         if type(raw) is dict:
+            first = steps[0]
+            kind = first.kind
+            ex = first.exchange
+            if kind == "request" and ex is not None and ex.role == "call":  # the common case, inline
+                s.messages += 1
+                s.requests += 1
+                row.label = method = ex.method
+                row.id = ex.id
+                if method == "tools/call":
+                    row.tool = ex.target or "unknown_tool"
+                if len(steps) > 1:
+                    for step in steps[1:]:
+                        self._step(row, step, True)
+                return row
             for step in steps:
                 self._step(row, step, True)
         elif isinstance(raw, list):
@@ -700,6 +714,23 @@ class _Analyzer:
         s = self.summary
         s.operations += 1
         opening = op.opening
+        if op.kind == REQUEST and len(op.exchanges) == 1 and not op.children and not opening.dropped:
+            # the common case (a request and its answer), without the general accounting's properties
+            response = opening.response
+            if response is not None and "error" not in response:
+                result = response.get("result")
+                if type(result) is not dict or result.get("isError") is not True:
+                    method = opening.method
+                    tool = opening.target or "unknown_tool" if method == "tools/call" else None
+                    t0, t1 = opening.t, opening.t_end
+                    if tool is not None:
+                        stats = s.tools.get(tool)
+                        if stats is None:
+                            stats = s.tools[tool] = ToolStats()
+                        stats.calls += 1
+                    if t0 is not None and t1 is not None:
+                        self._latency(method, tool, t1 - t0 if t1 > t0 else 0)
+                    return
         method = opening.method
         tool = opening.tool
         if op.kind == TASK:
