@@ -603,6 +603,36 @@ class _Analyzer:
                     for step in steps[1:]:
                         self._step(row, step, True)
                 return row
+            if kind == "response" and ex is not None and ex.role == "call":  # its answer, inline
+                s.messages += 1
+                s.responses += 1
+                row.label = "(response)"
+                row.id = ex.id
+                row.corr = ex.index
+                if ex.method == "tools/call":
+                    row.tool = ex.target or "unknown_tool"
+                t0, t1 = ex.t, msg.t
+                if t0 is not None and t1 is not None:
+                    row.latency_ms = t1 - t0 if t1 > t0 else 0
+                error = raw.get("error")
+                if error is not None:
+                    row.error = error if isinstance(error, dict) else {"message": error}
+                else:
+                    result = raw.get("result")
+                    if type(result) is dict:
+                        if result.get("isError") is True:
+                            row.is_error = True
+                        elif result.get("resultType") == "input_required":
+                            row.input_required = True
+                        op = ex.operation
+                        if op is not None and op.kind in _PART_KINDS:
+                            row.task = op.task_id
+                for step in steps[1:]:
+                    if step.kind == "operation" and step.operation is not None:
+                        self._operation(step.operation)
+                    else:
+                        self._step(row, step, True)
+                return row
             for step in steps:
                 self._step(row, step, True)
         elif isinstance(raw, list):
