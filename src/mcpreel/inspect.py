@@ -15,9 +15,13 @@ applied when it is read back), only the requests still waiting for an answer sta
 latency percentiles come from a :class:`LatencySketch` -- exact while a method has at most
 :data:`EXACT_LATENCIES` distinct latency values, within :data:`SKETCH_ERROR` (1%) beyond.
 
-Correlation is by (direction of the request, id), never by a file's own ``correlated_id`` (see
-:mod:`mcpreel._infra.correlation`); in a merged file, by source file too. A dropped message never reached its
-peer, so it takes no part in correlation: a request whose answer was dropped is unanswered.
+The rows and the summary come from the one walk of a session (:mod:`mcpreel.operations`): a response's
+row names the request it answers within its client session (a row's ``session``), never across sessions
+and never by a file's own ``correlated_id``; a dropped message never reached its peer (a request whose
+answer was dropped is unanswered; the proxy's own answer to a dropped request is paired with it and marked
+injected); a listen stream the client cancelled is ``ended``. The summary counts **operations**: a
+multi-round-trip request is one call (its retries name the first round), a task is one call with its final
+status and latency (its polls, result and status notifications name the call that created it and the task).
 """
 
 from __future__ import annotations
@@ -31,10 +35,9 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from mcpreel._infra import jsonio
-from mcpreel._infra.correlation import Correlator
 from mcpreel._infra.nesting import recursion_room
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel.sessions import SessionTally
+from mcpreel.operations.walk import REQUEST, STREAM, TASK, Operation, Step, Walker
 
 __all__ = ["EXACT_LATENCIES", "SKETCH_ERROR", "ErrorItem", "Header", "LatencySketch", "LatencyStats", "Report", "Row",
            "RowSpool", "Summary", "ToolStats", "analyze", "percentile"]
@@ -74,6 +77,11 @@ class Row:
     input_required: bool = False  # a 2026-07-28 answer asking the client for input before it can complete
     retry_of: int | None = None  # the request row this one retries (a multi-round-trip request's next round)
     sse_events: int = 0  # SSE framing events of this row's HTTP exchange folded into it (priming, comments)
+    session: int = 1  # the client session it belongs to (1-based, as the header's ``sessions`` number them)
+    injected: bool = False  # the proxy sent it itself (a viewer's or a rule's, the answer to a dropped request)
+    ended: bool = False  # a listen stream the client ended with its cancel (not unanswered: that is its end)
+    part_of: int | None = None  # the row of the call that opened its operation (a task's polls, result, status)
+    task: Any = None  # the task id, on the rows of a task
 
     @property
     def is_response(self) -> bool:
@@ -134,6 +142,11 @@ class Summary:
     unanswered: list[int] = field(default_factory=list)
     orphans: list[int] = field(default_factory=list)
     latency: dict[str, LatencyStats] = field(default_factory=dict)
+    #: operations (:mod:`mcpreel.operations`): what ``tools``, ``errors`` and ``latency`` count
+    operations: int = 0
+    tasks: int = 0  # tasks (each one operation: its creating call, polls, status and result)
+    polls: int = 0  # the tasks' tasks/get polls
+    ended: list[int] = field(default_factory=list)  # listen streams the client ended (their request rows)
 
 
 @dataclass
@@ -172,6 +185,7 @@ _ROW_FIELDS = tuple(f.name for f in fields(Row))
 _row_values: Callable[[Row], tuple[Any, ...]] = eval(  # built from the field names, nothing else
     "lambda row: (" + ", ".join(f"row.{name}" for name in _ROW_FIELDS) + ",)")
 _UNANSWERED = _ROW_FIELDS.index("unanswered")
+_ENDED = _ROW_FIELDS.index("ended")
 _SSE_EVENTS = _ROW_FIELDS.index("sse_events")
 
 
@@ -179,7 +193,7 @@ class RowSpool:
     """Rows kept on disk (pickled in batches in an anonymous temporary file), read back in order.
 
     What lets ``inspect`` show a million-message session in flat memory. Iterating it again reads the
-    file again; ``unanswered`` (known only at the end) is applied to each row as it is read back.
+    file again; ``unanswered`` and ``ended`` (known only at the end) are applied to each row as it is read back.
     """
 
     _BATCH = 2048
@@ -192,6 +206,7 @@ class RowSpool:
         #: SSE framing counts of rows already on disk when their exchange's events came (see :meth:`changed`)
         self._late: dict[int, int] = {}
         self.unanswered: frozenset[int] = frozenset()
+        self.ended: frozenset[int] = frozenset()
 
     def append(self, row: Row) -> None:
         self._batch.append(row)
@@ -234,19 +249,22 @@ class RowSpool:
         self._flush()
         self._file.seek(0)
         marked = self.unanswered
+        ended = self.ended
         late = self._late
         load = pickle.load
         done = 0
         while done < self._count:
             batch: list[tuple[Any, ...]] = load(self._file)
             done += len(batch)
-            if not marked and not late:
+            if not marked and not late and not ended:
                 yield from batch
                 continue
             for values in batch:
                 index = values[0]
                 if index in marked:
                     values = (*values[:_UNANSWERED], True, *values[_UNANSWERED + 1:])
+                if ended and index in ended:
+                    values = (*values[:_ENDED], True, *values[_ENDED + 1:])
                 if late and index in late:
                     values = (*values[:_SSE_EVENTS], late[index], *values[_SSE_EVENTS + 1:])
                 yield values
@@ -463,11 +481,18 @@ def _sse_framing(ctx: dict[str, Any]) -> Any:
     return ctx.get("exchange", ctx.get("stream"))
 
 
+#: the operations whose later messages name the call that opened them on their rows
+_PART_KINDS = (TASK, STREAM)
+
 #: how many recent HTTP exchanges keep their row for SSE framing events to fold into
 _FOLD_WINDOW = 4096
 
 
 class _Analyzer:
+    """Rows and summary from the one walk (:class:`~mcpreel.operations.walk.Walker`): a row per record,
+    its pairing and client session from the walk's steps; the summary's calls, failures and latencies
+    per operation (a multi-round-trip request is one call with its rounds, a task one call with its polls)."""
+
     def __init__(self, payloads: bool, rows: list[Row] | RowSpool | _NoRows, fold_sse: bool = False):
         self.payloads = payloads
         self.rows = rows
@@ -478,11 +503,13 @@ class _Analyzer:
         #: must not keep a row for each (an event of an exchange forgotten here gets its own row).
         self._exchange_rows: OrderedDict[Any, tuple[Row, int]] = OrderedDict()
         self.summary = Summary()
-        self.correlator: Correlator[Row] = Correlator()
+        self.walker = Walker()
+        self._walk = self.walker.feed
         self.latencies: dict[str, LatencySketch] = {}
         self.tool_latencies: dict[str, LatencySketch] = {}
-        #: requestState of an input_required answer -> the request row it answered (the first round's)
-        self.input_states: dict[str, int] = {}
+        #: the rows of requests still waiting, by record index (a response's row reads its request's tool)
+        self.unanswered: set[int] = set()
+        self.ended: set[int] = set()
 
     def _tool(self, name: str) -> ToolStats:
         stats = self.summary.tools.get(name)
@@ -496,6 +523,7 @@ class _Analyzer:
             ex = _sse_framing(ctx)
             held = self._exchange_rows.get(ex) if ex is not None else None
             if held is not None:
+                self._walk(index, msg)  # the walk still places it (it may name the HTTP session)
                 self.summary.records += 1
                 self.summary.transport += 1
                 row, position = held
@@ -525,31 +553,34 @@ class _Analyzer:
             origin = extra.get(ORIGIN_KEY)
             if not isinstance(origin, str):
                 origin = None
+        steps = self._walk(index, msg)
+        session = steps[0].session if steps else 1
         if kind == _MESSAGE:
-            row = self._message(index, msg, origin)
+            row = self._message(index, msg, origin, steps)
         elif kind == Kind.STDERR:
             s.stderr += 1
-            row = Row(index, kind, None, "stderr", seq=msg.seq, t=msg.t, text=msg.text, origin=origin)
+            row = Row(index, kind, None, "stderr", seq=msg.seq, t=msg.t, text=msg.text, origin=origin, session=session)
         elif kind == Kind.INVALID:
             s.invalid += 1
-            row = Row(index, kind, msg.dir, "invalid", seq=msg.seq, t=msg.t, text=msg.text, origin=origin)
+            row = Row(index, kind, msg.dir, "invalid", seq=msg.seq, t=msg.t, text=msg.text, origin=origin,
+                      session=session)
         elif kind == _TRANSPORT:
             s.transport += 1
             row = Row(index, kind, msg.dir, "transport", seq=msg.seq, t=msg.t,
-                      text=_text_of_transport(msg.ctx or {}), origin=origin)
+                      text=_text_of_transport(msg.ctx or {}), origin=origin, session=session)
         elif kind == Kind.EVENT:
             if origin is None and isinstance(msg.raw, dict) and isinstance(msg.raw.get(ORIGIN_KEY), str):
                 origin = msg.raw[ORIGIN_KEY]
             s.events += 1
             label, text = _event_label(msg.raw)
             row = Row(index, kind, msg.dir, label, seq=msg.seq, t=msg.t, text=text, origin=origin,
-                      payload=msg.raw if self.payloads else None)
+                      payload=msg.raw if self.payloads else None, session=session)
         else:  # another kind: counted as a message, as the model's constants are all named above
-            row = self._message(index, msg, origin)
+            row = self._message(index, msg, origin, steps)
         self.rows.append(row)
         return row
 
-    def _message(self, index: int, msg: Message, origin: str | None) -> Row:
+    def _message(self, index: int, msg: Message, origin: str | None, steps: list[Step]) -> Row:
         s = self.summary
         d = msg.dir
         if d == "out":
@@ -566,141 +597,262 @@ class _Analyzer:
         raw = msg.raw
         payloads = self.payloads
         row = Row(index, msg.kind, d, "", seq=msg.seq, t=msg.t, modified=modified, dropped=dropped, origin=origin,
-                  payload=raw if payloads else None, original=msg.original if payloads and modified else None)
-        if isinstance(raw, dict):
-            self._member(row, raw, d, msg, origin)
+                  payload=raw if payloads else None, original=msg.original if payloads and modified else None,
+                  session=steps[0].session if steps else 1, injected=msg.injected)
+        if type(raw) is dict:
+            first = steps[0]
+            kind = first.kind
+            ex = first.exchange
+            if kind == "request" and ex is not None and ex.role == "call":  # the common case, inline
+                s.messages += 1
+                s.requests += 1
+                row.label = method = ex.method
+                row.id = ex.id
+                if method == "tools/call":
+                    row.tool = ex.target or "unknown_tool"
+                if len(steps) > 1:
+                    for step in steps[1:]:
+                        self._step(row, step, True)
+                return row
+            if kind == "response" and ex is not None and ex.role == "call":  # its answer, inline
+                s.messages += 1
+                s.responses += 1
+                row.label = "(response)"
+                row.id = ex.id
+                row.corr = ex.index
+                if ex.method == "tools/call":
+                    row.tool = ex.target or "unknown_tool"
+                t0, t1 = ex.t, msg.t
+                if t0 is not None and t1 is not None:
+                    row.latency_ms = t1 - t0 if t1 > t0 else 0
+                error = raw.get("error")
+                if error is not None:
+                    row.error = error if isinstance(error, dict) else {"message": error}
+                else:
+                    result = raw.get("result")
+                    if type(result) is dict:
+                        if result.get("isError") is True:
+                            row.is_error = True
+                        elif result.get("resultType") == "input_required":
+                            row.input_required = True
+                        op = ex.operation
+                        if op is not None and op.kind in _PART_KINDS:
+                            row.task = op.task_id
+                for step in steps[1:]:
+                    if step.kind == "operation" and step.operation is not None:
+                        self._operation(step.operation)
+                    else:
+                        self._step(row, step, True)
+                return row
+            for step in steps:
+                self._step(row, step, True)
         elif isinstance(raw, list):
             s.batches += 1
             row.batch = len(raw)
             row.label = "batch"
-            for member in raw:
-                if isinstance(member, dict):
-                    self._member(row, member, d, msg, origin)
+            for step in steps:
+                self._step(row, step, False)
         else:
             row.label = "(not JSON-RPC)"
         return row
 
-    def _member(self, row: Row, raw: dict[str, Any], d: str, msg: Message, origin: str | None) -> None:
+    def _step(self, row: Row, step: Step, single: bool) -> None:
         s = self.summary
+        kind = step.kind
+        if kind == "operation":
+            op = step.operation
+            if op is not None:
+                self._operation(op)
+            return
+        if kind == "record":
+            return
         s.messages += 1
-        single = row.batch is None
-        method = raw.get("method")
-        if method is not None:
-            if not isinstance(method, str):
-                method = str(method)
-            has_id = "id" in raw
-            params = raw.get("params")
-            tool = None
-            if method == "tools/call":
-                name = params.get("name") if isinstance(params, dict) else None
-                tool = name if isinstance(name, str) and name else "unknown_tool"
-            if single:
-                row.label = method
-                if has_id:
-                    row.id = raw["id"]
-                if tool is not None:
-                    row.tool = tool
-            if not has_id:
-                s.notifications += 1
-                return
+        member = step.member
+        if kind == "request":
             s.requests += 1
-            if self.input_states and single and isinstance(params, dict):
-                # only after an input_required answer is a request's requestState worth a look
-                state = params.get("requestState")
-                if isinstance(state, str) and state in self.input_states:
-                    row.retry_of = self.input_states.pop(state)
-            if tool is not None:
-                stats = self._tool(tool)
-                stats.calls += 1
-                if msg.dropped:
-                    stats.dropped += 1
-            if not msg.dropped:
-                self.correlator.request(d, raw["id"], row, scope=origin)
-            return
-        if "result" not in raw and "error" not in raw:
             if single:
-                row.label = "(not JSON-RPC)"
-                row.id = raw.get("id")
+                ex = step.exchange
+                assert ex is not None
+                row.label = ex.method
+                row.id = ex.id
+                if ex.method == "tools/call":
+                    row.tool = ex.tool
+                role = ex.role
+                if role != "call":
+                    op = ex.operation
+                    if op is not None:
+                        if role == "round":
+                            row.retry_of = op.opening.index
+                        elif role != "server":
+                            row.part_of = op.opening.index
+                            row.task = op.task_id
             return
+        if kind == "notification":
+            s.notifications += 1
+            if single and member is not None:
+                row.label = str(member.get("method"))
+                op = step.operation
+                if op is not None and op.kind in _PART_KINDS:
+                    row.part_of = op.opening.index
+                    row.task = op.task_id
+            return
+        if kind == "other":
+            if single and member is not None:
+                row.label = "(not JSON-RPC)"
+                row.id = member.get("id")
+            return
+        # a response, paired or not
         s.responses += 1
-        rid = raw.get("id")
+        assert member is not None
+        rid = member.get("id")
         if single:
             row.label = "(response)"
             row.id = rid
-        req = None if msg.dropped else self.correlator.response(d, rid, scope=origin)
-        error = raw.get("error")
-        result = raw.get("result")
+        error = member.get("error")
+        result = member.get("result")
         is_error = False
-        if isinstance(result, dict):
+        if type(result) is dict:
             is_error = result.get("isError") is True
             if single and result.get("resultType") == "input_required":
                 row.input_required = True
-                state = result.get("requestState")
-                if isinstance(state, str) and req is not None:
-                    self.input_states[state] = req.retry_of if req.retry_of is not None else req.index
-        if req is None:
-            if not msg.dropped:
+        ex = step.exchange
+        if kind == "orphan" or ex is None:
+            if not row.dropped:
                 s.orphans.append(row.index)
                 row.orphan = True
                 self.refs[row.index] = row
-            method_name = None
-        else:
-            if row.corr is None:
-                row.corr = req.index
-            method_name = req.label if req.batch is None else None
-            tool = req.tool
-            if single:
-                row.tool = tool
-            t = msg.t
-            if req.t is not None and t is not None:
-                lat = t - req.t
-                if lat < 0:
-                    lat = 0
-                if row.latency_ms is None:
-                    row.latency_ms = lat
-                if method_name:
-                    sketch = self.latencies.get(method_name)
-                    if sketch is None:
-                        sketch = self.latencies[method_name] = LatencySketch()
-                    sketch.add(lat)
-                if tool is not None:
-                    sketch = self.tool_latencies.get(tool)
-                    if sketch is None:
-                        sketch = self.tool_latencies[tool] = LatencySketch()
-                    sketch.add(lat)
-            if tool is not None:
-                stats = self._tool(tool)
-                if error is not None:
-                    stats.errors += 1
-                elif is_error:
-                    stats.is_errors += 1
-        if error is not None:
-            err = error if isinstance(error, dict) else {"message": error}
-            if single:
-                row.error = err
-            msg_text = err.get("message")
-            s.errors.append(ErrorItem(row.index, "jsonrpc", method_name, row.tool if single else None, rid,
-                                      code=err.get("code"), message=msg_text if isinstance(msg_text, str) else None,
-                                      request=req.index if req is not None else None))
-        elif is_error:
-            if single:
+            if error is not None:
+                err = error if isinstance(error, dict) else {"message": error}
+                if single:
+                    row.error = err
+                text = err.get("message")
+                s.errors.append(ErrorItem(row.index, "jsonrpc", None, None, rid, code=err.get("code"),
+                                          message=text if isinstance(text, str) else None))
+            elif is_error:
+                if single:
+                    row.is_error = True
+                s.errors.append(ErrorItem(row.index, "isError", None, None, rid,
+                                          message=_first_text(result) if isinstance(result, dict) else None))
+            return
+        if row.corr is None:
+            row.corr = ex.index
+        if single:
+            row.tool = ex.tool
+            if row.latency_ms is None:
+                row.latency_ms = ex.latency_ms
+            op = ex.operation
+            if op is not None and op.kind in _PART_KINDS:
+                if ex.role not in ("call", "listen"):
+                    row.part_of = op.opening.index
+                row.task = op.task_id
+            if error is not None:
+                row.error = error if isinstance(error, dict) else {"message": error}
+            elif is_error:
                 row.is_error = True
-            s.errors.append(ErrorItem(row.index, "isError", method_name, row.tool if single else None, rid,
-                                      message=_first_text(result) if isinstance(result, dict) else None,
-                                      request=req.index if req is not None else None))
+
+    def _operation(self, op: Operation) -> None:
+        """Count one operation (handed out once, when complete or at the end)."""
+        s = self.summary
+        s.operations += 1
+        opening = op.opening
+        if op.kind == REQUEST and len(op.exchanges) == 1 and not op.children and not opening.dropped:
+            # the common case (a request and its answer), without the general accounting's properties
+            response = opening.response
+            if response is not None and "error" not in response:
+                result = response.get("result")
+                if type(result) is not dict or result.get("isError") is not True:
+                    method = opening.method
+                    tool = opening.target or "unknown_tool" if method == "tools/call" else None
+                    t0, t1 = opening.t, opening.t_end
+                    if tool is not None:
+                        stats = s.tools.get(tool)
+                        if stats is None:
+                            stats = s.tools[tool] = ToolStats()
+                        stats.calls += 1
+                    if t0 is not None and t1 is not None:
+                        self._latency(method, tool, t1 - t0 if t1 > t0 else 0)
+                    return
+        method = opening.method
+        tool = opening.tool
+        if op.kind == TASK:
+            s.tasks += 1
+            s.polls += op.polls
+        status, code, message = op.status()
+        stats = self._tool(tool) if tool is not None else None
+        if stats is not None:
+            stats.calls += 1
+            if opening.dropped:
+                stats.dropped += 1
+        latency = op.latency_ms
+        if latency is not None:
+            self._latency(method, tool, latency)
+        if status == "error" or status == "isError":
+            final = op.final
+            answered = final if final is not None else next(
+                (ex for ex in reversed(op.exchanges) if ex.response_index is not None), None)
+            at = answered.response_index if answered is not None and answered.response_index is not None \
+                else opening.index
+            s.errors.append(ErrorItem(at, "jsonrpc" if status == "error" else "isError", method, tool, opening.id,
+                                      code=code, message=message, request=opening.index))
+            if stats is not None:
+                if status == "error":
+                    stats.errors += 1
+                else:
+                    stats.is_errors += 1
+        elif status in ("unanswered", "cancelled") and not opening.dropped and stats is not None:
+            stats.unanswered += 1
+        for child in op.children:  # the server's requests it caused: each a request of its own
+            latency = child.latency_ms
+            if latency is not None:
+                self._latency(child.method, None, latency)
+            status, code, message = child.status()
+            if status == "error" or status == "isError":
+                s.errors.append(ErrorItem(child.response_index if child.response_index is not None else child.index,
+                                          "jsonrpc" if status == "error" else "isError", child.method, None,
+                                          child.id, code=code, message=message, request=child.index))
+
+    def _latency(self, method: str, tool: str | None, latency: int) -> None:
+        sketch = self.latencies.get(method)
+        if sketch is None:
+            sketch = self.latencies[method] = LatencySketch()
+        sketch.add(latency)
+        if tool is not None:
+            sketch = self.tool_latencies.get(tool)
+            if sketch is None:
+                sketch = self.tool_latencies[tool] = LatencySketch()
+            sketch.add(latency)
 
     def finish(self) -> Summary:
         s = self.summary
-        pending = {row.index: row for row in self.correlator.pending()}
-        for index in sorted(pending):
-            row = pending[index]
-            row.unanswered = True
+        rows = self.rows
+        held = rows if isinstance(rows, list) else None
+        for step in self.walker.finish():
+            if step.kind == "operation":
+                if step.operation is not None:
+                    self._operation(step.operation)
+                continue
+            ex = step.exchange
+            if ex is None:
+                continue
+            index = ex.index
+            ended = step.kind == "ended"
+            (self.ended if ended else self.unanswered).add(index)
+            row = held[index] if held is not None and index < len(held) and held[index].index == index else None
+            if row is None:
+                row = Row(index, "message", ex.dir, ex.method, t=ex.t, id=ex.id, tool=ex.tool, session=ex.session)
+            if ended:
+                row.ended = True
+                s.ended.append(index)
+            else:
+                row.unanswered = True
+                s.unanswered.append(index)
             self.refs[index] = row
-            s.unanswered.append(index)
-            if row.tool is not None:
-                self._tool(row.tool).unanswered += 1
-        if isinstance(self.rows, RowSpool):
-            self.rows.unanswered = frozenset(pending)
+        s.unanswered.sort()
+        s.ended.sort()
+        s.errors.sort(key=lambda e: e.row)
+        if isinstance(rows, RowSpool):
+            rows.unanswered = frozenset(self.unanswered)
+            rows.ended = frozenset(self.ended)
         for method, sketch in sorted(self.latencies.items()):
             s.latency[method] = LatencyStats(sketch.n, sketch.percentile(50), sketch.percentile(95), sketch.max)
         for tool, sketch in self.tool_latencies.items():
@@ -746,18 +898,10 @@ def analyze(
     store: list[Row] | RowSpool | _NoRows = [] if rows == "list" else (RowSpool() if rows == "spool" else _NoRows())
     a = _Analyzer(payloads, store, fold_sse)
     feed = a.feed if fold_sse else a.feed_unfolded
-    if isinstance(session, Session):
-        tally = SessionTally(session.info.transport)
-        place = tally.placer()
-        for index, msg in enumerate(session):
-            feed(index, msg)
-            place(msg)
-        clients = tally.finish(session)
-    else:
-        clients = None
-        for index, msg in enumerate(session):
-            feed(index, msg)
+    for index, msg in enumerate(session):
+        feed(index, msg)
     summary = a.finish()
+    clients = a.walker.client_sessions() if isinstance(session, Session) else None
     header = Header.of(info)
     header.messages = summary.messages
     if clients is not None:

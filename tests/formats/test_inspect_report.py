@@ -85,7 +85,7 @@ def test_plain_output_and_verbose_payloads():
     assert "\x1b[" not in text and "─" not in text  # plain: no colour, no box drawing
     summary = text[text.index("Summary:"):]
     assert "Summary: 12 messages (7 >, 5 <), 6 requests, 5 responses, 1 notification, 1 modified, 1 dropped, " \
-           "2 errors, 1 unanswered, 1 orphan" in summary
+           "5 operations, 2 errors, 1 unanswered, 1 orphan" in summary
     assert "  echo  2      1       1        0           20ms  100ms" in summary
     assert "#006 tools/call echo id=2: isError: bad" in summary
     assert "#008 tools/call echo id=3: JSON-RPC error -32602 bad params" in summary

@@ -231,15 +231,15 @@ async def test_filter_tokens_narrow_the_list_and_bad_tokens_are_refused(small_re
     async with app.run_test(size=(160, 40)) as pilot:
         await _loaded(pilot, app)
         await _type(pilot, "method:tools/call", keys=True)
-        assert app.list.items == [2, 5, 7, 9]
-        assert "4 of 11 records" in _plain(app.query_one("#status")) and "method:tools/call" in _plain(app.query_one("#status"))
+        assert app.list.items == [2, 4, 5, 6, 7, 9]  # an operation: the calls and their answers
+        assert "6 of 11 records" in _plain(app.query_one("#status")) and "method:tools/call" in _plain(app.query_one("#status"))
         await _type(pilot, "method:tools/call dir:out id:1")  # dir:out is client -> server
         assert app.list.items == [2]
         await pilot.press("p")  # the pair is filtered out: said, the cursor stays
         assert app.list.current() == 2
         assert any("hidden by the filter" in n.message for n in app._notifications)
         await _type(pilot, "status:error")
-        assert app.list.items == [6]
+        assert app.list.items == [5, 6]  # the failed call and its answer
         await _type(pilot, "found")  # a bare word is text
         assert app.list.items == [4]
         await _type(pilot, "nosuchkey:x")
@@ -248,6 +248,47 @@ async def test_filter_tokens_narrow_the_list_and_bad_tokens_are_refused(small_re
         await pilot.press("escape")
         await _type(pilot, "")
         assert len(app.list.items) == 11
+
+
+def _http_call(i: int, tool: str, sid: str, exchange: int) -> dict:
+    return {**_call(i, tool), "ctx": {"exchange": exchange, "headers": {"mcp-session-id": sid}}}
+
+
+def _http_answer(i: int, sid: str, exchange: int, error: bool = False) -> dict:
+    return {**_answer(i, error=error), "ctx": {"exchange": exchange, "headers": {"mcp-session-id": sid}}}
+
+
+async def test_the_filter_matches_an_operation_so_the_errors_of_a_tool_are_found(tmp_path: Path):
+    # two HTTP client sessions numbering their ids alike: each answer pairs within its own session
+    def init(sid: str, exchange: int) -> list[dict]:
+        ask = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+               "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": sid}}}
+        return [{"dir": "in", "raw": ask, "ctx": {"exchange": exchange}},
+                {"dir": "out", "raw": {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-06-18"}},
+                 "ctx": {"exchange": exchange, "headers": {"mcp-session-id": sid}}}]
+
+    path = _reel(tmp_path / "ops.jsonl", [
+        *init("A", 10), *init("B", 11),
+        _http_call(1, "run_sql", "A", 1),
+        _http_call(1, "search", "B", 2),
+        _http_answer(1, "B", 2, error=True),  # search failed (session B)
+        _http_answer(1, "A", 1),  # run_sql fine (session A)
+        _http_call(2, "run_sql", "A", 3),
+        _http_answer(2, "A", 3, error=True),  # run_sql failed
+        _http_call(3, "run_sql", "B", 4),
+        _http_answer(3, "B", 4, error=True),  # run_sql failed
+    ])
+    app = _app(path)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await _loaded(pilot, app)
+        rows = app.entries.rows[4:]
+        assert [(r.pair, r.status) for r in rows[:4]] == [(7, "ok"), (6, "error -32602"), (5, "error -32602"),
+                                                          (4, "ok")]
+        await _type(pilot, "status:error tool:run_sql", keys=True)
+        assert app.list.items == [8, 9, 10, 11]  # both failed run_sql calls, request and answer
+        assert "4 of 12 records" in _plain(app.query_one("#status"))
+        await _type(pilot, "status:ok tool:run_sql")
+        assert app.list.items == [4, 7]
 
 
 async def test_a_filter_given_at_start_applies_while_the_file_loads(small_reel: Path):

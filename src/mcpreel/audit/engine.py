@@ -13,9 +13,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpreel._infra.correlation import Correlator
 from mcpreel.audit.rules import Rule
-from mcpreel.model import SCOPE_KEY, Kind, Session
+from mcpreel.model import SCOPE_KEY, Session
+from mcpreel.operations.walk import walk
 
 __all__ = ["AuditReport", "Finding", "audit_session"]
 
@@ -261,39 +261,41 @@ class _Auditor:
 
 
 def audit_session(session: Session, rules: list[Rule]) -> AuditReport:
+    """Audit what ``session`` carried, read through the one walk (:mod:`mcpreel.operations`): answers pair
+    with their requests within a client session; a task's ``tasks/result`` is its tool call's result."""
     a = _Auditor(rules)
-    pending: Correlator[tuple[str, str | None]] = Correlator()
-    for index, m in enumerate(session):
-        if m.kind != Kind.MESSAGE or m.dropped or m.dir is None:
+    for step in walk(session):
+        kind = step.kind
+        if kind != "request" and kind != "response":
             continue
-        record = m.source if m.source is not None else index
+        m = step.msg
+        ex = step.exchange
+        if m is None or ex is None or m.dropped or m.dir is None:
+            continue
+        record = m.source if m.source is not None else step.index
         scope = m.extra.get(SCOPE_KEY) if m.extra else None
-        for raw in m.members():
-            method = raw.get("method")
-            if isinstance(method, str):
-                if "id" not in raw:
-                    continue
-                params = raw.get("params")
-                if not isinstance(params, dict):
-                    params = {}
-                tool = params.get("name") if method == "tools/call" and isinstance(params.get("name"), str) else None
-                pending.request(m.dir, raw.get("id"), (method, tool), scope)
-                if method == "tools/call":
-                    a.calls += 1
-                    args = params.get("arguments")
-                    a.texts("tool.arguments", list(_strings(args, f"/calls/{_esc(tool or '?')}/arguments")), record, scope)
-                continue
-            token = pending.response(m.dir, raw.get("id"), scope)
-            if token is None or not isinstance(raw.get("result"), dict):
-                continue
-            method, tool = token
-            result = raw["result"]
-            if method == "tools/list" and isinstance(result.get("tools"), list):
-                a.tool_list(result["tools"], record, scope)
-            elif method == "tools/call":
-                a.texts("tool.result", list(_result_texts(result, f"/calls/{_esc(tool or '?')}/result")), record, scope)
-            else:
-                a.other_list(method, result, record, scope)
+        if kind == "request":
+            if ex.method == "tools/call":
+                params = ex.params if isinstance(ex.params, dict) else {}
+                tool = params.get("name") if isinstance(params.get("name"), str) else None
+                a.calls += 1
+                args = params.get("arguments")
+                a.texts("tool.arguments", list(_strings(args, f"/calls/{_esc(tool or '?')}/arguments")), record, scope)
+            continue
+        if ex.dropped or ex.response is None or not isinstance(ex.response.get("result"), dict):
+            continue
+        result = ex.response["result"]
+        method = ex.method
+        op = ex.operation
+        if ex.role == "result" and op is not None and op.method == "tools/call":
+            method = "tools/call"  # a task's result is its creating call's tool result
+        if method == "tools/list" and isinstance(result.get("tools"), list):
+            a.tool_list(result["tools"], record, scope)
+        elif method == "tools/call":
+            tool = op.target if op is not None else ex.target
+            a.texts("tool.result", list(_result_texts(result, f"/calls/{_esc(tool or '?')}/result")), record, scope)
+        else:
+            a.other_list(method, result, record, scope)
     a.finish()
     order = {"error": 0, "warning": 1, "note": 2}
     a.findings.sort(key=lambda f: (order[f.level], f.rule, f.path))

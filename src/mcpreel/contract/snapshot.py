@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from mcpreel._infra import jsonio
-from mcpreel._infra.correlation import Correlator
 from mcpreel.errors import InputError
 from mcpreel.model import SCOPE_KEY, Kind, Session
+from mcpreel.operations.walk import walk
 
 __all__ = ["CONTRACT_VERSION", "KINDS", "LIST_METHODS", "Contract", "from_lists", "from_session", "load_contract"]
 
@@ -140,32 +140,27 @@ def from_session(session: Session, *, source: str | None = None) -> Contract:
     session is the audit's business (:mod:`mcpreel.audit`), not the contract's.
     """
     c = Contract(source=source or session.info.path)
-    pending: Correlator[str] = Correlator()
-    for m in session:
-        if m.kind != Kind.MESSAGE or m.dropped or m.dir is None:
+    for step in walk(session):  # the one walk: answers pair with requests within their client session
+        m = step.msg
+        if m is None or m.kind != Kind.MESSAGE or m.dropped or m.dir is None:
             continue
         scope = m.extra.get(SCOPE_KEY) if m.extra else None
         if isinstance(scope, str):
             c.scopes.add(scope)
-        for raw in m.members():
-            method = raw.get("method")
-            if isinstance(method, str):
-                if "id" in raw and (method in LIST_METHODS or method in _HELLO):
-                    pending.request(m.dir, raw.get("id"), method, scope)
-                continue
-            if "result" not in raw and "error" not in raw:
-                continue
-            answered = pending.response(m.dir, raw.get("id"), scope)
-            if answered is None or "result" not in raw:
-                continue
-            result = raw["result"]
-            if answered in _HELLO:
-                _take_hello(c, result)
-            else:
-                _take_list(c, LIST_METHODS[answered], result)
-                meta = result.get("_meta") if isinstance(result, dict) else None
-                if not c.server and isinstance(meta, dict) and isinstance(meta.get(_SERVER_INFO_META), dict):
-                    _take_hello(c, {"serverInfo": meta[_SERVER_INFO_META]})
+        ex = step.exchange
+        if step.kind != "response" or ex is None or ex.dropped or ex.response is None:
+            continue
+        answered = ex.method
+        if (answered not in LIST_METHODS and answered not in _HELLO) or "result" not in ex.response:
+            continue
+        result = ex.response["result"]
+        if answered in _HELLO:
+            _take_hello(c, result)
+        else:
+            _take_list(c, LIST_METHODS[answered], result)
+            meta = result.get("_meta") if isinstance(result, dict) else None
+            if not c.server and isinstance(meta, dict) and isinstance(meta.get(_SERVER_INFO_META), dict):
+                _take_hello(c, {"serverInfo": meta[_SERVER_INFO_META]})
     return c
 
 

@@ -70,6 +70,13 @@ class Filter:
     def __str__(self) -> str:
         return self.text
 
+    @staticmethod
+    def term_matches(key: str, value: str, item: Any, direction: str | None = None) -> bool:
+        """Whether one token ``key:value`` matches ``item`` (as :meth:`matches` reads it): for a caller that
+        matches some keys against more than one message (the viewer: an operation's request and answer)."""
+        message, direction = _unpack(item, direction)
+        return _CHECKS[key](message, direction, value)
+
 
 def _unpack(item: Any, direction: str | None) -> tuple[Any, str | None]:
     from mcpreel.model import Kind, Message

@@ -438,7 +438,7 @@ class Walker:
                 return owner.operation
             ex.role = "call"
             return self._new_op(session, SERVER, ex)
-        if method in TASK_METHODS:
+        if self.tasks and method in TASK_METHODS:  # no task known: nothing to join
             task_id = task_id_param(raw)
             op = self.tasks.get((session, task_id)) if task_id is not None else None
             if op is not None:
@@ -446,7 +446,7 @@ class Walker:
                 ex.operation = op
                 op.exchanges.append(ex)
                 return op
-        state = request_state(raw)
+        state = request_state(raw) if self.states else None  # a retry joins only a known input_required
         if state is not None:
             op = self.states.pop((session, state), None)
             if op is not None:
@@ -645,6 +645,8 @@ class Walker:
             pending = self.pending.get(ex.session)
             if pending is not None:
                 pending.pop(ex.n, None)
+        if not self.progress:
+            return
         token = progress_token(ex.request)
         if token is not None and type(token) in (str, int) and self.progress.get((ex.session, token)) is ex:
             del self.progress[(ex.session, token)]

@@ -6,8 +6,10 @@ terminal. Both are built from :func:`row_parts`, so what a row says is decided o
 the ``--json`` document.
 
 A row reads like qai's inspect: ``#000 > initialize id=1``, ``#001 < (response) id=1 corr=#000 12ms``,
-plus flags in brackets: ``[MODIFIED]``, ``[DROPPED]``, ``[ERROR -32602 …]``, ``[isError]``,
-``[UNANSWERED]``, ``[ORPHAN]``. ``>`` is client -> server, ``<`` server -> client, ``!`` server stderr,
+plus flags in brackets: ``[MODIFIED]``, ``[DROPPED]``, ``[INJECTED]``, ``[ERROR -32602 …]``, ``[isError]``,
+``[UNANSWERED]``, ``[ENDED]`` (a listen stream the client cancelled), ``[ORPHAN]``. A file of several
+client sessions names each row's session after its index (``#004 s2 > tools/call``); a task's polls,
+result and status notifications name the task and the call that created it (``task=T1 of #003``). ``>`` is client -> server, ``<`` server -> client, ``!`` server stderr,
 ``·`` a line that is not MCP traffic.
 """
 
@@ -35,10 +37,13 @@ def _id(value: Any) -> str:
     return jsonio.dumps_str(value) if isinstance(value, str) and not value.isprintable() else str(value)
 
 
-def row_parts(row: Row) -> list[tuple[str, str]]:
-    """A row as (text, style) pieces; joined with spaces they are the plain line."""
+def row_parts(row: Row, *, sessions: bool = False) -> list[tuple[str, str]]:
+    """A row as (text, style) pieces; joined with spaces they are the plain line. ``sessions``: the file
+    holds several client sessions, so each row names its own (``s2``) after its index."""
     kind = row.kind
     parts: list[tuple[str, str]] = [(f"#{row.index:03d}", "dim")]
+    if sessions:
+        parts.append((f"s{row.session}", "blue"))
     if kind == "stderr":
         parts.append(("!", "yellow"))
     elif kind == "event":
@@ -79,6 +84,10 @@ def row_parts(row: Row) -> list[tuple[str, str]]:
         parts.append((row.tool, "green"))
     if row.retry_of is not None:
         parts.append((f"retry of #{row.retry_of:03d}", "cyan"))
+    if row.task is not None:
+        parts.append((f"task={_id(row.task)}", "cyan"))
+    if row.part_of is not None:
+        parts.append((f"of #{row.part_of:03d}", "cyan"))
     if row.corr is not None:
         parts.append((f"corr=#{row.corr:03d}", "dim"))
     if row.latency_ms is not None:
@@ -87,6 +96,8 @@ def row_parts(row: Row) -> list[tuple[str, str]]:
         parts.append(("[MODIFIED]", "bold yellow"))
     if row.dropped:
         parts.append(("[DROPPED]", "bold yellow"))
+    if row.injected:
+        parts.append(("[INJECTED]", "bold yellow"))
     if row.error is not None:
         code = row.error.get("code")
         message = row.error.get("message")
@@ -98,6 +109,8 @@ def row_parts(row: Row) -> list[tuple[str, str]]:
         parts.append(("[isError]", "red"))
     if row.unanswered:
         parts.append(("[UNANSWERED]", "bold red"))
+    if row.ended:
+        parts.append(("[ENDED]", "dim"))
     if row.orphan:
         parts.append(("[ORPHAN]", "red"))
     if row.sse_events:
@@ -109,8 +122,8 @@ def _sse_note(n: int) -> str:
     return f"(+{n} SSE framing {'event' if n == 1 else 'events'}, -v shows them)"
 
 
-def row_text(row: Row) -> str:
-    return " ".join([part[0] for part in row_parts(row)])
+def row_text(row: Row, *, sessions: bool = False) -> str:
+    return " ".join([part[0] for part in row_parts(row, sessions=sessions)])
 
 
 def _ms(value: int | None) -> str:
@@ -210,7 +223,8 @@ def _error_lines(report: Report) -> list[str]:
 
 
 def _ref_lines(report: Report, indexes: list[int]) -> list[str]:
-    return [row_text(report.row(i)) for i in indexes]
+    several = len(report.header.sessions) > 1
+    return [row_text(report.row(i), sessions=several) for i in indexes]
 
 
 def _n(count: int, word: str) -> str:
@@ -227,8 +241,13 @@ def _counts_line(report: Report) -> str:
         parts.append(f"{s.modified} modified")
     if s.dropped:
         parts.append(f"{s.dropped} dropped")
+    parts.append(_n(s.operations, "operation"))
+    if s.tasks:
+        parts.append(f"{_n(s.tasks, 'task')} ({_n(s.polls, 'poll')})")
     parts.append(_n(len(s.errors), "error"))
     parts.append(f"{len(s.unanswered)} unanswered")
+    if s.ended:
+        parts.append(f"{_n(len(s.ended), 'listen stream')} ended by the client")
     parts.append(_n(len(s.orphans), "orphan"))
     return ", ".join(parts)
 
@@ -278,8 +297,9 @@ def plain_lines(report: Report, *, verbose: bool = False, rows: bool = True) -> 
         yield f"{(key + ':').ljust(width)} {value}"
     yield ""
     if rows:
+        several = len(report.header.sessions) > 1
         for row in report.rows:
-            yield "  " + row_text(row)
+            yield "  " + row_text(row, sessions=several)
             if verbose:
                 yield from _verbose_lines(row)
         yield ""
@@ -360,9 +380,10 @@ def renderables(report: Report, *, verbose: bool = False, rows: bool = True) -> 
         grid.add_row(key, Text(value))
     yield grid
     yield Text("")
+    several = len(report.header.sessions) > 1
     for row in report.rows if rows else ():
         text = Text("  ")
-        for i, (piece, style) in enumerate(row_parts(row)):
+        for i, (piece, style) in enumerate(row_parts(row, sessions=several)):
             if i:
                 text.append(" ")
             text.append(piece, style=style or None)

@@ -468,7 +468,7 @@ class ViewerApp(App[None]):
     def _keep(self, e: Entry) -> bool:
         if self._filter is None:
             return True
-        return bool(self._filter.matches(e.msg, e.msg.dir))
+        return self.entries.matches(self._filter, e)
 
     def _set_filter(self, text: str) -> bool:
         text = text.strip()

@@ -2,9 +2,13 @@
 
 The viewer (:mod:`mcpreel.tui.app`) is fed the same way whether it browses a file or watches a proxy:
 records come in order, a batch at a time, and :class:`Entries` turns each into a row at once, pairing a
-response with its request as it arrives (by the direction of the request and the id, scoped by the file
-of a merged reel, as :mod:`mcpreel._infra.correlation` defines it). When the response arrives its request
-row learns the answer's status and latency too, so an unanswered call is visible while it waits.
+response with its request as it arrives through the one walk of a session (:mod:`mcpreel.operations`:
+within a client session, by the direction of the request and the id). When the response arrives its
+request row learns the answer's status and latency too, so an unanswered call is visible while it waits;
+when an operation completes (a multi-round-trip call's last round, a task's result) the row of the call
+that opened it shows the operation's status. The filter (:meth:`Entries.matches`) matches an operation:
+``method:``, ``tool:`` and ``status:`` look at the request and its answer together, so
+``status:error tool:run_sql`` finds the failed calls of that tool (both rows of each).
 
 Nothing here knows Textual: the rows, the pairing, the sessions and the filtering are tested alone, and a
 100k-record file is turned into rows in a worker thread without touching the screen.
@@ -17,9 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpreel._infra import jsonio
-from mcpreel._infra.correlation import Correlator
 from mcpreel._infra.timeutil import iso_from_ms
-from mcpreel.model import SCOPE_KEY, Kind, Message, Session, SessionInfo
+from mcpreel.model import Kind, Message, Session, SessionInfo
+from mcpreel.operations.walk import Exchange, Operation, Walker
 
 __all__ = ["Entries", "Entry", "pretty"]
 
@@ -40,6 +44,7 @@ class Entry:
     latency_ms: int | None = None
     status: str = ""
     session: int | None = None  # 1-based client session (:mod:`mcpreel.sessions`), once known
+    operation: Operation | None = None  # the operation its request or answer belongs to (the walk's)
 
     @property
     def is_request(self) -> bool:
@@ -94,13 +99,41 @@ def _status_of(raw: dict[str, Any]) -> str:
     return OK
 
 
+ENDED = "ended"
+#: the filter keys that match an operation (its request and answer together), not one row's message
+_OPERATION_KEYS = ("method", "tool", "status")
+
+
+def _operation_status(op: Operation) -> str:
+    """The status an operation's rows show: ``ok``, ``error <code>``, ``isError``, ``pending``, ..."""
+    status, code, _ = op.status()
+    if status == "error":
+        return f"error {code}" if code is not None else "error"
+    if status == "unanswered":
+        return PENDING if not op.complete else NO_ANSWER
+    if status in ("task", "input_required"):
+        return PENDING
+    return status
+
+
+def _messages_of(op: Operation) -> list[tuple[Any, str]]:
+    """Every request and answer of an operation, as (JSON-RPC message, its reel direction)."""
+    out: list[tuple[Any, str]] = []
+    ex: Exchange
+    for ex in op.exchanges:
+        out.append((ex.request, ex.dir))
+        if ex.response is not None:
+            out.append((ex.response, "out" if ex.dir == "in" else "in"))
+    return out
+
+
 class Entries:
     """The rows of a session, in order, growing as records are added (:meth:`add`)."""
 
     def __init__(self, info: SessionInfo | None = None):
         self.info = info if info is not None else SessionInfo()
         self.rows: list[Entry] = []
-        self._correlator: Correlator[int] = Correlator()
+        self._walker = Walker()
         self._seqs: set[int] = set()
         self.sessions: list[Any] = []  # sessions.ClientSession, filled by :meth:`find_sessions`
         self.complete = False  # True once the whole file is read (a pending request is then unanswered)
@@ -116,6 +149,7 @@ class Entries:
             self._seqs.add(msg.seq)
         entry = Entry(len(self.rows), msg, "")
         self.rows.append(entry)
+        steps = self._walker.feed(entry.index, msg)
         kind = msg.kind
         if kind != Kind.MESSAGE:
             if kind == Kind.EVENT:
@@ -133,9 +167,10 @@ class Entries:
             entry.label = "(not JSON-RPC)"
             return entry
         entry.id = raw.get("id")
-        scope = msg.extra.get(SCOPE_KEY) if msg.extra else None
-        direction = msg.dir if msg.dir in ("in", "out") else "in"
         method = raw.get("method")
+        for step in steps:
+            if step.kind == "operation" and step.operation is not None:
+                self._completed(step.operation)
         if method is not None:
             entry.label = method if isinstance(method, str) else str(method)
             if method == "tools/call":
@@ -143,27 +178,40 @@ class Entries:
             if "id" in raw:
                 if msg.dropped:
                     entry.status = "dropped"
-                elif self._correlator.request(direction, raw["id"], entry.index, scope=scope):
-                    entry.status = PENDING
+                if steps and steps[0].kind == "request":
+                    entry.operation = steps[0].operation
+                    if not msg.dropped:
+                        entry.status = PENDING
             return entry
         if "result" not in raw and "error" not in raw:
             entry.label = "(not JSON-RPC)"
             return entry
         entry.label = "(response)"
         entry.status = _status_of(raw)
-        if msg.dropped:
+        first = steps[0] if steps else None
+        ex = first.exchange if first is not None and first.kind == "response" else None
+        if ex is None:
+            if not msg.dropped:
+                entry.status += " (orphan)"
             return entry
-        req_index = self._correlator.response(direction, raw.get("id"), scope=scope)
-        if req_index is None:
-            entry.status += " (orphan)"
-            return entry
-        req = self.rows[req_index]
+        req = self.rows[ex.index]
         entry.pair, req.pair = req.index, entry.index
         entry.tool = req.tool
-        req.status = entry.status
+        entry.operation = ex.operation
+        if req.status in (PENDING, "dropped", "") or not (ex.operation is not None and ex.operation.complete
+                                                         and ex.operation.opening is not ex):
+            req.status = entry.status
         if req.msg.t is not None and msg.t is not None:
             entry.latency_ms = req.latency_ms = max(0, msg.t - req.msg.t)
+        if ex.operation is not None and ex.operation.complete:
+            self._completed(ex.operation)
         return entry
+
+    def _completed(self, op: Operation) -> None:
+        """An operation is complete: the row of the call that opened it shows the operation's outcome."""
+        opening = op.opening
+        if opening.index < len(self.rows) and len(op.exchanges) > 1:
+            self.rows[opening.index].status = _operation_status(op)
 
     def extend(self, messages: Iterable[Message]) -> list[Entry]:
         return [e for e in map(self.add, messages) if e is not None]
@@ -171,8 +219,34 @@ class Entries:
     def finish(self) -> None:
         """The whole file is in: a request still waiting was never answered."""
         self.complete = True
-        for rows in self._correlator.pending():
-            self.rows[rows].status = NO_ANSWER
+        for step in self._walker.finish():
+            ex = step.exchange
+            if step.kind in ("unanswered", "ended") and ex is not None and ex.index < len(self.rows):
+                self.rows[ex.index].status = NO_ANSWER if step.kind == "unanswered" else ENDED
+
+    def matches(self, flt: Any, e: Entry) -> bool:
+        """Whether row ``e`` passes the filter ``flt`` (:class:`mcpreel.control.filters.Filter`): ``method``,
+        ``tool`` and ``status`` match its operation (any request or answer of it; ``status`` the
+        operation's outcome once it has one), the other keys the row's own message."""
+        if e.operation is None:
+            return bool(flt.matches(e.msg, e.msg.dir))
+        check = flt.term_matches
+        for key, values in flt.terms:
+            if key == "status":
+                outcome = _operation_status(e.operation)
+                if outcome in (PENDING, NO_ANSWER):
+                    ok = any(check(key, v, e.msg) for v in values)
+                else:
+                    failed = outcome.startswith("error") or outcome == IS_ERROR
+                    ok = ("error" if failed else "ok") in values
+            elif key in _OPERATION_KEYS:
+                group = _messages_of(e.operation)
+                ok = any(check(key, v, raw, d) for v in values for raw, d in group)
+            else:
+                ok = any(check(key, v, e.msg) for v in values)
+            if not ok:
+                return False
+        return True
 
     def find_sessions(self) -> None:
         """Split the rows into client sessions and give each row its session (eras come with them)."""
