@@ -154,15 +154,13 @@ def inspect_figures(session: Session, reading: Reading) -> Figures:
     report = analyze(session, payloads=True)
     s = report.summary
     f = Figures(len(report.header.sessions or []) or 1)
-    for row in report.rows:
-        members = row.payload if isinstance(row.payload, list) else [row.payload]
-        for m in members:
-            if row.kind == "message" and isinstance(m, dict) and "method" in m and "id" in m:
-                f.operations[str(m["method"])] += 1
+    f.operations.update(s.methods)  # the summary's operations per method (``summary.methods`` in --json)
     for index in s.unanswered:
         f.unanswered[report.row(index).label] += 1
     for err in s.errors:
-        f.failed[err.method or ("(orphan)" if err.request is None else "(batch member)")] += 1
+        if err.request is None and err.method is None:
+            continue  # an error answer no request waits for: listed by inspect, but no operation failed
+        f.failed[err.method or "(batch member)"] += 1
     f.latency = {m: (x.count, x.p50_ms, x.p95_ms, x.max_ms) for m, x in s.latency.items()}
     return f
 
@@ -227,6 +225,8 @@ def otlp_figures(session: Session, reading: Reading) -> Figures:
             continue
         if span.error is not None:
             f.failed[m] += 1
+        if m == "subscriptions/listen":
+            continue  # a span has a length, a listen stream no latency: how long the client listened
         lat.setdefault(m, []).append((span.end_ns - span.start_ns) // 1_000_000)
     f.latency = None if _untimed(reading) else _stats(lat)
     return f
@@ -247,7 +247,9 @@ def tui_figures(session: Session, reading: Reading) -> Figures:
     f = Figures(len(entries.sessions) or 1)
     lat: dict[str, list[int]] = {}
     for e in entries.rows:
-        if not e.is_request:
+        # a row that opens an operation (a poll, a retry round or a server request the call caused is part
+        # of the operation its row names)
+        if not e.is_request or (e.operation is not None and e.operation.opening.index != e.index):
             continue
         f.operations[e.label] += 1
         if e.failed:

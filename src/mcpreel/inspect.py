@@ -147,6 +147,7 @@ class Summary:
     tasks: int = 0  # tasks (each one operation: its creating call, polls, status and result)
     polls: int = 0  # the tasks' tasks/get polls
     ended: list[int] = field(default_factory=list)  # listen streams the client ended (their request rows)
+    methods: dict[str, int] = field(default_factory=dict)  # operations per method of their opening request
 
 
 @dataclass
@@ -523,7 +524,7 @@ class _Analyzer:
             ex = _sse_framing(ctx)
             held = self._exchange_rows.get(ex) if ex is not None else None
             if held is not None:
-                self._walk(index, msg)  # the walk still places it (it may name the HTTP session)
+                self._operations(self._walk(index, msg))  # the walk still places it (it may name the HTTP session)
                 self.summary.records += 1
                 self.summary.transport += 1
                 row, position = held
@@ -577,8 +578,15 @@ class _Analyzer:
                       payload=msg.raw if self.payloads else None, session=session)
         else:  # another kind: counted as a message, as the model's constants are all named above
             row = self._message(index, msg, origin, steps)
+        if kind != _MESSAGE and len(steps) > 1:
+            self._operations(steps)  # a transport record can end an operation (a client closing its stream)
         self.rows.append(row)
         return row
+
+    def _operations(self, steps: list[Step]) -> None:
+        for step in steps:
+            if step.kind == "operation" and step.operation is not None:
+                self._operation(step.operation)
 
     def _message(self, index: int, msg: Message, origin: str | None, steps: list[Step]) -> Row:
         s = self.summary
@@ -755,6 +763,8 @@ class _Analyzer:
         s = self.summary
         s.operations += 1
         opening = op.opening
+        methods = s.methods
+        methods[opening.method] = methods.get(opening.method, 0) + 1
         if op.kind == REQUEST and len(op.exchanges) == 1 and not op.children and not opening.dropped:
             # the common case (a request and its answer), without the general accounting's properties
             response = opening.response
@@ -801,15 +811,8 @@ class _Analyzer:
                     stats.is_errors += 1
         elif status in ("unanswered", "cancelled") and not opening.dropped and stats is not None:
             stats.unanswered += 1
-        for child in op.children:  # the server's requests it caused: each a request of its own
-            latency = child.latency_ms
-            if latency is not None:
-                self._latency(child.method, None, latency)
-            status, code, message = child.status()
-            if status == "error" or status == "isError":
-                s.errors.append(ErrorItem(child.response_index if child.response_index is not None else child.index,
-                                          "jsonrpc" if status == "error" else "isError", child.method, None,
-                                          child.id, code=code, message=message, request=child.index))
+        # the server's requests it caused (sampling, elicitation, roots) are part of it: their rows show their
+        # own answers, the summary counts the operation once, by its outcome
 
     def _latency(self, method: str, tool: str | None, latency: int) -> None:
         sketch = self.latencies.get(method)

@@ -220,9 +220,9 @@ class SpanMapper:
         first client session (``ID/2``: one id per client session, whatever the transport)."""
         if root.session_id:
             return root.session_id
-        if not self.info.id:
-            return None
-        return self.info.id if root.index == 1 else f"{self.info.id}/{root.index}"
+        if root.index == 1:
+            return self.info.id or None
+        return f"{self.info.id or 'session'}/{root.index}"
 
     def _out(self, root: _Root, span: SpanRecord) -> list[SpanRecord]:
         """Hand a closed span out, once its session's id is known (HTTP: the answer that names it)."""
@@ -495,7 +495,10 @@ class SpanMapper:
         span = SpanRecord(name, "client" if ex.dir == "in" else "server", above.trace_id, self._id(64),
                           above.span_id, self._ns(ex.t), 0, attrs)
         parent = parse_traceparent(meta.get("traceparent"))
-        if parent is not None:
+        if parent is not None and parent_span is not None:
+            # a retry round or a nested request stays under its operation's span; the caller's context a link
+            span.links.append(SpanLink(parent[0], parent[1], {"mcpreel.link": "traceparent"}))
+        elif parent is not None:
             span.trace_id, span.parent_id, span.trace_flags = parent[0], parent[1], parent[2] & 1
             span.parent_remote = True
             state = meta.get("tracestate")

@@ -211,7 +211,10 @@ class Entries:
         """An operation is complete: the row of the call that opened it shows the operation's outcome."""
         opening = op.opening
         if opening.index < len(self.rows) and len(op.exchanges) > 1:
-            self.rows[opening.index].status = _operation_status(op)
+            row = self.rows[opening.index]
+            row.status = _operation_status(op)
+            if op.latency_ms is not None:
+                row.latency_ms = op.latency_ms  # from the first request to the answer with the outcome
 
     def extend(self, messages: Iterable[Message]) -> list[Entry]:
         return [e for e in map(self.add, messages) if e is not None]
