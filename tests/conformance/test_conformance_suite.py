@@ -1,0 +1,84 @@
+"""The official MCP conformance suite judges the recording proxy and the mock (issue 25).
+
+One run per era (module-scoped: the suite, the server, the proxy and the mock start once each): the
+2025-11-25 scenarios (suite 0.1.16) against server-everything, the 2026-07-28 requirements (suite
+0.2.0-alpha.12) against the official SDK's MCPServer. Through ``mcpreel record`` and against ``mcpreel
+serve`` of that recording every scenario must get the verdict it gets directly, but for the exceptions
+written down in :data:`tests.conformance.suite.EXCEPTIONS`, each with its reason.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conformance.suite import ERAS, EXCEPTIONS, Judgement, judge, missing_peers, parse_summary
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def _judged(era_name: str, tmp_path_factory: pytest.TempPathFactory) -> Judgement:
+    era = ERAS[era_name]
+    why = missing_peers(era)
+    if why is not None:
+        pytest.skip(why)
+    return judge(era, tmp_path_factory.mktemp(f"conformance-{era_name}"))
+
+
+@pytest.fixture(scope="module")
+def judged_2025(tmp_path_factory: pytest.TempPathFactory) -> Judgement:
+    return _judged("2025-11-25", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def judged_2026(tmp_path_factory: pytest.TempPathFactory) -> Judgement:
+    return _judged("2026-07-28", tmp_path_factory)
+
+
+@pytest.fixture(params=["2025-11-25", "2026-07-28"])
+def judged(request: pytest.FixtureRequest) -> Judgement:
+    return request.getfixturevalue("judged_2025" if request.param == "2025-11-25" else "judged_2026")
+
+
+def _shown(differences: dict) -> str:
+    return "; ".join(f"{name}: direct {a.describe() if a else 'absent'}, here {b.describe() if b else 'absent'}"
+                     for name, (a, b) in differences.items())
+
+
+def test_the_summary_is_read_line_by_line() -> None:
+    text = ("=== Running scenario: x ===\n✓ ignored-before-summary: 1 passed, 0 failed\n=== SUMMARY ===\n"
+            "✓ tools-list: 4 passed, 0 failed\n✗ server-stateless: 25 passed, 2 failed\n\nTotal: 29 passed, 2 failed\n"
+            "Not scored for 2026-07-28: 1 scenario(s) run, 1 failing.\n  ✗ tasks-lifecycle (extension)\n")
+    got = parse_summary(text)
+    assert list(got) == ["tools-list", "server-stateless"]
+    assert got["tools-list"].passed and (got["tools-list"].checks_passed, got["tools-list"].checks_failed) == (4, 0)
+    assert not got["server-stateless"].passed and got["server-stateless"].checks_failed == 2
+    with pytest.raises(ValueError, match="SUMMARY"):
+        parse_summary("Error: fs.globSync is not a function\n")
+
+
+def test_the_suite_ran_every_scenario_in_each_leg(judged: Judgement) -> None:
+    direct = judged.scenarios()
+    assert len(direct) >= 25, judged.outputs["direct"][-2000:]
+    for leg in ("recorded", "served"):
+        assert list(judged.runs[leg]) == direct, leg
+
+
+@pytest.mark.parametrize("leg", ["recorded", "served"])
+def test_each_scenario_gets_its_direct_verdict(judged: Judgement, leg: str) -> None:
+    era = judged.era.name
+    differences = judged.differences(leg)
+    unexplained = {k: v for k, v in differences.items() if (era, k) not in EXCEPTIONS}
+    assert not unexplained, f"{era} {leg}: {_shown(unexplained)}\nserve log:\n{judged.serve_log[-3000:]}"
+
+
+@pytest.mark.parametrize("leg", ["recorded", "served"])
+def test_each_written_exception_is_still_seen(judged: Judgement, leg: str) -> None:
+    """An exception that no longer happens is taken out of the list (it would hide a regression)."""
+    era = judged.era.name
+    stale = [s for (e, s) in EXCEPTIONS if e == era and s not in judged.differences(leg)]
+    assert not stale, f"{era} {leg}: excepted but same verdict as direct: {stale}"
+
+
+def test_the_mock_answered_every_request_from_the_recording(judged: Judgement) -> None:
+    assert judged.served_misses() == 0, judged.serve_log[-3000:]
+
