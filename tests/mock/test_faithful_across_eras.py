@@ -165,11 +165,58 @@ def test_the_http_mock_refuses_a_2026_post_whose_routing_headers_are_missing_or_
     # the name as the SDK encodes a non-ASCII one
     uni = modern(4, "tools/call", {"name": "é", "arguments": {}})
     r = _post(app, uni, {**good, "mcp-name": "=?base64?w6k=?="})
-    assert r.status_code == 200 and '"code":-32602' in r.text  # past the headers: a miss, not -32020
+    assert r.status_code == 400 and r.json()["error"]["code"] == -32602  # past the headers: a miss, not -32020
     version = _post(app, modern(5, "server/discover", version="2099-01-01"),
                     {**good, "mcp-protocol-version": "2099-01-01", "mcp-method": "server/discover"})
     assert version.status_code == 400
     assert version.json()["error"]["code"] == -32022 and version.json()["error"]["data"]["supported"] == [V]
+
+
+def test_a_2026_error_alone_has_the_eras_http_status() -> None:
+    """404 for -32601 (a method the server lacks, a miss too), 400 for invalid params: as the SDK server
+    sends them and the conformance suite's server-stateless scenario asks; a handshake-era error stays 200."""
+    recording = session(("in", modern(1, "server/discover")), ("out", res(1, DISCOVERED)),
+                        ("in", modern(2, "ping")), ("out", err(2, -32601, "Method not found")),
+                        ("in", modern(3, "tools/call", {"name": "echo"})), ("out", err(3, -32602, "bad")),
+                        ("in", modern(4, "initialize")), ("out", err(4, -32601, "Method not found")),
+                        ("in", INIT), ("out", res(1, {"protocolVersion": "2025-11-25", "capabilities": {},
+                                                      "serverInfo": {"name": "s", "version": "1"}})),
+                        ("in", req(2, "nope/legacy")), ("out", err(2, -32601, "Method not found")))
+    app = http_app(served(recording))
+
+    def headers(method: str, name: str | None = None) -> dict[str, str]:
+        return {"mcp-protocol-version": V, "mcp-method": method, **({"mcp-name": name} if name else {})}
+
+    ping = _post(app, modern(5, "ping"), headers("ping"))
+    assert ping.status_code == 404 and ping.json()["error"]["code"] == -32601 and ping.json()["id"] == 5
+    bad = _post(app, modern(6, "tools/call", {"name": "echo"}), headers("tools/call", "echo"))
+    assert bad.status_code == 400 and bad.json()["error"]["message"] == "bad"
+    missed = _post(app, modern(7, "prompts/list"), headers("prompts/list"))
+    assert missed.status_code == 404 and missed.json()["error"]["code"] == -32601
+    # a 2026 initialize the server refused is refused as recorded (never an answer made from discover)
+    init = _post(app, modern(8, "initialize"), headers("initialize"))
+    assert init.status_code == 404 and init.json()["error"]["code"] == -32601
+    legacy = _post(app, INIT, {})
+    sid = legacy.headers["mcp-session-id"]
+    r = _post(app, req(9, "nope/legacy"), {"mcp-session-id": sid})
+    assert r.status_code == 200 and '"code":-32601' in r.text
+
+
+def test_recorded_refusals_by_the_era_rules_are_passed_over_for_requests_that_pass_them() -> None:
+    """The conformance suite's http-header-validation: the same tools/list sent with good and with bad headers;
+    the mock refuses the bad ones itself, so the good ones get the recorded answers, not the refusals."""
+    listed = {"tools": [], "resultType": "complete"}
+    recording = session(("in", modern(1, "server/discover")), ("out", res(1, DISCOVERED)),
+                        ("in", modern(2, "tools/list")), ("out", res(2, listed)),
+                        ("in", modern(3, "tools/list")), ("out", err(3, -32020, "mcp-method header does not match")),
+                        ("in", modern(4, "tools/list")), ("out", res(4, listed)),
+                        ("in", modern(5, "tools/call", {"name": "echo"})), ("out", err(5, -32020, "mcp-name differs")))
+    mock = served(recording)
+    out = run(mock, modern(1, "tools/list"), modern(2, "tools/list"), modern(3, "tools/list"),
+              modern(4, "tools/call", {"name": "echo"}))
+    assert [("result" in m) for m in out[:3]] == [True, True, True]
+    # where the recording holds nothing but the refusal, the refusal is what the server answered
+    assert out[3]["error"]["code"] == -32020
 
 
 def test_handshake_era_posts_need_no_routing_headers() -> None:
