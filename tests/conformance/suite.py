@@ -126,6 +126,7 @@ class Judgement:
     outputs: dict[str, str] = field(default_factory=dict)  # leg -> the suite's whole output
     serve_log: str = ""
     record_log: str = ""
+    reel: Path | None = None  # what mcpreel record wrote (and serve served)
 
     def scenarios(self) -> list[str]:
         return list(self.runs["direct"])
@@ -233,8 +234,8 @@ def run_suite(era: Era, url: str, *, timeout: float = 300.0) -> str:
 def judge(era: Era, workdir: Path) -> Judgement:
     """Run the era's scenarios direct, recorded and served; the reel is ``workdir/recorded.jsonl``."""
     workdir.mkdir(parents=True, exist_ok=True)
-    got = Judgement(era)
     reel = workdir / "recorded.jsonl"
+    got = Judgement(era, reel=reel)
     with real_server(era, workdir / "server.log") as url:
         got.outputs["direct"] = run_suite(era, url)
         with recording_proxy(url, reel, workdir / "record.log") as proxied:

@@ -9,6 +9,8 @@ written down in :data:`tests.conformance.suite.EXCEPTIONS`, each with its reason
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.conformance.suite import ERAS, EXCEPTIONS, Judgement, judge, missing_peers, parse_summary
@@ -82,3 +84,42 @@ def test_each_written_exception_is_still_seen(judged: Judgement, leg: str) -> No
 def test_the_mock_answered_every_request_from_the_recording(judged: Judgement) -> None:
     assert judged.served_misses() == 0, judged.serve_log[-3000:]
 
+
+
+def test_the_reel_becomes_the_validators_wire_trace_and_back(judged: Judgement, tmp_path: Path) -> None:
+    """The recording the suite was judged through, written as an mcp-conformance (mcp-trace-validator) trace:
+    every message, direction, order and HTTP status reads back (the validator itself is a Rust crate that is
+    not installed here: the trace is checked against our reader of its format)."""
+    from mcpreel._infra import jsonio
+    from mcpreel.convert import convert
+    from mcpreel.formats import open_session
+    from mcpreel.model import Kind
+
+    assert judged.reel is not None
+    out = tmp_path / "trace.jsonl"
+    result = convert(judged.reel, out, to="mcp-conformance")
+    assert result.to == "mcp-conformance"
+    original, _ = open_session(judged.reel, "reel")
+    back, detection = open_session(out, "auto")
+    assert detection.format == "mcp-conformance"
+
+    def wire(session):
+        return [(m.dir, m.raw) for m in session if m.kind == Kind.MESSAGE]
+
+    def statuses(session):  # each HTTP answer's status, once per exchange, in order
+        seen, out = set(), []
+        for m in session:
+            ctx = m.ctx or {}
+            if m.dir == "out" and "exchange" in ctx and "status" in ctx and ctx["exchange"] not in seen:
+                seen.add(ctx["exchange"])
+                out.append(ctx["status"])
+        return out
+
+    original, back = original.materialize(), back.materialize()
+    sent = wire(original)
+    assert len(sent) > 50 and wire(back) == sent
+    # the trace says each answer's status in an http event before its messages (read back, concurrent
+    # exchanges cannot be told apart: the format has no exchange id, so the events themselves are compared)
+    events = [jsonio.loads(line) for line in out.read_bytes().splitlines()]
+    written = [e["status"] for e in events if e["kind"] == "http" and e["direction"] == "server-to-client"]
+    assert written == statuses(original) and len(written) > 20
