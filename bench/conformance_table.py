@@ -1,12 +1,13 @@
 """The README's "Judged by the official conformance suite" table, made by running the suite (never by hand).
 
-For each era (the 2025-11-25 scenarios of ``@modelcontextprotocol/conformance`` 0.1.16 against
-server-everything; the 2026-07-28 requirements of 0.2.0-alpha.12 against the official SDK's MCPServer) the
+For each requirement set and server (the 2025-11-25 scenarios of ``@modelcontextprotocol/conformance``
+0.1.16 against server-everything and the official SDK's MCPServer; the 2026-07-28 requirements of
+0.2.0-alpha.12 against the MCPServer) the
 suite's server scenarios run against the server itself, through ``mcpreel record --transport
 streamable-http`` and against ``mcpreel serve`` of that recording (:mod:`tests.conformance.suite`, the same
 runs the tests make). The tables go into README.md between the ``conformance-table`` markers.
 
-    python bench/conformance_table.py [--readme README.md] [--era 2025-11-25|2026-07-28 ...] [--check]
+    python bench/conformance_table.py [--readme README.md] [--era "2025-11-25 everything" ...] [--check]
 
 ``--check`` writes nothing and exits 1 when a scenario's verdict through mcpreel differs from the direct
 one other than as the written exceptions say. Needs ``make peers`` (Node 22 and both suite releases).
@@ -47,13 +48,13 @@ def table(judged: Judgement) -> list[str]:
     era = judged.era
     notes: list[str] = []
     command = " ".join(("server", *era.suite_args))
-    lines = [f"#### {era.name}: `@modelcontextprotocol/conformance@{era.suite_version} {command}` against "
+    lines = [f"#### {era.name}, {era.server}: `@modelcontextprotocol/conformance@{era.suite_version} {command}` against "
              f"{era.server_label}", "", "| scenario | direct | recorded (through `mcpreel record`) | served (`mcpreel serve` of it) |",
              "|---|---|---|---|"]
     for scenario in judged.scenarios():
         name = scenario
-        if (era.name, scenario) in EXCEPTIONS:
-            notes.append(f"{len(notes) + 1}. `{scenario}`: {EXCEPTIONS[(era.name, scenario)]}.")
+        if (era.key, scenario) in EXCEPTIONS:
+            notes.append(f"{len(notes) + 1}. `{scenario}`: {EXCEPTIONS[(era.key, scenario)]}.")
             name = f"{scenario} ({len(notes)})"
         lines.append(f"| {name} | " + " | ".join(_cell(judged, leg, scenario) for leg in LEGS) + " |")
     totals = []
@@ -73,8 +74,8 @@ def unexplained(judged: Judgement) -> list[str]:
     out = []
     for leg in ("recorded", "served"):
         for scenario, (a, b) in judged.differences(leg).items():
-            if (judged.era.name, scenario) not in EXCEPTIONS:
-                out.append(f"{judged.era.name} {leg} {scenario}: direct {a.describe() if a else 'absent'}, "
+            if (judged.era.key, scenario) not in EXCEPTIONS:
+                out.append(f"{judged.era.key} {leg} {scenario}: direct {a.describe() if a else 'absent'}, "
                            f"{leg} {b.describe() if b else 'absent'}")
     return out
 
@@ -94,7 +95,8 @@ def write_readme(readme: Path, body: list[str]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--readme", type=Path, default=ROOT / "README.md")
-    parser.add_argument("--era", action="append", choices=sorted(ERAS), help="default: both")
+    parser.add_argument("--era", action="append", choices=sorted(ERAS), help="a requirement set and server "
+                        "(repeatable; default: all)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 on an unexplained difference")
     args = parser.parse_args()
     body: list[str] = []
@@ -105,7 +107,7 @@ def main() -> int:
             why = missing_peers(era)
             if why is not None:
                 raise SystemExit(f"cannot judge {name}: {why}")
-            judged = judge(era, Path(tmp) / name)
+            judged = judge(era, Path(tmp) / name.replace(" ", "-"))
             problems += unexplained(judged)
             body += [*table(judged), ""]
             print(f"{name}: {len(judged.scenarios())} scenarios judged", file=sys.stderr)

@@ -56,17 +56,25 @@ class Era:
     def suite_js(self) -> Path:
         return PEERS / self.suite_dir / _SUITE_JS
 
+    @property
+    def key(self) -> str:
+        """Which requirement set judges which server: ``2025-11-25 everything``."""
+        return f"{self.name} {self.server}"
 
-ERAS = {
-    "2025-11-25": Era("2025-11-25", "conformance-0.1", "0.1.16", (), "everything",
-                      "server-everything 2026.8.31 (npm, Streamable HTTP)"),
-    "2026-07-28": Era("2026-07-28", "conformance-0.2", "0.2.0-alpha.12", ("--requirements", "2026-07-28"), "sdk",
-                      "official Python SDK 2.3 MCPServer (Streamable HTTP)"),
-}
 
-#: (era, scenario) -> why mcpreel's verdict differs from the server's, by design (recorded and served alike)
+_EVERYTHING = "server-everything 2026.8.31 (npm, Streamable HTTP)"
+_SDK = "the official Python SDK 2.3's MCPServer (tests/peers/sdk_server.py, Streamable HTTP)"
+_ERAS = (
+    Era("2025-11-25", "conformance-0.1", "0.1.16", (), "everything", _EVERYTHING),
+    Era("2025-11-25", "conformance-0.1", "0.1.16", (), "sdk", _SDK),
+    Era("2026-07-28", "conformance-0.2", "0.2.0-alpha.12", ("--requirements", "2026-07-28"), "sdk", _SDK),
+)
+#: every judged pairing, by :attr:`Era.key` (server-everything does not speak 2026-07-28: see the README)
+ERAS = {era.key: era for era in _ERAS}
+
+#: (era key, scenario) -> why mcpreel's verdict differs from the server's, by design (recorded and served alike)
 EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("2025-11-25", "dns-rebinding-protection"):
+    ("2025-11-25 everything", "dns-rebinding-protection"):
         "mcpreel's listeners bind 127.0.0.1 and refuse a Host that is not a loopback name (421), so the "
         "suite's rebinding probe is refused by mcpreel before it reaches the server; server-everything, "
         "which checks no Host, fails the scenario directly",

@@ -1,8 +1,8 @@
 """The official MCP conformance suite judges the recording proxy and the mock (issue 25).
 
-One run per era (module-scoped: the suite, the server, the proxy and the mock start once each): the
-2025-11-25 scenarios (suite 0.1.16) against server-everything, the 2026-07-28 requirements (suite
-0.2.0-alpha.12) against the official SDK's MCPServer. Through ``mcpreel record`` and against ``mcpreel
+One run per requirement set and server (module-scoped: the suite, the server, the proxy and the mock start
+once each): the 2025-11-25 scenarios (suite 0.1.16) against server-everything and against the official
+SDK's MCPServer, the 2026-07-28 requirements (suite 0.2.0-alpha.12) against the MCPServer. Through ``mcpreel record`` and against ``mcpreel
 serve`` of that recording every scenario must get the verdict it gets directly, but for the exceptions
 written down in :data:`tests.conformance.suite.EXCEPTIONS`, each with its reason.
 """
@@ -18,27 +18,14 @@ from tests.conformance.suite import ERAS, EXCEPTIONS, Judgement, judge, missing_
 pytestmark = pytest.mark.timeout(600)
 
 
-def _judged(era_name: str, tmp_path_factory: pytest.TempPathFactory) -> Judgement:
-    era = ERAS[era_name]
+@pytest.fixture(scope="module", params=sorted(ERAS))
+def judged(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Judgement:
+    """One run of the suite per requirement set and server (direct, recorded, served), for the module."""
+    era = ERAS[request.param]
     why = missing_peers(era)
     if why is not None:
         pytest.skip(why)
-    return judge(era, tmp_path_factory.mktemp(f"conformance-{era_name}"))
-
-
-@pytest.fixture(scope="module")
-def judged_2025(tmp_path_factory: pytest.TempPathFactory) -> Judgement:
-    return _judged("2025-11-25", tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def judged_2026(tmp_path_factory: pytest.TempPathFactory) -> Judgement:
-    return _judged("2026-07-28", tmp_path_factory)
-
-
-@pytest.fixture(params=["2025-11-25", "2026-07-28"])
-def judged(request: pytest.FixtureRequest) -> Judgement:
-    return request.getfixturevalue("judged_2025" if request.param == "2025-11-25" else "judged_2026")
+    return judge(era, tmp_path_factory.mktemp(f"conformance-{era.name}-{era.server}"))
 
 
 def _shown(differences: dict) -> str:
@@ -67,7 +54,7 @@ def test_the_suite_ran_every_scenario_in_each_leg(judged: Judgement) -> None:
 
 @pytest.mark.parametrize("leg", ["recorded", "served"])
 def test_each_scenario_gets_its_direct_verdict(judged: Judgement, leg: str) -> None:
-    era = judged.era.name
+    era = judged.era.key
     differences = judged.differences(leg)
     unexplained = {k: v for k, v in differences.items() if (era, k) not in EXCEPTIONS}
     assert not unexplained, f"{era} {leg}: {_shown(unexplained)}\nserve log:\n{judged.serve_log[-3000:]}"
@@ -76,7 +63,7 @@ def test_each_scenario_gets_its_direct_verdict(judged: Judgement, leg: str) -> N
 @pytest.mark.parametrize("leg", ["recorded", "served"])
 def test_each_written_exception_is_still_seen(judged: Judgement, leg: str) -> None:
     """An exception that no longer happens is taken out of the list (it would hide a regression)."""
-    era = judged.era.name
+    era = judged.era.key
     stale = [s for (e, s) in EXCEPTIONS if e == era and s not in judged.differences(leg)]
     assert not stale, f"{era} {leg}: excepted but same verdict as direct: {stale}"
 
