@@ -86,7 +86,16 @@ $(PEERS)/conformance-0.1/.installed-$(CONFORMANCE_01):
 $(PEERS)/conformance-0.2/.installed-$(CONFORMANCE_02):
 	$(call conformance,conformance-0.2,$(CONFORMANCE_02))
 
-conformance-peers: $(NODE22) $(CONFORMANCE_STAMPS)
+# FastMCP 4 (server and Client), a third real server for the conformance suite, in its own virtualenv
+FASTMCP_VERSION ?= 4.2.3
+FASTMCP := $(PEERS)/fastmcp/.installed-$(FASTMCP_VERSION)
+$(FASTMCP):
+	@mkdir -p $(PEERS)
+	@({ [ -x $(PEERS)/fastmcp/bin/pip ] || $(PYTHON) -m venv $(PEERS)/fastmcp; } \
+		&& $(PEERS)/fastmcp/bin/pip install -q fastmcp==$(FASTMCP_VERSION) && touch $@) \
+		|| echo "warning: installing fastmcp $(FASTMCP_VERSION) failed; its conformance tests will be skipped"
+
+conformance-peers: $(NODE22) $(CONFORMANCE_STAMPS) $(FASTMCP)
 
 peers: $(NPM_STAMP) conformance-peers chromium tmux phoenix
 

@@ -36,6 +36,9 @@ _SUITE_JS = Path("node_modules") / "@modelcontextprotocol" / "conformance" / "di
 EVERYTHING_JS = PEERS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 LISTEN127 = ROOT / "tests" / "peers" / "listen127.cjs"
 SDK_SERVER = ROOT / "tests" / "peers" / "sdk_server.py"
+#: FastMCP 4 in its own virtualenv (make peers), and the server the tests run with it
+FASTMCP_PYTHON = PEERS / "fastmcp" / "bin" / "python"
+FASTMCP_SERVER = ROOT / "tests" / "peers" / "fastmcp_server.py"
 
 #: the three runs of one era, in the order they are made (served reads what recorded wrote)
 LEGS = ("direct", "recorded", "served")
@@ -64,20 +67,25 @@ class Era:
 
 _EVERYTHING = "server-everything 2026.8.31 (npm, Streamable HTTP)"
 _SDK = "the official Python SDK 2.3's MCPServer (tests/peers/sdk_server.py, Streamable HTTP)"
+_FASTMCP = "FastMCP 4 (tests/peers/fastmcp_server.py, Streamable HTTP)"
 _ERAS = (
     Era("2025-11-25", "conformance-0.1", "0.1.16", (), "everything", _EVERYTHING),
     Era("2025-11-25", "conformance-0.1", "0.1.16", (), "sdk", _SDK),
+    Era("2025-11-25", "conformance-0.1", "0.1.16", (), "fastmcp", _FASTMCP),
     Era("2026-07-28", "conformance-0.2", "0.2.0-alpha.12", ("--requirements", "2026-07-28"), "sdk", _SDK),
+    Era("2026-07-28", "conformance-0.2", "0.2.0-alpha.12", ("--requirements", "2026-07-28"), "fastmcp", _FASTMCP),
 )
 #: every judged pairing, by :attr:`Era.key` (server-everything does not speak 2026-07-28: see the README)
 ERAS = {era.key: era for era in _ERAS}
 
+_REBINDING = ("mcpreel's listeners bind 127.0.0.1 and refuse a Host that is not a loopback name (421), so the "
+              "suite's rebinding probe is refused by mcpreel before it reaches the server; {server}, which does not "
+              "refuse it, fails the scenario directly")
 #: (era key, scenario) -> why mcpreel's verdict differs from the server's, by design (recorded and served alike)
 EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("2025-11-25 everything", "dns-rebinding-protection"):
-        "mcpreel's listeners bind 127.0.0.1 and refuse a Host that is not a loopback name (421), so the "
-        "suite's rebinding probe is refused by mcpreel before it reaches the server; server-everything, "
-        "which checks no Host, fails the scenario directly",
+    ("2025-11-25 everything", "dns-rebinding-protection"): _REBINDING.format(server="server-everything"),
+    ("2025-11-25 fastmcp", "dns-rebinding-protection"): _REBINDING.format(server="FastMCP"),
+    ("2026-07-28 fastmcp", "dns-rebinding-protection"): _REBINDING.format(server="FastMCP"),
 }
 
 
@@ -89,6 +97,8 @@ def missing_peers(era: Era) -> str | None:
         return f"the conformance suite {era.suite_version} is not installed at {era.suite_js} (make peers)"
     if era.server == "everything" and not EVERYTHING_JS.is_file():
         return f"server-everything is not installed at {EVERYTHING_JS} (make peers)"
+    if era.server == "fastmcp" and not FASTMCP_PYTHON.exists():
+        return f"FastMCP is not installed in {FASTMCP_PYTHON.parent.parent} (make peers: pip install fastmcp)"
     return None
 
 
@@ -204,6 +214,9 @@ def real_server(era: Era, log: Path) -> Iterator[str]:
     if era.server == "everything":
         env = {**os.environ, "PORT": str(port)}
         args = ["node", "--require", str(LISTEN127), str(EVERYTHING_JS), "streamableHttp"]
+    elif era.server == "fastmcp":
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # its own virtualenv, its own packages
+        args = [str(FASTMCP_PYTHON), str(FASTMCP_SERVER), str(port)]
     else:
         env = dict(os.environ)
         args = [sys.executable, str(SDK_SERVER), "streamable-http", str(port)]

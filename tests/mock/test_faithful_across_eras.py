@@ -166,6 +166,9 @@ def test_the_http_mock_refuses_a_2026_post_whose_routing_headers_are_missing_or_
     uni = modern(4, "tools/call", {"name": "é", "arguments": {}})
     r = _post(app, uni, {**good, "mcp-name": "=?base64?w6k=?="})
     assert r.status_code == 400 and r.json()["error"]["code"] == -32602  # past the headers: a miss, not -32020
+    # a field value is read without the whitespace around it (RFC 9110 5.5), as FastMCP reads it
+    spaced = _post(app, call, {**good, "mcp-name": "echo \t"})
+    assert spaced.status_code == 200 and "ok" in spaced.text
     version = _post(app, modern(5, "server/discover", version="2099-01-01"),
                     {**good, "mcp-protocol-version": "2099-01-01", "mcp-method": "server/discover"})
     assert version.status_code == 400

@@ -316,8 +316,12 @@ _NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": 
 
 
 def _decoded_header(value: str | None) -> str | None:
-    """An ``Mcp-Name`` value: verbatim, or the ``=?base64?...?=`` sentinel decoded."""
-    if value is None or not (value.startswith("=?base64?") and value.endswith("?=")):
+    """An ``Mcp-Name`` value: without the optional whitespace around it (RFC 9110 5.5: a field value is
+    parsed without it), verbatim or the ``=?base64?...?=`` sentinel decoded."""
+    if value is None:
+        return None
+    value = value.strip(" \t")
+    if not (value.startswith("=?base64?") and value.endswith("?=")):
         return value
     import base64
     import binascii
