@@ -26,10 +26,10 @@ import pytest
 
 from mcpreel._infra import jsonio
 from mcpreel.eras import LEGACY, MODERN, absent_in_era
-from mcpreel.exchanges import build
 from mcpreel.mock.engine import Mock
 from mcpreel.mock.server import http_app
 from mcpreel.model import Session
+from mcpreel.operations.cassette import build
 from mcpreel.replay.verify import ReplayOptions
 from mcpreel.sessions import split_sessions
 from tests.conftest import free_port

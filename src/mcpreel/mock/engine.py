@@ -438,7 +438,7 @@ class MockConnection:
             mock.on_event(f"miss: {found.method or '(no method)'} id={message.get('id')!r}: {found.reason}")
             emit(found.error(message["id"]))
             return None
-        if found.method == LISTEN:
+        if found.method == LISTEN and "error" not in (found.response or {}):  # a refused listen: refused again
             stats.answered += 1
             return self.served_streams.serve(found, message, emit, self._answer)
         before = found.before
