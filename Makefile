@@ -25,7 +25,7 @@ MCP_CASSETTE := $(PEERS)/mcp-cassette/.installed
 # inputs per format family for `make fuzz` (tests/fuzz: damaged fixtures through import, inspect, convert)
 N ?= 100000
 
-.PHONY: demo test fuzz install install-dev peers hub-peers chromium tmux phoenix bench clean
+.PHONY: demo test fuzz install install-dev peers conformance-peers hub-peers chromium tmux phoenix bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -56,7 +56,48 @@ $(NPM_STAMP):
 			&& touch $@ || echo "warning: npm install failed; the tests of npm peers will fail or skip"; \
 	else echo "warning: npm not found; the tests of npm peers will be skipped"; fi
 
-peers: $(NPM_STAMP) chromium tmux phoenix
+# the official MCP conformance suite (tests/conformance), two pinned releases in their own prefixes: 0.1.16
+# judges the 2025-11-25 scenarios, 0.2.0-alpha.12 the 2026-07-28 requirements. It needs Node >= 22
+# (fs.globSync): Node 22 from the npm registry, in its own prefix (the system node stays as it is)
+NODE22_VERSION ?= 22
+CONFORMANCE_01 ?= 0.1.16
+CONFORMANCE_02 ?= 0.2.0-alpha.12
+NODE22 := $(PEERS)/node22/.installed-$(NODE22_VERSION)
+CONFORMANCE_STAMPS := $(PEERS)/conformance-0.1/.installed-$(CONFORMANCE_01) $(PEERS)/conformance-0.2/.installed-$(CONFORMANCE_02)
+
+$(NODE22):
+	@if command -v npm >/dev/null 2>&1; then \
+		mkdir -p $(PEERS)/node22 && npm install --silent --no-audit --no-fund --prefix $(PEERS)/node22 node@$(NODE22_VERSION) \
+			&& touch $@ || echo "warning: npm install node@$(NODE22_VERSION) failed; the conformance suite's tests will be skipped"; \
+	else echo "warning: npm not found; the conformance suite's tests will be skipped"; fi
+
+# $(call conformance,DIR,VERSION): the suite at VERSION into .peers/DIR
+define conformance
+	@if command -v npm >/dev/null 2>&1; then \
+		mkdir -p $(PEERS)/$(1) && npm install --silent --no-audit --no-fund --prefix $(PEERS)/$(1) @modelcontextprotocol/conformance@$(2) \
+			&& touch $(PEERS)/$(1)/.installed-$(2) \
+			|| echo "warning: npm install @modelcontextprotocol/conformance@$(2) failed; its conformance tests will be skipped"; \
+	else echo "warning: npm not found; the conformance suite's tests will be skipped"; fi
+endef
+
+$(PEERS)/conformance-0.1/.installed-$(CONFORMANCE_01):
+	$(call conformance,conformance-0.1,$(CONFORMANCE_01))
+
+$(PEERS)/conformance-0.2/.installed-$(CONFORMANCE_02):
+	$(call conformance,conformance-0.2,$(CONFORMANCE_02))
+
+# FastMCP 4 (server and Client), a third real server for the conformance suite, in its own virtualenv
+FASTMCP_VERSION ?= 4.2.3
+FASTMCP := $(PEERS)/fastmcp/.installed-$(FASTMCP_VERSION)
+$(FASTMCP):
+	@mkdir -p $(PEERS)
+	@({ [ -x $(PEERS)/fastmcp/bin/pip ] || $(PYTHON) -m venv $(PEERS)/fastmcp; } \
+		&& $(PEERS)/fastmcp/bin/pip install -q fastmcp==$(FASTMCP_VERSION) && touch $@) \
+		|| echo "warning: installing fastmcp $(FASTMCP_VERSION) failed; its conformance tests will be skipped"
+
+conformance-peers: $(NODE22) $(CONFORMANCE_STAMPS) $(FASTMCP)
+
+peers: $(NPM_STAMP) conformance-peers chromium tmux phoenix
 
 $(MCP_RECORDER):
 	@$(PYTHON) -m venv $(PEERS)/mcp-recorder && $(PEERS)/mcp-recorder/bin/pip install -q \

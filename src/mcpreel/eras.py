@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "ABSENT_METHODS",
     "CACHEABLE_METHODS",
     "ERAS",
     "LATEST_LEGACY_PROTOCOL",
@@ -26,6 +27,7 @@ __all__ = [
     "MODERN_PROTOCOL",
     "PROTOCOL_META",
     "UNKNOWN",
+    "absent_in_era",
     "client_identity",
     "discover_request",
     "discover_result_from_initialize",
@@ -56,6 +58,20 @@ CLIENT_CAPABILITIES_KEY = PROTOCOL_META + "clientCapabilities"
 SERVER_INFO_KEY = PROTOCOL_META + "serverInfo"
 #: result members only the modern era has
 MODERN_RESULT_KEYS = ("resultType", "ttlMs", "cacheScope")
+
+
+#: per era, the client methods it does not have: a session said in that era leaves them out (the 2026-07-28
+#: era has no ``ping`` and no ``logging/setLevel``, the log level travels in each request's ``_meta``; the
+#: handshake era has no ``subscriptions/listen``)
+ABSENT_METHODS = {
+    MODERN: frozenset({"ping", "logging/setLevel"}),
+    LEGACY: frozenset({"subscriptions/listen"}),
+}
+
+
+def absent_in_era(method: str | None, era: str) -> bool:
+    """True when ``era`` has no client method ``method`` (what ``replay --era`` leaves out)."""
+    return isinstance(method, str) and method in ABSENT_METHODS.get(era, frozenset())
 
 
 def is_protocol_meta_key(key: str) -> bool:

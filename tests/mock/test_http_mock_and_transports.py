@@ -121,7 +121,8 @@ def test_a_2026_request_needs_no_session_and_gets_its_era(mock_url):
     modern = call(1, "echo", {"t": "x"})
     modern["params"]["_meta"] = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
     r = httpx2.post(f"{url}/mcp", content=jsonio.dumps(modern),
-                    headers={**ACCEPT, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call"})
+                    headers={**ACCEPT, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call",
+                             "mcp-name": "echo"})  # the 2026 era's routing headers (else 400, -32020)
     assert r.status_code == 200 and "mcp-session-id" not in r.headers
     assert _events(r.content) == [res(1, {**text("x"), "resultType": "complete"})]
 

@@ -157,7 +157,7 @@ FORMATS: dict[str, FormatSpec] = {
                    description="mcpsnoop session envelopes"),
         FormatSpec("inspector-network", "mcpreel.formats.inspector_network", True, False,
                    description="MCP Inspector v2 network export (credential headers redacted on read)"),
-        FormatSpec("mcp-conformance", "mcpreel.formats.mcp_conformance", True, False,
+        FormatSpec("mcp-conformance", "mcpreel.formats.mcp_conformance", True, True,
                    aliases=("mcp-trace",),
                    description="mcp-conformance (mcp-trace-validator) wire trace"),
         FormatSpec("har", "mcpreel.formats.har", False, True, extensions=(".har",), description="HAR 1.2"),

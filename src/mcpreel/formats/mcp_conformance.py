@@ -1,4 +1,4 @@
-"""mcp-conformance wire traces (read): ``tomtom215/mcp-conformance`` ``mcp-trace-validator`` ``TraceEvent``.
+"""mcp-conformance wire traces (read and write): ``tomtom215/mcp-conformance`` ``mcp-trace-validator`` ``TraceEvent``.
 
 One event a line: ``{seq, direction: client-to-server|server-to-client, transport: stdio|streamable-http,
 kind, ts?}`` and, by ``kind``: ``message`` -> ``payload`` (the JSON-RPC message as parsed); ``http`` ->
@@ -11,19 +11,28 @@ kind, ts?}`` and, by ``kind``: ``message`` -> ``payload`` (the JSON-RPC message 
   answer with no JSON-RPC body) is a transport-only record, as is every ``lifecycle`` event.
 - ``seq`` is the format's only ordering authority; it becomes the record's ``seq``. Times only where an
   event has ``ts`` (usually none: the session's notes say so).
+
+Write: the same events in recorded order, ``seq`` from 0; an ``http`` event before the first message of
+each HTTP exchange and direction (its ``status`` and lowercased ``headers``, credential headers redacted as
+the validator does), and one for an HTTP answer that carried no message; ``lifecycle`` for the transport's
+open, close and abort; ``ts`` where a record has a time. Stderr, invalid frames and intercept edits have no
+place in the format (the edited payload is what was forwarded, and what is written).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.timeutil import iso_from_ms
 from mcpreel.formats._foreign import iso_time, object_at
 from mcpreel.formats._source import Source, iter_json_lines
 from mcpreel.model import Kind, Message, Session, SessionInfo
 
 NAME = "mcp-conformance"
+LOSSES = "stderr, invalid frames, intercept edits (the forwarded payload is kept) and the secret header values"
+KEEPS = frozenset({"time", "direction", "ctx", "transport"})
 
 _DIRS = {"client-to-server": "in", "server-to-client": "out"}
 _TRANSPORTS = {"stdio": "stdio", "streamable-http": "streamable-http", "sse": "sse", "http": "streamable-http"}
@@ -119,13 +128,75 @@ def read(source: Source) -> Session:
         if "ts" in ev:
             timed = True
             break
-    if first is None:
-        raise source.fail("empty file: no trace events in it")
     info = SessionInfo(source_format=NAME, path=source.name, label="mcp-conformance",
                        producer={"name": "mcp-trace-validator"})
+    if first is None:  # what the writer makes of a session with no messages: an empty session again
+        info.notes.append("the trace holds no events")
+        return Session(info, [])
     tr = first.get("transport")
     info.transport = _TRANSPORTS.get(tr) if isinstance(tr, str) else None
     info.started = iso_time(source, first.get("ts"), "line 1: ts", 1)
     if not timed:
         info.notes.append("the trace has no times (ts is optional and absent): order is seq order")
     return Session.streaming(info, lambda: _stream(source))
+
+
+_WRITE_DIRS = {"in": "client-to-server", "out": "server-to-client"}
+_LIFECYCLE = frozenset({"transport-open", "transport-close", "transport-abort"})
+
+
+def _http_event(ctx: dict[str, Any]) -> dict[str, Any]:
+    from mcpreel.redact import redact_headers
+
+    ev: dict[str, Any] = {}
+    if type(ctx.get("status")) is int:
+        ev["status"] = ctx["status"]
+    headers = ctx.get("headers")
+    ev["headers"] = redact_headers({str(k).lower(): v for k, v in headers.items()}) if isinstance(headers, dict) else {}
+    return ev
+
+
+def write(session: Session, out: BinaryIO) -> list[str]:
+    """The session as trace events, one a line (see the module's docstring); returns what it could not keep."""
+    transport = session.info.transport if session.info.transport in ("stdio", "streamable-http", "sse") else "stdio"
+    seq = 0
+    seen: set[tuple[str, Any]] = set()  # (direction, HTTP exchange) whose http event was written
+    left_out = 0  # transport-only records the format has no event for (the rest convert counts itself)
+
+    def emit(direction: str, kind: str, t: int | None, body: dict[str, Any]) -> None:
+        nonlocal seq
+        ev: dict[str, Any] = {"seq": seq, "direction": _WRITE_DIRS[direction], "transport": transport, "kind": kind}
+        if t is not None:
+            ev["ts"] = iso_from_ms(t)
+        ev.update(body)
+        out.write(jsonio.dumps(ev) + b"\n")
+        seq += 1
+
+    for msg in session:
+        d = msg.dir
+        if d not in _WRITE_DIRS or msg.dropped:  # a dropped message never crossed the wire
+            left_out += msg.kind == Kind.TRANSPORT
+            continue
+        ctx = msg.ctx if isinstance(msg.ctx, dict) else {}
+        if msg.kind == Kind.MESSAGE:
+            if not isinstance(msg.raw, (dict, list)):
+                continue
+            exchange = ctx.get("exchange")
+            if exchange is not None and (d, exchange) not in seen and ("headers" in ctx or "status" in ctx):
+                seen.add((d, exchange))
+                emit(d, "http", msg.t, _http_event(ctx))
+            emit(d, "message", msg.t, {"payload": msg.raw})
+        elif msg.kind == Kind.TRANSPORT and ctx.get("event") in _LIFECYCLE:
+            emit(d, "lifecycle", msg.t, {"event": ctx["event"]})
+        elif msg.kind == Kind.TRANSPORT and ("status" in ctx or "headers" in ctx):
+            exchange = ctx.get("exchange")
+            if exchange is None or (d, exchange) not in seen:
+                if exchange is not None:
+                    seen.add((d, exchange))
+                emit(d, "http", msg.t, _http_event(ctx))
+        elif msg.kind == Kind.TRANSPORT:
+            left_out += 1
+    if not left_out:
+        return []
+    return [f"{left_out} transport-only {'event' if left_out == 1 else 'events'} with no place in the format "
+            "(neither an HTTP answer nor a transport open, close or abort)"]

@@ -25,12 +25,15 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import verbatim_key
+from mcpreel.compare.normalize import strip_volatile_meta
 from mcpreel.eras import (
     LATEST_LEGACY_PROTOCOL,
     LEGACY,
     LEGACY_PROTOCOLS,
     MODERN,
+    MODERN_PROTOCOL,
     client_identity,
     discover_result_from_initialize,
     initialize_result_from_discover,
@@ -40,7 +43,7 @@ from mcpreel.eras import (
 )
 from mcpreel.mock.compact import CompactCassette, CompactIndex
 from mcpreel.mock.live_operations import ServedStreams, ServedTasks
-from mcpreel.mock.matcher import Matcher, Miss, RecordingIndex
+from mcpreel.mock.matcher import INVALID_PARAMS, Matcher, Miss, RecordingIndex
 from mcpreel.operations.cassette import Cassette, ClientItem, Turn
 from mcpreel.operations.facts import LISTEN, progress_token
 
@@ -50,6 +53,8 @@ if TYPE_CHECKING:
 __all__ = ["ON_MISS", "Emit", "Mock", "MockConnection", "MockOptions", "MockStats"]
 
 ON_MISS = ("error", "fail", "forward")
+#: the 2026-07-28 error for a protocol version the server does not support (``data.supported`` lists them)
+UNSUPPORTED_VERSION = -32022
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -137,6 +142,17 @@ class Mock:
         #: the client turns of the recording and of each of its sessions (tasks and listen streams look in them)
         self.recorded_turns: list[list[Turn]] = [] if isinstance(cassette, CompactCassette) else [cassette.exchanges]
         self.recorded_turns += [s.index.exchanges for s in self.sessions if isinstance(s.index, RecordingIndex)]
+        #: every 2026-era request of a many-session recording, whatever session it came in: a stateless
+        #: request belongs to no session, so it is answered from all of them (in recorded order)
+        self.modern_index: RecordingIndex | None = None
+        if self.sessions:
+            modern = [ex for cas, _, _ in (sessions or []) for ex in cas.exchanges if _is_modern_request(ex.request)]
+            modern.sort(key=lambda ex: ex.source if ex.source is not None else -1)
+            if modern:
+                self.modern_index = RecordingIndex(modern, self.options.match)
+        #: the recording refused ``server/discover`` every time it was asked (a handshake-era server): the
+        #: mock refuses it as recorded, so a 2026 client falls back to ``initialize`` as it did
+        self.discover_refused = self.recorded_discover is None and self.index.has_method("server/discover")
 
     def session_for(self, handshake: dict[str, Any], era: str) -> RecordedSession | None:
         """The recorded session that best matches a client's opening request (None: one session only)."""
@@ -151,6 +167,29 @@ class Mock:
             return (int(s.era == era), int(client is not None and s.client == client))
 
         return max(self.sessions, key=score)  # max keeps the first of equals: recorded order
+
+    @property
+    def modern_versions(self) -> list[str]:
+        """The 2026-era versions the recorded server supports: its recorded ``server/discover`` says which
+        (``supportedVersions``); without one, the only version of the era."""
+        result = (self.recorded_discover.response or {}).get("result") if self.recorded_discover else None
+        versions = result.get("supportedVersions") if isinstance(result, dict) else None
+        if isinstance(versions, list) and versions and all(isinstance(v, str) for v in versions):
+            return list(versions)
+        return [MODERN_PROTOCOL]
+
+    def version_rejection(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """The ``-32022`` answer to a 2026-era request at a version the recorded server does not support
+        (None: served), with the versions it does, as the 2026-07-28 era has a server say."""
+        requested = protocol_of_request(message)
+        if requested is None or requested in LEGACY_PROTOCOLS:
+            return None
+        supported = self.modern_versions
+        if requested in supported:
+            return None
+        return {"jsonrpc": "2.0", "id": message.get("id"),
+                "error": {"code": UNSUPPORTED_VERSION, "message": "Unsupported protocol version",
+                          "data": {"supported": supported, "requested": requested}}}
 
     def initialize_answer(self, request: dict[str, Any], recorded: dict[str, Any] | None,
                           recorded_request: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -248,6 +287,7 @@ class MockConnection:
         self.client_initialize: dict[str, Any] | None = None  # what the client sent (forwarding replays it)
         self.era: str | None = None  # the era the client speaks, from its first request
         self.fallback: Matcher | None = None  # the whole recording, when a session of it was chosen
+        self.whole = self.matcher  # the whole recording's cursors
         self.initialized = False
         self.gone = False  # the client can answer nothing more (its stdin ended)
         # the operations that live across messages: tasks and listen streams (mcpreel.mock.live_operations)
@@ -335,11 +375,22 @@ class MockConnection:
 
     # -- requests ---------------------------------------------------------------------------------
     def _handshake(self, message: dict[str, Any], era: str) -> None:
+        mock = self.mock
+        if self.fallback is None:
+            self.whole = self.matcher
+        if era == MODERN and mock.modern_index is not None:
+            # stateless: every 2026 request of the recording, one set of cursors for the connection (a
+            # later server/discover starts no new session, so it resets nothing)
+            if not (self.era == MODERN and self.matcher.index is mock.modern_index):
+                self.matcher = Matcher(mock.modern_index, repeat=mock.options.repeat)
+                self.fallback = self.whole
+            self.era = era
+            return
         self.era = era
-        chosen = self.mock.session_for(message, era)
+        chosen = mock.session_for(message, era)
         if chosen is not None:
-            self.fallback = self.matcher
-            self.matcher = Matcher(chosen.index, repeat=self.mock.options.repeat)
+            self.fallback = self.whole  # always the whole recording, never an earlier choice
+            self.matcher = Matcher(chosen.index, repeat=mock.options.repeat)
 
     def _request(self, message: dict[str, Any], emit: Emit) -> Coroutine[Any, Any, None] | None:
         mock = self.mock
@@ -354,9 +405,14 @@ class MockConnection:
                 stats.answered += 1
                 return None
         elif method == "server/discover" or protocol_of_request(message) is not None:
+            refused = mock.version_rejection(message)
+            if refused is not None:
+                emit(refused)
+                stats.answered += 1
+                return None
             if method == "server/discover" or self.era is None:
                 self._handshake(message, MODERN)
-            if method == "server/discover" and mock.recorded_discover is None:
+            if method == "server/discover" and mock.recorded_discover is None and not mock.discover_refused:
                 emit(mock.discover_answer(message))
                 stats.answered += 1
                 return None
@@ -382,7 +438,7 @@ class MockConnection:
             mock.on_event(f"miss: {found.method or '(no method)'} id={message.get('id')!r}: {found.reason}")
             emit(found.error(message["id"]))
             return None
-        if found.method == LISTEN:
+        if found.method == LISTEN and "error" not in (found.response or {}):  # a refused listen: refused again
             stats.answered += 1
             return self.served_streams.serve(found, message, emit, self._answer)
         before = found.before
@@ -392,6 +448,8 @@ class MockConnection:
                 return self._answer_slowly(found, before, message["id"], emit)
             for step in before:
                 emit(step)
+        if self.era != MODERN and _input_requests(found) is not None:
+            return self._answer_in_rounds(found, message["id"], emit)
         self._answer(found, message["id"], emit)
         return None
 
@@ -405,7 +463,8 @@ class MockConnection:
         if ex.response is None:
             stats.unanswered += 1
             self.mock.on_event(f"{ex.label()} has no answer in the recording: none is sent (id={request_id!r})")
-        elif ex.method == "initialize" and self.client_initialize is not None:
+        elif ex.method == "initialize" and self.client_initialize is not None and "error" not in ex.response:
+            # (a recorded refusal of initialize -- a 2026 server asked it -- is answered as recorded, below)
             stats.answered += 1
             emit(self.mock.initialize_answer({**self.client_initialize, "id": request_id}, ex.response,
                                              ex.recorded_request))
@@ -434,6 +493,64 @@ class MockConnection:
                 self.mock.on_event(f"{ex.label()}: the client did not answer the recorded {step.get('method')} "
                                    f"within {timeout:g} s; answering anyway")
         self._answer(ex, request_id, emit)
+
+    async def _answer_in_rounds(self, ex: Turn, request_id: Any, emit: Emit) -> None:
+        """A 2026 multi-round-trip answer (``resultType: "input_required"``) said to a handshake-era client,
+        as a server of that era says it: each recorded input request goes to the client as a server ->
+        client request mid-call, and once it has answered, the recorded retry's answer (the next round,
+        or the final result) follows. The retry is the recorded request that carries the round's
+        ``requestState``; a client that answers otherwise than the recording did gets a miss (the
+        recorded server was never asked that), as does a recording that holds no retry."""
+        mock = self.mock
+        timeout = mock.options.answer_timeout
+        for _ in range(_MAX_ROUNDS):
+            asked = _input_requests(ex)
+            if asked is None:
+                break
+            replies: dict[str, Any] = {}
+            for key, request in asked.items():
+                fut = self.server_request({"jsonrpc": "2.0", "method": request["method"],
+                                           "params": request.get("params", {})}, emit)
+                try:
+                    reply = await asyncio.wait_for(fut, timeout)
+                except TimeoutError:
+                    reply = None
+                    mock.on_event(f"{ex.label()}: the client did not answer the recorded {request['method']} "
+                                  f"within {timeout:g} s")
+                replies[key] = reply.get("result") if isinstance(reply, dict) else None
+            retry, why = self._recorded_retry(ex, replies)
+            if retry is None:
+                miss = Miss(ex.method, INVALID_PARAMS, why, ex, params=ex.request.get("params"))
+                mock.stats.misses.append(miss)
+                mock.on_event(f"miss: {ex.method} id={request_id!r}: {why}")
+                emit(miss.error(request_id))
+                return
+            for step in _readdress_progress(retry.before, retry.request, ex.request):
+                if "id" not in step:
+                    emit(step)
+            ex = retry
+        self._answer(ex, request_id, emit)
+
+    def _recorded_retry(self, ex: Turn, replies: dict[str, Any]) -> tuple[Turn | None, str]:
+        """The recorded retry of ``ex`` (same method, its answer's ``requestState``), and why there is none
+        or why the client's ``replies`` are not the recorded ``inputResponses``."""
+        state = ex.response["result"].get("requestState") if ex.response else None
+        matchers = [m for m in (self.matcher, self.fallback) if m is not None]
+        for matcher in matchers:
+            for candidate in matcher.index.candidates(ex.method) or ():
+                params = candidate.request.get("params")
+                if not isinstance(params, dict) or params.get("requestState") != state or candidate is ex:
+                    continue
+                recorded = params.get("inputResponses")
+                recorded = recorded if isinstance(recorded, dict) else {}
+                for key, reply in replies.items():
+                    if strip_volatile_meta(reply) != strip_volatile_meta(recorded.get(key)):
+                        return None, (f"the client answered the recorded input request {key!r} of {ex.label()} "
+                                      f"otherwise than the recording did, so the recorded server was never asked "
+                                      f"this: answered {jsonio.dumps_str(reply)[:200]}, recorded "
+                                      f"{jsonio.dumps_str(recorded.get(key))[:200]}")
+                return candidate, ""
+        return None, f"{ex.label()} needed input, and the recording holds no retry of it (no request with its requestState)"
 
     async def _forward(self, message: dict[str, Any], emit: Emit) -> None:
         mock = self.mock
@@ -470,6 +587,28 @@ class MockConnection:
 
 def _is_task_request(method: Any) -> bool:
     return method in ("tasks/get", "tasks/result", "tasks/cancel", "tasks/list")
+
+
+#: rounds of one multi-round-trip request the mock follows before it answers what it has
+_MAX_ROUNDS = 32
+
+
+def _input_requests(ex: Turn) -> dict[str, dict[str, Any]] | None:
+    """The input requests of a recorded ``resultType: "input_required"`` answer (None: not one), each a
+    ``{"method", "params"}`` the server asks the client."""
+    result = (ex.response or {}).get("result")
+    if not isinstance(result, dict) or result.get("resultType") != "input_required":
+        return None
+    asked = result.get("inputRequests")
+    if not isinstance(asked, dict):
+        return None
+    out = {k: v for k, v in asked.items() if isinstance(v, dict) and isinstance(v.get("method"), str)}
+    return out or None
+
+
+def _is_modern_request(request: dict[str, Any]) -> bool:
+    """A request of the 2026 era: ``server/discover``, or one carrying the per-request protocol ``_meta``."""
+    return request.get("method") == "server/discover" or protocol_of_request(request) is not None
 
 
 def _asked_version(request: dict[str, Any]) -> str | None:

@@ -193,6 +193,15 @@ def match_key(request: dict[str, Any], mode: str) -> tuple[str, bytes]:
     return (method, canonical_params(request.get("params"), strict=mode == "strict"))
 
 
+#: the 2026-07-28 transport rules' errors: routing headers that disagree with the body, an unsupported version
+_ERA_RULE_CODES = frozenset({-32020, -32022})
+
+
+def _refused_by_era_rule(ex: Turn) -> bool:
+    error = (ex.response or {}).get("error")
+    return isinstance(error, dict) and error.get("code") in _ERA_RULE_CODES
+
+
 def _used_key(key: tuple[str, bytes]) -> bytes:
     digest = hashlib.blake2b(key[1], digest_size=16)
     digest.update(key[0].encode("utf-8", "surrogatepass"))
@@ -253,9 +262,16 @@ class Matcher:
         return None
 
     def _take(self, key: tuple[str, bytes], bucket: Sequence[Turn]) -> Turn | None:
-        """The bucket's next unused answer (its last again when repeats are allowed), or None when used up."""
+        """The bucket's next unused answer (its last again when repeats are allowed), or None when used up.
+
+        A recorded refusal by the 2026 era's transport rules (``-32020`` routing headers, ``-32022`` version)
+        answered a request the mock now refuses itself before matching (:mod:`mcpreel.mock.server`), so it
+        is passed over while a later answer of the same request remains: otherwise the requests that pass
+        the rules would be answered with the refusals of those that did not."""
         used = _used_key(key)
         n = self._used.get(used, 0)
+        while n < len(bucket) - 1 and _refused_by_era_rule(bucket[n]):
+            n += 1
         if n < len(bucket):
             self._used[used] = n + 1
             return bucket[n]

@@ -8,8 +8,12 @@
   JSON; notifications and responses get 202. ``initialize`` opens a session and its answer carries
   ``Mcp-Session-Id``; later handshake-era requests must name it (none: 400, an unknown one: 404), as the
   transport rules that ``mcpreel check --profile mcp`` enforces say. 2026-07-28 requests (protocol
-  ``_meta``, no handshake) are stateless and share one sessionless connection. A ``MCP-Protocol-Version``
-  header naming a version no era has gets 400. ``GET /mcp`` opens the server -> client stream that carries what the
+  ``_meta``, no handshake) are stateless and share one sessionless connection; their POST must carry
+  ``MCP-Protocol-Version``, ``Mcp-Method`` and (``tools/call``, ``prompts/get``, ``resources/read``)
+  ``Mcp-Name`` agreeing with the body (else 400 and ``-32020``), at a version the recorded server supports
+  (else 400 and ``-32022`` naming those it does); an error answered alone to such a POST has the era's
+  HTTP status (404 for ``-32601``, 400 for the others the era names). A ``MCP-Protocol-Version`` header
+  naming a version no era has gets 400. ``GET /mcp`` opens the server -> client stream that carries what the
   recording has the server say outside any request; ``DELETE /mcp`` ends the session.
 - legacy HTTP+SSE on the same server: ``GET /sse`` sends the ``endpoint`` event, ``POST
   /messages/?session_id=…`` is answered 202 and everything goes out on the stream.
@@ -305,6 +309,64 @@ def _jsonrpc_error(code: int, message: str, status: int) -> Response:
     return Response(body, status_code=status, media_type="application/json")
 
 
+#: the 2026-07-28 error for routing headers that are missing or disagree with the body
+HEADER_MISMATCH = -32020
+#: method -> the params member its POST repeats in ``Mcp-Name``
+_NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+def _decoded_header(value: str | None) -> str | None:
+    """An ``Mcp-Name`` value: without the optional whitespace around it (RFC 9110 5.5: a field value is
+    parsed without it), verbatim or the ``=?base64?...?=`` sentinel decoded."""
+    if value is None:
+        return None
+    value = value.strip(" \t")
+    if not (value.startswith("=?base64?") and value.endswith("?=")):
+        return value
+    import base64
+    import binascii
+
+    try:
+        return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+#: the HTTP status of a 2026-07-28 error answer, by JSON-RPC code (others: 200), as the era has a server send it
+ERROR_STATUS = {-32700: 400, -32600: 400, -32602: 400, HEADER_MISMATCH: 400, -32021: 400, -32022: 400, -32601: 404}
+
+
+def _error_status(answers: list[Any]) -> int:
+    """The HTTP status of a 2026 POST's answer: the era's status of its error when it is one error alone."""
+    if len(answers) != 1 or not isinstance(answers[0], dict) or "error" in answers[0] and "result" in answers[0]:
+        return 200
+    error = answers[0].get("error")
+    code = error.get("code") if isinstance(error, dict) else None
+    return ERROR_STATUS.get(code, 200) if isinstance(code, int) else 200
+
+
+def _header_mismatch(message: dict[str, Any], headers: Any) -> dict[str, Any] | None:
+    """The ``-32020`` answer (HTTP 400) to a 2026-era POST whose ``MCP-Protocol-Version``, ``Mcp-Method`` or
+    ``Mcp-Name`` is missing or differs from its body (None: they agree), as the era has a server check."""
+    method = message.get("method")
+    if not isinstance(method, str):
+        return None
+    why = None
+    if headers.get("mcp-protocol-version") != protocol_of_request(message):
+        why = "MCP-Protocol-Version header does not match the request envelope's protocol version"
+    elif headers.get("mcp-method") != method:
+        why = "Mcp-Method header does not match the request body's method"
+    else:
+        key = _NAME_BEARING.get(method)
+        params = message.get("params")
+        value = params.get(key) if key is not None and isinstance(params, dict) else None
+        if value is not None and _decoded_header(headers.get("mcp-name")) != value:
+            why = f"Mcp-Name header does not match the request body's {key!r} parameter"
+    if why is None:
+        return None
+    return {"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": HEADER_MISMATCH, "message": why}}
+
+
 def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages_path: str = "/messages/",
              allow_origins: tuple[str, ...] = (), host: str = "127.0.0.1",
              allow_hosts: tuple[str, ...] = ()) -> OriginGuard:
@@ -352,6 +414,14 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
         is_init = any(isinstance(m, dict) and m.get("method") == "initialize" for m in members)
         stateless = any(isinstance(m, dict) and (m.get("method") == "server/discover" or protocol_of_request(m))
                         for m in members)
+        modern = message if isinstance(message, dict) and protocol_of_request(message) is not None else None
+        if modern is not None:  # the 2026-07-28 rules of a stateless POST, as the recorded server applies them
+            refused = _header_mismatch(modern, request.headers) or mock.version_rejection(modern)
+            if refused is not None:
+                return Response(jsonio.dumps(refused), status_code=400, media_type="application/json")
+        # a 2026 POST: its body says so, or it names its method in Mcp-Method outside any handshake session
+        # (a handshake-era client never sends that header); its error answers carry the era's HTTP status
+        era_2026 = modern is not None or ("mcp-method" in request.headers and "mcp-session-id" not in request.headers)
         version = request.headers.get("mcp-protocol-version")
         if version is not None and version not in SUPPORTED_VERSIONS:
             return _jsonrpc_error(-32600, f"Bad Request: unsupported MCP-Protocol-Version {version!r} "
@@ -399,14 +469,19 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
             if any(isinstance(m, RawLine) for m in answers):  # malformed: the broken text is the body
                 return Response(b"".join(m for m in answers if isinstance(m, RawLine)), status_code=200,
                                 media_type="application/json", headers=headers)
+            status = _error_status(answers) if era_2026 else 200
             return _answer(lambda: [jsonio.dumps(answers[-1] if len(answers) == 1 else answers)] if answers else [],
-                           big_answers, status_code=200 if answers else 202, media_type="application/json",
+                           big_answers, status_code=status if answers else 202, media_type="application/json",
                            headers=headers)
         pending = session.conn.receive(message, queue.append)
         if pending is None:
             if closed(session, queue):
                 return StreamingResponse(_dropped(_sse_bytes(queue[:queue.index(CLOSE)] if CLOSE in queue else queue)),
                                          media_type="text/event-stream")
+            status = _error_status(queue) if era_2026 else 200
+            if status != 200:  # a 2026 error alone: one JSON body with the era's status, as the server sends it
+                return Response(jsonio.dumps(queue[0]), status_code=status, media_type="application/json",
+                                headers=headers)
             return _answer(lambda: _sse_parts(queue), big_answers, media_type="text/event-stream",
                            headers={**headers, "cache-control": "no-cache"})
         return StreamingResponse(_stream_pending(queue, pending, lambda: forget(session)), media_type="text/event-stream",

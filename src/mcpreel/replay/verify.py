@@ -61,6 +61,7 @@ from mcpreel.eras import (
     LEGACY,
     MODERN,
     UNKNOWN,
+    absent_in_era,
     client_identity,
     discover_request,
     initialize_request,
@@ -685,6 +686,7 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
         answered: list[Turn] = []
         first_request = True
         left_out = False
+        absent: dict[str, int] = {}  # what the target era does not have, left out: method -> how many
         while (event := feed.next()) is not None:
             kind, found = event
             if kind == "answered":
@@ -695,6 +697,9 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
                 waiting, answered = sorted(answered, key=lambda e: e.position), []
                 for waited in waiting:
                     await _settle(run, waited, pendings, results)
+            if era != recorded_era and absent_in_era(item.method, era):
+                absent[item.method] = absent.get(item.method, 0) + 1
+                continue
             if _translate(item, era, facts):
                 if era == LEGACY and not left_out:
                     report.notes.append("the recorded server/discover was not sent: the session was replayed in "
@@ -731,6 +736,10 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
                 if result.response is None:
                     raise TransportError(_dead(run, "initialize", result.error))
             first_request = False
+        if absent:
+            said = ", ".join(f"{n} {method}" for method, n in absent.items())
+            name = "the 2026-07-28 era" if era == MODERN else "the handshake era"
+            report.notes.append(f"left out {said}: {name} has no such method (--era {era})")
         # the rest, together: recorded answers wait the full timeout, unrecorded ones a short grace
         await asyncio.gather(*(_settle(run, p.exchange, pendings, results) for p in list(pendings.values())
                                if p.exchange is not None))
