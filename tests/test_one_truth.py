@@ -178,7 +178,7 @@ def report_figures(session: Session, reading: Reading) -> Figures:
         f.operations[m] += 1
         if call["status"] in FAILED:
             f.failed[m] += 1
-        elif call["status"] == "unanswered":
+        elif call["status"] in ("unanswered", "cancelled"):  # cancelled: unanswered, and its client gave up
             f.unanswered[m] += 1
     f.latency = {m: (x.count, x.p50_ms, x.p95_ms, x.max_ms) for m, x in data.latency.items()}
     return f
