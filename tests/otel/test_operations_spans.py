@@ -11,6 +11,7 @@ import pytest
 from mcp import Client
 
 from mcpreel.formats import open_session
+from mcpreel.inspect import analyze
 from mcpreel.model import Message, Session, SessionInfo
 from mcpreel.otel.mapping import spans
 from mcpreel.report.data import collect
@@ -147,6 +148,14 @@ def test_two_real_clients_through_one_http_proxy(everything_js, tmp_path):
     assert sorted(r.attributes["mcpreel.requests"] for r in roots)[0] >= 2
     data = collect(open_session(tmp_path / "s.jsonl")[0])
     assert data.counts["errors"] == 0
+    # inspect (finding 5): server-everything refuses the probe with HTTP 400 and `id: null`; that answer
+    # pairs with the probe in its own HTTP exchange, and nothing pairs across the two client sessions
+    report = analyze(open_session(tmp_path / "s.jsonl")[0])
+    assert report.summary.orphans == [] and report.summary.unanswered == []
+    assert len(report.header.sessions) == 2
+    probe_row = next(r for r in report.rows if r.label == "server/discover")
+    answer = next(r for r in report.rows if r.corr == probe_row.index)
+    assert answer.session == probe_row.session == 1
 
 
 def test_a_stateless_http_session_streams_its_spans_once_without_an_http_id():
