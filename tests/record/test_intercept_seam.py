@@ -80,7 +80,7 @@ def test_edit_drop_forward_and_inject_through_the_stdio_seam(tmp_path: Path) -> 
     assert answers[1]["result"] == {"method": "edited"}  # the server got the edited call
     assert answers[2] == {"jsonrpc": "2.0", "id": 2, "error": {"code": -32099, "message": "not today"}}
     assert answers[3]["result"] == {"method": "plain"}
-    assert answers[99]["result"] == {"method": "ping"}  # the injected request reached the server
+    assert 99 not in answers  # the injected request's answer is kept from the client, which never sent it
     body = [x for x in reel if "raw" in x]
     edited = next(x for x in body if x["raw"].get("id") == 1 and x["dir"] == "in")
     assert edited["modified"] is True and edited["original"] == call(1, "edit_me")
@@ -93,8 +93,18 @@ def test_edit_drop_forward_and_inject_through_the_stdio_seam(tmp_path: Path) -> 
     assert plain["decided_by"] == "timeout" and "modified" not in plain
     ping = next(x for x in body if x["raw"].get("id") == 99 and x["dir"] == "in")
     assert ping["injected"] is True
+    # the server answered the injected request (it reached the server): recorded, marked, not forwarded
+    kept = next(x for x in body if x["raw"].get("id") == 99 and x["dir"] == "out")
+    assert kept["raw"]["result"] == {"method": "ping"} and kept["kept_from_client"] is True
     # the server saw no dropped call: exactly one answer per forwarded request
-    assert sorted(m["id"] for m in client_got) == [1, 2, 3, 99]
+    assert sorted(m["id"] for m in client_got) == [1, 2, 3]
+    # the one reading pairs the answer with the injected request and keeps both marks
+    from mcpreel.formats import open_session
+    from mcpreel.operations import walk
+
+    steps = [st for st in walk(open_session(tmp_path / "s.jsonl", "reel")[0]) if st.kind == "response"]
+    injected = next(st.exchange for st in steps if st.exchange is not None and st.exchange.id == 99)
+    assert injected.injected and injected.response is not None and injected.response["result"] == {"method": "ping"}
 
 
 def test_a_failing_interceptor_lets_the_message_through_with_one_warning(tmp_path: Path) -> None:

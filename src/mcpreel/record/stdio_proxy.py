@@ -42,6 +42,7 @@ from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel._infra import signals as early_signals
+from mcpreel._infra.correlation import correlation_key
 from mcpreel._infra.timeutil import now_ms
 from mcpreel.clients.process import (
     ServerStartError,
@@ -133,6 +134,9 @@ class StdioProxy:
         #: the last bytes sent in a direction ended inside a line; lines to send once it ends
         self._midline = {"in": False, "out": False}
         self._queued: dict[str, list[bytes]] = {"in": [], "out": []}
+        #: ids of requests a viewer or a rule injected towards the server, whose answers the client must
+        #: not get (it never sent them): kept from it, recorded with ``kept_from_client``
+        self._injected_ids: set[Any] = set()
 
     # -- the pumps ---------------------------------------------------------------------------------
     def _pump(self, src: int, dst: int, direction: str) -> None:
@@ -208,6 +212,10 @@ class StdioProxy:
         if self._dst[direction] < 0:
             raise ValueError("the server's stdin is closed" if direction == "in" else "the client stopped reading")
         self.recorder.message(Message(direction, message, now_ms(), injected=True))
+        if direction == "in" and type(message) is dict and "method" in message and "id" in message:
+            key = correlation_key(message.get("id"))
+            if key is not None:
+                self._injected_ids.add(key)
         if not self._send_line(direction, jsonio.dumps(message) + b"\n"):
             raise ValueError("the receiver went away while the message was sent")
 
@@ -279,7 +287,8 @@ class StdioProxy:
                 chunk = b""
             if not chunk:
                 break
-            active = getattr(interceptor, "active", True)
+            # an injected request's answer must be found on its way out: lines are read while one is awaited
+            active = getattr(interceptor, "active", True) or (direction == "out" and bool(self._injected_ids))
             nl = chunk.rfind(b"\n")
             if nl < 0:
                 if carried_sent:
@@ -308,6 +317,13 @@ class StdioProxy:
                 value: Any = None
                 if line[:1] == b"{" or line.lstrip()[:1] == b"{":
                     value = classify(line)[1]
+                if direction == "out" and self._injected_ids and type(value) is dict and self._answers_injected(value):
+                    if passing:
+                        record(direction, passing, t)
+                        send(direction, b"\n".join(passing) + b"\n")
+                        passing = []
+                    self.recorder.message(Message(direction, value, t, extra={"kept_from_client": True}))
+                    continue
                 if type(value) is dict and wants(direction, value):
                     if passing:
                         record(direction, passing, t)
@@ -326,6 +342,16 @@ class StdioProxy:
             record(direction, [rest], clock())
             if not carried_sent:
                 send(direction, rest)
+
+    def _answers_injected(self, value: dict[str, Any]) -> bool:
+        """An answer to a request the proxy injected (forget it: one answer each)."""
+        if "method" in value or ("result" not in value and "error" not in value):
+            return False
+        key = correlation_key(value.get("id"))
+        if key is None or key not in self._injected_ids:
+            return False
+        self._injected_ids.discard(key)
+        return True
 
     def _pump_in(self) -> None:
         stdin = self.process.stdin
