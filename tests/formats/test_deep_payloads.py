@@ -108,3 +108,17 @@ def test_the_row_spool_keeps_a_payload_at_the_readers_depth() -> None:
         assert [r.index for r in back] == [0, 1, 2] and jsonio.dumps(back[1].payload) == jsonio.dumps(payload)
     finally:
         spool.close()
+
+
+def test_redact_takes_the_deepest_payload_and_redacts_inside_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`mcpreel redact` walks a payload at the readers' depth (its walk recurses: it is given room) and a
+    secret at the bottom is still redacted, counted once."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MCPREEL_REDACT_KEY", str(tmp_path / "k"))
+    (tmp_path / "k").write_text("0" * 64)
+    (tmp_path / "k").chmod(0o600)
+    src = tmp_path / "deep.reel"
+    src.write_text(deep_reel(tmp_path, DEEPEST).read_text().replace('"x"', '"sk-live-' + "a" * 40 + '"'))
+    out = tmp_path / "out.reel"
+    _ok(["redact", str(src), str(out)])
+    assert "sk-live-" + "a" * 40 not in out.read_text() and out.read_text().count('"a":') == 2 * DEEPEST - 2

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.nesting import recursion_room
 from mcpreel.redact.headers import is_secret_header
 from mcpreel.redact.keys import KEYED_MARKER, keyed_marker
 from mcpreel.redact.rules import Rules
@@ -319,7 +320,18 @@ class Redactor:
 
     # -- the public surface ------------------------------------------------------------------------
     def value(self, value: Any) -> Any:
-        """A JSON value with keys, patterns (and, for JSON-RPC messages, path rules) applied."""
+        """A JSON value with keys, patterns (and, for JSON-RPC messages, path rules) applied.
+
+        The walk recurses; a value nested deeper than the interpreter's limit allows (the readers accept
+        1024 levels) is walked again with room for that depth, counting afresh (what it counted is added
+        only once a walk ends)."""
+        try:
+            return self._walked(value)
+        except RecursionError:
+            with recursion_room(per_level=3):
+                return self._walked(value)
+
+    def _walked(self, value: Any) -> Any:
         counts: dict[str, int] = {}
         new = self._value(value, counts)
         if self.rules.paths:
@@ -385,9 +397,15 @@ class Redactor:
         return new
 
     def message(self, msg: Any) -> Any:
-        """A redacted copy of a :class:`~mcpreel.model.Message` (the original is left as it was)."""
+        """A redacted copy of a :class:`~mcpreel.model.Message` (the original is left as it was); a payload
+        nested deeper than the interpreter's limit allows is walked again with room (see :meth:`value`)."""
         counts: dict[str, int] = {}
-        new = self._message(msg, counts)
+        try:
+            new = self._message(msg, counts)
+        except RecursionError:
+            counts = {}
+            with recursion_room(per_level=3):
+                new = self._message(msg, counts)
         self._add(counts)
         return new
 
