@@ -59,6 +59,8 @@ TASK = "task"  # a request that created a task, and everything about that task
 STREAM = "listen"  # a subscriptions/listen stream
 SERVER = "server-request"  # a server's request that no client operation caused (roots/list after init)
 
+_MESSAGE = Kind.MESSAGE
+
 _ROLE_OF_TASK_METHOD = {"tasks/get": "poll", "tasks/result": "result", "tasks/cancel": "cancel",
                         "tasks/update": "update"}
 
@@ -316,6 +318,7 @@ class Walker:
 
     def __init__(self, http_ids: dict[Any, str] | None = None) -> None:
         self.splitter = _Splitter(keep=False)
+        self._place = self.splitter.place
         self.http_ids = http_ids if http_ids is not None else {}
         self.correlator: Correlator[Exchange] = Correlator()
         self.pending: dict[int, dict[int, Exchange]] = {}  # session -> n -> client exchange waiting
@@ -333,8 +336,8 @@ class Walker:
     # -- feeding ------------------------------------------------------------------------------------
     def feed(self, index: int, msg: Message) -> list[Step]:
         """The steps of one record (``index`` is its 0-based position in the session)."""
-        session = self.splitter.place(msg, self.http_ids).index
-        if msg.kind != Kind.MESSAGE:
+        session = self._place(msg, self.http_ids).index
+        if msg.kind != _MESSAGE:
             steps = [Step("record", index, msg, session=session)]
             ctx = msg.ctx
             if ctx and msg.kind == Kind.TRANSPORT and ctx.get("closed") == "client":
@@ -440,7 +443,16 @@ class Walker:
         ex.response_index = index
         ex.response_source = msg.source
         ex.t_end = msg.t
-        self._forget(ex)
+        # what _forget does, for a client request answered: its id is exactly ``rid``'s key
+        full = (session, "in", ("n", rid) if t is int else ("s", rid))
+        by_id = self.by_id
+        if by_id.get(full) is ex:
+            del by_id[full]
+        pending = self.pending.get(session)
+        if pending is not None:
+            pending.pop(ex.n, None)
+        if self.progress:
+            self._forget_progress(ex)
         step = Step("response", index, msg, raw, ex, None, session, owner)
         if owner is None or ex.role != "call" or owner.kind != REQUEST or owner.complete:
             out = [step]
@@ -724,8 +736,10 @@ class Walker:
             pending = self.pending.get(ex.session)
             if pending is not None:
                 pending.pop(ex.n, None)
-        if not self.progress:
-            return
+        if self.progress:
+            self._forget_progress(ex)
+
+    def _forget_progress(self, ex: Exchange) -> None:
         token = progress_token(ex.request)
         if token is not None and type(token) in (str, int) and self.progress.get((ex.session, token)) is ex:
             del self.progress[(ex.session, token)]
