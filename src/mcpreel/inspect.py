@@ -604,9 +604,23 @@ class _Analyzer:
             s.dropped += 1
         raw = msg.raw
         payloads = self.payloads
-        row = Row(index, msg.kind, d, "", seq=msg.seq, t=msg.t, modified=modified, dropped=dropped, origin=origin,
-                  payload=raw if payloads else None, original=msg.original if payloads and modified else None,
-                  session=steps[0].session if steps else 1, injected=msg.injected)
+        # positional, the members left at their defaults unset: a row per record of a big session
+        row = Row(index, msg.kind, d, "", msg.seq, msg.t)
+        if modified is not False:
+            row.modified = modified
+            if payloads and modified:
+                row.original = msg.original
+        if dropped is not False:
+            row.dropped = dropped
+        if origin is not None:
+            row.origin = origin
+        if payloads:
+            row.payload = raw
+        if steps:
+            row.session = steps[0].session
+        injected = msg.injected
+        if injected is not False:
+            row.injected = injected
         if type(raw) is dict:
             first = steps[0]
             kind = first.kind

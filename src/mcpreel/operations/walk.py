@@ -33,6 +33,7 @@ from mcpreel.model import Kind, Message, Session
 from mcpreel.operations.facts import (
     FAILED,
     LISTEN,
+    ORIGIN_KEY,
     TASK_METHODS,
     TERMINAL_TASK_STATUSES,
     created_task,
@@ -57,6 +58,8 @@ ROUNDS = "multi-round-trip"  # a 2026-07-28 request answered input_required, and
 TASK = "task"  # a request that created a task, and everything about that task
 STREAM = "listen"  # a subscriptions/listen stream
 SERVER = "server-request"  # a server's request that no client operation caused (roots/list after init)
+
+_MESSAGE = Kind.MESSAGE
 
 _ROLE_OF_TASK_METHOD = {"tasks/get": "poll", "tasks/result": "result", "tasks/cancel": "cancel",
                         "tasks/update": "update"}
@@ -315,6 +318,7 @@ class Walker:
 
     def __init__(self, http_ids: dict[Any, str] | None = None) -> None:
         self.splitter = _Splitter(keep=False)
+        self._place = self.splitter.place
         self.http_ids = http_ids if http_ids is not None else {}
         self.correlator: Correlator[Exchange] = Correlator()
         self.pending: dict[int, dict[int, Exchange]] = {}  # session -> n -> client exchange waiting
@@ -332,8 +336,8 @@ class Walker:
     # -- feeding ------------------------------------------------------------------------------------
     def feed(self, index: int, msg: Message) -> list[Step]:
         """The steps of one record (``index`` is its 0-based position in the session)."""
-        session = self.splitter.place(msg, self.http_ids).index
-        if msg.kind != Kind.MESSAGE:
+        session = self._place(msg, self.http_ids).index
+        if msg.kind != _MESSAGE:
             steps = [Step("record", index, msg, session=session)]
             ctx = msg.ctx
             if ctx and msg.kind == Kind.TRANSPORT and ctx.get("closed") == "client":
@@ -341,10 +345,16 @@ class Walker:
             return steps
         raw = msg.raw
         d = msg.dir if msg.dir in ("in", "out") else "in"
-        out: list[Step] = []
         if type(raw) is dict:
+            if not (msg.dropped or msg.modified or msg.injected):
+                plain = self._plain(index, msg, raw, d, session)
+                if plain is not None:
+                    return plain
+            out: list[Step] = []
             self._member(out, index, msg, raw, d, session)
-        elif isinstance(raw, list):
+            return out
+        out = []
+        if isinstance(raw, list):
             members = [m for m in raw if isinstance(m, dict)]
             if not members:
                 out.append(Step("record", index, msg, session=session))
@@ -373,6 +383,87 @@ class Walker:
         for s in sessions:
             splitter.describers[s.index].finish()
         return sessions or [ClientSession(1)]
+
+    # -- the fast lane ------------------------------------------------------------------------------
+    def _plain(self, index: int, msg: Message, raw: dict[str, Any], d: str, session: int) -> list[Step] | None:
+        """The steps of the common record, or None when it is not one: a client's plain request (an id
+        that is an exact int or str, no ``_meta``, no ``requestState`` while a retry could be awaited, not
+        about a known task, not a listen) or the plain answer to one (not a task, not ``input_required``),
+        unmarked (the caller checks: not dropped, edited or injected). What it returns is exactly what
+        :meth:`_member` would (the same objects, fields and order), without its general questions: most of
+        a big session is such records, and every verb reads it through here."""
+        rid = raw.get("id")
+        t = type(rid)
+        if t is not int and t is not str:
+            return None
+        method = raw.get("method")
+        if method is not None:
+            if d != "in" or type(method) is not str or method == LISTEN:
+                return None
+            params = raw.get("params")
+            if type(params) is dict:
+                if "_meta" in params:
+                    return None  # a progress token, a related task: the general path
+                if self.states and "requestState" in params:
+                    return None
+            if self.tasks and method in TASK_METHODS:
+                return None
+            extra = msg.extra
+            origin = None
+            if extra:
+                origin = extra.get(ORIGIN_KEY)
+                if not isinstance(origin, str):
+                    origin = None
+            n = self.n
+            ex = Exchange(n, index, "in", method, rid, raw, msg.t, session, origin, msg.source, msg.ctx,
+                          target_of(method, params))
+            self.n = n + 1
+            self.correlator.request("in", rid, ex, scope=session)
+            self.by_id[(session, "in", ("n", rid) if t is int else ("s", rid))] = ex
+            pending = self.pending.get(session)
+            if pending is None:
+                pending = self.pending[session] = {}
+            pending[n] = ex
+            op = Operation(self.n_ops, session, REQUEST, [ex])
+            self.n_ops += 1
+            ex.operation = op
+            self.open[op.n] = op
+            return [Step("request", index, msg, raw, ex, None, session, op)]
+        if d != "out" or ("result" not in raw and "error" not in raw):
+            return None
+        result = raw.get("result")
+        if type(result) is dict and ("task" in result or "resultType" in result):
+            return None  # a task's handle, an input_required: the general path
+        asked = self.correlator.response("out", rid, scope=session)
+        if asked is None:
+            return None  # nothing was taken: the general path finds the orphan (or the proxy's answer)
+        ex = asked
+        owner = ex.operation
+        ex.response = raw
+        ex.response_index = index
+        ex.response_source = msg.source
+        ex.t_end = msg.t
+        # what _forget does, for a client request answered: its id is exactly ``rid``'s key
+        full = (session, "in", ("n", rid) if t is int else ("s", rid))
+        by_id = self.by_id
+        if by_id.get(full) is ex:
+            del by_id[full]
+        pending = self.pending.get(session)
+        if pending is not None:
+            pending.pop(ex.n, None)
+        if self.progress:
+            self._forget_progress(ex)
+        step = Step("response", index, msg, raw, ex, None, session, owner)
+        if owner is None or ex.role != "call" or owner.kind != REQUEST or owner.complete:
+            out = [step]
+            if owner is not None:
+                self._answered(out, owner, ex, raw, index, msg)
+            return out
+        owner.complete = True
+        owner.ended_by = "answer"
+        if self.open.pop(owner.n, None) is None:
+            return [step]
+        return [step, Step("operation", index, msg, None, None, None, owner.session, owner)]
 
     # -- one JSON-RPC member ------------------------------------------------------------------------
     def _new_op(self, session: int, kind: str, ex: Exchange) -> Operation:
@@ -645,8 +736,10 @@ class Walker:
             pending = self.pending.get(ex.session)
             if pending is not None:
                 pending.pop(ex.n, None)
-        if not self.progress:
-            return
+        if self.progress:
+            self._forget_progress(ex)
+
+    def _forget_progress(self, ex: Exchange) -> None:
         token = progress_token(ex.request)
         if token is not None and type(token) in (str, int) and self.progress.get((ex.session, token)) is ex:
             del self.progress[(ex.session, token)]
