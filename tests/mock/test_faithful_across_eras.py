@@ -232,6 +232,8 @@ def test_handshake_era_posts_need_no_routing_headers() -> None:
 # -- 2: input_required to a handshake-era client ----------------------------------------------------
 
 ASK = {"method": "elicitation/create", "params": {"message": "Your name?", "requestedSchema": {"type": "object"}}}
+#: a handshake-era client that can be asked for input (the mock asks no other: a server may not)
+ELICITING = req(1, "initialize", {**INIT["params"], "capabilities": {"elicitation": {}}})
 
 
 def _mrtr_recording() -> Session:
@@ -246,7 +248,7 @@ def _mrtr_recording() -> Session:
 
 def test_input_required_goes_to_a_handshake_client_as_a_request_mid_call_then_the_result() -> None:
     mock = served(_mrtr_recording())
-    out = run(mock, req(1, "initialize", INIT["params"]), req(2, "tools/call", {"name": "greet", "arguments": {}}),
+    out = run(mock, ELICITING, req(2, "tools/call", {"name": "greet", "arguments": {}}),
               answers={"elicitation/create": {"action": "accept", "content": {"name": "Bob"}}})
     asked, final = out[1], out[2]
     assert asked["method"] == "elicitation/create" and asked["params"] == ASK["params"]
@@ -256,10 +258,22 @@ def test_input_required_goes_to_a_handshake_client_as_a_request_mid_call_then_th
 
 def test_a_handshake_client_that_answers_otherwise_gets_a_miss() -> None:
     mock = served(_mrtr_recording())
-    out = run(mock, req(1, "initialize", INIT["params"]), req(2, "tools/call", {"name": "greet", "arguments": {}}),
+    out = run(mock, ELICITING, req(2, "tools/call", {"name": "greet", "arguments": {}}),
               answers={"elicitation/create": {"action": "accept", "content": {"name": "Eve"}}})
     assert out[-1]["id"] == 2 and out[-1]["error"]["code"] == -32602
     assert "otherwise than the recording did" in out[-1]["error"]["message"]
+    assert len(mock.stats.misses) == 1
+
+
+def test_a_handshake_client_that_did_not_declare_the_capability_is_not_asked() -> None:
+    """The MCP Inspector CLI declares roots, not elicitation: the SDK server refuses it the call (-32021)
+    instead of asking; the mock neither asks it, and the miss says which capability was missing."""
+    mock = served(_mrtr_recording())
+    rooted = req(1, "initialize", {**INIT["params"], "capabilities": {"roots": {"listChanged": True}}})
+    out = run(mock, rooted, req(2, "tools/call", {"name": "greet", "arguments": {}}), answers={})
+    assert [m.get("method") for m in out] == [None, None]  # the initialize answer, then the refusal: no request
+    assert out[1]["id"] == 2 and out[1]["error"]["code"] == -32021
+    assert "needs the client's elicitation capability, which this client did not declare" in out[1]["error"]["message"]
     assert len(mock.stats.misses) == 1
 
 

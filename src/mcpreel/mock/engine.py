@@ -508,6 +508,17 @@ class MockConnection:
             if asked is None:
                 break
             replies: dict[str, Any] = {}
+            undeclared = _undeclared_capability(self.client_initialize, asked)
+            if undeclared is not None:
+                key, capability = undeclared
+                why = (f"the recorded input request {key!r} of {ex.label()} needs the client's {capability} "
+                       f"capability, which this client did not declare (a server may not ask it), so the "
+                       f"recorded server was never asked this")
+                miss = Miss(ex.method, MISSING_CLIENT_CAPABILITY, why, ex, params=ex.request.get("params"))
+                mock.stats.misses.append(miss)
+                mock.on_event(f"miss: {ex.method} id={request_id!r}: {why}")
+                emit(miss.error(request_id))
+                return
             for key, request in asked.items():
                 fut = self.server_request({"jsonrpc": "2.0", "method": request["method"],
                                            "params": request.get("params", {})}, emit)
@@ -604,6 +615,30 @@ def _input_requests(ex: Turn) -> dict[str, dict[str, Any]] | None:
         return None
     out = {k: v for k, v in asked.items() if isinstance(v, dict) and isinstance(v.get("method"), str)}
     return out or None
+
+
+#: the 2026 error for a request the client lacks the capability for (what the SDK server answers a
+#: handshake-era client that did not declare it, too)
+MISSING_CLIENT_CAPABILITY = -32021
+
+#: the client capability each input request a server may send needs
+_INPUT_CAPABILITY = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
+
+
+def _undeclared_capability(initialize: dict[str, Any] | None, asked: dict[str, dict[str, Any]]) -> tuple[str, str] | None:
+    """The first input request (key, capability) a handshake-era client's ``initialize`` did not declare the
+    capability for: a server may not send it (the MCP Inspector CLI declares roots, not elicitation, and the
+    SDK server refuses it the call). None when all are declared, or no ``initialize`` was seen."""
+    params = (initialize or {}).get("params")
+    if not isinstance(params, dict):
+        return None
+    declared = params.get("capabilities")
+    declared = declared if isinstance(declared, dict) else {}
+    for key, request in asked.items():
+        capability = _INPUT_CAPABILITY.get(request["method"])
+        if capability is not None and not isinstance(declared.get(capability), dict):
+            return key, capability
+    return None
 
 
 def _is_modern_request(request: dict[str, Any]) -> bool:
