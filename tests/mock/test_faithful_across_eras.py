@@ -256,6 +256,22 @@ def test_input_required_goes_to_a_handshake_client_as_a_request_mid_call_then_th
     assert not mock.stats.misses
 
 
+def test_a_handshake_client_gets_no_2026_server_info_in_a_result() -> None:
+    """The 2026 era names the server in every result's ``_meta``; a handshake-era server does not."""
+    named = {**text("hi"), "resultType": "complete",
+             "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}, "keep": 1}}
+    alone = {**text("hi"), "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}}
+    recording = session(("in", modern(1, "server/discover")), ("out", res(1, DISCOVERED)),
+                        ("in", modern(2, "tools/call", {"name": "a"})), ("out", res(2, named)),
+                        ("in", modern(3, "tools/call", {"name": "b"})), ("out", res(3, alone)))
+    out = run(served(recording), req(1, "initialize", INIT["params"]), req(2, "tools/call", {"name": "a"}),
+              req(3, "tools/call", {"name": "b"}))
+    assert out[1]["result"] == {**text("hi"), "_meta": {"keep": 1}}
+    assert out[2]["result"] == text("hi")
+    modern_out = run(served(recording), modern(2, "tools/call", {"name": "a"}))
+    assert modern_out[0]["result"]["_meta"]["io.modelcontextprotocol/serverInfo"] == {"name": "s", "version": "1"}
+
+
 def test_a_handshake_client_that_answers_otherwise_gets_a_miss() -> None:
     mock = served(_mrtr_recording())
     out = run(mock, ELICITING, req(2, "tools/call", {"name": "greet", "arguments": {}}),

@@ -34,6 +34,7 @@ from mcpreel.eras import (
     LEGACY_PROTOCOLS,
     MODERN,
     MODERN_PROTOCOL,
+    SERVER_INFO_KEY,
     client_identity,
     discover_result_from_initialize,
     initialize_result_from_discover,
@@ -455,7 +456,7 @@ class MockConnection:
 
     def _shape(self, result: Any, method: str | None = None) -> Any:
         """A recorded result as the client's era has it."""
-        return to_modern_result(result, method) if self.era == MODERN else to_legacy_result(result)
+        return to_modern_result(result, method) if self.era == MODERN else _without_server_info(to_legacy_result(result))
 
     def _answer(self, ex: Turn, request_id: Any, emit: Emit) -> None:
         stats = self.mock.stats
@@ -639,6 +640,16 @@ def _undeclared_capability(initialize: dict[str, Any] | None, asked: dict[str, d
         if capability is not None and not isinstance(declared.get(capability), dict):
             return key, capability
     return None
+
+
+def _without_server_info(result: Any) -> Any:
+    """A 2026 result's ``_meta`` serverInfo (the 2026 era names the server in every result) left out for a
+    handshake-era client, which learnt it from ``initialize``: a server of that era sends none (the MCP
+    Inspector CLI got it from a 2026 recording, and not from the real server)."""
+    if not isinstance(result, dict) or not isinstance(result.get("_meta"), dict) or SERVER_INFO_KEY not in result["_meta"]:
+        return result
+    meta = {k: v for k, v in result["_meta"].items() if k != SERVER_INFO_KEY}
+    return {k: v for k, v in result.items() if k != "_meta"} | ({"_meta": meta} if meta else {})
 
 
 def _is_modern_request(request: dict[str, Any]) -> bool:
