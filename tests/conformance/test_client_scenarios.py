@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.suite import _SUITE_JS, NODE22, PEERS
+from tests.conformance.suite import _SUITE_JS, NODE22, PEERS, _mcpreel_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -83,7 +83,7 @@ def _run(era: str, scenario: str, command: list[str], env: dict[str, str] | None
     suite, args = SUITES[era]
     proc = subprocess.run([str(NODE22), str(suite), "client", "--command", " ".join(command), "--scenario",
                            scenario, *args, "--timeout", "60000"],
-                          capture_output=True, text=True, timeout=150, env={**os.environ, **(env or {})})
+                          capture_output=True, text=True, timeout=150, env={**_mcpreel_env(), **(env or {})})
     return proc.stdout + proc.stderr
 
 

@@ -98,9 +98,10 @@ def test_the_inspector_cli_is_refused_an_elicitation_it_did_not_declare_as_the_r
     assert "1 missed" in said
 
 
-@pytest.mark.skipif(not NODE22.exists() or not TS_SDK.exists(), reason="make peers: Node 22 and the TypeScript SDK")
 @pytest.mark.parametrize("tool", ["greet", "roots"])
 def test_the_typescript_sdk_client_gets_the_recorded_result_from_a_2026_recording(tmp_path: Path, tool: str) -> None:
+    if not NODE22.exists() or not TS_SDK.exists():
+        pytest.fail(f"Node 22 ({NODE22}) or the TypeScript SDK ({TS_SDK}) is not installed: run `make peers`")
     reel = _record(tmp_path, tool)
 
     def ts(server: list[str]) -> tuple[dict[str, Any], str]:
