@@ -293,10 +293,28 @@ def test_a_handshake_client_that_did_not_declare_the_capability_is_not_asked() -
     assert len(mock.stats.misses) == 1
 
 
+def _eliciting(id_: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A 2026 request whose envelope declares elicitation."""
+    message = modern(id_, method, params)
+    message["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = {"elicitation": {}}
+    return message
+
+
 def test_a_2026_client_still_gets_input_required_and_retries() -> None:
     mock = served(_mrtr_recording())
-    first = run(mock, modern(1, "server/discover"), modern(2, "tools/call", {"name": "greet", "arguments": {}}))[1]
+    first = run(mock, _eliciting(1, "server/discover"), _eliciting(2, "tools/call", {"name": "greet", "arguments": {}}))[1]
     assert first["result"]["resultType"] == "input_required"
+    assert not mock.stats.misses
+
+
+def test_a_2026_client_that_did_not_declare_the_capability_is_refused_not_asked() -> None:
+    """The SDK server answers -32021 to a 2026 request whose envelope lacks the capability (the SDK Client
+    without an elicitation callback): the mock does so too, not the recorded input_required."""
+    mock = served(_mrtr_recording())
+    out = run(mock, modern(1, "server/discover"), modern(2, "tools/call", {"name": "greet", "arguments": {}}))
+    assert out[1]["id"] == 2 and out[1]["error"]["code"] == -32021
+    assert "elicitation capability, which this client did not declare" in out[1]["error"]["message"]
+    assert len(mock.stats.misses) == 1
 
 
 # -- against the real clients -----------------------------------------------------------------------

@@ -29,6 +29,7 @@ from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import verbatim_key
 from mcpreel.compare.normalize import strip_volatile_meta
 from mcpreel.eras import (
+    CLIENT_CAPABILITIES_KEY,
     LATEST_LEGACY_PROTOCOL,
     LEGACY,
     LEGACY_PROTOCOLS,
@@ -449,10 +450,32 @@ class MockConnection:
                 return self._answer_slowly(found, before, message["id"], emit)
             for step in before:
                 emit(step)
-        if self.era != MODERN and _input_requests(found) is not None:
-            return self._answer_in_rounds(found, message["id"], emit)
+        asked = _input_requests(found)
+        if asked is not None:
+            if self.era != MODERN:
+                return self._answer_in_rounds(found, message["id"], emit)
+            if self._refused_undeclared(found, asked, _modern_capabilities(message), message["id"], emit):
+                return None
         self._answer(found, message["id"], emit)
         return None
+
+    def _refused_undeclared(self, ex: Turn, asked: dict[str, dict[str, Any]], declared: dict[str, Any],
+                            request_id: Any, emit: Emit) -> bool:
+        """Refuse ``ex`` as the SDK server does (-32021) when the client did not declare the capability one
+        of its recorded input requests needs: a server may not ask it, so the recorded server was never
+        asked this (a miss). True when refused."""
+        undeclared = _undeclared_capability(declared, asked)
+        if undeclared is None:
+            return False
+        key, capability = undeclared
+        why = (f"the recorded input request {key!r} of {ex.label()} needs the client's {capability} "
+               f"capability, which this client did not declare (a server may not ask it), so the "
+               f"recorded server was never asked this")
+        miss = Miss(ex.method, MISSING_CLIENT_CAPABILITY, why, ex, params=ex.request.get("params"))
+        self.mock.stats.misses.append(miss)
+        self.mock.on_event(f"miss: {ex.method} id={request_id!r}: {why}")
+        emit(miss.error(request_id))
+        return True
 
     def _shape(self, result: Any, method: str | None = None) -> Any:
         """A recorded result as the client's era has it."""
@@ -509,16 +532,9 @@ class MockConnection:
             if asked is None:
                 break
             replies: dict[str, Any] = {}
-            undeclared = _undeclared_capability(self.client_initialize, asked)
-            if undeclared is not None:
-                key, capability = undeclared
-                why = (f"the recorded input request {key!r} of {ex.label()} needs the client's {capability} "
-                       f"capability, which this client did not declare (a server may not ask it), so the "
-                       f"recorded server was never asked this")
-                miss = Miss(ex.method, MISSING_CLIENT_CAPABILITY, why, ex, params=ex.request.get("params"))
-                mock.stats.misses.append(miss)
-                mock.on_event(f"miss: {ex.method} id={request_id!r}: {why}")
-                emit(miss.error(request_id))
+            init = (self.client_initialize or {}).get("params")
+            declared = (init.get("capabilities") or {}) if isinstance(init, dict) else None  # None: never seen
+            if isinstance(declared, dict) and self._refused_undeclared(ex, asked, declared, request_id, emit):
                 return
             for key, request in asked.items():
                 fut = self.server_request({"jsonrpc": "2.0", "method": request["method"],
@@ -626,15 +642,10 @@ MISSING_CLIENT_CAPABILITY = -32021
 _INPUT_CAPABILITY = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
 
 
-def _undeclared_capability(initialize: dict[str, Any] | None, asked: dict[str, dict[str, Any]]) -> tuple[str, str] | None:
-    """The first input request (key, capability) a handshake-era client's ``initialize`` did not declare the
-    capability for: a server may not send it (the MCP Inspector CLI declares roots, not elicitation, and the
-    SDK server refuses it the call). None when all are declared, or no ``initialize`` was seen."""
-    params = (initialize or {}).get("params")
-    if not isinstance(params, dict):
-        return None
-    declared = params.get("capabilities")
-    declared = declared if isinstance(declared, dict) else {}
+def _undeclared_capability(declared: dict[str, Any], asked: dict[str, dict[str, Any]]) -> tuple[str, str] | None:
+    """The first input request (key, capability) whose capability the client did not declare (in its
+    ``initialize``, or a 2026 request's envelope): a server may not send it (the MCP Inspector CLI declares
+    roots, not elicitation, and the SDK server refuses it the call). None when all are declared."""
     for key, request in asked.items():
         capability = _INPUT_CAPABILITY.get(request["method"])
         if capability is not None and not isinstance(declared.get(capability), dict):
@@ -650,6 +661,14 @@ def _without_server_info(result: Any) -> Any:
         return result
     meta = {k: v for k, v in result["_meta"].items() if k != SERVER_INFO_KEY}
     return {k: v for k, v in result.items() if k != "_meta"} | ({"_meta": meta} if meta else {})
+
+
+def _modern_capabilities(request: dict[str, Any]) -> dict[str, Any]:
+    """The capabilities a 2026 request's envelope declares (none when it has none)."""
+    params = request.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    declared = meta.get(CLIENT_CAPABILITIES_KEY) if isinstance(meta, dict) else None
+    return declared if isinstance(declared, dict) else {}
 
 
 def _is_modern_request(request: dict[str, Any]) -> bool:
