@@ -7,7 +7,9 @@ server -> client requests, then the recorded result; each client gets what it ge
   elicitation; a roots recording it gets as recorded, an elicitation recording it is refused as the SDK
   server refuses it (-32021, the capability named), not asked;
 - the official TypeScript SDK client (npm ``@modelcontextprotocol/sdk`` in ``.peers``, run by Node 22):
-  both recordings, as recorded.
+  both recordings, as recorded;
+- the official Python SDK ``Client`` with no elicitation callback, in either era: refused (-32021) as the
+  real server refuses it, where the mock used to hand it the recorded input request.
 
 The recordings are made by the official Python SDK ``Client`` in its default mode (2026-07-28 with these
 servers), which answers the elicitation "Bob" and ``roots/list`` with no roots, as the other two do.
@@ -116,3 +118,23 @@ def test_the_typescript_sdk_client_gets_the_recorded_result_from_a_2026_recordin
     got, said = ts(_serve(reel))
     assert got == direct
     assert "0 missed" in said
+
+
+@pytest.mark.parametrize("era", ["auto", "legacy"])
+def test_the_sdk_client_without_the_capability_is_refused_as_the_real_server_refuses_it(tmp_path: Path,
+                                                                                       era: str) -> None:
+    """The SDK ``Client`` with no elicitation callback declares no elicitation: the real server answers -32021
+    in either era; so does the mock of a recording whose client declared it (a miss: never recorded)."""
+    reel = _record(tmp_path, "greet")
+
+    def call(target: str) -> dict[str, Any]:
+        proc = subprocess.run([PY, str(CLIENT), target, era, "greet", "--declare-nothing"], capture_output=True,
+                              text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return json.loads(proc.stdout)
+
+    direct = call(f"{PY} {SERVERS['greet']}")
+    assert direct["error"] == -32021 and "did not declare the form elicitation capability" in direct["message"]
+    got = call(" ".join(_serve(reel)))
+    assert got["protocol"] == direct["protocol"] and got["error"] == -32021
+    assert "needs the client's elicitation capability, which this client did not declare" in got["message"]

@@ -1,9 +1,11 @@
 """The official SDK client calling one tool that needs input; prints what it got as JSON.
 
-    python mrtr_input_client.py "CMD ARGS..." auto|legacy TOOL
+    python mrtr_input_client.py "CMD ARGS..." auto|legacy TOOL [--declare-nothing]
 
 It answers an elicitation with the name "Bob" and ``roots/list`` with no roots (what the MCP Inspector CLI
 answers), so a recording it makes can be served to the Inspector and the TypeScript SDK client.
+``--declare-nothing``: no callbacks, so no client capabilities; an error is printed as ``{"protocol", "error":
+CODE, "message"}``.
 """
 
 import asyncio
@@ -12,7 +14,7 @@ import os
 import shlex
 import sys
 
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import ElicitResult, ListRootsResult
 
 
@@ -28,8 +30,14 @@ async def main() -> None:
     argv = shlex.split(sys.argv[1])
     kwargs = {} if sys.argv[2] == "auto" else {"mode": sys.argv[2]}
     where = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
-    async with Client(where, elicitation_callback=elicit, list_roots_callback=list_roots, **kwargs) as client:
-        r = await client.call_tool(sys.argv[3], {})
+    callbacks = {} if "--declare-nothing" in sys.argv else {"elicitation_callback": elicit,
+                                                              "list_roots_callback": list_roots}
+    async with Client(where, **callbacks, **kwargs) as client:
+        try:
+            r = await client.call_tool(sys.argv[3], {})
+        except MCPError as e:
+            print(json.dumps({"protocol": client.protocol_version, "error": e.error.code, "message": e.error.message}))
+            return
         print(json.dumps({"protocol": client.protocol_version, "text": r.content[0].text}))
 
 
