@@ -232,6 +232,8 @@ def test_handshake_era_posts_need_no_routing_headers() -> None:
 # -- 2: input_required to a handshake-era client ----------------------------------------------------
 
 ASK = {"method": "elicitation/create", "params": {"message": "Your name?", "requestedSchema": {"type": "object"}}}
+#: a handshake-era client that can be asked for input (the mock asks no other: a server may not)
+ELICITING = req(1, "initialize", {**INIT["params"], "capabilities": {"elicitation": {}}})
 
 
 def _mrtr_recording() -> Session:
@@ -246,7 +248,7 @@ def _mrtr_recording() -> Session:
 
 def test_input_required_goes_to_a_handshake_client_as_a_request_mid_call_then_the_result() -> None:
     mock = served(_mrtr_recording())
-    out = run(mock, req(1, "initialize", INIT["params"]), req(2, "tools/call", {"name": "greet", "arguments": {}}),
+    out = run(mock, ELICITING, req(2, "tools/call", {"name": "greet", "arguments": {}}),
               answers={"elicitation/create": {"action": "accept", "content": {"name": "Bob"}}})
     asked, final = out[1], out[2]
     assert asked["method"] == "elicitation/create" and asked["params"] == ASK["params"]
@@ -254,19 +256,65 @@ def test_input_required_goes_to_a_handshake_client_as_a_request_mid_call_then_th
     assert not mock.stats.misses
 
 
+def test_a_handshake_client_gets_no_2026_server_info_in_a_result() -> None:
+    """The 2026 era names the server in every result's ``_meta``; a handshake-era server does not."""
+    named = {**text("hi"), "resultType": "complete",
+             "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}, "keep": 1}}
+    alone = {**text("hi"), "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}}
+    recording = session(("in", modern(1, "server/discover")), ("out", res(1, DISCOVERED)),
+                        ("in", modern(2, "tools/call", {"name": "a"})), ("out", res(2, named)),
+                        ("in", modern(3, "tools/call", {"name": "b"})), ("out", res(3, alone)))
+    out = run(served(recording), req(1, "initialize", INIT["params"]), req(2, "tools/call", {"name": "a"}),
+              req(3, "tools/call", {"name": "b"}))
+    assert out[1]["result"] == {**text("hi"), "_meta": {"keep": 1}}
+    assert out[2]["result"] == text("hi")
+    modern_out = run(served(recording), modern(2, "tools/call", {"name": "a"}))
+    assert modern_out[0]["result"]["_meta"]["io.modelcontextprotocol/serverInfo"] == {"name": "s", "version": "1"}
+
+
 def test_a_handshake_client_that_answers_otherwise_gets_a_miss() -> None:
     mock = served(_mrtr_recording())
-    out = run(mock, req(1, "initialize", INIT["params"]), req(2, "tools/call", {"name": "greet", "arguments": {}}),
+    out = run(mock, ELICITING, req(2, "tools/call", {"name": "greet", "arguments": {}}),
               answers={"elicitation/create": {"action": "accept", "content": {"name": "Eve"}}})
     assert out[-1]["id"] == 2 and out[-1]["error"]["code"] == -32602
     assert "otherwise than the recording did" in out[-1]["error"]["message"]
     assert len(mock.stats.misses) == 1
 
 
+def test_a_handshake_client_that_did_not_declare_the_capability_is_not_asked() -> None:
+    """The MCP Inspector CLI declares roots, not elicitation: the SDK server refuses it the call (-32021)
+    instead of asking; the mock neither asks it, and the miss says which capability was missing."""
+    mock = served(_mrtr_recording())
+    rooted = req(1, "initialize", {**INIT["params"], "capabilities": {"roots": {"listChanged": True}}})
+    out = run(mock, rooted, req(2, "tools/call", {"name": "greet", "arguments": {}}), answers={})
+    assert [m.get("method") for m in out] == [None, None]  # the initialize answer, then the refusal: no request
+    assert out[1]["id"] == 2 and out[1]["error"]["code"] == -32021
+    assert "needs the client's elicitation capability, which this client did not declare" in out[1]["error"]["message"]
+    assert len(mock.stats.misses) == 1
+
+
+def _eliciting(id_: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A 2026 request whose envelope declares elicitation."""
+    message = modern(id_, method, params)
+    message["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = {"elicitation": {}}
+    return message
+
+
 def test_a_2026_client_still_gets_input_required_and_retries() -> None:
     mock = served(_mrtr_recording())
-    first = run(mock, modern(1, "server/discover"), modern(2, "tools/call", {"name": "greet", "arguments": {}}))[1]
+    first = run(mock, _eliciting(1, "server/discover"), _eliciting(2, "tools/call", {"name": "greet", "arguments": {}}))[1]
     assert first["result"]["resultType"] == "input_required"
+    assert not mock.stats.misses
+
+
+def test_a_2026_client_that_did_not_declare_the_capability_is_refused_not_asked() -> None:
+    """The SDK server answers -32021 to a 2026 request whose envelope lacks the capability (the SDK Client
+    without an elicitation callback): the mock does so too, not the recorded input_required."""
+    mock = served(_mrtr_recording())
+    out = run(mock, modern(1, "server/discover"), modern(2, "tools/call", {"name": "greet", "arguments": {}}))
+    assert out[1]["id"] == 2 and out[1]["error"]["code"] == -32021
+    assert "elicitation capability, which this client did not declare" in out[1]["error"]["message"]
+    assert len(mock.stats.misses) == 1
 
 
 # -- against the real clients -----------------------------------------------------------------------

@@ -29,11 +29,13 @@ from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import verbatim_key
 from mcpreel.compare.normalize import strip_volatile_meta
 from mcpreel.eras import (
+    CLIENT_CAPABILITIES_KEY,
     LATEST_LEGACY_PROTOCOL,
     LEGACY,
     LEGACY_PROTOCOLS,
     MODERN,
     MODERN_PROTOCOL,
+    SERVER_INFO_KEY,
     client_identity,
     discover_result_from_initialize,
     initialize_result_from_discover,
@@ -448,14 +450,36 @@ class MockConnection:
                 return self._answer_slowly(found, before, message["id"], emit)
             for step in before:
                 emit(step)
-        if self.era != MODERN and _input_requests(found) is not None:
-            return self._answer_in_rounds(found, message["id"], emit)
+        asked = _input_requests(found)
+        if asked is not None:
+            if self.era != MODERN:
+                return self._answer_in_rounds(found, message["id"], emit)
+            if self._refused_undeclared(found, asked, _modern_capabilities(message), message["id"], emit):
+                return None
         self._answer(found, message["id"], emit)
         return None
 
+    def _refused_undeclared(self, ex: Turn, asked: dict[str, dict[str, Any]], declared: dict[str, Any],
+                            request_id: Any, emit: Emit) -> bool:
+        """Refuse ``ex`` as the SDK server does (-32021) when the client did not declare the capability one
+        of its recorded input requests needs: a server may not ask it, so the recorded server was never
+        asked this (a miss). True when refused."""
+        undeclared = _undeclared_capability(declared, asked)
+        if undeclared is None:
+            return False
+        key, capability = undeclared
+        why = (f"the recorded input request {key!r} of {ex.label()} needs the client's {capability} "
+               f"capability, which this client did not declare (a server may not ask it), so the "
+               f"recorded server was never asked this")
+        miss = Miss(ex.method, MISSING_CLIENT_CAPABILITY, why, ex, params=ex.request.get("params"))
+        self.mock.stats.misses.append(miss)
+        self.mock.on_event(f"miss: {ex.method} id={request_id!r}: {why}")
+        emit(miss.error(request_id))
+        return True
+
     def _shape(self, result: Any, method: str | None = None) -> Any:
         """A recorded result as the client's era has it."""
-        return to_modern_result(result, method) if self.era == MODERN else to_legacy_result(result)
+        return to_modern_result(result, method) if self.era == MODERN else _without_server_info(to_legacy_result(result))
 
     def _answer(self, ex: Turn, request_id: Any, emit: Emit) -> None:
         stats = self.mock.stats
@@ -508,6 +532,10 @@ class MockConnection:
             if asked is None:
                 break
             replies: dict[str, Any] = {}
+            init = (self.client_initialize or {}).get("params")
+            declared = (init.get("capabilities") or {}) if isinstance(init, dict) else None  # None: never seen
+            if isinstance(declared, dict) and self._refused_undeclared(ex, asked, declared, request_id, emit):
+                return
             for key, request in asked.items():
                 fut = self.server_request({"jsonrpc": "2.0", "method": request["method"],
                                            "params": request.get("params", {})}, emit)
@@ -604,6 +632,43 @@ def _input_requests(ex: Turn) -> dict[str, dict[str, Any]] | None:
         return None
     out = {k: v for k, v in asked.items() if isinstance(v, dict) and isinstance(v.get("method"), str)}
     return out or None
+
+
+#: the 2026 error for a request the client lacks the capability for (what the SDK server answers a
+#: handshake-era client that did not declare it, too)
+MISSING_CLIENT_CAPABILITY = -32021
+
+#: the client capability each input request a server may send needs
+_INPUT_CAPABILITY = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
+
+
+def _undeclared_capability(declared: dict[str, Any], asked: dict[str, dict[str, Any]]) -> tuple[str, str] | None:
+    """The first input request (key, capability) whose capability the client did not declare (in its
+    ``initialize``, or a 2026 request's envelope): a server may not send it (the MCP Inspector CLI declares
+    roots, not elicitation, and the SDK server refuses it the call). None when all are declared."""
+    for key, request in asked.items():
+        capability = _INPUT_CAPABILITY.get(request["method"])
+        if capability is not None and not isinstance(declared.get(capability), dict):
+            return key, capability
+    return None
+
+
+def _without_server_info(result: Any) -> Any:
+    """A 2026 result's ``_meta`` serverInfo (the 2026 era names the server in every result) left out for a
+    handshake-era client, which learnt it from ``initialize``: a server of that era sends none (the MCP
+    Inspector CLI got it from a 2026 recording, and not from the real server)."""
+    if not isinstance(result, dict) or not isinstance(result.get("_meta"), dict) or SERVER_INFO_KEY not in result["_meta"]:
+        return result
+    meta = {k: v for k, v in result["_meta"].items() if k != SERVER_INFO_KEY}
+    return {k: v for k, v in result.items() if k != "_meta"} | ({"_meta": meta} if meta else {})
+
+
+def _modern_capabilities(request: dict[str, Any]) -> dict[str, Any]:
+    """The capabilities a 2026 request's envelope declares (none when it has none)."""
+    params = request.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    declared = meta.get(CLIENT_CAPABILITIES_KEY) if isinstance(meta, dict) else None
+    return declared if isinstance(declared, dict) else {}
 
 
 def _is_modern_request(request: dict[str, Any]) -> bool:
