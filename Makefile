@@ -7,6 +7,8 @@ PEERS  := .peers
 # the reference MCP server from the npm registry, a real peer in the end-to-end tests
 EVERYTHING_VERSION ?= 2026.8.31
 EVERYTHING := $(PEERS)/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+# the TypeScript SDK (its client is a peer of the mock's tests: tests/peers/ts_mrtr_client.mjs)
+TS_SDK_VERSION ?= 1.32.2
 # the MCP Inspector CLI, a client no one here wrote (pinned: a plain install resolves 0.15 on node 20)
 INSPECTOR_VERSION ?= 2.12.0
 INSPECTOR := $(PEERS)/node_modules/@modelcontextprotocol/inspector/package.json
@@ -47,8 +49,9 @@ install-dev: $(VENV)/.installed-dev
 NPM_PEERS := @modelcontextprotocol/server-everything@$(EVERYTHING_VERSION) \
 	@modelcontextprotocol/inspector@$(INSPECTOR_VERSION) \
 	@microsoft/jest-sarif@$(JEST_SARIF_VERSION) \
-	@modelcontextprotocol/server-filesystem@$(FILESYSTEM_VERSION)
-NPM_STAMP := $(PEERS)/.npm-$(EVERYTHING_VERSION)-$(INSPECTOR_VERSION)-$(JEST_SARIF_VERSION)-$(FILESYSTEM_VERSION)
+	@modelcontextprotocol/server-filesystem@$(FILESYSTEM_VERSION) \
+	@modelcontextprotocol/sdk@$(TS_SDK_VERSION)
+NPM_STAMP := $(PEERS)/.npm-$(EVERYTHING_VERSION)-$(INSPECTOR_VERSION)-$(JEST_SARIF_VERSION)-$(FILESYSTEM_VERSION)-$(TS_SDK_VERSION)
 
 $(NPM_STAMP):
 	@if command -v npm >/dev/null 2>&1; then \
