@@ -37,6 +37,7 @@ from typing import Any
 from mcpreel._infra import jsonio
 from mcpreel._infra.nesting import recursion_room
 from mcpreel.model import Kind, Message, Session, SessionInfo
+from mcpreel.operations.facts import first_text
 from mcpreel.operations.walk import REQUEST, STREAM, TASK, Operation, Step, Walker
 
 __all__ = ["EXACT_LATENCIES", "SKETCH_ERROR", "ErrorItem", "Header", "LatencySketch", "LatencyStats", "Report", "Row",
@@ -754,7 +755,7 @@ class _Analyzer:
                 if single:
                     row.is_error = True
                 s.errors.append(ErrorItem(row.index, "isError", None, None, rid,
-                                          message=_first_text(result) if isinstance(result, dict) else None))
+                                          message=first_text(result) if isinstance(result, dict) else None))
             return
         if row.corr is None:
             row.corr = ex.index
@@ -881,15 +882,6 @@ class _Analyzer:
 
     def exact(self) -> bool:
         return all(k.exact for k in (*self.latencies.values(), *self.tool_latencies.values()))
-
-
-def _first_text(result: dict[str, Any]) -> str | None:
-    content = result.get("content")
-    if isinstance(content, list):
-        for item in content:
-            if isinstance(item, dict) and isinstance(item.get("text"), str):
-                return item["text"]
-    return None
 
 
 def analyze(

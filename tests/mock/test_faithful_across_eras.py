@@ -240,9 +240,10 @@ def _mrtr_recording() -> Session:
     first = {"inputRequests": {"k": ASK}, "requestState": "s1", "resultType": "input_required"}
     retry = {"name": "greet", "arguments": {}, "inputResponses": {"k": {"action": "accept", "content": {"name": "Bob"}}},
              "requestState": "s1"}
-    return session(("in", modern(1, "server/discover")), ("out", res(1, DISCOVERED)),
-                   ("in", modern(2, "tools/call", {"name": "greet", "arguments": {}})), ("out", res(2, first)),
-                   ("in", modern(3, "tools/call", retry)),
+    # the recorded client declared elicitation in its envelope (the SDK Client given an elicitation callback)
+    return session(("in", _eliciting(1, "server/discover")), ("out", res(1, DISCOVERED)),
+                   ("in", _eliciting(2, "tools/call", {"name": "greet", "arguments": {}})), ("out", res(2, first)),
+                   ("in", _eliciting(3, "tools/call", retry)),
                    ("out", res(3, {**text("hello Bob"), "resultType": "complete"})))
 
 
@@ -315,6 +316,17 @@ def test_a_2026_client_that_did_not_declare_the_capability_is_refused_not_asked(
     assert out[1]["id"] == 2 and out[1]["error"]["code"] == -32021
     assert "elicitation capability, which this client did not declare" in out[1]["error"]["message"]
     assert len(mock.stats.misses) == 1
+
+
+def test_a_recording_whose_own_request_lacked_the_capability_is_served_as_recorded() -> None:
+    """The recorded server asked for input although the recorded request declared no capability: that is
+    what it did, so the mock does it too (the assay era-parity vector ``modern-input-required``)."""
+    first = {"inputRequests": {"k": ASK}, "requestState": "s1", "resultType": "input_required"}
+    recording = session(("in", modern(1, "tools/call", {"name": "greet", "arguments": {}})), ("out", res(1, first)))
+    mock = served(recording)
+    out = run(mock, modern(1, "tools/call", {"name": "greet", "arguments": {}}))
+    assert out[0]["id"] == 1 and out[0]["result"]["resultType"] == "input_required"
+    assert not mock.stats.misses
 
 
 # -- against the real clients -----------------------------------------------------------------------

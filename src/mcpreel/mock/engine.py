@@ -454,7 +454,11 @@ class MockConnection:
         if asked is not None:
             if self.era != MODERN:
                 return self._answer_in_rounds(found, message["id"], emit)
-            if self._refused_undeclared(found, asked, _modern_capabilities(message), message["id"], emit):
+            # refused only where the recorded server was asked with the capability declared: a recording whose
+            # own request lacked it shows the server asking anyway, and that is what it would have done
+            recorded_lacked = _undeclared_capability(_modern_capabilities(found.recorded_request), asked) is not None
+            if not recorded_lacked and self._refused_undeclared(found, asked, _modern_capabilities(message),
+                                                                message["id"], emit):
                 return None
         self._answer(found, message["id"], emit)
         return None
