@@ -40,35 +40,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 
-SERVER = textwrap.dedent(
-    """
-    import os, sys, orjson
-    read, write = os.read, os.write
-    pending = b""
-    while True:
-        chunk = read(0, 65536)
-        if not chunk:
-            break
-        lines = (pending + chunk).split(b"\\n")
-        pending = lines.pop()
-        out = []
-        for line in lines:
-            msg = orjson.loads(line)
-            if "id" in msg and "method" in msg:
-                out.append(orjson.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {}}) + b"\\n")
-        if out:
-            data = b"".join(out)
-            while data:
-                data = data[write(1, data):]
-    """
-)
+# the same two servers as the stdio proxy benchmark (one copy: bench/proxy_stdio.py)
+from proxy_stdio import SDK_SERVER, SERVER  # noqa: E402
 
-SDK_SERVER = textwrap.dedent(
-    """
-    from mcp.server import MCPServer
-    MCPServer("bench", log_level="WARNING").run()
-    """
-)
 SERVERS = {"minimal": SERVER, "sdk": SDK_SERVER}
 
 INIT = (b'{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25",'

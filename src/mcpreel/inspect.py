@@ -37,14 +37,12 @@ from typing import Any
 from mcpreel._infra import jsonio
 from mcpreel._infra.nesting import recursion_room
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel.operations.facts import first_text
+from mcpreel.operations.facts import ORIGIN_KEY, first_text
 from mcpreel.operations.walk import REQUEST, STREAM, TASK, Operation, Step, Walker
 
 __all__ = ["EXACT_LATENCIES", "SKETCH_ERROR", "ErrorItem", "Header", "LatencySketch", "LatencyStats", "Report", "Row",
            "RowSpool", "Summary", "ToolStats", "analyze", "percentile"]
 
-#: where merged records name the file they came from (see :mod:`mcpreel.merge`)
-ORIGIN_KEY = "file"
 #: the kinds looked at for every record, bound once (a class attribute lookup per record adds up)
 _MESSAGE = Kind.MESSAGE
 _TRANSPORT = Kind.TRANSPORT

@@ -27,13 +27,13 @@ from typing import Any
 
 from mcpreel.errors import UsageError
 from mcpreel.formats import open_session
-from mcpreel.model import Kind, Message, Session, SessionInfo
+from mcpreel.model import SCOPE_KEY, Kind, Message, Session, SessionInfo
 
 __all__ = ["MergeInput", "MergeResult", "ORIGIN_KEY", "merge", "merge_sessions", "merged_sources", "origin_names",
            "select_source"]
 
-#: the member that names a record's source file (shared with :mod:`mcpreel.inspect`)
-ORIGIN_KEY = "file"
+#: the member that names a record's source file: the model's scope key (every reader of a merged file asks for it)
+ORIGIN_KEY = SCOPE_KEY
 _NS = uuid.UUID("0d7c8f61-2b7e-4a0e-9a55-3c1f5b8e9d40")
 
 

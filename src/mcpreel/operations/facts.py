@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpreel.model import Message
+from mcpreel.model import SCOPE_KEY, Message
 
 __all__ = [
     "LISTEN",
@@ -40,7 +40,7 @@ __all__ = [
     "task_status_of",
 ]
 
-ORIGIN_KEY = "file"  # where merged records name the file they came from (mcpreel.merge)
+ORIGIN_KEY = SCOPE_KEY  # where merged records name the file they came from (mcpreel.merge)
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
