@@ -168,3 +168,16 @@ def test_a_stateless_http_session_streams_its_spans_once_without_an_http_id():
     out = spans(Session(SessionInfo(transport="streamable-http", id="R"), records), ids=_ids())
     assert len(out) == 201 and len({r.span_id for r in out}) == 201
     assert {r.attributes.get("mcp.session.id") for r in out} == {"R"}
+
+
+def test_the_session_header_on_a_span_carries_no_secret():
+    """Spans go to a collector others read: the server's argv and the label are redacted as the recorder
+    redacts them (a ``--token`` value, a URL's ``api_key``), with content off as well as on."""
+    info = SessionInfo(transport="stdio", command=["srv", "--token", "Tok-PLANTED-9f8e7d"],
+                       label="http://127.0.0.1:9/mcp?api_key=Key-PLANTED-1234")
+    records = [Message("in", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, T),
+               Message("out", {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}}, T + 1)]
+    for content in (False, True):
+        root = spans(Session(info, records), include_content=content, ids=_ids())[-1]
+        shown = f"{root.attributes['mcpreel.server.command']} {root.attributes['mcpreel.session.label']}"
+        assert "PLANTED" not in shown and shown.startswith("srv --token ")

@@ -422,9 +422,9 @@ class SpanMapper:
             if root.client_name:
                 attrs["mcpreel.client"] = root.client_name
             if self.info.label:
-                attrs["mcpreel.session.label"] = self.info.label
+                attrs["mcpreel.session.label"] = self._shown().text(self.info.label)
             if self.info.command:
-                attrs["mcpreel.server.command"] = " ".join(self.info.command)
+                attrs["mcpreel.server.command"] = " ".join(self._shown().command(list(self.info.command)))
             if self.info.exit_code is not None:
                 attrs["mcpreel.server.exit_code"] = self.info.exit_code
             for key, value in root.counts.items():
@@ -435,6 +435,15 @@ class SpanMapper:
                 span.error = f"{root.counts['errors']} failed requests"
             out.append(span)
         return out
+
+    def _shown(self) -> Any:
+        """The redaction every span attribute taken from the session header goes through (argv ``--token X``,
+        URL secrets in a label): spans go to a collector others read, content or not."""
+        if self.redactor is None:
+            from mcpreel.redact import Redactor
+
+            self.redactor = Redactor()
+        return self.redactor
 
     def resource_attributes(self) -> dict[str, Any]:
         """Who the spans are about (``service.*`` = the MCP server) and who made them (the recorder)."""
