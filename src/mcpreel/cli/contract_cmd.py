@@ -130,7 +130,7 @@ def check_command(ctx: click.Context, contract_file: str, source: str | None, co
         failing = set(map(id, diff.failing))
         for ch in diff.changes:
             mark = "FAIL" if id(ch) in failing else "    "
-            click.echo(f"{mark} {ch.cls:<9} {ch.path}: {ch.message}")
+            click.echo(output.printable(f"{mark} {ch.cls:<9} {ch.path}: {ch.message}"))
         click.echo(diff.summary())
     if sarif_path:
         save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(contract_sarif(diff, contract_file))))
