@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mcpreel._infra import jsonio
+from mcpreel.eras import era_name
 from mcpreel.render.junit import Case, junit_xml
 from mcpreel.replay.verify import ReplayReport, RequestResult
 
@@ -143,7 +144,7 @@ def _heading(report: ReplayReport) -> list[RenderableType]:
     if len(report.sessions) > 1:
         lines = Text(f"{len(report.sessions)} client sessions, each on a fresh connection:\n", style="dim")
         for s in report.sessions:
-            lines.append(f"  {s['label']} -> replayed in the {s['replayed_in']} era, {s['requests']} requests\n")
+            lines.append(f"  {s['label']} -> replayed in the {era_name(s['replayed_in'])}, {s['requests']} requests\n")
         parts.append(lines)
     elif report.era is not None and report.recorded_era not in (None, "unknown"):
         parts.append(Text(_era_line(report), style="dim"))
@@ -151,11 +152,10 @@ def _heading(report: ReplayReport) -> list[RenderableType]:
 
 
 def _era_line(report: ReplayReport) -> str:
-    names = {"modern": "2026-07-28 era", "legacy": "handshake era"}
-    used = names.get(report.era or "", report.era or "")
+    used = era_name(report.era)
     if report.recorded_era == report.era:
         return f"replayed in the {used}, as recorded"
-    return f"recorded in the {names.get(report.recorded_era or '', report.recorded_era)}, replayed in the {used}"
+    return f"recorded in the {era_name(report.recorded_era)}, replayed in the {used}"
 
 
 def to_json(report: ReplayReport) -> str:

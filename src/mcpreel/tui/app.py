@@ -204,7 +204,7 @@ class ViewerApp(App[None]):
             with VerticalScroll(id="detail-scroll"):
                 yield Static(id="detail")
         yield Static(id="status")
-        yield Input(placeholder="filter: method:tools/call tool:search dir:out status:error id:7 text:… (Enter)",
+        yield Input(placeholder="filter: method:tools/call tool:search dir:c2s status:error id:7 text:… (Enter)",
                     id="filter")
         yield Footer()
 

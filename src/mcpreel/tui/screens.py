@@ -130,7 +130,7 @@ HELP = """\
   i          inject a new message, to the server or to the client
   I          change what the proxy holds (its --intercept filter; empty: hold nothing)
 [b]Filter tokens[/b] (combined: all must match; the same key twice: either)
-  method:tools/call  tool:search  dir:out (client→server) | dir:in  status:error | status:ok
+  method:tools/call  tool:search  dir:c2s (C→S) | dir:s2c (S→C)  status:error | status:ok
   id:7  kind:request|response|notification  text:word   (a bare word is text:)
 [b]Marks[/b]
   C→S client to server, S→C server to client, \\[MODIFIED] edited on the way (the original is in
@@ -291,7 +291,7 @@ class InterceptScreen(ModalScreen[str | None]):
         with Vertical():
             yield Label("Hold what matches (filter tokens; empty: hold nothing) — Enter sends, Esc cancels",
                         classes="title")
-            yield Input(self.current or "", placeholder="dir:out kind:request", id="intercept")
+            yield Input(self.current or "", placeholder="dir:c2s kind:request", id="intercept")
 
     def on_mount(self) -> None:
         self.query_one("#intercept", Input).focus()
