@@ -6,6 +6,7 @@ import click
 
 from mcpreel.cli import output
 from mcpreel.cli.contract_cmd import source_options
+from mcpreel.cli.helptext import examples
 
 
 def audit_sarif(report, artifact: str | None) -> dict:
@@ -19,7 +20,11 @@ def audit_sarif(report, artifact: str | None) -> dict:
     return sarif_log("audit", rules, findings, properties={"counts": report.counts()})
 
 
-@click.command("audit")
+@click.command("audit", epilog=examples(
+    "mcpreel audit session.jsonl",
+    "mcpreel audit --target-command 'npx -y @modelcontextprotocol/server-everything' --format sarif",
+    "mcpreel audit session.jsonl --disable MCPA006 --sarif audit.sarif",
+))
 @click.argument("source", required=False)
 @source_options
 @click.option("--rules", "rule_files", multiple=True, type=click.Path(dir_okay=False),
@@ -37,10 +42,6 @@ def audit_command(ctx: click.Context, source: str | None, command: str | None, u
                   disable: tuple[str, ...], fail_on: str, fmt: str, sarif_path: str | None, list_rules: bool) -> None:
     """Flag what should worry a user of this server: injection-shaped text, tools that change mid-session,
     duplicate or shadowing tool names, secrets in traffic, destructive tools without annotations.
-
-    \b
-      mcpreel audit session.jsonl
-      mcpreel audit --command 'npx -y @modelcontextprotocol/server-everything' --format sarif
 
     Exit 0 when nothing at or above --fail-on was found, 1 when something was, 2 when it could not run.
     """

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 from mcpreel.cli.params import FORMAT_AUTO
 from mcpreel.errors import UsageError
 
@@ -114,17 +115,21 @@ def _redact_result(result: RequestResult, redactor: Redactor) -> None:
 _TRANSPORTS = click.Choice(["auto", "streamable-http", "sse"])
 
 
-@click.command("replay")
+@click.command("replay", epilog=examples(
+    'mcpreel replay baseline.jsonl --target-command "python server_v2.py" -o results.json --junit replay.xml',
+    "mcpreel replay baseline.jsonl --target-url http://127.0.0.1:8000/mcp --ignore-path '$.result.content[0].text'",
+    'mcpreel replay session.jsonl --target-command "python server.py" --era modern --session 2',
+))
 @click.argument("session", type=click.Path(dir_okay=False))
-@click.option("--target-command", metavar="CMD", help="Run this server command and replay over its stdio.")
+@click.option("--target-command", metavar='"CMD ARGS"', help="Run this server command and replay over its stdio.")
 @click.option("--target-url", metavar="URL", help="Replay against this Streamable HTTP or legacy SSE URL.")
 @click.option("--transport", type=_TRANSPORTS, default="auto", show_default=True,
               help="For --target-url: auto means legacy SSE if the path ends in /sse, else Streamable HTTP.")
-@click.option("--header", "headers", multiple=True, metavar="'NAME: VALUE'", help="Extra HTTP header (repeatable).")
+@click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'", help="Extra HTTP header (repeatable).")
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True, help="The session's format.")
 @click.option("--ignore-path", "ignore_paths", multiple=True, metavar="PATH",
               help="Leave this path out of every comparison, e.g. '$.result.content[0].text.timestamp' (repeatable).")
-@click.option("--output", "out_json", type=click.Path(dir_okay=False), help="Write the results as JSON here.")
+@click.option("-o", "--output", "out_json", type=click.Path(dir_okay=False), help="Write the results as JSON here.")
 @click.option("--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML report here.")
 @click.option("--html", type=click.Path(dir_okay=False), help="Also write the results as a self-contained HTML page.")
 @click.option("--original", is_flag=True, help="Replay the pre-edit payload of messages edited in intercept mode.")
@@ -162,13 +167,16 @@ def replay_command(ctx: click.Context, session: str, target_command: str | None,
                         junit, original, timeout, era, session_index, html, source, all_rows, redact))
 
 
-@click.command("replay")
+@click.command("replay", epilog=examples(
+    'mcpreel proxy replay --session-file baseline_v1.json --target-command "python server_v2.py" --output v2.json',
+    "mcpreel proxy replay --session-file session.json --target-url http://127.0.0.1:8000/mcp --junit replay.xml",
+))
 @click.option("--session-file", "session", required=True, type=click.Path(dir_okay=False),
               help="The recorded session (any readable format).")
-@click.option("--target-command", metavar="CMD", help="The server command to replay against (stdio).")
+@click.option("--target-command", metavar='"CMD ARGS"', help="The server command to replay against (stdio).")
 @click.option("--target-url", metavar="URL", help="The server URL to replay against.")
 @click.option("--transport", type=_TRANSPORTS, default="auto", show_default=True)
-@click.option("--output", "out_json", type=click.Path(dir_okay=False), help="Write the results as JSON here.")
+@click.option("-o", "--output", "out_json", type=click.Path(dir_okay=False), help="Write the results as JSON here.")
 @click.option("--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML report here.")
 @click.option("--ignore-path", "ignore_paths", multiple=True, metavar="PATH")
 @click.option("--original", is_flag=True, help="Replay pre-edit payloads.")

@@ -25,11 +25,11 @@ def open_source(source: str | None, *, command: str | None, url: str | None, fmt
     """The session to judge and a name for it: a file read by its format, or a live server's answers."""
     if source and is_url(source):
         if url:
-            raise UsageError("give the server's URL once (as SOURCE or --url)")
+            raise UsageError("give the server's URL once (as SOURCE or --target-url)")
         source, url = None, source
     given = [x for x in (source, command, url) if x]
     if len(given) != 1:
-        raise UsageError("give exactly one source: a recording, --command 'CMD ARGS', or a URL")
+        raise UsageError("give exactly one source: a recording, --target-command 'CMD ARGS', or a URL")
     if source:
         from mcpreel.formats import open_session
 
