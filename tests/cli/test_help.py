@@ -179,3 +179,47 @@ def _wait_for(port: int, seconds: float = 30) -> None:
                 return
         time.sleep(0.1)
     raise AssertionError(f"the demo server did not listen on {port}")
+
+
+# -- the README's command lines teach the same names, and parse --
+
+
+def readme_command_lines() -> list[str]:
+    """The ``mcpreel ...`` lines of the README's sh code blocks (a line continued with ``\\`` joined)."""
+    lines, block, pending = [], False, ""
+    for raw in (ROOT / "README.md").read_text(encoding="utf-8").splitlines():
+        if raw.startswith("```"):
+            block = raw.strip() == "```sh"
+            continue
+        if not block:
+            continue
+        text = pending + raw.strip()
+        if text.endswith("\\"):
+            pending = text[:-1] + " "
+            continue
+        pending = ""
+        if text.startswith("mcpreel "):
+            lines.append(text)
+    return lines
+
+
+README_LINES = readme_command_lines()
+
+
+def test_the_readme_shows_commands():
+    assert len(README_LINES) > 40
+
+
+@pytest.mark.parametrize("line", README_LINES)
+def test_a_readme_command_uses_the_one_names_and_parses(line):
+    from mcpreel.cli.vocabulary import CONCEPTS, SPELLED_BY_OTHERS
+
+    argv = argv_of(line)
+    allowed = {name for (path, name) in SPELLED_BY_OTHERS if " ".join(argv).startswith(path)}
+    own = argv[:argv.index("--")] if "--" in argv else argv  # after --: the server's own words
+    for concept in CONCEPTS:
+        for word in own:
+            assert word not in concept.synonyms or word in allowed, f"{word}: the README teaches {concept.name}"
+    if any(mark in line for mark in ("[", "…", "URL ", "$")) or line.endswith("URL"):
+        return  # a placeholder the reader fills in ([-v], URL, …): the names above are what can be checked
+    leaf_context(argv)

@@ -85,7 +85,7 @@ def run_check(
     """
     opts = options or CheckOptions()
     if (url is None) == (command is None):
-        raise UsageError("give a server URL or --command (one of them)")
+        raise UsageError("give a server URL or --target-command (one of them)")
     opts = replace(opts, profile=PROFILE_ALIASES.get(opts.profile, opts.profile))
     if opts.profile not in PROFILES:
         raise UsageError(f"unknown profile {opts.profile!r} (known: {', '.join(PROFILES)})")

@@ -351,7 +351,7 @@ def merge_edits(edits: Sequence[Edit]) -> Edit:
 
 
 def http_record_argv(info: ServerInfo, port: int = DEFAULT_LISTEN_PORT) -> list[str]:
-    return ["mcpreel", "record", "--transport", info.transport, "--target", info.url or "",
+    return ["mcpreel", "record", "--transport", info.transport, "--target-url", info.url or "",
             "--listen", f"127.0.0.1:{port}", "--label", info.name]
 
 
