@@ -43,6 +43,9 @@ def argv_of(line: str) -> list[str]:
 
 ALL_COMMANDS = [(" ".join(path), cmd) for path, cmd in walk(cli) if path]
 ALL_EXAMPLES = [(where, line) for where, cmd in ALL_COMMANDS for line in example_lines(cmd)]
+#: the command lines of ``mcpreel help TOPIC`` texts
+TOPIC_EXAMPLES = [(topic, line.strip()) for topic, make in TOPICS.items() for line in make().splitlines()
+                  if line.startswith("  mcpreel ")]
 
 
 def test_top_help_is_grouped_by_task_with_one_line_a_verb():
@@ -80,6 +83,12 @@ def test_every_example_is_accepted_by_the_parser_of_its_verb(where, line):
     assert set(ctx.params) == {p.name for p in ctx.command.params if p.expose_value}  # parsed to the end
 
 
+@pytest.mark.parametrize(("topic", "line"), TOPIC_EXAMPLES, ids=[line for _, line in TOPIC_EXAMPLES])
+def test_every_example_of_a_help_topic_parses(topic, line):
+    ctx = leaf_context(argv_of(line))
+    assert set(ctx.params) == {p.name for p in ctx.command.params if p.expose_value}
+
+
 def test_the_parse_check_can_fail():
     with pytest.raises(click.NoSuchOption):
         leaf_context(argv_of("mcpreel inspect session.jsonl --summaries"))
@@ -91,7 +100,7 @@ def test_help_topics_print_a_short_text_that_points_on():
     for topic in TOPICS:
         r = run("help", topic)
         assert r.exit_code == 0 and r.output.strip(), topic
-        assert len(r.output.splitlines()) <= 40
+        assert len(r.output.splitlines()) <= 40 and max(map(len, r.output.splitlines())) <= 110
     assert "dir:c2s" in run("help", "filters").output
     eras = run("help", "eras").output
     assert "legacy era (handshake)" in eras and "modern era (stateless, 2026-07-28)" in eras

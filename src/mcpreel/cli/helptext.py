@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 
 __all__ = ["SECTIONS", "TOPICS", "examples", "topic_text"]
@@ -73,7 +74,9 @@ def _formats() -> str:
     for spec in FORMATS.values():
         rw = "read/write" if spec.reads and spec.writes else "read" if spec.reads else "write"
         aliases = f" (also: {', '.join(spec.aliases)})" if spec.aliases else ""
-        rows.append(f"  {spec.name:<20} {rw:<10} {spec.description}{aliases}")
+        head = f"  {spec.name:<20} {rw:<11}"
+        rows.append(textwrap.fill(f"{spec.description}{aliases}", width=100, initial_indent=head,
+                                  subsequent_indent=" " * len(head), break_on_hyphens=False))
     return "\n".join([
         "Session formats (--format, --from, --to take these names; auto sniffs a file's content and picks an",
         "output format from its name: .jsonl reel, .qai.json/.json qai, .har har, .trace.jsonl assay-v2):",
@@ -92,16 +95,17 @@ def _filters() -> str:
 
     return "\n".join([
         "Filter tokens: record --intercept FILTER, the viewer's / (mcpreel tui --filter) and --rules `match`.",
-        f"Keys: {', '.join(KEYS)}. Different keys must all match (AND); the same key twice matches either (OR).",
+        f"Keys: {', '.join(KEYS)}.",
+        "Different keys must all match (AND); the same key twice matches either (OR).",
         "",
-        "  method:tools/call        the JSON-RPC method",
-        "  tool:search              params.name of a tools/call",
-        "  dir:c2s | dir:s2c        client -> server | server -> client (also: dir:out | dir:in, as mcpsnoop",
-        "                           says it: out is what goes out to the server)",
-        "  kind:request             request, response or notification",
-        "  status:error | status:ok a failed (error or isError) / successful response",
-        "  id:7                     the JSON-RPC id, compared as text",
-        "  text:WORDS, bare words   a substring of the message's JSON, any case",
+        "  method:tools/call          the JSON-RPC method",
+        "  tool:search                params.name of a tools/call",
+        "  dir:c2s | dir:s2c          client -> server | server -> client (also: dir:out | dir:in, as",
+        "                             mcpsnoop says it: out is what goes out to the server)",
+        "  kind:request               request, response or notification",
+        "  status:error | status:ok   a failed (error or isError) / a successful response",
+        "  id:7                       the JSON-RPC id, compared as text",
+        "  text:WORDS, bare words     a substring of the message's JSON, any case",
         "",
         "  mcpreel record --intercept 'dir:c2s tool:search' -o s.jsonl -- python my_server.py",
         "  mcpreel tui session.jsonl --filter 'status:error'",
