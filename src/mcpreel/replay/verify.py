@@ -64,6 +64,7 @@ from mcpreel.eras import (
     absent_in_era,
     client_identity,
     discover_request,
+    era_name,
     initialize_request,
     to_legacy_request,
     to_modern_request,
@@ -703,7 +704,7 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
             if _translate(item, era, facts):
                 if era == LEGACY and not left_out:
                     report.notes.append("the recorded server/discover was not sent: the session was replayed in "
-                                        "the handshake era (--era legacy)")
+                                        f"the {era_name(LEGACY)} (--era legacy)")
                 left_out = True
                 continue
             ex = item.exchange
@@ -738,8 +739,7 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
             first_request = False
         if absent:
             said = ", ".join(f"{n} {method}" for method, n in absent.items())
-            name = "the 2026-07-28 era" if era == MODERN else "the handshake era"
-            report.notes.append(f"left out {said}: {name} has no such method (--era {era})")
+            report.notes.append(f"left out {said}: the {era_name(era)} has no such method (--era {era})")
         # the rest, together: recorded answers wait the full timeout, unrecorded ones a short grace
         await asyncio.gather(*(_settle(run, p.exchange, pendings, results) for p in list(pendings.values())
                                if p.exchange is not None))
@@ -1038,10 +1038,10 @@ async def _discover(run: _Run, facts: _Facts) -> None:
     answer, error, _ = await run.wait(p, run.options.timeout)
     if answer is None or "result" not in answer:
         why = error or f"server/discover was answered with an error: {answer.get('error') if answer else None}"
-        raise TransportError(_dead(run, "server/discover (the 2026-07-28 era; --era legacy replays the "
-                                        "handshake era)", why))
+        raise TransportError(_dead(run, f"server/discover (the {era_name(MODERN)}; --era legacy replays the "
+                                        f"{era_name(LEGACY)})", why))
     run.report.handshake = ("the recording's initialize was sent as server/discover: the session was replayed "
-                            "in the 2026-07-28 era (--era modern)")
+                            f"in the {era_name(MODERN)} (--era modern)")
 
 
 async def _handshake(run: _Run, facts: _Facts) -> None:
@@ -1059,8 +1059,9 @@ async def _handshake(run: _Run, facts: _Facts) -> None:
     result = answer["result"]
     version = result.get("protocolVersion") if isinstance(result, dict) else None
     if run.report.recorded_era == MODERN:
-        run.report.handshake = (f"the session was recorded in the 2026-07-28 era and replayed in the handshake "
-                                f"era (--era legacy): mcpreel performed the handshake (protocol {version or 'unknown'})")
+        run.report.handshake = (f"the session was recorded in the {era_name(MODERN)} and replayed in the "
+                                f"{era_name(LEGACY)} (--era legacy): mcpreel performed the handshake (protocol "
+                                f"{version or 'unknown'})")
     else:
         run.report.handshake = (f"the recording has no initialize: mcpreel performed the handshake "
                                 f"(protocol {version or 'unknown'})")
