@@ -57,6 +57,9 @@ def vocabulary_problems(root: click.Command) -> list[str]:
                                         f"hidden alias)")
                 if concept.name in names and concept.short and concept.short not in names:
                     problems.append(f"{where} {concept.name}: shown without its short form {concept.short}")
+                shown = param.make_metavar(click.Context(cmd))
+                if concept.name in names and concept.metavar and shown != concept.metavar:
+                    problems.append(f"{where} {concept.name}: its value is shown {concept.metavar}, not {shown}")
     return problems
 
 
@@ -81,13 +84,15 @@ def test_the_walk_finds_a_planted_synonym_and_a_short_form_left_out():
 
     @root.command("fetch")
     @click.option("--out")  # the old spelling, shown
-    @click.option("--target-url", "url", **hidden("--url"))  # the one name, its alias hidden: fine
+    @click.option("--target-url", "url", **hidden("--url"), metavar="URL")  # the one name, its alias hidden: fine
     @click.option("--output", "other")  # the one name without -o
+    @click.option("--target-command", "cmd", metavar="CMD")  # its value shown another way
     @click.argument("path", metavar="FILE")
-    def fetch(out, url, other, path) -> None: ...
+    def fetch(out, url, other, cmd, path) -> None: ...
 
     problems = vocabulary_problems(root)
-    assert len(problems) == 3, problems
+    assert len(problems) == 4, problems
+    assert any('--target-command: its value is shown "CMD ARGS", not CMD' in p for p in problems)
     assert any(p.startswith("fetch --out: the file (or folder) a verb writes is --output") for p in problems)
     assert any("--output: shown without its short form -o" in p for p in problems)
     assert any("path: a session file's metavar is SESSION" in p for p in problems)

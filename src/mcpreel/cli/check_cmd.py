@@ -87,7 +87,7 @@ def _text_console() -> Console:
 @click.option("--format", "fmt", type=_FORMATS, default="text", show_default=True)
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
               help="Seconds to wait for each answer.")
-@click.option("-H", "--header", "headers", type=HeaderParam(), multiple=True,
+@click.option("-H", "--header", "headers", type=HeaderParam(), multiple=True, metavar="'NAME: VALUE'",
               help="An HTTP header sent on every request, e.g. 'Authorization: Bearer …' (repeatable).")
 @click.option("--strict", is_flag=True, help="Count warnings as failures (exit 1).")
 @click.option("-o", "--output", "out", **hidden("--out"), type=click.Path(dir_okay=False),

@@ -56,17 +56,19 @@ class Concept:
     name: str
     short: str | None = None
     synonyms: tuple[str, ...] = ()
+    metavar: str | None = None  # how its value is shown, the same on every verb (None: as the verb says)
 
 
 #: concept -> the one name (and the spellings a verb may accept only as a hidden alias)
 CONCEPTS: tuple[Concept, ...] = (
     Concept("the live server's URL", "--target-url",
-            synonyms=("--target", "--url", "--server-url", "--server", "--endpoint-url")),
+            synonyms=("--target", "--url", "--server-url", "--server", "--endpoint-url"), metavar="URL"),
     Concept("the live server's command", "--target-command",
-            synonyms=("--command", "--cmd", "--server-command", "--exec")),
+            synonyms=("--command", "--cmd", "--server-command", "--exec"), metavar='"CMD ARGS"'),
     Concept("the file (or folder) a verb writes", "--output", "-o",
             synonyms=("--out", "--out-file", "--output-file", "--outfile", "--out-trace", "--output-path")),
-    Concept("an HTTP header sent to the server", "--header", "-H", synonyms=("--headers", "--http-header")),
+    Concept("an HTTP header sent to the server", "--header", "-H", synonyms=("--headers", "--http-header"),
+            metavar="'NAME: VALUE'"),
     Concept("the protocol era", "--era", synonyms=("--protocol-era", "--mode", "--protocol")),
     Concept("a session file named by an option (qai's words)", "--session-file",
             synonyms=("--session-path", "--reel", "--recording", "--in")),
