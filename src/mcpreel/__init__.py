@@ -9,20 +9,15 @@ The library is organised in layers around one session model (:mod:`mcpreel.model
 The public API is re-exported here.
 """
 
-from mcpreel._infra import signals as _early_signals
-
-_early_signals.install_for_cli()  # `mcpreel record`/`proxy` only, before anything slow: see that module
-del _early_signals
-
-from mcpreel._version import __version__  # noqa: E402
-from mcpreel.errors import (  # noqa: E402
+from mcpreel._version import __version__
+from mcpreel.errors import (
     FormatError,
     InputError,
     McpreelError,
     TransportError,
     UsageError,
 )
-from mcpreel.model import Direction, Message, Session, SessionInfo  # noqa: E402
+from mcpreel.model import Direction, Message, Session, SessionInfo
 
 __all__ = [
     "Direction",
