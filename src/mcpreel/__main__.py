@@ -9,7 +9,10 @@ one-line notes a missing platform feature gets (stderr). The CLI is imported aft
 from __future__ import annotations
 
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported before the latch
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def main(argv: Any = None) -> None:

@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,7 @@ PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 NOT_PRIVATE = "files are not made 0600 here"
 
 
-def lines(*messages: dict[str, object]) -> str:
+def lines(*messages: Mapping[str, object]) -> str:
     return "".join(json.dumps(m) + "\n" for m in messages)
 
 

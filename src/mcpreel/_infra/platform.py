@@ -43,13 +43,14 @@ import stat
 import sys
 import threading
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # not typing's: importing typing costs the latch milliseconds (mypy knows the name)
 if TYPE_CHECKING:
     import socket
+    from pathlib import Path
+    from typing import Any
 
-# ctypes, socket and subprocess are imported where they are used: the early-signal latch imports this
+# ctypes, pathlib, socket and subprocess are imported where they are used: the early-signal latch imports this
 # module first thing, and every millisecond before it is in place is one a stop signal can kill us in
 
 __all__ = [
@@ -498,6 +499,8 @@ def _ours_alone(path: str) -> bool:
 
 def runtime_base() -> Path:
     """The folder the control runtime directory goes in (see the module docstring)."""
+    from pathlib import Path
+
     xdg = os.environ.get("XDG_RUNTIME_DIR")
     if xdg and _ours_alone(xdg):
         return Path(xdg) / "mcpreel"

@@ -32,7 +32,7 @@ def _no_prctl() -> None:
             raise AttributeError(name)
         return original(self, name)
 
-    ctypes.CDLL.__getattr__ = getattr_without_prctl  # type: ignore[method-assign]
+    ctypes.CDLL.__getattr__ = getattr_without_prctl  # type: ignore[method-assign,assignment]
 
 
 def _windows() -> None:
@@ -78,7 +78,7 @@ def _macos(peer_credentials: bool) -> None:
             return struct.pack("=Ii", 0, uid).ljust(buflen or 76, b"\0")  # struct xucred, XUCRED_VERSION 0
         return original(self, level, option) if buflen is None else original(self, level, option, buflen)
 
-    socket.socket.getsockopt = getsockopt  # type: ignore[method-assign]
+    socket.socket.getsockopt = getsockopt  # type: ignore[method-assign,assignment]
 
 
 if _WHO == "windows":
