@@ -291,3 +291,19 @@ def test_wrap_and_unwrap(platform: str, tmp_path: Path) -> None:
     assert json.loads(config.read_text())["mcpServers"]["x"]["args"][0] == "record"
     expect(run(platform, tmp_path, ["unwrap", "--config", str(config), "--all", *home]), 0)
     assert config.read_text() == original
+
+
+def test_windows_a_server_writing_crlf_is_passed_as_it_came_and_recorded(tmp_path: Path) -> None:
+    """A Windows server whose stdout is in text mode ends its lines with \\r\\n: the client gets its bytes
+    untouched, and the reel holds the answer (the \\r is whitespace to JSON)."""
+    server = tmp_path / "crlf_server.py"
+    server.write_text("import sys\nfor line in sys.stdin.buffer:\n"
+                      "    sys.stdout.buffer.write(b'{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\\r\\n')\n"
+                      "    sys.stdout.buffer.flush()\n")
+    proc = subprocess.run([sys.executable, "-m", "mcpreel", "record", "--no-control", "--out", "r.jsonl", "--",
+                           sys.executable, str(server)], input=lines(PING).encode(), capture_output=True,
+                          env=environ("windows", tmp_path), cwd=tmp_path, timeout=90)
+    expect(Result(proc.returncode, "", proc.stderr.decode()), 0)
+    assert proc.stdout == b'{"jsonrpc":"2.0","id":1,"result":{}}\r\n'
+    answers = [r for r in reel_lines(tmp_path / "r.jsonl") if r.get("dir") == "out"]
+    assert [a["raw"] for a in answers] == [{"jsonrpc": "2.0", "id": 1, "result": {}}]
