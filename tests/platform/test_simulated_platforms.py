@@ -307,3 +307,12 @@ def test_windows_a_server_writing_crlf_is_passed_as_it_came_and_recorded(tmp_pat
     assert proc.stdout == b'{"jsonrpc":"2.0","id":1,"result":{}}\r\n'
     answers = [r for r in reel_lines(tmp_path / "r.jsonl") if r.get("dir") == "out"]
     assert [a["raw"] for a in answers] == [{"jsonrpc": "2.0", "id": 1, "result": {}}]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_demo(platform: str, tmp_path: Path) -> None:
+    """``mcpreel demo`` (``make demo``'s command): record stdio and Streamable HTTP, convert, check."""
+    result = run(platform, tmp_path, ["demo", "--out", "demo-output"], timeout=180)
+    expect(result, 0)
+    assert (tmp_path / "demo-output" / "session.reel.jsonl").exists()
+    assert (tmp_path / "demo-output" / "check-report.json").exists()
