@@ -511,3 +511,40 @@ def test_stop_escalates_through_the_seam(monkeypatch: pytest.MonkeyPatch) -> Non
     assert ends == ["terminate", "kill"] and time.monotonic() - started < 10
     if hasattr(signal, "SIGKILL"):
         assert code == -signal.SIGKILL
+
+
+# -- is a process there --------------------------------------------------------------------------------
+def test_pid_alive_posix() -> None:
+    assert platform.pid_alive(os.getpid())
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait(30)
+    assert not platform.pid_alive(child.pid)
+    assert not platform.pid_alive(0)
+
+
+def test_pid_alive_windows_asks_for_the_exit_code_never_sends_a_console_event(monkeypatch: pytest.MonkeyPatch) -> None:
+    class K32:
+        def __init__(self, code: int) -> None:
+            self.code, self.closed = code, 0
+
+        def OpenProcess(self, access: int, inherit: bool, pid: int) -> int:
+            return 77 if pid == 42 else 0
+
+        def GetExitCodeProcess(self, handle: int, ref: Any) -> int:
+            ref._obj.value = self.code
+            return 1
+
+        def CloseHandle(self, handle: int) -> int:
+            self.closed += 1
+            return 1
+
+    def no_kill(pid: int, sig: int) -> None:
+        raise AssertionError("os.kill(pid, 0) is Ctrl+C to the whole console on Windows")
+
+    monkeypatch.setattr(os, "kill", no_kill)
+    running, ended = K32(259), K32(0)
+    monkeypatch.setattr(ctypes, "windll", types.SimpleNamespace(kernel32=running), raising=False)
+    assert platform.pid_alive(42) and not platform.pid_alive(43)
+    monkeypatch.setattr(ctypes, "windll", types.SimpleNamespace(kernel32=ended), raising=False)
+    assert not platform.pid_alive(42)
+    assert running.closed == 1 and ended.closed == 1

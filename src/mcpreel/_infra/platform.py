@@ -68,6 +68,7 @@ __all__ = [
     "notices",
     "parent_death_preexec",
     "peer_uid",
+    "pid_alive",
     "runtime_base",
     "set_mode",
     "set_notice_sink",
@@ -141,8 +142,10 @@ def _kill(pid: int, signum: int) -> None:
 def interrupt_group(pid: int, signum: int) -> None:
     """Pass a stop signal we received on to the child's group (the child and what it started).
 
-    POSIX: ``killpg`` (else the child alone). Windows: Ctrl+Break to the child's process group (the
-    only console event a new group takes), whatever the signal was.
+    POSIX: ``killpg`` (else the child alone). Windows: Ctrl+Break to the child's process group, whatever
+    the signal was: ``CTRL_C_EVENT`` cannot be aimed at one group (it goes to every process of the console,
+    us included) and a new process group starts with Ctrl+C disabled. Without a console (a GUI client
+    started us) the event cannot be sent; :func:`kill_group` then ends the child after the grace period.
     """
     killpg = getattr(os, "killpg", None)
     if killpg is not None:
@@ -176,6 +179,33 @@ def kill_group(pid: int) -> None:
     if tie is not None:
         tie.end_all()
     _kill(pid, signal.SIGTERM)  # Windows: TerminateProcess
+
+
+def pid_alive(pid: int) -> bool:
+    """Is there a process ``pid``? POSIX: ``kill(pid, 0)``. Windows: ``OpenProcess`` and its exit code
+    (``os.kill(pid, 0)`` there would send Ctrl+C to the whole console)."""
+    if pid <= 0:
+        return False
+    import ctypes
+
+    windll = getattr(ctypes, "windll", None)
+    if windll is not None:
+        k32 = windll.kernel32
+        handle = k32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return False
+        try:
+            code = ctypes.c_ulong()
+            return bool(k32.GetExitCodeProcess(handle, ctypes.byref(code))) and code.value == 259  # STILL_ACTIVE
+        finally:
+            k32.CloseHandle(handle)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's: alive
+    return True
 
 
 # -- dying with us -------------------------------------------------------------------------------------

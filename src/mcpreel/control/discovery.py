@@ -104,13 +104,7 @@ def remove_endpoint(sock: Path, info: Path) -> None:
 def _pid_alive(pid: Any) -> bool:
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return platform.pid_alive(pid)
 
 
 def _answers(sock: str) -> bool:
