@@ -16,10 +16,10 @@ fixture agree on what a child is and how it goes away:
 - **Stop**: :func:`stop` / :func:`stop_async` close stdin first (a well-behaved server exits on EOF),
   then SIGTERM after a grace period, then SIGKILL (Windows: Ctrl+Break, then the process and its Job
   ended).
+- **Exit status**: :func:`exit_status` maps a return code to what a shell reports (``-N`` -> 128+N).
 
 What differs between systems (signals, groups, dying with us) is asked of the platform seam,
 :mod:`mcpreel._infra.platform`, never here.
-- **Exit status**: :func:`exit_status` maps a return code to what a shell reports (``-N`` -> 128+N).
 """
 
 from __future__ import annotations
