@@ -139,6 +139,7 @@ def test_without_groups_or_console_events_the_child_gets_the_signal(monkeypatch:
 # -- dying with us -------------------------------------------------------------------------------------
 def test_parent_death_asks_prctl_where_libc_has_it(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[int, ...]] = []
+    monkeypatch.setattr(os, "fork", lambda: 0, raising=False)  # a preexec_fn needs fork (POSIX)
     monkeypatch.setattr(platform, "_libc", lambda: types.SimpleNamespace(prctl=lambda *a: calls.append(a)))
     preexec = platform.parent_death_preexec()
     assert preexec is not None
@@ -503,8 +504,13 @@ def test_stop_escalates_through_the_seam(monkeypatch: pytest.MonkeyPatch) -> Non
 
     monkeypatch.setattr(platform, "terminate_group", terminate)
     monkeypatch.setattr(platform, "kill_group", kill)
-    proc = process.spawn([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-                          "print('ready', flush=True); time.sleep(30)"], stdin=subprocess.DEVNULL)
+    deaf = ("import signal, time\n"
+            "for name in ('SIGTERM', 'SIGBREAK'):\n"  # SIGBREAK: Windows' Ctrl+Break
+            "    if hasattr(signal, name):\n"
+            "        signal.signal(getattr(signal, name), signal.SIG_IGN)\n"
+            "print('ready', flush=True)\n"
+            "time.sleep(30)\n")
+    proc = process.spawn([sys.executable, "-c", deaf], stdin=subprocess.DEVNULL)
     assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
     started = time.monotonic()
     code = process.stop(proc, grace=0.5)
