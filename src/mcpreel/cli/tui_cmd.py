@@ -43,6 +43,11 @@ def tui_command(path: str | None, fmt: str, attach: str | None, save_path: str |
         raise UsageError("give a FILE or --attach, not both")
     if not sys.stdout.isatty() or not sys.stdin.isatty():
         raise UsageError("mcpreel tui needs a terminal (stdin and stdout); for a file's rows use mcpreel inspect")
+    if not path:
+        from mcpreel._infra.platform import control_unavailable
+
+        if (unavailable := control_unavailable()) is not None:  # Windows: said before loading the viewer
+            raise UsageError(f"{unavailable}; give a FILE to browse")
     from mcpreel.tui.app import FileFeed, ViewerApp
 
     if path:
