@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BREAKING", "CLASSES", "DANGEROUS", "FAIL_ON", "MINOR", "RANK", "Change", "esc", "j"]
+__all__ = ["BREAKING", "CLASSES", "DANGEROUS", "FAIL_ON", "MINOR", "RANK", "Change", "esc", "j", "same"]
 
 BREAKING, DANGEROUS, MINOR = "breaking", "dangerous", "minor"
 #: most severe first
@@ -50,3 +50,21 @@ def j(value: Any) -> str:
 def esc(name: str) -> str:
     """A member name as one JSON-pointer step."""
     return name.replace("~", "~0").replace("/", "~1")
+
+
+def same(a: Any, b: Any) -> bool:
+    """JSON equality: ``1`` and ``1.0`` are one number, but ``true`` is not ``1`` (Python's ``==`` says it is,
+    so an enum of ``[1]`` changed to ``[true]`` would pass unseen). Iterative: a value may nest 1024 deep."""
+    if a != b:
+        return False  # Python's equality only merges more than JSON's
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if isinstance(x, bool) or isinstance(y, bool):
+            if type(x) is not type(y):
+                return False
+        elif isinstance(x, dict):
+            stack.extend((x[k], y[k]) for k in x)
+        elif isinstance(x, list):
+            stack.extend(zip(x, y, strict=True))
+    return True

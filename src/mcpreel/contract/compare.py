@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpreel.contract.change import BREAKING, CLASSES, DANGEROUS, FAIL_ON, MINOR, RANK, Change, esc, j
+from mcpreel.contract.change import BREAKING, CLASSES, DANGEROUS, FAIL_ON, MINOR, RANK, Change, esc, j, same
 from mcpreel.contract.schema import schema_changes
 from mcpreel.contract.snapshot import KINDS, Contract
 
@@ -94,6 +94,11 @@ def _annotation_changes(old: Any, new: Any, path: str, out: list[Change]) -> Non
     for key, (default, safe) in ANNOTATIONS.items():
         vo, vn = old.get(key, default), new.get(key, default)
         if vo == vn and type(vo) is type(vn):
+            if (key in old) != (key in new):  # the spec's default, now spelled out or now left out
+                shown = [j(side[key]) if key in side else "absent" for side in (old, new)]
+                out.append(Change(MINOR, "annotation-rewritten", f"{path}/{key}",
+                                  f"{key}: {shown[0]} -> {shown[1]} (the spec's default: the same promise)",
+                                  old.get(key), new.get(key)))
             continue
         if vn is safe:
             out.append(Change(MINOR, "annotation-tightened", f"{path}/{key}", f"{key} tightened: {j(vo)} -> {j(vn)}", vo, vn))
@@ -103,7 +108,7 @@ def _annotation_changes(old: Any, new: Any, path: str, out: list[Change]) -> Non
             out.append(Change(DANGEROUS, "annotation-changed", f"{path}/{key}",
                               f"{key} changed: {j(vo)} -> {j(vn)} (not a boolean)", vo, vn))
     for key in sorted((set(old) | set(new)) - set(ANNOTATIONS)):
-        if old.get(key) != new.get(key):
+        if not same(old.get(key), new.get(key)):
             cls = MINOR if key == "title" else DANGEROUS
             out.append(Change(cls, "annotation-changed", f"{path}/{esc(key)}", f"annotation {key!r} changed",
                               old.get(key), new.get(key)))
@@ -120,11 +125,11 @@ def _tool_changes(old: dict[str, Any], new: dict[str, Any], path: str, out: list
         out.append(Change(BREAKING, "output-schema-removed", f"{path}/outputSchema", "output schema removed", oo, None))
     elif oo is None and on is not None:
         out.append(Change(MINOR, "output-schema-added", f"{path}/outputSchema", "output schema added", None, on))
-    elif oo != on:
+    elif not same(oo, on):
         _schema_changes(oo, on, f"{path}/outputSchema", "output", out)
     _annotation_changes(old.get("annotations"), new.get("annotations"), f"{path}/annotations", out)
     for key in sorted((set(old) | set(new)) - {*_DESCRIBING, "name", "inputSchema", "outputSchema", "annotations"}):
-        if old.get(key) != new.get(key):
+        if not same(old.get(key), new.get(key)):
             out.append(Change(DANGEROUS, "member-changed", f"{path}/{esc(key)}", f"{key!r} changed", old.get(key), new.get(key)))
 
 
@@ -163,7 +168,7 @@ def _prompt_changes(old: dict[str, Any], new: dict[str, Any], path: str, out: li
 
 def _resource_changes(old: dict[str, Any], new: dict[str, Any], path: str, out: list[Change]) -> None:
     for key in sorted((set(old) | set(new)) - {"uri", "uriTemplate"}):
-        if old.get(key) != new.get(key):
+        if not same(old.get(key), new.get(key)):
             cls = DANGEROUS if key == "description" else MINOR
             out.append(Change(cls, f"{key}-changed" if key in ("description", "title") else "member-changed",
                               f"{path}/{esc(key)}", f"{key!r} changed", old.get(key), new.get(key)))
@@ -200,7 +205,7 @@ def _compare(old: Contract, new: Contract, fail_on: str) -> ContractDiff:
             p = f"/{kind}/{esc(name)}"
             if name not in olds:
                 out.append(Change(MINOR, f"{one.replace(' ', '-')}-added", p, f"{one} {name!r} added", None, news[name]))
-            elif olds[name] != news[name]:
+            elif not same(olds[name], news[name]):
                 before = len(out)
                 if kind == "tools":
                     _tool_changes(olds[name], news[name], p, out)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from mcpreel.contract.change import BREAKING, DANGEROUS, MINOR, Change, esc, j
+from mcpreel.contract.change import BREAKING, DANGEROUS, MINOR, Change, esc, j, same
 
 __all__ = ["CHANGED", "NARROWED", "REWRITTEN", "WIDENED", "schema_changes"]
 
@@ -208,6 +208,7 @@ class _Walk:
         self.out = out
         self.roots = (root_old, root_new)
         self.followed: set[tuple[Any, Any]] = set()
+        self.negated = False  # inside a `not`: what it holds is excluded, so its values are not new choices
 
     def add(self, cls: str, rule: str, path: str, message: str, before: Any = None, after: Any = None) -> None:
         self.out.append(Change(cls, rule, path, message, before, after))
@@ -221,7 +222,7 @@ class _Walk:
                  f"{key} {direction}: {shown[0]} -> {shown[1]} ({said})", before, after)
 
     def schema(self, old: Any, new: Any, path: str, inp: bool) -> None:
-        if old == new:
+        if same(old, new):
             return
         if not isinstance(old, dict) or not isinstance(new, dict):
             self.add(DANGEROUS, "schema-changed", path, "schema changed", old, new)
@@ -235,7 +236,7 @@ class _Walk:
         self.combinators(old, new, path, inp, enum_keys)
         self.structure(old, new, path, inp)
         for key in sorted((set(old) | set(new)) - _HANDLED):
-            if old.get(key) != new.get(key):
+            if not same(old.get(key), new.get(key)):
                 self.add(DANGEROUS, "schema-keyword-changed", f"{path}/{esc(key)}", f"schema keyword {key!r} changed",
                          old.get(key), new.get(key))
         if len(self.out) == before:  # e.g. a key moved between spellings no rule names: never silent
@@ -273,9 +274,11 @@ class _Walk:
         keys = (eo.keys if eo else frozenset()) | (en.keys if en else frozenset())
         spelled_old = {k: old[k] for k in sorted(keys) if k in old}
         spelled_new = {k: new[k] for k in sorted(keys) if k in new}
-        if spelled_old == spelled_new:
+        if same(spelled_old, spelled_new):
             return keys
-        added_cls = DANGEROUS if inp else BREAKING
+        # a value added to an input is a new choice (dangerous); inside `not` it is one fewer (the class of a
+        # narrowing of the role outside, where the flipped `inp` is the other one)
+        added_cls = direction_class(NARROWED, not inp) if self.negated else DANGEROUS if inp else BREAKING
         if eo is not None and en is not None:
             ko, kn = {_key(v) for v in eo.values}, {_key(v) for v in en.values}
             at = f"{path}/{en.keyword}"
@@ -295,6 +298,10 @@ class _Walk:
         elif en is not None:
             self.add(direction_class(NARROWED, inp), "enum-added", f"{path}/{en.keyword}",
                      f"values now restricted to {j(en.values)}", None, spelled_new)
+            new_values = [v for v in en.values if not _admits(old, v)]
+            if new_values:
+                self.add(added_cls, "enum-widened", f"{path}/{en.keyword}",
+                         f"enum value(s) not admitted before: {j(new_values)}", None, spelled_new)
         elif eo is not None:
             refused = [v for v in eo.values if not _admits(new, v)]
             if refused:
@@ -322,7 +329,7 @@ class _Walk:
     # -- what the model reads ---------------------------------------------------------------------------------
 
     def describing(self, old: dict[str, Any], new: dict[str, Any], path: str) -> None:
-        if old.get("default") != new.get("default"):
+        if not same(old.get("default"), new.get("default")):
             self.add(DANGEROUS, "default-changed", f"{path}/default",
                      f"default changed: {j(old.get('default'))} -> {j(new.get('default'))}",
                      old.get("default"), new.get("default"))
@@ -369,7 +376,7 @@ class _Walk:
 
     def additional(self, old: dict[str, Any], new: dict[str, Any], path: str, inp: bool) -> None:
         ao, an = old.get("additionalProperties"), new.get("additionalProperties")
-        if ao == an:
+        if same(ao, an):
             return
         p = f"{path}/additionalProperties"
         oo, on = _openness(ao), _openness(an)
@@ -408,7 +415,8 @@ class _Walk:
         for upper, keys in ((True, ("maximum", "exclusiveMaximum")), (False, ("minimum", "exclusiveMinimum"))):
             if all(old.get(k) == new.get(k) for k in keys):
                 continue
-            key = next(k for k in keys if old.get(k) != new.get(k))
+            differ = [k for k in keys if old.get(k) != new.get(k)]
+            key = next((k for k in differ if k in new), differ[0])
             ba, bb = _bound(old, upper), _bound(new, upper)
             if ba is False or bb is False:
                 self.add(DANGEROUS, "schema-keyword-changed", f"{path}/{key}", f"schema keyword {key!r} changed",
@@ -460,7 +468,7 @@ class _Walk:
                     enum_keys: frozenset[str]) -> None:
         for kw in _COMBINATORS:
             lo, ln = old.get(kw), new.get(kw)
-            if lo == ln or kw in enum_keys:
+            if same(lo, ln) or kw in enum_keys:
                 continue
             p = f"{path}/{kw}"
             if any(x is not None and not (isinstance(x, list) and all(isinstance(b, dict) for b in x)) for x in (lo, ln)):
@@ -481,10 +489,14 @@ class _Walk:
             if not rest_o and not rest_n:  # the same branches, reordered or repeated
                 self.restriction(REWRITTEN, p, kw, lo, ln, inp)
         no, nn = old.get("not"), new.get("not")
-        if no != nn:
+        if not same(no, nn):
             p = f"{path}/not"
             if isinstance(no, dict) and isinstance(nn, dict):
-                self.schema(no, nn, p, not inp)  # what `not` holds admits the reverse
+                self.negated = not self.negated
+                try:
+                    self.schema(no, nn, p, not inp)  # what `not` holds admits the reverse
+                finally:
+                    self.negated = not self.negated
             elif no is None or nn is None:
                 self.restriction(NARROWED if no is None else WIDENED, p, "not", no, nn, inp)
             else:
@@ -495,7 +507,7 @@ class _Walk:
     def structure(self, old: dict[str, Any], new: dict[str, Any], path: str, inp: bool) -> None:
         for key in ("items", "prefixItems"):
             io, in_ = old.get(key), new.get(key)
-            if io == in_:
+            if same(io, in_):
                 continue
             p = f"{path}/{key}"
             if isinstance(io, list) and isinstance(in_, list) and len(io) == len(in_):
@@ -507,7 +519,7 @@ class _Walk:
                 self.add(DANGEROUS, "schema-keyword-changed", p, f"schema keyword {key!r} changed", io, in_)
         for key in _DEFS:
             do, dn = old.get(key), new.get(key)
-            if do == dn:
+            if same(do, dn):
                 continue
             if not isinstance(do, dict) or not isinstance(dn, dict):
                 self.add(DANGEROUS, "schema-keyword-changed", f"{path}/{key}", f"schema keyword {key!r} changed", do, dn)
