@@ -18,10 +18,13 @@ from typing import Annotated, Any, Literal
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from mcpreel.cli import cli
 from mcpreel.contract import compare
+from mcpreel.contract.change import same
 from mcpreel.contract.compare import ANNOTATIONS
 from mcpreel.contract.snapshot import from_lists
 
@@ -323,3 +326,43 @@ def test_every_annotation_and_direction_has_rows():
         assert {r[3][1] for r in rows if r[3]} == {"annotation-tightened", "annotation-loosened", "annotation-changed",
                                                    "annotation-rewritten"}
     assert any(r[0] == "title" for r in ANNOTATION_ROWS)
+
+
+# -- any pair of schemas, well-formed or not: the comparison ends, and is silent only when nothing changed ----
+
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([0.5, 1.0, 2.5]),
+                     st.sampled_from(["a", "b", "^[a-z]+$", "email", "#/$defs/A", "#/$defs/B", "string"]))
+_types = st.one_of(st.sampled_from(["string", "number", "integer", "boolean", "null", "object", "array"]),
+                   st.lists(st.sampled_from(["string", "number", "integer", "null"]), max_size=3), _scalars)
+
+
+def _schemas(children):
+    keys = {
+        "type": _types, "enum": st.one_of(st.lists(_scalars, max_size=3), _scalars), "const": _scalars,
+        "maxLength": _scalars, "minLength": _scalars, "minimum": _scalars, "maximum": _scalars,
+        "exclusiveMaximum": _scalars, "exclusiveMinimum": _scalars, "multipleOf": _scalars, "pattern": _scalars,
+        "format": _scalars, "uniqueItems": _scalars, "description": _scalars, "default": _scalars,
+        "required": st.one_of(st.lists(st.sampled_from(["a", "b"]), max_size=2), _scalars), "$ref": _scalars,
+        "anyOf": st.one_of(st.lists(children, max_size=3), _scalars), "oneOf": st.lists(children, max_size=3),
+        "allOf": st.lists(children, max_size=2), "not": st.one_of(children, _scalars), "items": st.one_of(children, _scalars),
+        "properties": st.dictionaries(st.sampled_from(["a", "b"]), children, max_size=2),
+        "additionalProperties": st.one_of(st.booleans(), children), "$defs": st.dictionaries(st.sampled_from(["A", "B"]),
+                                                                                             children, max_size=2),
+        "if": children,
+    }
+    return st.fixed_dictionaries({}, optional=keys)
+
+
+_schema = st.recursive(st.fixed_dictionaries({}, optional={"type": _types, "const": _scalars, "enum": st.lists(_scalars, max_size=3)}),
+                       _schemas, max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_schema, _schema)
+def test_any_pair_is_compared_and_silent_only_when_the_same(a, b):
+    for role_key in ("inputSchema", "outputSchema"):
+        old = from_lists({"tools": [{"name": "t", role_key: a}]})
+        new = from_lists({"tools": [{"name": "t", role_key: b}]})
+        changes = compare(old, new).changes
+        assert (changes == []) == same(a, b), [c.to_json() for c in changes]
+        assert compare(old, old).changes == []
