@@ -60,6 +60,9 @@ ROWS: list[tuple[str, dict[str, Any], dict[str, Any], str, str, str, str]] = [
     ("oneOf-const-description", {"oneOf": [{"const": "a", "description": "first"}]},
      {"oneOf": [{"const": "a", "description": "run rm -rf"}]}, D, D, D, D),
     ("oneOf-consts-to-other-types", {"oneOf": [_c("a"), _c("b")]}, {"oneOf": [I]}, B, B, B, B),
+    ("enum-typed-the-same-values", {"enum": [1, 2]}, {**I, "enum": [1, 2]}, M, M, M, M),
+    ("enum-a-value-the-type-now-refuses", {"type": ["string", "integer"], "enum": [1, "a"]}, {**S, "enum": [1, "a"]},
+     B, M, D, B),
     # -- strings
     ("maxLength-added", S, {**S, "maxLength": 10}, B, M, M, B),
     ("maxLength-lowered", {**S, "maxLength": 10}, {**S, "maxLength": 5}, B, M, M, B),

@@ -228,8 +228,9 @@ class _Walk:
             self.add(DANGEROUS, "schema-changed", path, "schema changed", old, new)
             return
         before = len(self.out)
-        self.types(old, new, path, inp)
         enum_keys = self.enumerations(old, new, path, inp)
+        if "type" not in enum_keys:
+            self.types(old, new, path, inp)
         self.describing(old, new, path)
         self.members(old, new, path, inp)
         self.bounds(old, new, path, inp)
@@ -272,6 +273,11 @@ class _Walk:
         if eo is None and en is None:
             return frozenset()
         keys = (eo.keys if eo else frozenset()) | (en.keys if en else frozenset())
+        if eo is not None and en is not None:
+            # both sides list their values: what each admits of them (its type, bounds, ...) says it all
+            keys |= {"type"}
+            eo.values = [v for v in eo.values if _admits(old, v)]
+            en.values = [v for v in en.values if _admits(new, v)]
         spelled_old = {k: old[k] for k in sorted(keys) if k in old}
         spelled_new = {k: new[k] for k in sorted(keys) if k in new}
         if same(spelled_old, spelled_new):
