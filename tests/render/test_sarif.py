@@ -104,3 +104,16 @@ def test_a_command_outside_the_repository_is_located_at_its_program(tmp_path: Pa
     t = live_target(command="no-such-program-here --x", root=tmp_path)
     assert t.artifact == "no-such-program-here"
     validate_sarif(sarif_log("check", [], [Finding("check/x", "warning", "m", "/checks/x")], target=t))
+
+
+@pytest.mark.parametrize(("given", "uri"), [
+    ("reports/a b.jsonl", "reports/a%20b.jsonl"),
+    ("C:\\work\\contract.json", "C:/work/contract.json"),
+    ("sessions/caf\u00e9.reel", "sessions/caf%C3%A9.reel"),
+    ("sessions/\udcff.reel", "sessions/%FF.reel"),  # an undecodable file name byte, as Python holds it
+    ("sessions/\ud800.reel", "sessions/%3F.reel"),
+    ("runs/#1?.reel", "runs/%231%3F.reel"),
+])
+def test_file_names_become_uri_references(given, uri):
+    doc = sarif_log("audit", [], [Finding("R", "note", "m", "/p", file=given)])
+    assert doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == uri

@@ -66,16 +66,23 @@ class Target:
 
 def _uri(path: str) -> str:
     """A path or URL as a SARIF URI reference (RFC 3986): forward slashes, and what a URI cannot hold
-    (spaces, brackets outside an IPv6 host, non-ASCII) percent-encoded."""
+    (spaces, brackets outside an IPv6 host, non-ASCII) percent-encoded; a file name's undecodable bytes
+    (Python's surrogate escapes) as the bytes they stand for."""
     from urllib.parse import quote, urlsplit, urlunsplit
+
+    def q(text: str, safe: str) -> str:
+        try:
+            return quote(text, safe=safe, errors="surrogateescape")
+        except UnicodeEncodeError:  # a lone surrogate no file name holds
+            return quote(text, safe=safe, errors="replace")
 
     path = path.replace("\\", "/")
     safe = "/:@!$&'()*+,;=~%-._"
     if "://" in path:
         parts = urlsplit(path)
-        return urlunsplit((parts.scheme, parts.netloc, quote(parts.path, safe=safe), quote(parts.query, safe=safe + "?"),
-                           quote(parts.fragment, safe=safe + "?")))
-    return quote(path, safe=safe + "?#")
+        return urlunsplit((parts.scheme, parts.netloc, q(parts.path, safe), q(parts.query, safe + "?"),
+                           q(parts.fragment, safe + "?")))
+    return q(path, safe)  # a file name's "?" and "#" are no query or fragment
 
 
 def _shown_url(url: str) -> str:
