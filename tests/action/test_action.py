@@ -114,8 +114,14 @@ def test_replay_and_check_gates(tmp_path):
                                     MCPREEL_REPORTS="r")
     assert proc.returncode == 0, proc.stderr
     assert out["replay-exit-code"] == "0", proc.stdout
-    # check-profile defaults to mcp: an ordinary SDK server passes (warnings only)
-    assert out["check-exit-code"] == "0", (tmp_path / "r" / "check.txt").read_text()[-2000:]
+    # check-profile defaults to mcp: an ordinary SDK server passes (warnings only). Its checks wait 10 s for
+    # each answer, which a machine shared by many test runs has missed once: one more run then (strict-sse
+    # fails this server on its format every time, so a second run cannot hide the wrong profile)
+    if out["check-exit-code"] != "0":
+        first = (tmp_path / "r" / "check.txt").read_text()[-2000:]
+        _, out, summary = run_script("run.sh", tmp_path, MCPREEL_RUN="check", MCPREEL_SERVER_COMMAND=SERVER,
+                                     MCPREEL_REPORTS="r")
+        assert out["check-exit-code"] == "0", first + "\n---\n" + (tmp_path / "r" / "check.txt").read_text()[-2000:]
     assert "| check | passed |" in summary
     assert (tmp_path / "r" / "replay.junit.xml").read_text().startswith("<?xml")
     validate_sarif(json.loads((tmp_path / "r" / "check.sarif").read_text()))
