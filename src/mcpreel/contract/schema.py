@@ -140,15 +140,24 @@ def _enumeration(schema: dict[str, Any]) -> _Enumeration | None:
     return _Enumeration(values, keys[0], frozenset(keys), branches)
 
 
-def _admits(schema: dict[str, Any], value: Any) -> bool:
-    """Whether ``schema`` admits ``value``; True where that cannot be told (a reference out of reach)."""
+def _admitted(schema: dict[str, Any], values: list[Any]) -> list[Any]:
+    """The ``values`` ``schema`` admits; a value is kept where that cannot be told (an invalid schema, a
+    ``$ref`` out of reach: no evidence of a refusal). One validator for them all."""
     try:
         from jsonschema.validators import validator_for
 
-        cls = validator_for(schema)
-        return bool(cls(schema).is_valid(value))
-    except Exception:  # an invalid schema or an unresolvable $ref: no evidence of a refusal
-        return True
+        validator = validator_for(schema)(schema)
+    except Exception:
+        return list(values)
+    kept = []
+    for v in values:
+        try:
+            ok = bool(validator.is_valid(v))
+        except Exception:
+            ok = True
+        if ok:
+            kept.append(v)
+    return kept
 
 
 # -- numeric bounds -----------------------------------------------------------------------------------------
@@ -276,8 +285,10 @@ class _Walk:
         if eo is not None and en is not None:
             # both sides list their values: what each admits of them (its type, bounds, ...) says it all
             keys |= {"type"}
-            eo.values = [v for v in eo.values if _admits(old, v)]
-            en.values = [v for v in en.values if _admits(new, v)]
+            # (each side's own enumeration admits its values by construction: leave it out, an enum of n
+            # values checked n times is n * n comparisons)
+            eo.values = _admitted({k: v for k, v in old.items() if k not in eo.keys}, eo.values)
+            en.values = _admitted({k: v for k, v in new.items() if k not in en.keys}, en.values)
         spelled_old = {k: old[k] for k in sorted(keys) if k in old}
         spelled_new = {k: new[k] for k in sorted(keys) if k in new}
         if same(spelled_old, spelled_new):
@@ -304,12 +315,14 @@ class _Walk:
         elif en is not None:
             self.add(direction_class(NARROWED, inp), "enum-added", f"{path}/{en.keyword}",
                      f"values now restricted to {j(en.values)}", None, spelled_new)
-            new_values = [v for v in en.values if not _admits(old, v)]
+            admitted = {_key(v) for v in _admitted(old, en.values)}
+            new_values = [v for v in en.values if _key(v) not in admitted]
             if new_values:
                 self.add(added_cls, "enum-widened", f"{path}/{en.keyword}",
                          f"enum value(s) not admitted before: {j(new_values)}", None, spelled_new)
         elif eo is not None:
-            refused = [v for v in eo.values if not _admits(new, v)]
+            admitted = {_key(v) for v in _admitted(new, eo.values)}
+            refused = [v for v in eo.values if _key(v) not in admitted]
             if refused:
                 self.add(direction_class(NARROWED, inp), "enum-value-removed", f"{path}/{eo.keyword}",
                          f"enum value(s) no longer admitted: {j(refused)}", spelled_old, None)
