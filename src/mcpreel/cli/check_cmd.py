@@ -129,12 +129,14 @@ def check_command(url: str | None, command: str | None, profile: str, era: str, 
     if sarif_path:
         from mcpreel.cli.output import save
 
-        save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(_check_sarif(report))))
+        save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(_check_sarif(report, url, command))))
     sys.exit(report.exit_code)
 
 
-def _check_sarif(report: Any) -> dict[str, Any]:
-    """Failed checks are errors, warnings are warnings; passed and skipped checks are rules without results."""
+def _check_sarif(report: Any, url: str | None = None, command: str | None = None) -> dict[str, Any]:
+    """Failed checks are errors, warnings are warnings; passed and skipped checks are rules without results;
+    every result is located at the server (its URL or command: :func:`~mcpreel.cli.sources.sarif_target`)."""
+    from mcpreel.cli.sources import sarif_target
     from mcpreel.render.sarif import Finding, RuleInfo, sarif_log
 
     levels = {"fail": "error", "warn": "warning"}
@@ -148,4 +150,5 @@ def _check_sarif(report: Any) -> dict[str, Any]:
             findings.append(Finding(rid, level, r.summary or r.title, f"/checks/{r.id}",
                                     properties={"status": r.status, **({"issue": r.issue} if r.issue else {})}))
     return sarif_log("check", list(rules.values()), findings,
-                     properties={"target": report.target, "counts": report.counts()})
+                     properties={"target": report.target, "counts": report.counts()},
+                     target=sarif_target(None, command, url))

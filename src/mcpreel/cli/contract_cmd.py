@@ -82,7 +82,8 @@ def _one_server(contract, name: str) -> None:
                          "a contract is one server's: give one recording", path=name)
 
 
-def contract_sarif(diff, contract_path: str) -> dict:
+def contract_sarif(diff, contract_path: str, target=None) -> dict:
+    """Every change a result located on the contract file; a live server judged is named beside it."""
     from mcpreel.render.sarif import Finding, RuleInfo, sarif_log
 
     rules: dict[str, RuleInfo] = {}
@@ -93,7 +94,7 @@ def contract_sarif(diff, contract_path: str) -> dict:
         findings.append(Finding(rid, _LEVEL[ch.cls], f"{ch.cls}: {ch.message} at {ch.path}", ch.path,
                                 file=contract_path, properties={"class": ch.cls}))
     return sarif_log("contract check", list(rules.values()), findings,
-                     properties={"failOn": diff.fail_on, "counts": diff.counts()})
+                     properties={"failOn": diff.fail_on, "counts": diff.counts()}, target=target)
 
 
 @contract_group.command("check", epilog=examples(
@@ -121,7 +122,7 @@ def check_command(ctx: click.Context, contract_file: str, source: str | None, co
     """
     from mcpreel._infra import jsonio
     from mcpreel.cli.output import save
-    from mcpreel.cli.sources import open_source
+    from mcpreel.cli.sources import open_source, sarif_target
     from mcpreel.contract import compare, from_session, load_contract
 
     old = load_contract(contract_file)
@@ -132,10 +133,11 @@ def check_command(ctx: click.Context, contract_file: str, source: str | None, co
     if not new.listed:
         raise InputError("holds no tools/list, prompts/list or resources/list answer: nothing to check", path=name)
     diff = compare(old, new, fail_on=fail_on)
+    target = sarif_target(source, command, url) if fmt == "sarif" or sarif_path else None
     if fmt == "json":
         click.echo(jsonio.dumps_str(diff.to_json()))
     elif fmt == "sarif":
-        click.echo(jsonio.dumps_indented(contract_sarif(diff, contract_file)).decode("utf-8"))
+        click.echo(jsonio.dumps_indented(contract_sarif(diff, contract_file, target)).decode("utf-8"))
     else:
         failing = set(map(id, diff.failing))
         for ch in diff.changes:
@@ -143,7 +145,7 @@ def check_command(ctx: click.Context, contract_file: str, source: str | None, co
             click.echo(output.printable(f"{mark} {ch.cls:<9} {ch.path}: {ch.message}"))
         click.echo(diff.summary())
     if sarif_path:
-        save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(contract_sarif(diff, contract_file))))
+        save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(contract_sarif(diff, contract_file, target))))
     if update:
         save(contract_file, lambda fh: fh.write(new.dumps()))
         output.info(f"contract updated from {name} -> {contract_file}")

@@ -39,3 +39,19 @@ def open_source(source: str | None, *, command: str | None, url: str | None, fmt
 
     session = live_session(command, url, transport=transport, headers=parse_headers(headers), timeout=timeout)
     return session, command or url or ""
+
+
+def sarif_target(source: str | None, command: str | None, url: str | None):
+    """Where SARIF results about a live server are located (None for a recording: the file is the location).
+
+    Inside GitHub Actions the workflow that names the server is a candidate (``GITHUB_WORKFLOW_REF``).
+    """
+    import os
+
+    from mcpreel.render.sarif import live_target
+
+    if source and is_url(source):
+        url = source
+    if not (command or url):
+        return None
+    return live_target(command=command, url=url, workflow_ref=os.environ.get("GITHUB_WORKFLOW_REF"))
