@@ -22,6 +22,18 @@ from tests.tui.test_viewer import _answer, _app, _call, _detail, _lines, _loaded
 pytestmark = pytest.mark.anyio
 
 
+@pytest.fixture
+def reel(request) -> Path:
+    """``test_viewer``'s small reel (every kind of row)."""
+    return request.getfixturevalue("small_reel")
+
+
+@pytest.fixture
+def live(request) -> ScriptedProxy:
+    """``test_live_contract``'s scripted proxy, holding one call (h1, a 30 s timeout)."""
+    return request.getfixturevalue("proxy")
+
+
 async def _written(pilot, app: ViewerApp, path: Path) -> None:
     for _ in range(100):
         await pilot.pause()
@@ -44,8 +56,8 @@ async def _save_dialog(pilot, key: str, path: Path, fmt: str | None = None) -> S
 
 
 # -- 6: export by the file name's ending unless a format is chosen -----------------------------------------
-async def test_export_takes_the_format_from_the_file_name_unless_one_is_chosen(small_reel: Path, tmp_path: Path):
-    app = _app(small_reel)
+async def test_export_takes_the_format_from_the_file_name_unless_one_is_chosen(reel: Path, tmp_path: Path):
+    app = _app(reel)
     async with app.run_test(size=(160, 40)) as pilot:
         await _loaded(pilot, app)
         screen = await _save_dialog(pilot, "e", tmp_path / "x.har")
@@ -72,8 +84,8 @@ async def test_export_takes_the_format_from_the_file_name_unless_one_is_chosen(s
     assert json.loads(first)["type"] == "meta"  # the reel asked for
 
 
-async def test_a_save_format_given_at_start_is_what_the_dialog_opens_with(small_reel: Path, tmp_path: Path):
-    app = _app(small_reel, save_format="qai")
+async def test_a_save_format_given_at_start_is_what_the_dialog_opens_with(reel: Path, tmp_path: Path):
+    app = _app(reel, save_format="qai")
     async with app.run_test(size=(160, 40)) as pilot:
         await _loaded(pilot, app)
         screen = await _save_dialog(pilot, "e", tmp_path / "y.jsonl")
@@ -117,8 +129,8 @@ def _footer(app: ViewerApp) -> set[str]:
     return {key.description for key in app.screen.query("FooterKey")}
 
 
-async def test_the_footer_shows_the_keys_of_the_row(proxy: ScriptedProxy):
-    app = live_app(proxy.path)
+async def test_the_footer_shows_the_keys_of_the_row(live: ScriptedProxy):
+    app = live_app(live.path)
     async with app.run_test(size=(200, 40)) as pilot:
         await _until(pilot, lambda: "h1" in app.held, "held")
         await _until(pilot, lambda: "Forward" in _footer(app), "the held row's keys in the footer")
@@ -134,11 +146,11 @@ async def test_the_footer_shows_the_keys_of_the_row(proxy: ScriptedProxy):
         assert not {"Forward", "Edit", "Drop"} & shown
         await pilot.press("f")  # not a key of a record row: nothing is sent
         await pilot.pause(0.1)
-        assert proxy.got == []
+        assert live.got == []
 
 
-async def test_the_footer_of_a_file_offers_no_live_keys(small_reel: Path):
-    app = _app(small_reel)
+async def test_the_footer_of_a_file_offers_no_live_keys(reel: Path):
+    app = _app(reel)
     async with app.run_test(size=(200, 40)) as pilot:
         await _loaded(pilot, app)
         await pilot.pause()
@@ -147,8 +159,8 @@ async def test_the_footer_of_a_file_offers_no_live_keys(small_reel: Path):
         assert not {"Forward", "Edit", "Drop", "Inject", "Intercept"} & shown
 
 
-async def test_quitting_with_messages_held_asks_first(proxy: ScriptedProxy):
-    app = live_app(proxy.path)
+async def test_quitting_with_messages_held_asks_first(live: ScriptedProxy):
+    app = live_app(live.path)
     async with app.run_test(size=(160, 40)) as pilot:
         await _until(pilot, lambda: "h1" in app.held, "held")
         await pilot.press("q")
@@ -165,7 +177,7 @@ async def test_quitting_with_messages_held_asks_first(proxy: ScriptedProxy):
         await pilot.press("y")
         await pilot.pause()
     assert not app.is_running
-    assert proxy.got == []  # quitting decided nothing: the hold is the proxy's to keep
+    assert live.got == []  # quitting decided nothing: the hold is the proxy's to keep
 
 
 LONG = "a_really_long_tool_name_that_goes_on_and_on"
@@ -194,8 +206,8 @@ async def test_columns_have_headings_and_a_long_tool_name_is_cut_before_the_id(t
         assert short.heading().plain.index(" id ") < heading.index(" id ")
 
 
-async def test_s_saves_what_is_shown_and_capital_s_every_record(small_reel: Path, tmp_path: Path):
-    app = _app(small_reel)
+async def test_s_saves_what_is_shown_and_capital_s_every_record(reel: Path, tmp_path: Path):
+    app = _app(reel)
     async with app.run_test(size=(160, 40)) as pilot:
         await _loaded(pilot, app)
         await _type(pilot, "status:error")
@@ -219,33 +231,33 @@ def _iso(when: datetime) -> str:
 
 async def test_a_held_call_shows_its_held_time_apart_from_the_server_time(tmp_path: Path):
     since = datetime.now(UTC) - timedelta(seconds=2)
-    proxy = ScriptedProxy(tmp_path / "p.sock", [
+    held = ScriptedProxy(tmp_path / "p.sock", [
         {"type": "held", "hold": "h1", "direction": "client_to_server", "message": CALL, "since": _iso(since),
          "timeout": None}])
     try:
-        app = live_app(proxy.path)
+        app = live_app(held.path)
         async with app.run_test(size=(200, 50)) as pilot:
             await _until(pilot, lambda: "h1" in app.held, "held")
             await pilot.press("f")
             await _until(pilot, lambda: "h1" not in app.held, "released")
-            answered = since + timedelta(seconds=5)
-            proxy.send({"type": "record", "record": {"t": _iso(since), "dir": "in", "raw": CALL, "seq": 0,
+            answered = since + timedelta(seconds=60)  # held from 2 s before the test to when f arrived
+            held.send({"type": "record", "record": {"t": _iso(since), "dir": "in", "raw": CALL, "seq": 0,
                                                      "decided_by": "viewer"}})
-            proxy.send({"type": "record", "record": {"t": _iso(answered), "dir": "out", "seq": 1,
+            held.send({"type": "record", "record": {"t": _iso(answered), "dir": "out", "seq": 1,
                                                      "raw": {"jsonrpc": "2.0", "id": 7, "result": {}}}})
             await _until(pilot, lambda: len(app.entries) == 2, "the call and its answer")
             call, answer = app.entries.rows
-            assert call.latency_ms == answer.latency_ms == 5000
-            assert call.held_ms is not None and 2000 <= call.held_ms < 4000 and answer.held_ms == call.held_ms
-            server = 5000 - call.held_ms
+            assert call.latency_ms == answer.latency_ms == 60_000
+            assert call.held_ms is not None and 2000 <= call.held_ms < 60_000 and answer.held_ms == call.held_ms
+            server = 60_000 - call.held_ms
             assert call.server_ms == server
             held_mark = f"[HELD {call.held_ms / 1000:.1f}s]"
             line = _lines(app)[0]
-            assert held_mark in line and f" {server}ms " in line and "5000ms" not in line
+            assert held_mark in line and f" {server}ms " in line and "60000ms" not in line
             await pilot.press("home")
-            assert f"5000ms: held {call.held_ms}ms, server {server}ms" in _detail(app)
+            assert f"60000ms: held {call.held_ms}ms, server {server}ms" in _detail(app)
     finally:
-        proxy.close()
+        held.close()
 
 
 async def test_a_recorded_held_call_says_its_latency_includes_the_hold(tmp_path: Path):

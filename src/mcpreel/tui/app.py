@@ -30,7 +30,7 @@ from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
 from textual import events, on, work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, ScreenStackError
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.css.query import NoMatches
@@ -147,8 +147,8 @@ _DIR = {"in": ("C→S", "cyan"), "out": ("S→C", "green")}
 #: the bounds of the method and tool columns (as wide as the longest name seen, between these)
 METHOD_WIDTH, TOOL_WIDTH = (12, 30), (6, 24)
 ID_WIDTH, STATUS_WIDTH, LATENCY_WIDTH = 6, 13, 8
-#: what the marks column holds at most: "[MODIFIED]", "[HELD 12.3s]"
-MARKS_WIDTH = 12
+#: the bounds of the marks column ("[MODIFIED]", "[HELD 12.3s] [MODIFIED]"), as wide as the widest seen
+MARKS_WIDTH = (5, 34)
 
 
 def _cell(text: str, width: int) -> str:
@@ -160,24 +160,33 @@ def _seconds(ms: int) -> str:
     return f"{ms}ms" if ms < 1000 else f"{ms / 1000:.1f}s"
 
 
+def marks_of(e: Entry) -> str:
+    """A row's marks: how long it was held (live), and what an intercept did to it."""
+    marks = e.flags()
+    if e.held_ms is not None:
+        marks.insert(0, f"[HELD {_seconds(e.held_ms)}]")
+    return " ".join(marks)
+
+
 @dataclass
 class Columns:
-    """The widths of the list's columns, grown as longer names arrive (the heading follows)."""
+    """The widths of the list's columns, grown as longer names and marks arrive (the heading follows)."""
 
     method: int = METHOD_WIDTH[0]
     tool: int = TOOL_WIDTH[0]
+    marks: int = MARKS_WIDTH[0]
 
     def fit(self, entries: Iterable[Entry]) -> bool:
         """Widen for ``entries``; True when a width changed."""
-        method, tool = self.method, self.tool
+        before = (self.method, self.tool, self.marks)
         for e in entries:
-            if len(e.label) > method:
-                method = min(len(e.label), METHOD_WIDTH[1])
-            if e.tool and len(e.tool) > tool:
-                tool = min(len(e.tool), TOOL_WIDTH[1])
-        changed = (method, tool) != (self.method, self.tool)
-        self.method, self.tool = method, tool
-        return changed
+            if len(e.label) > self.method:
+                self.method = min(len(e.label), METHOD_WIDTH[1])
+            if e.tool and len(e.tool) > self.tool:
+                self.tool = min(len(e.tool), TOOL_WIDTH[1])
+            if e.msg.modified or e.msg.dropped or e.msg.injected or e.held_ms is not None:
+                self.marks = min(max(self.marks, len(marks_of(e))), MARKS_WIDTH[1])
+        return (self.method, self.tool, self.marks) != before
 
 
 class ViewerApp(App[None]):
@@ -394,6 +403,8 @@ class ViewerApp(App[None]):
         e.held_ms = ms
         if e.pair is not None:
             self.entries.rows[e.pair].held_ms = ms
+        if self.columns.fit([e]):
+            self._show_columns()
         return True
 
     # -- drawing -----------------------------------------------------------------------------------
@@ -406,7 +417,7 @@ class ViewerApp(App[None]):
         if len(self.entries.sessions) > 1:
             text.append("S  ")
         text.append(_cell("method", c.method) + _cell("tool", c.tool) + _cell("id", ID_WIDTH)
-                    + _cell("status", STATUS_WIDTH) + f"{'latency':>{LATENCY_WIDTH}} " + _cell("marks", MARKS_WIDTH)
+                    + _cell("status", STATUS_WIDTH) + f"{'latency':>{LATENCY_WIDTH}} " + _cell("marks", c.marks)
                     + "time (UTC)")
         return text
 
@@ -465,11 +476,8 @@ class ViewerApp(App[None]):
         line.append(_cell(e.status, STATUS_WIDTH), style=status_style)
         server = e.server_ms
         line.append(f"{'' if server is None else f'{server}ms':>{LATENCY_WIDTH}} ", style="dim")
-        marks = e.flags()
-        if e.held_ms is not None:
-            marks.insert(0, f"[HELD {_seconds(e.held_ms)}]")
-        line.append(_cell(" ".join(marks), MARKS_WIDTH),
-                    style="bold red" if "[DROPPED]" in marks else "bold magenta")
+        marks = marks_of(e)
+        line.append(_cell(marks, self.columns.marks), style="bold red" if "[DROPPED]" in marks else "bold magenta")
         line.append(when(msg), style="dim")
         return line
 
@@ -510,7 +518,10 @@ class ViewerApp(App[None]):
     @on(MessageList.Highlighted)
     def _highlighted(self, event: MessageList.Highlighted) -> None:
         self._show_detail(event.item)
-        self.refresh_bindings()  # the footer shows what this row can do
+        try:
+            self.refresh_bindings()  # the footer shows what this row can do
+        except ScreenStackError:
+            pass  # the app is closing: no footer to refresh
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Which keys the footer offers (and which work) where the cursor is: a HELD row's decisions there
@@ -662,7 +673,7 @@ class ViewerApp(App[None]):
             self.list.focus()
 
     # -- save and export -----------------------------------------------------------------------------
-    def shown_rows(self) -> list[int]:
+    def shown_rows(self) -> Sequence[int]:
         """The records the list shows (the filter applied), in order; held messages are not records."""
         return [item for item in self.list.items if isinstance(item, int)]
 
