@@ -63,13 +63,13 @@ def _at(lines: list[str], start: str) -> int:
 def test_the_heading_comes_first_then_the_rows_then_the_summary(recordings, tmp_path):
     code, lines = _replay(_doctored(recordings, tmp_path))
     assert code == 1
-    heading, era = _at(lines, "replay of "), _at(lines, "session 1, legacy")
+    heading, label, era = _at(lines, "replay of "), _at(lines, "session 1, legacy"), _at(lines, "replayed in the")
     rows, row = _at(lines, "results that are not the same"), _at(lines, "  #")
     summary = _at(lines, "10 requests replayed")
-    assert heading == 0 and heading < era < rows < row < summary == len(lines) - 1
-    said = "".join(lines[heading:era]).replace(" ", "")  # piped output wraps at 120 columns
+    assert heading == 0 and heading < label < era < rows < row < summary == len(lines) - 1
+    said = "".join(lines[heading:label]).replace(" ", "")  # piped output wraps at 120 columns
     assert ("against" + SERVER + "(stdio)").replace(" ", "") in said
-    assert lines[era].endswith("replayed in the handshake era (as recorded)")
+    assert lines[era] == "replayed in the handshake era, as recorded"
     assert sum(line.startswith("replay of ") for line in lines) == 1  # said once, not again at the end
 
 
@@ -104,8 +104,9 @@ def test_the_heading_says_the_pacing():
         console.print(part)
     said = console.export_text().splitlines()
     assert said == ["replay of x.jsonl against srv (stdio)",
-                    "session 2, modern 2026-07-28 (of 3): replayed in the 2026-07-28 era (as recorded); pacing: as "
-                    "recorded (each message no earlier than its recorded time)"]
+                    "session 2, modern 2026-07-28 (of 3)",
+                    "replayed in the 2026-07-28 era, as recorded; pacing: as recorded (each message no earlier than "
+                    "its recorded time)"]
 
 
 # -- pacing -------------------------------------------------------------------------------------------------

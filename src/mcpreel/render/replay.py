@@ -117,9 +117,15 @@ def heading(plan: ReplayPlan) -> Iterator[RenderableType]:
         s = plan.sessions[0]
         which = f"{s['label']} (of {plan.of})" if plan.of > 1 else s["label"]
         recorded, used = s["era"], s["replay_in"]
-        how = "as recorded" if recorded == used else \
-            f"--era {used}" if plan.era != "auto" else "no era recorded: the handshake era"
-        parts.append(Text(f"{which}: replayed in the {_ERA_NAMES.get(used, used)} ({how}){pace}", style="dim"))
+        name = _ERA_NAMES.get(used, used)
+        if recorded == used:
+            how = f"replayed in the {name}, as recorded"
+        elif recorded in _ERA_NAMES:
+            how = f"recorded in the {_ERA_NAMES[recorded]}, replayed in the {name}"
+        else:
+            how = f"replayed in the {name} (the recording does not say its era)"
+        parts.append(Text(which, style="dim"))
+        parts.append(Text(how + pace, style="dim"))
     yield Group(*parts)
 
 
