@@ -124,7 +124,7 @@ HELP = """\
   s          save what is shown (the filter applies)      S  save every record
   e          export what is shown: choose a format (auto: from the file name's ending) and a file
   ?          this help       q  quit (asks first while messages are held)
-[b]Live (mcpreel tui --attach)[/b]
+[b]Live (mcpreel tui --attach)[/b] — the footer shows the keys of the row you are on: on a HELD row f m d i I
   f          forward the HELD message as it is
   m          edit it: a JSON editor, checked as JSON-RPC before it goes (ctrl+o: your $EDITOR)
   d          drop it; a dropped request is answered with a JSON-RPC error you choose
