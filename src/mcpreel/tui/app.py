@@ -243,6 +243,7 @@ class ViewerApp(App[None]):
         #: the format ``s``, ``S`` and ``e`` write; ``auto``: from the file name's ending
         self.save_format = save_format or "auto"
         self.columns = Columns()
+        self._on_held = False  # the cursor is on a HELD row (the footer offers its keys)
         #: live: how long each released request was held, by (reel direction, id), until its record comes
         self._held_for: dict[tuple[str, str], int] = {}
         self.filter_text = filter_text
@@ -518,10 +519,13 @@ class ViewerApp(App[None]):
     @on(MessageList.Highlighted)
     def _highlighted(self, event: MessageList.Highlighted) -> None:
         self._show_detail(event.item)
-        try:
-            self.refresh_bindings()  # the footer shows what this row can do
-        except ScreenStackError:
-            pass  # the app is closing: no footer to refresh
+        on_held = isinstance(event.item, str)
+        if on_held != self._on_held:  # the footer shows what this row can do (redrawn only when that changes)
+            self._on_held = on_held
+            try:
+                self.refresh_bindings()
+            except ScreenStackError:
+                pass  # the app is closing: no footer to refresh
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Which keys the footer offers (and which work) where the cursor is: a HELD row's decisions there
