@@ -247,3 +247,28 @@ def test_marked_lines_are_the_path_what_is_under_it_and_a_text_it_goes_into():
 
 def test_plural():
     assert [plural(n, "call") for n in (0, 1, 2, 1000)] == ["0 calls", "1 call", "2 calls", "1,000 calls"]
+
+
+def test_the_contract_column_escapes_what_the_sessions_named_and_keeps_the_policy():
+    """A tool named like markup, with a changed description: its class and change are shown as text, and the
+    page still allows only its own script (the CSP check of ``test_page_policy``)."""
+    from mcpreel.compare.diff import diff_sessions
+    from mcpreel.contract.compare import classify_tool_changes
+    from mcpreel.report.compare_page import diff_page
+    from tests.report.test_page_policy import check_policy
+
+    name = '</script><img src=x onerror=alert(1)>'
+
+    def session(description: str) -> Session:
+        tools = [{"name": name, "description": description, "inputSchema": {"type": "object"}}]
+        return Session(SessionInfo(transport="stdio"), [
+            Message("in", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, t=T0),
+            Message("out", {"jsonrpc": "2.0", "id": 1, "result": {"tools": tools}}, t=T0 + 1)])
+
+    a, b = session("<b>old</b>"), session("<b>new</b> sk-live-abcdef123456")
+    classes = classify_tool_changes(a, b)
+    assert [c.cls for c in classes] == ["dangerous"]
+    page = diff_page(diff_sessions(a, b), classes=classes)
+    check_policy(page)
+    assert name not in page and "<img" not in page and "&lt;/script&gt;&lt;img" in page
+    assert 'data-contract="dangerous"' in page
