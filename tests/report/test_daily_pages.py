@@ -272,3 +272,26 @@ def test_the_contract_column_escapes_what_the_sessions_named_and_keeps_the_polic
     check_policy(page)
     assert name not in page and "<img" not in page and "&lt;/script&gt;&lt;img" in page
     assert 'data-contract="dangerous"' in page
+
+
+def test_the_replay_page_marks_the_changed_lines_of_both_answers():
+    from mcpreel.compare.jsondiff import diff as json_diff
+    from mcpreel.replay.verify import ReplayReport, RequestResult
+    from mcpreel.report.compare_page import replay_page
+
+    request = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {}}}
+    recorded = {"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "hello"}], "n": 1}}
+    replayed = {"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "hullo"}], "n": 1}}
+    report = ReplayReport(session="s.jsonl", target="srv", transport="stdio")
+    report.results.append(RequestResult(index=1, method="tools/call", tool="echo", status="different",
+                                        original_request=request, sent_message=request, response=replayed,
+                                        recorded_response=recorded, source=3,
+                                        diff=json_diff({"result": recorded["result"]}, {"result": replayed["result"]})))
+    page = replay_page(report)
+    doc = json.loads(page.split('id="report-data">', 1)[1].split("</script>", 1)[0])
+    call = doc["calls"][0]
+    for side, word in (("a", "hello"), ("b", "hullo")):
+        lines = call[f"{side}_response"].splitlines()
+        assert [lines[n].strip() for n in call[f"{side}_response_marks"]] == [f'"text": "{word}"']
+        assert call[f"{side}_request_marks"] == []
+    assert "1 request replayed; 1 not the same." in page
