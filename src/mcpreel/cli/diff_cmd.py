@@ -137,7 +137,7 @@ def _diff(ctx: click.Context, a: str, b: str, fmt: str, options: DiffOptions, as
     if html:
         from mcpreel.report.compare_page import diff_page
 
-        output.save(html, lambda fh: fh.write(diff_page(result, redact=redact).encode("utf-8", "replace")))
+        output.save(html, lambda fh: fh.write(diff_page(result, redact=redact, classes=classes).encode("utf-8", "replace")))
     ctx.exit(result.exit_code)
 
 

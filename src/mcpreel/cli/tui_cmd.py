@@ -25,8 +25,8 @@ from mcpreel.errors import UsageError
                    "running proxy, or a list to pick from).")
 @click.option("--save", "save_path", metavar="PATH", type=click.Path(dir_okay=False),
               help="Where `s` saves [default: <name>-saved.jsonl in the current folder].")
-@click.option("--save-format", default="reel", show_default=True, metavar="FORMAT",
-              help="The format `s` saves in (any writable format; `e` asks).")
+@click.option("--save-format", default="auto", show_default=True, metavar="FORMAT",
+              help="The format `s` saves in (any writable format; auto: from the file name's ending; `e` asks).")
 @click.option("--filter", "filter_text", default="", metavar="TOKENS",
               help="Start with this filter (method:… tool:… dir:c2s|s2c status:error|ok id:… text:…; mcpreel help filters).")
 @output.run_command
@@ -36,8 +36,8 @@ def tui_command(path: str | None, fmt: str, attach: str | None, save_path: str |
     the control socket a recording names on stderr)."""
     from mcpreel.formats import FORMATS, canonical_name, writer_names
 
-    save_format = canonical_name(save_format)
-    if not FORMATS[save_format].writes:
+    save_format = canonical_name(save_format) if save_format != "auto" else save_format
+    if save_format != "auto" and not FORMATS[save_format].writes:
         raise UsageError(f"--save-format {save_format}: can be read but not written (writable: {', '.join(writer_names())})")
     if path and attach:
         raise UsageError("give a FILE or --attach, not both")

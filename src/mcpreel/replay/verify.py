@@ -4,7 +4,11 @@ The client's requests and notifications are sent in recorded order, never its an
 requests. Pacing follows the recording: before a message is sent, the responses that were recorded
 *before* it are awaited (so a request that depended on an earlier answer still follows it), while
 requests that were in flight together in the recording are sent together again (so a
-``notifications/cancelled`` still reaches a request that is running).
+``notifications/cancelled`` still reaches a request that is running). That is the order, not the clock:
+by default a message goes as soon as what it waited for is answered, so a session recorded over an
+hour replays in seconds. ``ReplayOptions.pace = "recorded"`` (``--pace recorded``) adds the clock: each
+client message also waits until its recorded offset from the first one has passed (a slower server
+makes it later, never earlier).
 
 - Era: a session is replayed in the era it was recorded in (:mod:`mcpreel.eras`), or in the one
   ``ReplayOptions.era`` names. Handshake era: a recorded ``initialize`` is replayed as recorded (the
@@ -102,6 +106,9 @@ class ReplayOptions:
     unrecorded_grace: float = 1.0  # how long requests the recording never saw answered may take
     match: str = "method-params"  # how server requests are matched against the recording
     era: str = "auto"  # the era to replay in: the recording's own ("auto"), "legacy" or "modern"
+    #: ``none``: each client message goes as soon as what it waited for in the recording is answered (the
+    #: order, not the clock); ``recorded``: also no earlier than its recorded time after the first one
+    pace: str = "none"
 
 
 @dataclass
@@ -685,6 +692,7 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
         pendings: dict[int, _Pending] = {}
         # pacing: a client item waits for the exchanges whose responses were recorded before it
         answered: list[Turn] = []
+        pacer = _Pacer(options.pace == "recorded")
         first_request = True
         left_out = False
         absent: dict[str, int] = {}  # what the target era does not have, left out: method -> how many
@@ -710,6 +718,7 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
             ex = item.exchange
             if ex is not None and _task_member(ex):
                 continue  # the task's runner asks the live server itself (see _run_task)
+            await pacer.wait(item.t)
             if ex is None:
                 stream = _stream_ended_by(run, item.message)
                 if stream is not None:
@@ -757,6 +766,26 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
             pass
         await transport.close()
     return report
+
+
+class _Pacer:
+    """``--pace recorded``: each client message is sent no earlier than its recorded offset from the first
+    client message (later when the server is slower than it was); ``none`` sends at once."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+        self.origin: tuple[int, float] | None = None  # (recorded ms, loop time) of the first message
+
+    async def wait(self, t: int | None) -> None:
+        if not self.on or t is None:
+            return
+        loop = asyncio.get_running_loop()
+        if self.origin is None:
+            self.origin = (t, loop.time())
+            return
+        delay = (t - self.origin[0]) / 1000 - (loop.time() - self.origin[1])
+        if delay > 0:
+            await asyncio.sleep(delay)
 
 
 async def _settle(run: _Run, ex: Turn, pendings: dict[int, _Pending], results: dict[int, RequestResult]) -> None:
