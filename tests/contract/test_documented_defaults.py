@@ -105,7 +105,10 @@ def test_check_defaults_profile_era_and_calls() -> None:
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     report = json.loads(proc.stdout)
     assert report["profile"] == "strict-sse"
-    assert [e.split(":")[0] for e in report["eras"]] == ["2026-07-28", "handshake"]  # both eras asked: auto
+    from mcpreel.eras import LEGACY, MODERN, era_name
+
+    # both eras asked (auto), each named as every surface names it
+    assert [e.split(":")[0] for e in report["eras"]] == [era_name(MODERN), era_name(LEGACY)]
     calls = {c["id"].split(":", 1)[1]: c for c in report["checks"] if c["id"].startswith("tools-call:")}
     assert set(calls) == {"search", "lookup", "delete_all"}, report["checks"]
     assert calls["lookup"]["status"] != "skip"  # the peer's one tool annotated readOnlyHint: true is called
