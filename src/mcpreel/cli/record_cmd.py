@@ -16,14 +16,16 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from mcpreel.cli import output
 from mcpreel.cli.limit_options import LIMIT_FLAGS, limit_options, limits_of
 from mcpreel.errors import UsageError
-from mcpreel.record.options import RecordOptions, StdioServer
+
+if TYPE_CHECKING:  # the recording library is imported when a recording runs, not for every command line
+    from mcpreel.record.options import RecordOptions
 
 __all__ = ["RecordWords", "ServerWords", "options_of", "record_command", "record_options", "run_record"]
 
@@ -173,7 +175,7 @@ def options_of(ctx: click.Context, w: RecordWords, server: ServerWords) -> Recor
     (the default reel is claimed last, once nothing else can be refused)."""
     from mcpreel._infra.fileio import refuse_symlink
     from mcpreel.cli.record_control import control_options
-    from mcpreel.record import HttpTarget, StdioServer, default_out_path, parse_tags
+    from mcpreel.record import HttpTarget, RecordOptions, StdioServer, default_out_path, parse_tags
     from mcpreel.record.naming import check_writable
 
     label = _check(ctx, w, server)
@@ -230,7 +232,7 @@ def run_record(ctx: click.Context, words: RecordWords, server: ServerWords) -> N
 
 def _run_stdio_record(options: RecordOptions, *, quiet: bool) -> int:
     from mcpreel.cli.record_control import say as say_control
-    from mcpreel.record import RecordHooks, ServerStartError, record
+    from mcpreel.record import RecordHooks, ServerStartError, StdioServer, record
     from mcpreel.redact import Redactor
 
     say = (lambda text: None) if quiet else (lambda text: output.info(f"mcpreel: {text}"))

@@ -10,11 +10,13 @@ holding: holding with no way to decide would stall the client, so that is an err
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpreel.cli import output
 from mcpreel.errors import UsageError
-from mcpreel.record.options import ControlOptions
+
+if TYPE_CHECKING:
+    from mcpreel.record.options import ControlOptions
 
 __all__ = ["control_options", "say"]
 
@@ -38,6 +40,8 @@ def control_options(intercept: str | None, intercept_timeout: float | None, no_c
             parse(intercept)
         except FilterError as exc:
             raise UsageError(f"--intercept: {exc}") from exc
+    from mcpreel.record.options import ControlOptions
+
     return ControlOptions(intercept, intercept_timeout)
 
 

@@ -9,12 +9,14 @@ imports nothing of ``record_cmd`` (one direction: the command calls this).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpreel.cli import output
 from mcpreel.errors import UsageError
-from mcpreel.record.options import HttpTarget, RecordOptions, RecordResult
 from mcpreel.redact.urls import redact_url
+
+if TYPE_CHECKING:
+    from mcpreel.record.options import RecordOptions, RecordResult
 
 __all__ = ["run_http_record", "summary"]
 
@@ -52,7 +54,7 @@ def run_http_record(options: RecordOptions, *, quiet: bool = False, tui: bool = 
     client can use.
     """
     from mcpreel.cli.record_control import say as say_control
-    from mcpreel.record import RecordHooks, record
+    from mcpreel.record import HttpTarget, RecordHooks, record
 
     target = options.server
     assert isinstance(target, HttpTarget)
