@@ -5,7 +5,7 @@ One entry point, :func:`record`, for every transport and every front end: a call
 :class:`RecordResult`; :func:`~mcpreel.record.addons.default_addons` is the one place the options become
 addons. Three layers below it, the same for both transports:
 
-- **recorders** forward and turn what crossed the wire into records: stdio (:func:`record_stdio`;
+- **recorders** forward and turn what crossed the wire into records: stdio (:func:`~mcpreel.record.stdio_proxy.record_stdio`;
   :mod:`~mcpreel.record.stdio_proxy` pumps bytes, :mod:`~mcpreel.record.stdio_recorder` makes reel lines)
   and HTTP (:func:`mcpreel.record.http_session.record_http`; :mod:`~mcpreel.record.http_proxy` forwards,
   the sans-io :mod:`~mcpreel.record.http_recorder` makes records).
@@ -37,7 +37,6 @@ from mcpreel.record.options import (
 )
 from mcpreel.record.pipeline import Pipeline, Redaction
 from mcpreel.record.recording import record
-from mcpreel.record.stdio_proxy import record_stdio
 
 __all__ = [
     "ControlOptions",
@@ -54,5 +53,4 @@ __all__ = [
     "exit_status",
     "parse_tags",
     "record",
-    "record_stdio",
 ]

@@ -464,10 +464,11 @@ def record_stdio(options: RecordOptions, hooks: RecordHooks | None = None) -> Re
 
     Use :func:`mcpreel.record.record`, which takes every transport. The reel goes to ``options.out``
     (an existing reel gets the session appended; mode 0600), appended and flushed per read, and always
-    closed by an ``end`` line; ``hooks.ready("stdio")`` is called just before the server is started. What else is kept or done (redaction, tags, the session file, live OTLP, the
-    control server, rules) is :func:`~mcpreel.record.addons.default_addons`'s business; the interceptor it
-    makes is handed this proxy's injection port (``attach``) before the pumps start. Raises
-    :class:`ServerStartError` (exit 127) after completing both files when the command cannot start.
+    closed by an ``end`` line; ``hooks.ready("stdio")`` is called just before the server is started.
+    What else is kept or done (redaction, tags, the session file, live OTLP, the control server, rules) is
+    :func:`~mcpreel.record.addons.default_addons`'s business; the interceptor it makes is handed this
+    proxy's injection port (``attach``) before the pumps start. Raises :class:`ServerStartError` (exit 127)
+    after completing both files when the command cannot start.
     """
     hooks = hooks if hooks is not None else RecordHooks()
     server = options.server
