@@ -17,7 +17,10 @@ Two reference rows put the minimal server's figures in scale: a *byte forwarder*
 the pipes, recording nothing: what the extra process and pipe hop cost any stdio proxy here) and
 *mcpreel, recording off* (``mcpreel record`` with its recorder replaced by a no-op: the proxy's pumps,
 line cutting and lifecycle without the reel).
-Run: ``python bench/proxy_stdio.py`` (``--quick`` for a smoke run).
+Run: ``python bench/proxy_stdio.py`` (``--quick`` for a smoke run). ``--before TREE`` adds the same rows for
+another checkout's ``src`` (a worktree of an older commit), measured in the same run, so a change is judged
+against its parent on the same machine at the same moment; ``--otlp`` adds ``record --otlp-endpoint`` rows
+(a collector that refuses: what live export costs the forwarding path).
 
 mcp-recorder 0.5.0 calls ``Starlette(on_startup=...)``, which Starlette 1.x (what ``mcp`` 2.3 pulls
 into our venv) removed, so its stdio recording cannot start there. The bench runs it from a venv of
@@ -131,9 +134,9 @@ def ping(i: int) -> bytes:
 class StdioPeer:
     """A client on the pipes of a command (the server itself, or a recorder in front of it)."""
 
-    def __init__(self, argv: list[str]):
+    def __init__(self, argv: list[str], env: dict[str, str] | None = None):
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     bufsize=0)
+                                     bufsize=0, env=env)
         self.wfd = self.proc.stdin.fileno()
         self.rfd = self.proc.stdout.fileno()
         self.buf = b""
@@ -295,14 +298,27 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5, help="rounds; each figure is the median of its rounds")
     ap.add_argument("--quick", action="store_true", help="a smoke run: small counts, one round")
     ap.add_argument("--no-recorder", action="store_true", help="leave mcp-recorder out")
+    ap.add_argument("--before", metavar="TREE", type=Path,
+                    help="also measure `mcpreel record` from this checkout's src (e.g. a worktree of the parent commit)")
+    ap.add_argument("--otlp", action="store_true", help="also measure `record --otlp-endpoint` (a refusing collector)")
+    ap.add_argument("--only", metavar="SCENARIO", action="append", help="only this server (repeatable)")
     args = ap.parse_args()
     scale = 10 if args.quick else 1
     rounds = 1 if args.quick else args.rounds
 
     work = Path(tempfile.mkdtemp(prefix="mcpreel-bench-"))
     rec_py = None if args.no_recorder else recorder_python()
+    trees = {"": ROOT / "src"}
+    if args.before is not None:
+        trees[" (before)"] = args.before.resolve() / "src"
+    envs = {tag: {**os.environ, "PYTHONPATH": str(src)} for tag, src in trees.items()}
+    refused = socket.socket()  # bound, never listening: a collector that refuses, for the whole run
+    refused.bind(("127.0.0.1", 0))
+    collector = f"http://127.0.0.1:{refused.getsockname()[1]}/v1/traces"
     table = []
     for scenario, (source, pings, burst, rburst, references) in SCENARIOS.items():
+        if args.only and scenario not in args.only:
+            continue
         pings, burst, rburst = max(50, pings // scale), max(500, burst // scale), max(100, rburst // scale)
         if source is None:
             if shutil.which("node") is None or not EVERYTHING.is_file():
@@ -314,15 +330,21 @@ def main() -> None:
             server.write_text(source)
             direct = [PY, str(server)]
         record = ["record", "-q", "--out", str(work / "bench.jsonl"), "--", *direct]
-        runs = {"direct": direct, "mcpreel": [PY, "-m", "mcpreel", *record]}
+        otlp = ["record", "-q", "--out", str(work / "bench.jsonl"), "--otlp-endpoint", collector, "--", *direct]
+        runs: dict[str, tuple[list[str], dict[str, str] | None]] = {"direct": (direct, None)}
+        for tag, tree_env in envs.items():
+            runs[f"mcpreel{tag}"] = ([PY, "-m", "mcpreel", *record], tree_env)
+            if args.otlp:
+                runs[f"mcpreel --otlp-endpoint{tag}"] = ([PY, "-m", "mcpreel", *otlp], tree_env)
         if references:
-            runs["byte forwarder"] = [PY, "-c", FORWARDER, *direct]
-            runs["mcpreel, recording off"] = [PY, "-c", RECORDING_OFF, *record]
+            runs["byte forwarder"] = ([PY, "-c", FORWARDER, *direct], None)
+            runs["mcpreel, recording off"] = ([PY, "-c", RECORDING_OFF, *record], envs[""])
         lat: dict[str, list[float]] = {name: [] for name in (*runs, "mcp-recorder")}
         rate: dict[str, list[float]] = {name: [] for name in (*runs, "mcp-recorder")}
         for rnd in range(rounds):
-            for name, argv in runs.items():
-                peer = StdioPeer(argv)
+            for name, (argv, env) in runs.items():
+                (work / "bench.jsonl").unlink(missing_ok=True)  # each run its own reel (record appends)
+                peer = StdioPeer(argv, env)
                 lat[name].append(statistics.median(peer.rtts(pings, warmup=min(200, pings))))
                 rate[name].append(burst / peer.burst(burst))
                 peer.close()
@@ -340,7 +362,8 @@ def main() -> None:
             if name == "direct" or not lat[name]:
                 continue
             m_lat, m_rate = statistics.median(lat[name]), statistics.median(rate[name])
-            label = f"{name} record" if name in ("mcpreel", "mcp-recorder") else f"*{name}* (reference)"
+            label = (f"*{name}* (reference)" if name in ("byte forwarder", "mcpreel, recording off")
+                     else name if name.startswith("mcpreel ") else f"{name} record")
             table.append((scenario, label, m_lat, m_lat - d_lat, m_rate, m_rate / d_rate,
                           rburst if name == "mcp-recorder" else burst))
 
@@ -355,6 +378,20 @@ def main() -> None:
               f"{n:,} | {'-' if ratio is None else f'{ratio:.2f}'} |")
     if rec_py is None and not args.no_recorder:
         print("\n(mcp-recorder could not be installed: its rows are missing)")
+    if args.before is not None:
+        print()
+        print("| server | run | throughput after / before | added latency before -> after (us) |")
+        print("|---|---|---:|---:|")
+        rows = {(sc, nm): (lat_, added, rate_) for sc, nm, lat_, added, rate_, _, _ in table}
+        for (scenario, name), (_, added, rate_) in rows.items():
+            if not name.endswith(" (before)"):
+                continue
+            after = name.removesuffix(" (before)")
+            after = after if after != "mcpreel" else "mcpreel record"
+            if (scenario, after) in rows:
+                _, a_added, a_rate = rows[(scenario, after)]
+                print(f"| {scenario} | {after} | {a_rate / rate_:.2f} | {added:+.1f} -> {a_added:+.1f} |")
+    refused.close()
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -94,13 +94,13 @@ def test_record_http_refuses_a_linked_out(tmp_path: Path) -> None:
 
 
 def test_record_http_library_refuses_a_linked_out_before_binding(tmp_path: Path) -> None:
+    from mcpreel.record import HttpTarget, RecordHooks, RecordOptions, record
     from mcpreel.record.http_proxy import ProxyConfig
-    from mcpreel.record.http_session import record_http
 
     link, victim = _link(tmp_path)
     with pytest.raises(UsageError, match="symbolic link"):  # (were it not refused: stopped at once)
-        record_http(ProxyConfig("streamable-http", "http://127.0.0.1:9/mcp"), link, port=0, handle_signals=False,
-                    on_server=lambda server: server.stop())
+        record(RecordOptions(HttpTarget(ProxyConfig("streamable-http", "http://127.0.0.1:9/mcp"), port=0), link),
+               RecordHooks(handle_signals=False, on_server=lambda server: server.stop()))
     _untouched(link, victim)
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from mcpreel.cassette.mode import RecordMode
 from mcpreel.cassette.report import RunReport, read_report
 from mcpreel.cassette.run import Recording, _judge, check_target, plan
-from mcpreel.cassette.server import cassette_server
+from mcpreel.cassette.server import CassetteSetup, cassette_server
 from mcpreel.errors import InputError, TransportError, UsageError
 
 from .helpers import SDK_SERVER, deny_create, deny_replace
@@ -136,7 +136,7 @@ def test_the_real_server_is_reached_the_way_the_client_reaches_the_cassette(cass
 def test_a_stdio_cassette_server_is_an_argv_for_the_client(cassette, tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", "/somewhere")
     with cassette_server(cassette, "new_episodes", command=["python", "my server.py"], env={"TOKEN": "t"},
-                         match="method_params", cwd=tmp_path) as server:
+                         setup=CassetteSetup(match="method_params"), cwd=tmp_path) as server:
         argv = server.argv
         assert argv[:6] == [sys.executable, "-m", "mcpreel", "serve", str(cassette), "--record-mode"]
         assert argv[argv.index("--record-mode") + 1] == "new_episodes"
@@ -155,7 +155,7 @@ def test_a_stdio_cassette_server_is_an_argv_for_the_client(cassette, tmp_path, m
         assert report.parent.is_dir() and (report.parent.stat().st_mode & 0o777) == 0o700
     assert not report.parent.exists() and server.events() == [] and server.problems() == []  # never launched
     with pytest.raises(UsageError, match="unknown match mode 'fuzzy'"):
-        cassette_server(cassette, "none", match="fuzzy")
+        cassette_server(cassette, "none", setup=CassetteSetup(match="fuzzy"))
     with pytest.raises(UsageError, match="unknown transport 'ws'"):
         cassette_server(cassette, "none", transport="ws")
     with pytest.raises(TransportError, match="cannot start the cassette server: No such file or directory"):

@@ -54,7 +54,8 @@ def test_demo_server_port_taken():
 def demo_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo") / "demo-output"
     start = time.monotonic()
-    p = subprocess.run([*MCPREEL, "demo", "--out", str(out)], capture_output=True, text=True, timeout=120,
+    p = subprocess.run([*MCPREEL, "demo", "--out", str(out), "--tag", "run=demo-test"], capture_output=True, text=True,
+                       timeout=120,
                        env={**os.environ, "COLUMNS": "120"})
     return p, out, time.monotonic() - start
 
@@ -91,6 +92,16 @@ def test_the_reel_is_the_proxy_recording_of_a_real_session(demo_run):
     http, _ = open_session(out / "session.http.json")
     assert http.info.transport == "streamable-http"
     assert [m.method for m in http if m.method].count("tools/call") == 5
+
+
+def test_the_tags_reach_both_recordings_and_the_session_file(demo_run):
+    """``demo --tag``: the stdio recording (``record --tag``), the HTTP one (the library entry point) and the
+    qai file converted from the reel all carry it in their header."""
+    _, out, _ = demo_run
+    for reel in ("session.reel.jsonl", "session-http.reel.jsonl"):
+        meta = json.loads((out / reel).read_bytes().splitlines()[0])
+        assert meta["type"] == "meta" and meta["metadata"]["tags"] == {"run": "demo-test"}, reel
+    assert json.loads((out / "session.qai.json").read_bytes())["metadata"]["tags"] == {"run": "demo-test"}
 
 
 def test_the_trace_and_the_check_report(demo_run):

@@ -9,7 +9,7 @@ from mcpreel.errors import TransportError, UsageError
 
 
 def test_a_failed_step_is_a_problem_and_the_rest_goes_on(tmp_path, monkeypatch):
-    def broken(reel, said):
+    def broken(reel, said, tags=()):
         raise TransportError("the stdio run failed: no end within 20 s")
 
     monkeypatch.setattr(demo_run, "record_stdio_run", broken)

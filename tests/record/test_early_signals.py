@@ -93,12 +93,12 @@ def test_http_record_keeps_its_reel_whenever_the_signal_comes(tmp_path: Path, si
 
 def test_a_signal_before_the_reel_is_open_ends_it_with_its_name(tmp_path: Path) -> None:
     """Library level: a latched signal makes record_stdio write meta and end, and start no server."""
-    from mcpreel.record import record_stdio
+    from mcpreel.record import RecordOptions, StdioServer, record
 
     pid_file = tmp_path / "pid"
     early_signals.take()
     early_signals._note(signal.SIGTERM, None)
-    result = record_stdio([sys.executable, str(SERVER), "pid", str(pid_file)], tmp_path / "r.jsonl")
+    result = record(RecordOptions(StdioServer((sys.executable, str(SERVER), "pid", str(pid_file))), tmp_path / "r.jsonl"))
     assert result.exit_code == 128 + signal.SIGTERM and result.reason == "SIGTERM before the server started"
     lines = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert [line["type"] for line in lines] == ["meta", "end"]

@@ -14,7 +14,7 @@ from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel.formats import qai
-from mcpreel.record import record_stdio
+from mcpreel.record import RecordHooks, RecordOptions, StdioServer, record
 from mcpreel.record.intercept import FORWARD, Decision, Interceptors, Pending
 from tests.record.stdio.helpers import PY, RAW
 
@@ -57,8 +57,8 @@ def run(tmp_path: Path, messages: list[dict[str, Any]], interceptor: Any) -> tup
     os.close(w_in)
     warnings: list[str] = []
     try:
-        record_stdio([PY, RAW, "answer"], out, interceptor=interceptor, stdin_fd=r_in, stdout_fd=w_out,
-                     stderr_fd=w_err, warn=warnings.append)
+        record(RecordOptions(StdioServer((PY, RAW, "answer"), fds=(r_in, w_out, w_err)), out),
+               RecordHooks(interceptor=interceptor, warn=warnings.append))
     finally:
         for fd in (r_in, w_out, w_err):
             os.close(fd)
@@ -235,8 +235,8 @@ def test_bytes_stream_through_while_nothing_is_held_and_injections_wait_for_the_
     r_err, w_err = os.pipe()
     cat = shutil.which("cat")
     assert cat is not None
-    thread = threading.Thread(target=record_stdio, args=([cat], tmp_path / "s.jsonl"),
-                              kwargs=dict(interceptor=sw, stdin_fd=r_in, stdout_fd=w_out, stderr_fd=w_err), daemon=True)
+    options = RecordOptions(StdioServer((cat,), fds=(r_in, w_out, w_err)), tmp_path / "s.jsonl")
+    thread = threading.Thread(target=record, args=(options, RecordHooks(interceptor=sw)), daemon=True)
     thread.start()
     os.write(w_in, b'{"jsonrpc":"2.0","id":1,')
     first = read_some(r_out, b'"id":1,')

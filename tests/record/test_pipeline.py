@@ -16,7 +16,7 @@ from mcpreel._infra import jsonio
 from mcpreel.formats import open_session
 from mcpreel.formats.reel import ReelWriter
 from mcpreel.model import Kind, Message, SessionInfo
-from mcpreel.record import record_stdio
+from mcpreel.record import RecordHooks, RecordOptions, StdioServer, record
 from mcpreel.record.pipeline import Pipeline, Redaction
 from mcpreel.record.stdio_recorder import WireRecorder
 from mcpreel.redact import MARKER, Redactor
@@ -105,7 +105,6 @@ def test_a_custom_addon_sees_every_record_of_a_stdio_recording(tmp_path: Path) -
     out = tmp_path / "s.jsonl"
     qai = tmp_path / "s.json"
     hooks = Hooks()
-    redactor = Redactor()
     r_in, w_in = os.pipe()
     r_out, w_out = os.pipe()
     r_err, w_err = os.pipe()
@@ -114,8 +113,9 @@ def test_a_custom_addon_sees_every_record_of_a_stdio_recording(tmp_path: Path) -
     os.write(w_in, b"".join(jsonio.dumps(m) + b"\n" for m in requests) + b"not json\n")
     os.close(w_in)
     try:
-        result = record_stdio([PY, RAW, "answer", "--token", "abcdef"], out, session_file=qai, save_every=None,
-                              redactor=redactor, addons=[hooks], stdin_fd=r_in, stdout_fd=w_out, stderr_fd=w_err)
+        options = RecordOptions(StdioServer((PY, RAW, "answer", "--token", "abcdef"), fds=(r_in, w_out, w_err)), out,
+                                session_file=qai, save_every=None, redact=True)
+        result = record(options, RecordHooks(addons=(hooks,)))
     finally:
         for fd in (r_in, w_out, w_err):
             os.close(fd)
@@ -134,18 +134,17 @@ def test_a_custom_addon_sees_every_record_of_a_stdio_recording(tmp_path: Path) -
     assert all(m.raw["params"]["password"] == MARKER for m in hooks.before if m.dir == "in" and m.raw)
     assert hooks.info is not None and hooks.info.command[-1] == MARKER
     assert hooks.ended == [(result.exit_code, result.reason)]
-    assert result.redacted == redactor.total == 4  # three passwords and the --token in the argv
+    assert result.redacted == 4  # three passwords and the --token in the argv
     assert result.session_file == qai and len(json.loads(qai.read_text())["messages"]) == 6
 
 
 @pytest.mark.anyio
 async def test_a_custom_addon_sees_every_record_of_an_http_recording(tmp_path: Path) -> None:
     hooks = Hooks()
-    redactor = Redactor()
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "login", "arguments": {"password": "hunter2"}}}
     with ThreadServer(ScriptedTarget()) as srv:
-        with proxy("streamable-http", srv.url("/mcp"), tmp_path, redactor=redactor, addons=[hooks],
+        with proxy("streamable-http", srv.url("/mcp"), tmp_path, redactor=Redactor(), addons=[hooks],
                    session_file=tmp_path / "s.json") as run:
             async with httpx2.AsyncClient() as http:
                 r = await http.post(run.url.replace("/mcp", "/echo-headers"), content=jsonio.dumps(call))
@@ -160,7 +159,7 @@ async def test_a_custom_addon_sees_every_record_of_an_http_recording(tmp_path: P
     assert sent[0].raw["params"]["arguments"]["password"] == MARKER
     assert hooks.info is not None and hooks.info.transport == "streamable-http"
     assert len(hooks.ended) == 1 and hooks.ended[0][1] == "stopped"
-    assert run.result is not None and run.result.redacted == redactor.total == 1
+    assert run.result is not None and run.result.redacted == 1
     assert run.result.session_file == tmp_path / "s.json"
 
 

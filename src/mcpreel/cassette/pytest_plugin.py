@@ -6,7 +6,7 @@
         ...                                          # HTTP: mcp_server.url
 
 The marker: ``mcp_cassette(path=None, *, command=None, url=None, transport=None, record_mode=None,
-env=None, cwd=None, match=None, redact=True)``. ``path`` defaults to ``cassettes/<module>/<test>.jsonl``
+env=None, cwd=None, match=None, redact=True, tags=None)``. ``path`` defaults to ``cassettes/<module>/<test>.jsonl``
 beside the test file; a relative ``path`` is taken from the test file's folder. ``record_mode`` defaults to
 ``once``; ``--mcp-record-mode`` overrides every marker (``--mcp-record-mode none`` in CI: nothing is
 recorded there, and a missing cassette fails the test that makes an MCP request; a test that makes none
@@ -33,6 +33,9 @@ use), so the cassette can be committed as it is and a replayed request carrying 
 matches. ``@pytest.mark.mcp_cassette(redact=False)`` (one test) or ``--mcp-no-redact`` (every test)
 writes it as recorded.
 
+Tags: ``--mcp-tag KEY=VALUE`` (repeatable, every test of the run) and the marker's ``tags={"KEY": "VALUE"}``
+go into the header of a cassette that is recorded (``metadata.tags``, as ``mcpreel record --tag`` writes).
+
 Loaded in every pytest run where mcpreel is installed, so it imports nothing heavy until a test asks.
 """
 
@@ -52,11 +55,13 @@ __all__ = ["cassette_path", "mcp_server"]
 
 _MARKER = "mcp_cassette"
 _RULES_MARKER = "mcp_rules"
-_MARKER_KEYS = frozenset({"path", "command", "url", "transport", "record_mode", "env", "cwd", "match", "redact"})
+_MARKER_KEYS = frozenset({"path", "command", "url", "transport", "record_mode", "env", "cwd", "match", "redact",
+                          "tags"})
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _DEST = "mcpreel_record_mode"
 _FLAG = "--mcp-record-mode"
 _NO_REDACT = "mcpreel_no_redact"
+_TAGS = "mcpreel_tags"
 
 
 def _record_mode_help() -> str:
@@ -71,6 +76,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--mcp-no-redact", "--mcpreel-no-redact", action="store_true", dest=_NO_REDACT, default=False,
                     help="write cassettes as recorded, secrets and all (default: redacted as `mcpreel redact` "
                          "does, with keyed markers; one test: @pytest.mark.mcp_cassette(redact=False))")
+    group.addoption("--mcp-tag", "--mcpreel-tag", action="append", dest=_TAGS, default=[], metavar="KEY=VALUE",
+                    help="a tag written into the header of every cassette this run records (metadata.tags, as "
+                         "`mcpreel record --tag`; repeatable; a marker's tags={...} add to them)")
 
 
 def _taken(parser: pytest.Parser, flag: str) -> bool:
@@ -95,7 +103,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{_MARKER}(path=None, *, command=None, url=None, transport=None, record_mode=None, env=None, cwd=None, "
-        "match=None, redact=True): back the mcp_server fixture with a cassette file, recorded from the real MCP "
+        "match=None, redact=True, tags=None): back the mcp_server fixture with a cassette file, recorded from the real MCP "
         "server (a stdio command or a URL) as the record mode says, its secrets redacted unless redact=False",
     )
     config.addinivalue_line(
@@ -147,6 +155,20 @@ def _redact_option(request: pytest.FixtureRequest, options: dict[str, Any]) -> b
     return redact and not request.config.getoption(_NO_REDACT)
 
 
+def _tags_option(request: pytest.FixtureRequest, options: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """``--mcp-tag KEY=VALUE`` of the run, then the marker's ``tags={...}`` (a key in both: the marker's)."""
+    from mcpreel.record.options import parse_tags
+
+    tags = dict(parse_tags(request.config.getoption(_TAGS) or [], "--mcp-tag"))
+    given = options.get("tags")
+    if given is not None:
+        if not isinstance(given, dict) or not all(isinstance(k, str) and k and isinstance(v, str)
+                                                  for k, v in given.items()):
+            raise UsageError(f"@pytest.mark.{_MARKER}: tags is a dict of str to str, not {given!r}")
+        tags.update(given)
+    return tuple(tags.items())
+
+
 def _rules_option(node: pytest.Item) -> str | Path | list[Any] | None:
     marker = node.get_closest_marker(_RULES_MARKER)
     if marker is None:
@@ -165,18 +187,19 @@ def _rules_option(node: pytest.Item) -> str | Path | list[Any] | None:
 @pytest.fixture
 def mcp_server(request: pytest.FixtureRequest) -> Iterator[Any]:
     """An MCP server backed by the test's cassette (see :mod:`mcpreel.cassette.pytest_plugin`)."""
-    from mcpreel.cassette.server import cassette_server
+    from mcpreel.cassette.server import CassetteSetup, cassette_server
 
     failure = None
     try:
         options = _marker_options(request.node)
         mode = request.config.getoption(_DEST) or options.get("record_mode") or RecordMode.ONCE
+        setup = CassetteSetup(match=options.get("match") or "method-params", rules=_rules_option(request.node),
+                              redact=_redact_option(request, options), key_dir=request.config.rootpath,
+                              tags=_tags_option(request, options))
         server = cassette_server(
             cassette_path(request.node, options.get("path")), mode, command=options.get("command"),
             url=options.get("url"), transport=options.get("transport"), env=options.get("env"),
-            cwd=options.get("cwd"), match=options.get("match") or "method-params",
-            rules=_rules_option(request.node), redact=_redact_option(request, options),
-            key_dir=request.config.rootpath,
+            cwd=options.get("cwd"), setup=setup,
         )
     except McpreelError as exc:
         failure = f"mcp_cassette: {exc}"

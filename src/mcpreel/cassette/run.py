@@ -12,8 +12,8 @@ replaced). Then:
     all            record                                   record
 
 Replaying is the mock (:func:`mcpreel.mock.serve_file`, ``--on-miss fail|forward``); recording is
-the recording proxy of the transport (:func:`mcpreel.record.record_stdio`,
-:func:`mcpreel.record.http_session.record_http`) writing a temporary reel beside the cassette. That reel
+the one recording entry point (:func:`mcpreel.record.record`, options as every front end fills them)
+writing a temporary reel beside the cassette. That reel
 replaces the cassette (a rename: atomic) only when the recording ended cleanly — the client ended the
 session, the real server was reachable — and holds at least one client message; otherwise it is
 deleted and the cassette left as it was. A rename that fails (a read-only folder, a cassette another
@@ -47,7 +47,8 @@ from mcpreel.errors import InputError, McpreelError, UsageError
 from mcpreel.model import Kind
 from mcpreel.serving.limits import Limits
 
-__all__ = ["CassetteRun", "Plan", "Recording", "check_target", "http_transport_for", "plan", "serve_cassette"]
+__all__ = ["CassetteHooks", "CassetteRun", "Plan", "RealServer", "Recording", "ServeOptions", "check_target",
+           "http_transport_for", "plan", "serve_cassette"]
 
 TRANSPORTS = ("stdio", "streamable-http", "sse")
 Command = str | Sequence[str]
@@ -172,69 +173,82 @@ def check_target(p: Plan, transport: str, command: Command | None, url: str | No
         raise UsageError(f"{p.cassette} {why}, and record mode {p.mode} then asks the real server: give {need}")
 
 
-def serve_cassette(
-    cassette: str | os.PathLike[str],
-    mode: RecordMode | str,
-    *,
-    command: Command | None = None,
-    url: str | None = None,
-    transport: str = "stdio",
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    match: str = "method-params",
-    repeat: bool = True,
-    allow_origins: tuple[str, ...] = (),
-    allow_hosts: tuple[str, ...] = (),
-    answer_timeout: float = 10.0,
-    report: str | os.PathLike[str] | None = None,
-    on_event: Callable[[str], None] | None = None,
-    on_ready: Callable[[Plan, str], None] | None = None,
-    warn: Callable[[str], None] | None = None,
-    rules: Any = None,
-    limits: Limits | None = None,
-    redact_key: bytes | None = None,
-) -> CassetteRun:
+@dataclass(frozen=True)
+class RealServer:
+    """The real server behind a cassette, reached the way the client reaches the cassette: a command over
+    stdio, a URL over HTTP (``transport`` is how the cassette is served)."""
+
+    command: Command | None = None
+    url: str | None = None
+    transport: str = "stdio"
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """How a cassette is served, and recorded when the plan records.
+
+    ``rules`` (a :class:`mcpreel.rules.RuleSet`) act on what the client sends and is answered: on the mock
+    when replaying, on the recording proxy when recording. ``limits`` bound each HTTP request to the
+    listener (:mod:`mcpreel.serving.limits`). ``redact_key``: what is written to the cassette is redacted
+    with keyed markers under this key. ``tags`` go into a recording's header (``metadata.tags``), as
+    ``record --tag`` writes them.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    match: str = "method-params"
+    repeat: bool = True
+    allow_origins: tuple[str, ...] = ()
+    allow_hosts: tuple[str, ...] = ()
+    answer_timeout: float = 10.0
+    rules: Any = None
+    limits: Limits | None = None
+    redact_key: bytes | None = None
+    tags: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class CassetteHooks:
+    """Who hears of a run: ``report`` (a file of JSON lines), ``on_event`` (the mock's lines), ``on_ready(plan,
+    where)`` once the client can connect (``where`` is ``"stdio"`` or a URL), ``warn``."""
+
+    report: str | os.PathLike[str] | None = None
+    on_event: Callable[[str], None] | None = None
+    on_ready: Callable[[Plan, str], None] | None = None
+    warn: Callable[[str], None] | None = None
+
+
+def serve_cassette(cassette: str | os.PathLike[str], mode: RecordMode | str, real: RealServer | None = None,
+                   options: ServeOptions | None = None, hooks: CassetteHooks | None = None) -> CassetteRun:
     """Serve ``cassette`` in record mode ``mode`` until the client leaves (stdio) or a signal (HTTP).
 
-    ``command``/``url`` is the real server, needed when the plan records or forwards.
-    ``on_ready(plan, where)`` is called once the client can connect (``where`` is ``"stdio"`` or a URL).
-    ``rules`` (a :class:`mcpreel.rules.RuleSet`) act on what the client sends and is answered: on the mock
-    when replaying, on the recording proxy (:mod:`mcpreel.rules.intercept`) when recording.
-    ``limits`` bound each HTTP request to the listener (:mod:`mcpreel.serving.limits`).
-    ``redact_key``: what is written to the cassette is redacted with keyed markers under this key.
+    ``real`` is the real server, needed when the plan records or forwards.
     """
-    out = RunReport(report)
+    real = real if real is not None else RealServer()
+    options = options if options is not None else ServeOptions()
+    hooks = hooks if hooks is not None else CassetteHooks()
+    out = RunReport(hooks.report)
+    transport = real.transport
     try:
         p = plan(cassette, mode)
-        check_target(p, transport, command, url)
+        check_target(p, transport, real.command, real.url)
         out.write("plan", mode=p.mode.value, action=p.action, cassette=str(p.cassette))
         run = CassetteRun(p)
 
         def ready(where: str) -> None:
             out.write("ready", transport=transport, url=None if where == "stdio" else where)
-            if on_ready is not None:
-                on_ready(p, where)
+            if hooks.on_ready is not None:
+                hooks.on_ready(p, where)
 
         if p.record:
-            interceptor = None
-            if rules is not None:
-                from mcpreel.rules.intercept import RulesInterceptor, check_for_recording
-
-                check_for_recording(rules, transport)
-                interceptor = RulesInterceptor(rules)
-            run.recording = _record(p, command=command, url=url, transport=transport, host=host, port=port,
-                                    allow_origins=allow_origins, allow_hosts=allow_hosts, ready=ready,
-                                    warn=warn, interceptor=interceptor, limits=limits, redact_key=redact_key)
+            run.recording = _record(p, real, options, ready=ready, warn=hooks.warn)
             rec = run.recording
             if rec.saved:
                 out.write("saved", cassette=str(rec.cassette), messages=rec.messages)
             else:
                 out.write("not-saved", reason=rec.reason, clean=rec.clean)
         else:
-            run.stats = _replay(p, command=command, url=url, transport=transport, host=host, port=port,
-                                match=match, repeat=repeat, allow_origins=allow_origins, allow_hosts=allow_hosts,
-                                answer_timeout=answer_timeout, ready=ready, out=out, on_event=on_event,
-                                rules=rules, limits=limits, redact_key=redact_key)
+            run.stats = _replay(p, real, options, ready=ready, out=out, on_event=hooks.on_event)
             s = run.stats
             out.write("done", requests=s.requests, answered=s.answered, missed=len(s.misses), forwarded=s.forwarded)
         return run
@@ -245,13 +259,8 @@ def serve_cassette(
         out.close()
 
 
-def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str, host: str, port: int,
-            match: str, repeat: bool, allow_origins: tuple[str, ...], answer_timeout: float,
-            allow_hosts: tuple[str, ...] = (),
-            limits: Limits | None = None,
-            ready: Callable[[str], None],
-            out: RunReport, on_event: Callable[[str], None] | None, rules: Any = None,
-            redact_key: bytes | None = None) -> Any:
+def _replay(p: Plan, real: RealServer, o: ServeOptions, *, ready: Callable[[str], None], out: RunReport,
+            on_event: Callable[[str], None] | None) -> Any:
     from mcpreel.mock import MockOptions, serve_file
 
     forwarding = p.on_miss == "forward"
@@ -278,13 +287,14 @@ def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str
         served.append(mock)
         ready(where)
 
-    options = MockOptions(match=match, repeat=repeat, on_miss=p.on_miss, answer_timeout=answer_timeout)
+    options = MockOptions(match=o.match, repeat=o.repeat, on_miss=p.on_miss, answer_timeout=o.answer_timeout)
+    command = real.command
     mock = serve_file(
-        p.cassette, transport=transport, host=host, port=port, options=options,
+        p.cassette, transport=real.transport, host=o.host, port=o.port, options=options,
         forward_command=shlex.join(_argv(command)) if forwarding and command is not None else None,
-        forward_url=url if forwarding else None, allow_origins=allow_origins, allow_hosts=allow_hosts,
-        on_event=event, on_ready=started, rules=rules, limits=limits,
-        redact=_redaction(redact_key) if forwarding and redact_key is not None else None,
+        forward_url=real.url if forwarding else None, allow_origins=o.allow_origins, allow_hosts=o.allow_hosts,
+        on_event=event, on_ready=started, rules=o.rules, limits=o.limits,
+        redact=_redaction(o.redact_key) if forwarding and o.redact_key is not None else None,
     )
     report_misses()
     return mock.stats
@@ -304,11 +314,10 @@ def miss_fields(miss: Any) -> dict[str, Any]:
     return fields
 
 
-def _record(p: Plan, *, command: Command | None, url: str | None, transport: str, host: str, port: int,
-            allow_origins: tuple[str, ...], ready: Callable[[str], None],
-            allow_hosts: tuple[str, ...] = (),
-            warn: Callable[[str], None] | None, interceptor: Any = None,
-            limits: Limits | None = None, redact_key: bytes | None = None) -> Recording:
+def _record(p: Plan, real: RealServer, o: ServeOptions, *, ready: Callable[[str], None],
+            warn: Callable[[str], None] | None) -> Recording:
+    from mcpreel.record import HttpTarget, RecordHooks, RecordOptions, StdioServer, record
+
     cassette = p.cassette
     try:
         cassette.parent.mkdir(parents=True, exist_ok=True)
@@ -321,30 +330,26 @@ def _record(p: Plan, *, command: Command | None, url: str | None, transport: str
     tmp = Path(name)
     saved = False
     try:
-        if transport == "stdio":
-            from mcpreel.record import record_stdio
-
-            assert command is not None
-            ready("stdio")
-            result = record_stdio(_argv(command), tmp, label=cassette.stem, save_every=None, warn=warn,
-                                  interceptor=interceptor)
-            clean, reason = result.client_ended, result.reason
-            if not clean:
-                reason += " before the client ended the session"
+        server: StdioServer | HttpTarget
+        if real.transport == "stdio":
+            assert real.command is not None
+            server = StdioServer(tuple(_argv(real.command)))
         else:
             from mcpreel.record.http_proxy import ProxyConfig
-            from mcpreel.record.http_session import record_http
 
-            assert url is not None
-            config = ProxyConfig(transport, url, allow_origins=tuple(allow_origins), allow_hosts=tuple(allow_hosts),
-                                 limits=limits)
-            hresult = record_http(config, tmp, host=host, port=port, label=cassette.stem, ready=ready, warn=warn,
-                                  interceptor=interceptor)
-            clean, reason = True, hresult.reason
+            assert real.url is not None
+            config = ProxyConfig(real.transport, real.url, allow_origins=o.allow_origins, allow_hosts=o.allow_hosts,
+                                 limits=o.limits)
+            server = HttpTarget(config, o.host, o.port)
+        options = RecordOptions(server, tmp, label=cassette.stem, save_every=None, tags=o.tags, rules=o.rules)
+        result = record(options, RecordHooks(warn=warn, ready=ready))
+        clean, reason = result.client_ended, result.reason
+        if not clean:
+            reason += " before the client ended the session"
         recording = _judge(tmp, cassette, clean, reason)
         if recording.saved:
-            if redact_key is not None:
-                _redact_in_place(tmp, redact_key)
+            if o.redact_key is not None:
+                _redact_in_place(tmp, o.redact_key)
             try:
                 os.replace(tmp, cassette)
             except OSError as exc:

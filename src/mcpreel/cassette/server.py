@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from mcpreel.cassette.report import read_report
 from mcpreel.clients.process import ServerStartError, spawn, stop, with_environ
 from mcpreel.errors import TransportError, UsageError
 
-__all__ = ["CassetteServer", "cassette_server"]
+__all__ = ["CassetteServer", "CassetteSetup", "cassette_server"]
 
 #: the serving process: this interpreter running mcpreel's command line
 MCPREEL = [sys.executable, "-m", "mcpreel"]
@@ -292,6 +293,24 @@ def _rules_file(rules: str | os.PathLike[str] | list[Any], workdir: Path, record
     return str(path)
 
 
+@dataclass(frozen=True)
+class CassetteSetup:
+    """How a test's cassette is matched, faulted, redacted and tagged (see :func:`cassette_server`).
+
+    ``match``: the mock's match mode. ``start_timeout``: how long an HTTP server may take to come up.
+    ``rules``: a rules file, or the rules themselves as a list, for ``serve --rules`` (checked here first).
+    ``redact`` and ``key_dir``: see :func:`cassette_server`. ``tags``: ``KEY=VALUE`` pairs written into a
+    recording's header (``serve --tag``; ``metadata.tags`` of the cassette).
+    """
+
+    match: str = "method-params"
+    start_timeout: float = 30.0
+    rules: str | os.PathLike[str] | list[Any] | None = None
+    redact: bool = True
+    key_dir: str | os.PathLike[str] | None = None
+    tags: tuple[tuple[str, str], ...] = ()
+
+
 def cassette_server(
     cassette: str | os.PathLike[str],
     mode: RecordMode | str = RecordMode.ONCE,
@@ -301,11 +320,7 @@ def cassette_server(
     transport: str | None = None,
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
-    match: str = "method-params",
-    start_timeout: float = 30.0,
-    rules: str | os.PathLike[str] | list[Any] | None = None,
-    redact: bool = True,
-    key_dir: str | os.PathLike[str] | None = None,
+    setup: CassetteSetup | None = None,
 ) -> CassetteServer:
     """A server for a test, backed by ``cassette`` in record mode ``mode``.
 
@@ -315,9 +330,9 @@ def cassette_server(
     which the serving process (and so the real server it starts) always gets; ``cwd`` defaults to the
     test's working directory. Raises a :class:`~mcpreel.errors.McpreelError` when the cassette is
     corrupt, the mode unknown, the words do not fit, or an HTTP server does not come up in time.
-    ``rules`` (a rules file, or the rules themselves as a list) go to ``serve --rules``, checked here first.
+    ``setup`` (:class:`CassetteSetup`): the match mode, rules, redaction and tags.
 
-    ``redact`` (the default): what is written to the cassette (a recording, the answers ``new_episodes``
+    ``setup.redact`` (the default): what is written to the cassette (a recording, the answers ``new_episodes``
     adds) is redacted as ``mcpreel redact`` does, with keyed markers, so a cassette can be committed as it
     is. The key is ``$MCPREEL_REDACT_KEY``'s file, else ``.mcpreel/redact.key`` in ``key_dir`` (the pytest
     plugin: the rootdir; default: the working folder), created (0600) when something is to be written.
@@ -326,6 +341,8 @@ def cassette_server(
     """
     from mcpreel.cassette.run import TRANSPORTS, check_target, http_transport_for, plan
 
+    setup = setup if setup is not None else CassetteSetup()
+    match, rules, redact = setup.match, setup.rules, setup.redact
     if transport is None:
         transport = http_transport_for(url) if url is not None else "stdio"
     if transport not in TRANSPORTS:
@@ -351,7 +368,7 @@ def cassette_server(
     argv = [*MCPREEL, "serve", str(served), "--record-mode", p.mode.value, "--report", str(report),
             "--match", match]
     try:
-        key_env = _redaction_key(p, redact, key_dir)
+        key_env = _redaction_key(p, redact, setup.key_dir)
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise
@@ -360,6 +377,9 @@ def cassette_server(
     env = {**(env or {}), **key_env}
     if rules is not None:
         argv += ["--rules", _rules_file(rules, workdir, p.record, transport)]
+    if p.record:
+        for key, value in setup.tags:
+            argv += ["--tag", f"{key}={value}"]
     shown_cwd = os.fspath(cwd) if cwd is not None else None
     if transport == "stdio":
         if command is not None:
@@ -374,5 +394,5 @@ def cassette_server(
     server = CassetteServer(cassette=path, mode=p.mode, plan=p, transport=transport, argv=argv,
                             env=with_environ(env), cwd=shown_cwd, workdir=workdir, report=report)
     server.missing = missing
-    server._start_http(server.env, start_timeout)
+    server._start_http(server.env, setup.start_timeout)
     return server

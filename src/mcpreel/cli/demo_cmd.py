@@ -54,8 +54,10 @@ def demo_server_command(transport: str, host: str, port: int, allow_origins: tup
 ))
 @click.option("-o", "--output", "out_dir", **hidden("--out"), type=click.Path(file_okay=False), default="demo-output", show_default=True,
               help="Where the demo leaves its files.")
+@click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE",
+              help="A tag written into the header of both recordings (as `mcpreel record --tag`; repeatable).")
 @output.run_command
-def demo_command(out_dir: str) -> None:
+def demo_command(out_dir: str, tags: tuple[str, ...]) -> None:
     """The main job on the built-in demo server: record, convert, record over HTTP, check.
 
     Leaves in --output the reel, the qai session file, the Assay V2 trace, the HTTP transcript envelope
@@ -64,10 +66,12 @@ def demo_command(out_dir: str) -> None:
     from rich.console import Console
 
     from mcpreel.demo.run import DEMO_FILES, run_demo
+    from mcpreel.record.options import parse_tags
 
+    tagged = parse_tags(tags)
     console = Console(highlight=False, soft_wrap=True)
     result = run_demo(out_dir, on_step=lambda text: console.print(("  " if text[:1] not in "1234" else "") + text,
-                                                                  markup=False))
+                                                                  markup=False), tags=tagged)
     if result.inspect_report is not None:
         console.print()
         console.print("What the reel holds (mcpreel inspect --summary):", style="bold")

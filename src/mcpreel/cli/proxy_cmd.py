@@ -13,7 +13,7 @@ import click
 
 from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
-from mcpreel.cli.record_cmd import record_options, run_record
+from mcpreel.cli.record_cmd import RecordWords, ServerWords, record_options, run_record
 from mcpreel.errors import UsageError
 
 
@@ -41,8 +41,8 @@ def start(ctx: click.Context, target_command: str | None, target_url: str | None
         command = shlex.split(target_command) if target_command else []
     except ValueError as exc:
         raise UsageError(f"--target-command: {exc}") from exc
-    run_record(ctx, command=command, target=target_url, command_flag="--target-command",
-               target_flag="--target-url", **options)
+    run_record(ctx, RecordWords(**options), ServerWords(tuple(command), target_url, command_flag="--target-command",
+                                                      target_flag="--target-url"))
 
 
 @proxy_group.command("inspect", epilog=examples(

@@ -2,7 +2,9 @@
 
 ``mcpreel record [-o F] -- CMD ARGS...`` runs a stdio server behind the recording proxy; with
 ``--transport streamable-http|sse --target-url URL`` the HTTP recorder (``cli/record_http.py``) takes over.
-``mcpreel proxy start`` (seed 003's spelling) calls the same :func:`run_record`.
+``mcpreel proxy start`` (seed 003's spelling) calls the same :func:`run_record`. Both turn their words into
+the one :class:`~mcpreel.record.RecordOptions` of the library (:func:`options_of`) and call
+:func:`mcpreel.record.record`.
 
 stdout belongs to the MCP client: everything this command says goes to stderr.
 """
@@ -11,9 +13,10 @@ from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,7 +26,10 @@ from mcpreel.cli.limit_options import LIMIT_FLAGS, limit_options, limits_of
 from mcpreel.cli.vocabulary import hidden
 from mcpreel.errors import UsageError
 
-__all__ = ["record_command", "record_options", "run_record"]
+if TYPE_CHECKING:  # the recording library is imported when a recording runs, not for every command line
+    from mcpreel.record.options import RecordOptions
+
+__all__ = ["RecordWords", "ServerWords", "options_of", "record_command", "record_options", "run_record"]
 
 TRANSPORTS = ("stdio", "streamable-http", "sse")
 DEFAULT_LISTEN = "127.0.0.1:8765"
@@ -78,6 +84,9 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--otlp-endpoint", metavar="URL",
                      help="Also export spans live to this OTLP/HTTP collector (batched, off the forwarding path; "
                           "a dead collector costs one warning). Needs mcpreel[otel]."),
+        click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE",
+                     help="A tag written into the session header (the reel's meta line, the session file's "
+                          "metadata.tags; repeatable)."),
     ]
     for decorate in reversed(decorators):
         fn = decorate(fn)
@@ -90,146 +99,164 @@ def _given(ctx: click.Context, name: str) -> bool:
                                                  click.core.ParameterSource.DEFAULT_MAP)
 
 
-def interceptors(rules: Any, control: Any) -> Any:
-    """What decides on the forwarding path: ``--rules`` first, then a person at the control channel."""
-    if rules is None:
-        return control
-    if control is None:
-        return rules
-    from mcpreel.record.intercept import Interceptors
+@dataclass(frozen=True)
+class RecordWords:
+    """The words of one ``record`` / ``proxy start`` call, as click parsed them: one field per option of
+    :func:`record_options` (a new option is a field here, its decorator, and its line in :func:`options_of`)."""
 
-    return Interceptors([rules, control])
+    transport: str
+    out: str | None
+    label: str | None
+    session_file: str | None
+    save_every: float
+    redact: bool
+    listen: str
+    keep_secrets: bool
+    envelope: str | None
+    allow_origins: tuple[str, ...]
+    allow_hosts: tuple[str, ...]
+    rules_file: str | None
+    tui: bool
+    quiet: bool
+    intercept: str | None
+    intercept_timeout: float | None
+    no_control: bool
+    otlp_endpoint: str | None
+    tags: tuple[str, ...]
+    max_body: int | None = None
+    max_header: int | None = None
+    header_timeout: float | None = None
 
 
-def run_record(
-    ctx: click.Context,
-    *,
-    transport: str,
-    command: Sequence[str],
-    target: str | None,
-    out: str | None,
-    label: str | None,
-    session_file: str | None,
-    save_every: float,
-    redact: bool,
-    listen: str,
-    keep_secrets: bool,
-    envelope: str | None,
-    allow_origins: Sequence[str],
-    quiet: bool,
-    allow_hosts: Sequence[str] = (),
-    command_flag: str = "-- CMD",
-    target_flag: str = "--target-url",
-    out_dir: str | None = None,
-    otlp_endpoint: str | None = None,
-    intercept: str | None = None,
-    intercept_timeout: float | None = None,
-    no_control: bool = False,
-    rules_file: str | None = None,
-    max_body: int | None = None,
-    max_header: int | None = None,
-    header_timeout: float | None = None,
-    tui: bool = False,
-) -> None:
-    """Check the words of the call, pick the defaults, run the recorder of ``transport``, exit with its code."""
-    from mcpreel.record import ServerStartError, default_label, default_out_path, record_stdio
+@dataclass(frozen=True)
+class ServerWords:
+    """How the verb names the server: the flags its messages cite, and what was given."""
 
-    say = (lambda text: None) if quiet else (lambda text: output.info(f"mcpreel: {text}"))
-    if tui and no_control:
+    command: tuple[str, ...]
+    target: str | None
+    command_flag: str = "-- CMD"
+    target_flag: str = "--target-url"
+    out_dir: str | None = None
+
+
+def _check(ctx: click.Context, w: RecordWords, server: ServerWords) -> str:
+    """Refuse what does not go together, in one line each, before anything starts; returns the label."""
+    from mcpreel.record import default_label
+
+    if w.tui and w.no_control:
         raise UsageError("--tui needs the control channel: drop --no-control")
-    if transport == "stdio":
-        if tui:
+    if w.transport == "stdio":
+        if w.tui:
             raise UsageError("--tui is for HTTP transports: a stdio proxy's stdin and stdout belong to the MCP "
                              "client; run `mcpreel tui` in another terminal, it attaches to this proxy")
-        if target:
-            raise UsageError(f"{target_flag} is for --transport streamable-http|sse; stdio runs a command ({command_flag})")
+        if server.target:
+            raise UsageError(f"{server.target_flag} is for --transport streamable-http|sse; stdio runs a command "
+                             f"({server.command_flag})")
         for name in _HTTP_ONLY:
             if _given(ctx, name):
                 raise UsageError(f"{_HTTP_FLAGS[name]} applies to HTTP transports only (--transport streamable-http|sse)")
-        if not command:
-            raise UsageError(f"no server command: give it after {command_flag}")
-        label = label or default_label(command)
-    else:
-        if command:
-            raise UsageError(f"--transport {transport} records a server at a URL ({target_flag}), not a command")
-        if not target:
-            raise UsageError(f"--transport {transport} needs {target_flag} URL")
-        from mcpreel.record.http_proxy import parse_target
+        if not server.command:
+            raise UsageError(f"no server command: give it after {server.command_flag}")
+        if server.out_dir and w.out:
+            raise UsageError("give --output or --out-dir, not both")
+        return w.label or default_label(server.command)
+    if server.out_dir:
+        raise UsageError("--out-dir is for stdio servers; HTTP transports take --output")
+    if server.command:
+        raise UsageError(f"--transport {w.transport} records a server at a URL ({server.target_flag}), not a command")
+    if not server.target:
+        raise UsageError(f"--transport {w.transport} needs {server.target_flag} URL")
+    from mcpreel.record.http_proxy import parse_target
 
-        parse_target(target)  # a bad URL is refused before a label or a file is made of it
-        label = label or default_label(url=target)
+    parse_target(server.target)  # a bad URL is refused before a label or a file is made of it
+    return w.label or default_label(url=server.target)
+
+
+def options_of(ctx: click.Context, w: RecordWords, server: ServerWords) -> RecordOptions:
+    """The call's words as the one :class:`~mcpreel.record.RecordOptions` of the recording, every word checked
+    (the default reel is claimed last, once nothing else can be refused)."""
     from mcpreel._infra.fileio import refuse_symlink
+    from mcpreel.cli.record_control import control_options
+    from mcpreel.record import HttpTarget, RecordOptions, StdioServer, default_out_path, parse_tags
     from mcpreel.record.naming import check_writable
 
-    if out:
-        refuse_symlink(out)  # one line before anything starts (the writers refuse it again)
-    for path, what in ((session_file, "session file"), (envelope, "envelope")):
+    label = _check(ctx, w, server)
+    if w.out:
+        refuse_symlink(w.out)  # one line before anything starts (the writers refuse it again)
+    for path, what in ((w.session_file, "session file"), (w.envelope, "envelope")):
         if path:
             check_writable(path, what)  # before a default file is claimed or anything starts
-    redactor = None
-    if redact:
-        from mcpreel.redact import Redactor
-
-        redactor = Redactor()
-    if otlp_endpoint is not None:
+    if w.otlp_endpoint is not None:
         from mcpreel.otel.export import endpoint_url
 
-        endpoint_url(otlp_endpoint)  # a bad URL is refused before anything starts
+        endpoint_url(w.otlp_endpoint)  # a bad URL is refused before anything starts
     rules = None
-    if rules_file is not None:
+    if w.rules_file is not None:
         from mcpreel.rules import RuleSet, load_rules
-        from mcpreel.rules.intercept import RulesInterceptor, check_for_recording
+        from mcpreel.rules.intercept import check_for_recording
 
-        ruleset = RuleSet(load_rules(rules_file), rules_file)
-        check_for_recording(ruleset, transport)
-        rules = RulesInterceptor(ruleset)
-    if transport != "stdio":
+        rules = RuleSet(load_rules(w.rules_file), w.rules_file)
+        check_for_recording(rules, w.transport)
+    tags = parse_tags(w.tags)
+    control = control_options(w.intercept, w.intercept_timeout, w.no_control)
+    target: StdioServer | HttpTarget
+    if w.transport == "stdio":
+        target = StdioServer(tuple(server.command))
+        out = Path(w.out) if w.out else default_out_path(label, directory=Path(server.out_dir).expanduser()) \
+            if server.out_dir else default_out_path(label)  # ~: what a wrapped entry of a committed file says
+    else:
+        from mcpreel.record.http_proxy import ProxyConfig, parse_listen
+
+        assert server.target is not None  # checked: an HTTP transport needs one
+        limits = None if w.max_body is None or w.max_header is None or w.header_timeout is None \
+            else limits_of(w.max_body, w.max_header, w.header_timeout)
+        config = ProxyConfig(w.transport, server.target, allow_origins=tuple(w.allow_origins),
+                             keep_secrets=w.keep_secrets, allow_hosts=tuple(w.allow_hosts), limits=limits)
+        host, port = parse_listen(w.listen)
+        output.warn_exposed(host, "other machines can reach this proxy and, through it, the target "
+                                  "(foreign Origins are still refused)")
+        target = HttpTarget(config, host, port, Path(w.envelope) if w.envelope else None)
+        out = Path(w.out) if w.out else default_out_path(label)  # last: every word was checked
+    return RecordOptions(target, out, label=label, session_file=Path(w.session_file) if w.session_file else None,
+                         save_every=w.save_every, redact=w.redact, otlp_endpoint=w.otlp_endpoint, tags=tags,
+                         control=control, rules=rules)
+
+
+def run_record(ctx: click.Context, words: RecordWords, server: ServerWords) -> None:
+    """Check the words of the call, pick the defaults, run the recorder of the transport, exit with its code."""
+    options = options_of(ctx, words, server)
+    if options.transport != "stdio":
         from mcpreel.cli.record_http import run_http_record
 
-        assert target is not None  # checked above: an HTTP transport needs one
-        # the default file is claimed there, once --listen and the target are known to be good
-        sys.exit(run_http_record(
-            transport=transport, target=target, listen=listen, out=Path(out) if out else None, label=label,
-            session_file=session_file, save_every=save_every, redactor=redactor, keep_secrets=keep_secrets,
-            envelope=envelope, allow_origins=list(allow_origins), otlp_endpoint=otlp_endpoint,
-            allow_hosts=list(allow_hosts), control=dict(intercept=intercept, intercept_timeout=intercept_timeout,
-                                                        no_control=no_control, quiet=quiet),
-            rules=rules, quiet=quiet, tui=tui,
-            limits=None if max_body is None or max_header is None or header_timeout is None
-            else limits_of(max_body, max_header, header_timeout),
-        ))
+        sys.exit(run_http_record(options, quiet=words.quiet, tui=words.tui))
+    sys.exit(_run_stdio_record(options, quiet=words.quiet))
 
-    if out_dir and out:
-        raise UsageError("give --output or --out-dir, not both")
-    out_path = Path(out) if out else default_out_path(label, directory=Path(out_dir).expanduser()) if out_dir \
-        else default_out_path(label)  # ~: what a wrapped entry of a committed file says
-    shown = list(command)
-    if redactor is not None:
+
+def _run_stdio_record(options: RecordOptions, *, quiet: bool) -> int:
+    from mcpreel.cli.record_control import say as say_control
+    from mcpreel.record import RecordHooks, ServerStartError, StdioServer, record
+    from mcpreel.redact import Redactor
+
+    say = (lambda text: None) if quiet else (lambda text: output.info(f"mcpreel: {text}"))
+    shown = list(options.server.command) if isinstance(options.server, StdioServer) else []
+    if options.redact:
         shown = Redactor().command(shown)  # a redactor of its own: the recording counts only what it records
-    from mcpreel.cli.record_control import start_control
 
-    control = start_control(transport="stdio", reel=out_path, intercept=intercept, intercept_timeout=intercept_timeout,
-                            no_control=no_control, quiet=quiet)
-    say(f"recording {shlex.join(shown)} -> {out_path}")
+    hooks = RecordHooks(warn=output.warning, note=lambda text: output.info(f"mcpreel: {text}"),
+                        on_control=None if quiet else say_control,
+                        ready=lambda where: say(f"recording {shlex.join(shown)} -> {options.out}"))
     try:
-        result = record_stdio(
-            command, out_path, label=label, session_file=session_file, save_every=save_every,
-            redactor=redactor, warn=output.warning, otlp_endpoint=otlp_endpoint,
-            addons=[control] if control is not None else (), interceptor=interceptors(rules, control),
-        )
+        result = record(options, hooks)
     except ServerStartError:
-        say(f"session recorded in {out_path}" + (f" and {session_file}" if session_file else ""))
+        say(f"session recorded in {options.out}" + (f" and {options.session_file}" if options.session_file else ""))
         raise
-    finally:
-        if control is not None:
-            control.close()
     files = f"{result.out}" + (f" and {result.session_file}" if result.session_file else "")
     notes = [f"{result.invalid} invalid lines"] if result.invalid else []
     if result.redacted is not None:
         notes.append(f"{result.redacted} secrets redacted")
     extra = f" ({', '.join(notes)})" if notes else ""
     say(f"recorded {result.messages} messages{extra} -> {files}; {result.reason}")
-    sys.exit(result.exit_code)
+    return result.exit_code
 
 
 @click.command(
@@ -255,6 +282,4 @@ def record_command(ctx: click.Context, command: tuple[str, ...], target: str | N
     Every byte is forwarded unchanged; every line is recorded both ways with its time. The command
     exits with the server's exit code (128+N for signal N, 127 if it cannot start).
     """
-    if out_dir and options["transport"] != "stdio":
-        raise UsageError("--out-dir is for stdio servers; HTTP transports take --output")
-    run_record(ctx, command=command, target=target, out_dir=out_dir, **options)
+    run_record(ctx, RecordWords(**options), ServerWords(command, target, out_dir=out_dir))

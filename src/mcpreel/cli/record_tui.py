@@ -35,13 +35,12 @@ class _Keep(logging.Handler):
         self.notes.append(f"warning: {record.getMessage()}")
 
 
-def record_under_viewer(run: Callable[..., Any], socket_path: str | os.PathLike[str], *,
-                        publish: Callable[[str], None] = lambda url: None,
+def record_under_viewer(run: Callable[..., Any], socket_path: Callable[[], str | os.PathLike[str]], *,
                         say: Callable[[str], None] = lambda text: None) -> Any:
     """Run ``run(ready=, warn=, handle_signals=False, on_server=)`` (the HTTP recorder) in a thread and the
-    viewer, attached to the proxy's control socket ``socket_path``, on this terminal until the person quits
-    it; then stop the proxy and return its result. ``publish`` gets the listening URL (the control
-    server's description names it); ``say`` what the recorder said meanwhile."""
+    viewer, attached to the proxy's control socket (``socket_path()``, known once the proxy listens), on
+    this terminal until the person quits it; then stop the proxy and return its result. ``say`` gets what
+    the recorder said meanwhile."""
     from mcpreel.tui.live import live_app
 
     notes: list[str] = []
@@ -49,7 +48,6 @@ def record_under_viewer(run: Callable[..., Any], socket_path: str | os.PathLike[
     listening = threading.Event()
 
     def ready(url: str) -> None:
-        publish(url)
         holder["url"] = url
         listening.set()
 
@@ -72,7 +70,7 @@ def record_under_viewer(run: Callable[..., Any], socket_path: str | os.PathLike[
             raise holder["error"]
         if "url" not in holder:
             raise TransportError("the proxy did not start listening")
-        app = live_app(os.fspath(socket_path))
+        app = live_app(os.fspath(socket_path()))
         app.show_stderr = True
         app.title_text = f"point your MCP client at {holder['url']} · q stops the recording · {app.title_text}"
         app.run()

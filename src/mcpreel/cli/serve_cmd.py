@@ -79,6 +79,8 @@ class RecordModeParam(click.ParamType):
 @click.option("--redact", is_flag=True,
               help="With --record-mode: write the cassette redacted, as `mcpreel redact` does (keyed markers; "
                    "the key: $MCPREEL_REDACT_KEY, else .mcpreel/redact.key here, created on first use).")
+@click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE",
+              help="With --record-mode: a tag written into the recording's header (metadata.tags; repeatable).")
 @limit_options("HTTP: ")
 @click.pass_context
 @output.run_command
@@ -86,7 +88,7 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
                   no_repeat: bool, on_miss: str, target_command: str | None, target_url: str | None,
                   allow_origins: tuple[str, ...], allow_hosts: tuple[str, ...], answer_timeout: float,
                   record_mode: RecordMode | None, rules_file: str | None, report: str | None,
-                  source_name: str | None, redact: bool, max_body: int, max_header: int,
+                  source_name: str | None, redact: bool, tags: tuple[str, ...], max_body: int, max_header: int,
                   header_timeout: float) -> None:
     """Serve a recorded session as an MCP server (a mock for testing clients)."""
     from mcpreel.mock import Mock, MockOptions, serve_file
@@ -106,11 +108,17 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
             from mcpreel.redact.keys import find_key, load_or_create_key
 
             redact_key = find_key() if record_mode is RecordMode.NONE else load_or_create_key()
-        _serve_cassette(session, record_mode, transport=transport, host=host, port=port, match=match,
-                        repeat=not no_repeat, target_command=target_command, target_url=target_url,
-                        allow_origins=allow_origins, allow_hosts=allow_hosts, answer_timeout=answer_timeout,
-                        report=report, rules=rules, limits=limits, redact_key=redact_key)
+        from mcpreel.cassette.run import RealServer, ServeOptions
+        from mcpreel.record import parse_tags
+
+        _serve_cassette(session, record_mode, RealServer(target_command, target_url, transport),
+                        ServeOptions(host=host, port=port, match=match, repeat=not no_repeat,
+                                     allow_origins=allow_origins, allow_hosts=allow_hosts,
+                                     answer_timeout=answer_timeout, rules=rules, limits=limits,
+                                     redact_key=redact_key, tags=parse_tags(tags)), report)
         return
+    if tags:
+        raise UsageError("--tag goes with --record-mode (it tags the recording written to the cassette)")
     if report is not None:
         raise UsageError("--report goes with --record-mode")
     if redact:
@@ -142,21 +150,20 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
         raise DifferenceFound(f"{len(stats.misses)} requests were not in the recording (--on-miss fail)")
 
 
-def _serve_cassette(cassette: str, mode: RecordMode, *, target_command: str | None, target_url: str | None,
-                    transport: str, host: str, **options: Any) -> None:
-    from mcpreel.cassette.run import Plan, serve_cassette
+def _serve_cassette(cassette: str, mode: RecordMode, real: Any, options: Any, report: str | None) -> None:
+    from mcpreel.cassette.run import CassetteHooks, Plan, serve_cassette
 
-    if transport != "stdio":
-        output.warn_exposed(host, "the cassette is served to anyone who can reach it")
+    if real.transport != "stdio":
+        output.warn_exposed(options.host, "the cassette is served to anyone who can reach it")
 
     def ready(plan: Plan, where: str) -> None:
         output.info(f"mcpreel: {plan.describe()}")
         if where != "stdio":
             output.info(f"mcpreel: point your MCP client at {where}  (Ctrl+C to stop)")
 
-    run = serve_cassette(cassette, mode, command=target_command, url=target_url, transport=transport, host=host,
-                         on_event=lambda line: output.info(f"serve: {line}"), on_ready=ready,
-                         warn=output.warning, **options)
+    run = serve_cassette(cassette, mode, real, options,
+                         CassetteHooks(report=report, on_event=lambda line: output.info(f"serve: {line}"),
+                                       on_ready=ready, warn=output.warning))
     if run.recording is not None:
         rec = run.recording
         if not rec.saved and not rec.clean:

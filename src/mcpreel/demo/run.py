@@ -8,7 +8,7 @@
 2. **The same session, converted.** The reel is read back and written as a qai session file and as an
    Assay V2 trace.
 3. **Streamable HTTP, recorded by the HTTP recorder.** The demo server serves Streamable HTTP on a free
-   loopback port; the HTTP recorder (:func:`mcpreel.record.http_session.record_http`) sits in front of it;
+   loopback port; the HTTP recorder (:func:`mcpreel.record.record`, an :class:`~mcpreel.record.HttpTarget`) sits in front of it;
    the same client session runs through it; the recorder writes the HTTP transcript envelope.
 4. **The check.** ``mcpreel check --profile strict-sse --call-all`` runs against the HTTP demo server (its tools
    are safe to call); the report is saved as text and JSON.
@@ -45,6 +45,9 @@ DEMO_FILES = {
     "check-text": ("check-report.txt", "mcpreel check --profile strict-sse of the demo server"),
     "check-json": ("check-report.json", "the same check report as JSON"),
 }
+
+#: ``KEY=VALUE`` tags for the recordings' headers, in order
+Tags = tuple[tuple[str, str], ...]
 
 #: the most one recorded session may take (it takes about a second): a stuck step fails, the demo goes on
 STEP_SECONDS = 20
@@ -119,12 +122,13 @@ def _python_module(*args: str) -> list[str]:
     return [sys.executable, "-m", "mcpreel", *args]
 
 
-def record_stdio_run(reel: Path, said: Callable[[str], None]) -> None:
+def record_stdio_run(reel: Path, said: Callable[[str], None], tags: Tags = ()) -> None:
     """Step 1: the SDK client starts the recording proxy, which starts the demo server."""
     import anyio
     from mcp import StdioServerParameters, stdio_client
 
-    command = _python_module("record", "--quiet", "--out", str(reel), "--label", "mcpreel-demo", "--",
+    tag_words = [word for key, value in tags for word in ("--tag", f"{key}={value}")]
+    command = _python_module("record", "--quiet", "--out", str(reel), "--label", "mcpreel-demo", *tag_words, "--",
                              *_python_module("demo-server"))
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV")}
     params = StdioServerParameters(command=command[0], args=command[1:], env=env)
@@ -185,14 +189,15 @@ def convert_reel(reel: Path, qai: Path, trace: Path, said: Callable[[str], None]
     return session
 
 
-def record_http_run(envelope: Path, http_reel: Path, server_url: str, said: Callable[[str], None]) -> None:
+def record_http_run(envelope: Path, http_reel: Path, server_url: str, said: Callable[[str], None],
+                    tags: Tags = ()) -> None:
     """Step 3: the same client session over Streamable HTTP, through the HTTP recorder."""
     import anyio
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
+    from mcpreel.record import HttpTarget, RecordHooks, RecordOptions, record
     from mcpreel.record.http_proxy import ProxyConfig
-    from mcpreel.record.http_session import record_http
 
     box: dict[str, Any] = {}
     ready = threading.Event()
@@ -203,11 +208,10 @@ def record_http_run(envelope: Path, http_reel: Path, server_url: str, said: Call
 
     def recorder() -> None:
         try:
-            box["result"] = record_http(
-                ProxyConfig("streamable-http", server_url), http_reel, host="127.0.0.1", port=0,
-                label="mcpreel-demo-http", envelope=envelope, ready=on_ready, handle_signals=False,
-                on_server=lambda server: box.__setitem__("server", server),
-            )
+            options = RecordOptions(HttpTarget(ProxyConfig("streamable-http", server_url), "127.0.0.1", 0, envelope),
+                                    http_reel, label="mcpreel-demo-http", tags=tuple(tags))
+            box["result"] = record(options, RecordHooks(ready=on_ready, handle_signals=False,
+                                                        on_server=lambda server: box.__setitem__("server", server)))
         except BaseException as exc:  # handed to the caller's thread
             box["error"] = exc
             ready.set()
@@ -255,8 +259,9 @@ def check_server(server_url: str, text_path: Path, json_path: Path, said: Callab
 
 
 def run_demo(out_dir: str | os.PathLike[str] = "demo-output", *,
-             on_step: Callable[[str], None] | None = None) -> DemoResult:
-    """Run the whole demo into ``out_dir``; ``on_step`` hears each step as it happens."""
+             on_step: Callable[[str], None] | None = None, tags: Tags = ()) -> DemoResult:
+    """Run the whole demo into ``out_dir``; ``on_step`` hears each step as it happens; ``tags`` go into
+    the header of both recordings (``record --tag``)."""
     start = time.monotonic()
     out = Path(out_dir)
     try:
@@ -283,7 +288,7 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-output", *,
     for key in ("reel", "http-reel"):
         with contextlib.suppress(OSError):
             paths[key].unlink()  # a stale recording must not pass for this run's
-    attempt("stdio recording", lambda: record_stdio_run(paths["reel"], said))
+    attempt("stdio recording", lambda: record_stdio_run(paths["reel"], said, tags))
     if paths["reel"].is_file():
         result.files["reel"] = paths["reel"]
         said("2. the reel converted")
@@ -298,7 +303,7 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-output", *,
 
     with serving("streamable-http") as url:
         said("3. Streamable HTTP: the SDK client -> the HTTP recorder -> mcpreel demo-server")
-        attempt("HTTP recording", lambda: record_http_run(paths["envelope"], paths["http-reel"], url, said))
+        attempt("HTTP recording", lambda: record_http_run(paths["envelope"], paths["http-reel"], url, said, tags))
         for key in ("envelope", "http-reel"):
             if paths[key].is_file():
                 result.files[key] = paths[key]

@@ -1,14 +1,16 @@
 """``record --otlp-endpoint URL``: spans exported while the session is being recorded.
 
-The stdio recorder's pumps hand each read's lines to :meth:`LiveExport.lines` on the forwarding path
-(the HTTP recorder its parsed records to :meth:`LiveExport.message`), so
-that call only puts a reference on a bounded queue (a microsecond; when the queue is full the lines are
-not exported and counted, never waited for). One background thread parses them, maps them with the
-same :class:`~mcpreel.otel.mapping.SpanMapper` as ``export otlp`` (a span leaves when its response
-arrives) and sends batches through the SDK's OTLP/HTTP exporter: every :data:`BATCH` spans or
-:data:`FLUSH_SECONDS` after the last send. A collector that is down or refuses costs one warning;
-the recording and the forwarding never wait for it. At the end the thread gets :data:`CLOSE_SECONDS`
-to send what is left (the session span last).
+An addon of the recording pipeline (:mod:`mcpreel.record.pipeline`), for both transports. Its hooks run
+on the forwarding path, so each only puts a reference on a bounded queue (a microsecond; when the queue is
+full the item is not exported and counted, never waited for): ``recorded`` gets each record the recorder
+built (the HTTP recorder's, stderr lines, a stdio recording whose other addons look at records), ``frames``
+the stdio fast path's spliced lines, so exporting alone never makes the stdio recorder parse a line on the
+pump. One background thread, started with the session (``started``), parses the frames, maps everything
+with the same :class:`~mcpreel.otel.mapping.SpanMapper` as ``export otlp`` (a span leaves when its
+response arrives) and sends batches through the SDK's OTLP/HTTP exporter: every :data:`BATCH` spans or
+:data:`FLUSH_SECONDS` after the last send. A collector that is down or refuses costs one warning; the
+recording and the forwarding never wait for it. At the end (``finished``) the thread gets
+:data:`CLOSE_SECONDS` to send what is left (the session span last).
 """
 
 from __future__ import annotations
@@ -31,19 +33,23 @@ FLUSH_SECONDS = 1.0
 #: :data:`EXPORT_TIMEOUT`, and a dead collector is given up on within the budget
 CLOSE_SECONDS = 1.5
 EXPORT_TIMEOUT = 1.0
-QUEUE_READS = 20_000  # reads waiting for the exporter thread before new ones are dropped
+QUEUE_READS = 20_000  # items (a record, or a read's frames) waiting for the exporter thread before new ones are dropped
 
 _END = object()
 
 
 class LiveExport:
-    """A tap for the recorder (``lines``/``stderr``/``close``), exporting spans in the background."""
+    """An addon of the recording pipeline exporting spans in the background (see the module docstring).
 
-    def __init__(self, endpoint: str | None, info: SessionInfo, *, warn: Callable[[str], None] | None = None,
-                 timeout: float = EXPORT_TIMEOUT, exporter: Any = None):
+    ``info``: the session header, when it is known already (else ``started`` brings it and starts the
+    thread).
+    """
+
+    def __init__(self, endpoint: str | None, info: SessionInfo | None = None, *,
+                 warn: Callable[[str], None] | None = None, timeout: float = EXPORT_TIMEOUT, exporter: Any = None):
         from mcpreel.otel.export import otlp_exporter
 
-        self.info = info
+        self.info = info if info is not None else SessionInfo()
         self.warn = warn
         self.exporter = exporter if exporter is not None else otlp_exporter(endpoint, timeout=timeout)
         self.where = getattr(self.exporter, "_endpoint", endpoint)
@@ -56,21 +62,10 @@ class LiveExport:
         self._pending: list[Any] = []
         self._last_send = time.monotonic()
         self._thread = threading.Thread(target=self._run, name="mcpreel-otlp", daemon=True)
-        self._thread.start()
+        if info is not None:
+            self._thread.start()
 
     # -- the recorder's side: never blocks --------------------------------------------------------
-    def lines(self, direction: str, lines: Sequence[bytes], t: int) -> None:
-        try:
-            self.queue.put_nowait((direction, lines, t))
-        except queue.Full:
-            self.dropped_reads += 1
-
-    def stderr(self, lines: Sequence[bytes], t: int) -> None:
-        try:
-            self.queue.put_nowait((None, lines, t))
-        except queue.Full:
-            self.dropped_reads += 1
-
     def message(self, msg: Message) -> None:
         """A record the HTTP recorder already parsed (it is not changed after it is handed over)."""
         try:
@@ -79,9 +74,23 @@ class LiveExport:
             self.dropped_reads += 1
 
     # -- as an addon of the recording pipeline (mcpreel.record.pipeline) ------------------------------
+    def started(self, info: SessionInfo) -> None:
+        """The session header as the reel has it (redacted, tagged): the thread starts with it."""
+        self.info = info
+        if self._thread.ident is None:
+            self._thread.start()
+
     def recorded(self, rec: Message) -> None:
         """A record was written to the reel (already redacted when ``--redact`` is on)."""
         self.message(rec)
+
+    def frames(self, direction: str, frames: Sequence[bytes | str], t: int, first_seq: int) -> None:
+        """The stdio fast path wrote these frames (a JSON line's bytes, an invalid line's text): parsed on
+        the exporter's thread, not here."""
+        try:
+            self.queue.put_nowait((direction, frames, t, first_seq))
+        except queue.Full:
+            self.dropped_reads += 1
 
     def finished(self, exit_code: int | None, reason: str) -> None:
         self.close(exit_code, reason)
@@ -89,6 +98,12 @@ class LiveExport:
     def close(self, exit_code: int | None = None, reason: str | None = None) -> None:
         """Let the thread send what is left, for at most :data:`CLOSE_SECONDS`."""
         self.info.exit_code = exit_code
+        if self._thread.ident is None:  # the session never started: nothing to send
+            try:
+                self.exporter.shutdown()
+            except Exception:
+                pass
+            return
         deadline = time.monotonic() + CLOSE_SECONDS
         while True:
             try:
@@ -105,7 +120,6 @@ class LiveExport:
 
     # -- the exporter's thread ---------------------------------------------------------------------
     def _messages(self) -> Iterator[Message]:
-        seq = 0
         while True:
             try:
                 item = self.queue.get(timeout=FLUSH_SECONDS / 2)
@@ -118,19 +132,19 @@ class LiveExport:
                 yield item
                 self._flush(force=False)
                 continue
-            direction, lines, t = item
-            for line in lines:
-                if direction is None:
-                    yield Message(None, None, t, kind=Kind.STDERR, seq=seq, text=line.decode("utf-8", "replace"))
-                else:
+            direction, frames, t, seq = item
+            for frame in frames:
+                value = None
+                if isinstance(frame, bytes):
                     try:
-                        value = jsonio.loads(line)
+                        value = jsonio.loads(frame)
                     except Exception:
                         value = None
-                    if type(value) is dict or type(value) is list:
-                        yield Message(direction, value, t, seq=seq)
-                    else:
-                        yield Message(direction, None, t, kind=Kind.INVALID, seq=seq)
+                if type(value) is dict or type(value) is list:
+                    yield Message(direction, value, t, seq=seq)
+                else:
+                    text = frame if isinstance(frame, str) else frame.decode("utf-8", "backslashreplace")
+                    yield Message(direction, None, t, kind=Kind.INVALID, seq=seq, text=text)
                 seq += 1
             self._flush(force=False)
 

@@ -11,9 +11,9 @@ the recording pipeline (:mod:`mcpreel.record.pipeline`): redaction, the caller's
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal as _signal
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 from mcpreel._infra.fileio import atomic_output, refuse_symlink
@@ -22,29 +22,16 @@ from mcpreel.formats import get_writer, open_session
 from mcpreel.formats.http_envelope import LABEL_OF_TRANSPORT
 from mcpreel.formats.reel import ReelWriter
 from mcpreel.model import Message, SessionInfo
-from mcpreel.record.http_proxy import ProxyConfig, ProxyServer, RecordingProxy
-from mcpreel.record.http_recorder import HttpRecorder, RecorderStats
-from mcpreel.record.intercept import Interceptor
+from mcpreel.record.addons import default_addons
+from mcpreel.record.http_proxy import ProxyServer, RecordingProxy
+from mcpreel.record.http_recorder import HttpRecorder
 from mcpreel.record.naming import check_writable, claim_reel
-from mcpreel.record.pipeline import Pipeline, Redaction
-from mcpreel.record.session_file import SessionFileKeeper
-from mcpreel.redact import Redactor
+from mcpreel.record.options import HttpTarget, RecordHooks, RecordOptions, RecordResult
+from mcpreel.record.pipeline import Pipeline
 
-__all__ = ["HttpRecordResult", "record_http", "write_envelope"]
+__all__ = ["record_http", "write_envelope"]
 
 Warn = Callable[[str], None]
-
-
-@dataclass
-class HttpRecordResult:
-    out: Path
-    stats: RecorderStats
-    unanswered: int
-    reason: str
-    session_file: Path | None = None
-    envelope: Path | None = None
-    exit_code: int = 0
-    redacted: int | None = None  # values the redactor replaced (None: no redactor)
 
 
 class _Sink:
@@ -98,82 +85,77 @@ def write_envelope(reel: str | Path, out: str | Path, *, session_headers: dict[s
     return Path(out)
 
 
-def record_http(
-    config: ProxyConfig,
-    out: str | Path,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 8765,
-    label: str | None = None,
-    session_file: str | Path | None = None,
-    save_every: float | None = None,
-    redactor: Redactor | None = None,
-    addons: Iterable[object] = (),
-    envelope: str | Path | None = None,
-    ready: Callable[[str], object] | None = None,
-    warn: Warn | None = None,
-    handle_signals: bool = True,
-    on_server: Callable[[ProxyServer], object] | None = None,
-    otlp_endpoint: str | None = None,
-    interceptor: Interceptor | None = None,
-) -> HttpRecordResult:
-    """Record through the HTTP proxy until stopped; see the module docstring.
+def record_http(options: RecordOptions, hooks: RecordHooks | None = None) -> RecordResult:
+    """Record through the HTTP proxy of ``options.server`` (an :class:`HttpTarget`) until stopped; see the
+    module docstring. Use :func:`mcpreel.record.record`, which takes every transport.
 
-    ``redactor`` changes what is recorded, never what is forwarded; the result says how many values it
-    replaced. ``addons`` see every record, after the redaction (:mod:`mcpreel.record.pipeline`).
-    ``on_server`` receives the :class:`ProxyServer` before it serves (to stop it from another thread).
-    ``otlp_endpoint`` also exports spans live, from a background thread (:mod:`mcpreel.otel.live`, an addon).
-    ``interceptor`` sees client -> server messages before they are forwarded (:mod:`mcpreel.record.intercept`);
-    it is handed the proxy's injection port (``attach``) before the proxy serves.
+    What is kept or done beside the reel (redaction, tags, the session file, live OTLP, the control server,
+    rules) is :func:`~mcpreel.record.addons.default_addons`'s business; the interceptor it makes sees
+    client -> server messages before they are forwarded and is handed the proxy's injection port
+    (``attach``) before the proxy serves. The control server's description names the listening URL.
     """
+    hooks = hooks if hooks is not None else RecordHooks()
+    target = options.server
+    if not isinstance(target, HttpTarget):
+        raise TypeError("record_http records an HttpTarget")
+    config, out = target.config, options.out
+    warnings: list[str] = []
+
+    def warn(text: str) -> None:
+        warnings.append(text)
+        if hooks.warn is not None:
+            hooks.warn(text)
+
     refuse_symlink(out)  # before the listener is bound (claim says it again, for a link planted meanwhile)
-    if session_file is not None:
-        get_writer("qai")  # a build without the qai writer fails here, before anything is bound or created
-        check_writable(session_file, "session file")
-    if envelope is not None:
-        check_writable(envelope, "envelope")  # said now, not after the session
-    redaction = Redaction(redactor) if redactor is not None else None
+    if target.envelope is not None:
+        check_writable(target.envelope, "envelope")  # said now, not after the session
     sink = _Sink(warn)
     recorder = HttpRecorder(sink, keep_secrets=config.keep_secrets)
     try:
-        proxy = RecordingProxy(config, recorder, interceptor=interceptor, warn=warn)
-        server = ProxyServer(proxy, host, port)  # binds now: errors before files
+        proxy = RecordingProxy(config, recorder, warn=warn)
+        server = ProxyServer(proxy, target.host, target.port)  # binds now: errors before files
     except TransportError:
         _drop_if_empty(out)  # a default name claimed for this run (empty, 0600) is no recording
         raise
-    # the URLs as written: a key in the target's query is redacted unless keep_secrets (mcpreel.redact.urls)
-    info = SessionInfo(label=label, transport=config.transport, url=config.shown_target, command=[],
-                       metadata={"listen": server.shown_url})
-    keeper = None
-    if session_file is not None:
-        keeper = SessionFileKeeper(session_file, info, save_every=save_every if save_every else None, warn=warn,
-                                   start=False)
-    live = None
-    if otlp_endpoint is not None:
-        from mcpreel.otel.live import LiveExport
-
-        live = LiveExport(otlp_endpoint, info, warn=warn)
-    sink.pipeline = Pipeline([a for a in (redaction, *addons, live, keeper) if a is not None])
-    sink.pipeline.started(info)
     try:
+        addons = default_addons(options, dataclasses.replace(hooks, warn=warn))
+    except BaseException:
+        server.close()
+        _drop_if_empty(out)
+        raise
+    proxy.interceptor = addons.interceptor
+    # the URLs as written: a key in the target's query is redacted unless keep_secrets (mcpreel.redact.urls)
+    info = SessionInfo(label=options.label, transport=config.transport, url=config.shown_target, command=[],
+                       metadata={"listen": server.shown_url})
+    sink.pipeline = Pipeline(addons.chain)
+    try:
+        sink.pipeline.started(info)
         out_path, first_seq = claim_reel(out)  # an existing reel gets a new session, never replaced
         sink.writer = ReelWriter(out_path, info, first_seq=first_seq)
-    except UsageError:
+    except BaseException as exc:
         server.close()
+        addons.close()
+        if isinstance(exc, OSError):
+            raise UsageError(f"{out}: cannot write the recording: {exc.strerror or exc}") from exc
         raise
-    except OSError as exc:
-        server.close()
-        raise UsageError(f"{out}: cannot write the recording: {exc.strerror or exc}") from exc
-    if keeper is not None:
-        keeper.start()
-    attach = getattr(interceptor, "attach", None)
+    addons.start()
+    attach = getattr(addons.interceptor, "attach", None)
     if callable(attach):
         attach(proxy)
-    if on_server is not None:
-        on_server(server)
+    if hooks.on_server is not None:
+        hooks.on_server(server)
+    control = addons.control
+
+    def ready(url: str) -> None:
+        if control is not None:  # a viewer finds the listening URL in the control server's description
+            control.listen = url
+            control.write_info()
+        if hooks.ready is not None:
+            hooks.ready(url)
+
     reason = "stopped"
     try:
-        server.run(ready=ready, handle_signals=handle_signals)
+        server.run(ready=ready, handle_signals=hooks.handle_signals)
         if server.signal is not None:
             reason = f"signal {_signal.Signals(server.signal).name}"
     except BaseException as exc:
@@ -182,9 +164,12 @@ def record_http(
     finally:
         sink.writer.close(0, reason)
         sink.pipeline.finished(0, reason)  # the session file's last save (a failure was warned)
-    result = HttpRecordResult(out_path, recorder.stats, recorder.unanswered, reason,
-                              session_file=keeper.path if keeper is not None and keeper.saved else None,
-                              redacted=redaction.total if redaction is not None else None)
+        addons.close()
+    stats = recorder.stats
+    result = RecordResult(0, reason, out_path, session_file=addons.session_file, messages=stats.messages,
+                          invalid=stats.invalid, redacted=addons.redacted, warnings=warnings, client_ended=True,
+                          stats=stats, unanswered=recorder.unanswered)
+    envelope = target.envelope
     if envelope is not None:
         try:
             result.envelope = write_envelope(out_path, envelope, session_headers=recorder.session_headers)

@@ -63,7 +63,7 @@ Adding one::
                 return Decision("drop", error={"code": -32001, "message": "not today"}, by="rules:no-deletes")
             return FORWARD
 
-    record_stdio(["python", "server.py"], "s.jsonl", interceptor=NoDeletes())
+    record(RecordOptions(StdioServer(("python", "server.py")), Path("s.jsonl")), RecordHooks(interceptor=NoDeletes()))
 """
 
 from __future__ import annotations

@@ -16,8 +16,9 @@ addons. An addon is any object with some of these methods (all optional):
   server keeps its backlog this way, so a recording nobody watches stays on the fast path);
 - ``finished(exit_code, reason)``: the reel got its ``end`` line (always called, also after an error).
 
-Built in: :class:`Redaction` (``--redact``) and :class:`~mcpreel.record.session_file.SessionFileKeeper`
-(``--session-file``). ``record`` hooks run first to last, then the reel is written, then ``recorded``
+Built in (made from the recording's options by :func:`mcpreel.record.addons.default_addons`, the one place
+they are made): :class:`Redaction` (``--redact``), :class:`~mcpreel.record.session_file.SessionFileKeeper`
+(``--session-file``), the ``--tag`` header fields, live OTLP, the control server. ``record`` hooks run first to last, then the reel is written, then ``recorded``
 hooks run first to last. Hooks are called from the recorder's threads (the stdio recorder has one per
 direction), so an addon that keeps state guards it. An exception in a hook stops the recording with one
 warning; forwarding goes on.
@@ -33,7 +34,8 @@ Adding an addon::
                 self.methods[rec.raw["method"]] += 1
 
     tally = Tally()
-    record_stdio(["python", "server.py"], "s.jsonl", addons=[tally])   # or record_http(..., addons=[tally])
+    options = RecordOptions(StdioServer(("python", "server.py")), Path("s.jsonl"))   # or an HttpTarget
+    record(options, RecordHooks(addons=(tally,)))
 
 The stdio recorder splices each line's bytes into the reel without parsing it; it builds records only
 when :attr:`Pipeline.sees_records` (some addon has ``record`` or ``recorded``), so a recording without

@@ -5,7 +5,8 @@ A qai session is one JSON document, so it cannot be appended to: it is rewritten
 more at the end with ``ended_at`` set. Between two saves the reel is the crash-safe record.
 The writer comes from the formats table (``get_writer("qai")``), like every other writer.
 As an addon of the recording pipeline (:mod:`mcpreel.record.pipeline`) it collects every record once it
-is written (with its ``seq``) and saves the final file when the session is finished.
+is written (with its ``seq``), takes the session header from ``started`` and saves the final file when
+the session is finished.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class SessionFileKeeper:
     def __init__(
         self,
         path: str | os.PathLike[str],
-        info: SessionInfo,
+        info: SessionInfo | None = None,
         *,
         save_every: float | None = 10.0,
         warn: Callable[[str], None] | None = None,
@@ -40,7 +41,8 @@ class SessionFileKeeper:
         start: bool = True,
     ):
         self.path = Path(path)
-        self.info = info
+        #: the session header (given, or learnt from the pipeline's ``started`` hook)
+        self.info = info if info is not None else SessionInfo()
         self._write = get_writer(format)  # an unknown format fails here, before the server starts
         self._warn = warn
         self._messages: list[Message] = []
@@ -63,6 +65,10 @@ class SessionFileKeeper:
             self._timer = threading.Thread(target=self._every, args=(self._every_seconds,), name="session-file",
                                            daemon=True)
             self._timer.start()
+
+    def started(self, info: SessionInfo) -> None:
+        """The pipeline hook: the session header, as the reel has it (redacted, tagged), is the file's too."""
+        self.info = info
 
     def recorded(self, msg: Message) -> None:
         """The pipeline hook: ``msg`` was written to the reel (the qai writer keeps the messages among them)."""

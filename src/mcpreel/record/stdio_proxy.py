@@ -32,12 +32,11 @@ the answers to what it sent), so that alone abandons nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import select
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from mcpreel._infra import jsonio
@@ -55,15 +54,15 @@ from mcpreel.clients.process import (
 from mcpreel.errors import UsageError
 from mcpreel.formats.reel import ReelWriter
 from mcpreel.model import Message, SessionInfo
+from mcpreel.record.addons import default_addons
 from mcpreel.record.framing import LineCutter
 from mcpreel.record.intercept import ABANDONED, Decision, Interceptor, Pending, drop_answer, safe_decide
-from mcpreel.record.naming import check_writable, claim_reel
-from mcpreel.record.pipeline import Pipeline, Redaction
-from mcpreel.record.session_file import SessionFileKeeper
+from mcpreel.record.naming import claim_reel
+from mcpreel.record.options import RecordHooks, RecordOptions, RecordResult, StdioServer
+from mcpreel.record.pipeline import Pipeline
 from mcpreel.record.stdio_recorder import WireRecorder, classify
-from mcpreel.redact import Redactor
 
-__all__ = ["RecordResult", "StdioProxy", "record_stdio"]
+__all__ = ["StdioProxy", "record_stdio"]
 
 _CHUNK = 1 << 16
 #: lines recorded before the bytes that carry them go on, in a burst (small: the peer starts sooner)
@@ -72,24 +71,6 @@ _BATCH = 64
 _DRAIN_SECONDS = 2.0
 #: how often the client watcher looks again when it was told nothing (its poll is woken by the event itself)
 _WATCH_SECONDS = 0.5
-
-
-@dataclass
-class RecordResult:
-    """How a recording ended: the exit status to pass on, why, and what was recorded where."""
-
-    exit_code: int
-    reason: str
-    out: Path
-    session_file: Path | None = None  # None also when it was asked for but could not be saved (warned)
-    messages: int = 0
-    invalid: int = 0
-    stderr_lines: int = 0
-    redacted: int | None = None  # values the redactor replaced (None: no --redact)
-    warnings: list[str] = field(default_factory=list)
-    #: the client ended the session (closed its stdin, stopped reading, or signalled the proxy) rather
-    #: than the server leaving on its own: what a cassette recorder calls a clean end
-    client_ended: bool = False
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -478,97 +459,73 @@ class StdioProxy:
         return why
 
 
-def record_stdio(
-    command: Sequence[str],
-    out: str | os.PathLike[str],
-    *,
-    label: str | None = None,
-    session_file: str | os.PathLike[str] | None = None,
-    save_every: float | None = 10.0,
-    redactor: Redactor | None = None,
-    addons: Iterable[object] = (),
-    metadata: Mapping[str, Any] | None = None,
-    env: Mapping[str, str] | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-    stdin_fd: int = 0,
-    stdout_fd: int = 1,
-    stderr_fd: int = 2,
-    warn: Callable[[str], None] | None = None,
-    otlp_endpoint: str | None = None,
-    interceptor: Interceptor | None = None,
-) -> RecordResult:
-    """Run ``command`` as a stdio MCP server behind a transparent recording proxy until it exits.
+def record_stdio(options: RecordOptions, hooks: RecordHooks | None = None) -> RecordResult:
+    """Run ``options.server`` (a :class:`StdioServer`) behind a transparent recording proxy until it exits.
 
-    The reel goes to ``out`` (replaced if it exists; mode 0600), appended and flushed per read, and
-    always closed by an ``end`` line. ``session_file`` also keeps a qai session file, saved every
-    ``save_every`` seconds and at the end. ``redactor`` (a :class:`mcpreel.redact.Redactor`)
-    changes what is recorded (messages, stderr, invalid lines, the argv in the header), never what is
-    forwarded; the result says how many values it replaced. ``addons`` see every record, after the
-    redaction (:mod:`mcpreel.record.pipeline`). ``otlp_endpoint`` also exports spans live, from a
-    background thread (:mod:`mcpreel.otel.live`, an addon). ``interceptor`` sees messages before they are
-    forwarded and may hold, edit, drop or inject them (:mod:`mcpreel.record.intercept`); it is handed this
+    Use :func:`mcpreel.record.record`, which takes every transport. The reel goes to ``options.out``
+    (an existing reel gets the session appended; mode 0600), appended and flushed per read, and always
+    closed by an ``end`` line; ``hooks.ready("stdio")`` is called just before the server is started.
+    What else is kept or done (redaction, tags, the session file, live OTLP, the control server, rules) is
+    :func:`~mcpreel.record.addons.default_addons`'s business; the interceptor it makes is handed this
     proxy's injection port (``attach``) before the pumps start. Raises :class:`ServerStartError` (exit 127)
     after completing both files when the command cannot start.
     """
+    hooks = hooks if hooks is not None else RecordHooks()
+    server = options.server
+    if not isinstance(server, StdioServer):
+        raise TypeError("record_stdio records a StdioServer")
     warnings: list[str] = []
 
     def _warn(text: str) -> None:
         warnings.append(text)
-        if warn is not None:
-            warn(text)
+        if hooks.warn is not None:
+            hooks.warn(text)
 
-    argv = [str(a) for a in command]
+    argv = [str(a) for a in server.command]
     info = SessionInfo(
-        label=label or (os.path.basename(argv[0]) if argv else "session"),
+        label=options.label or (os.path.basename(argv[0]) if argv else "session"),
         transport="stdio",
         command=argv,
         started=now_ms(),
-        metadata=dict(metadata or {}),
     )
-    redaction = Redaction(redactor) if redactor is not None else None
-    keeper = None
-    if session_file is not None:
-        check_writable(session_file, "session file")  # said now, not when the session ends
-        keeper = SessionFileKeeper(session_file, info, save_every=save_every, warn=_warn, start=False)
-    live = None
-    if otlp_endpoint is not None:
-        from mcpreel.otel.live import LiveExport
-
-        live = LiveExport(otlp_endpoint, info, warn=_warn)
-    pipeline = Pipeline([a for a in (redaction, *addons, live, keeper) if a is not None])
-    pipeline.started(info)
+    addons = default_addons(options, dataclasses.replace(hooks, warn=_warn))
+    pipeline = Pipeline(addons.chain)
     try:
-        out_path, first_seq = claim_reel(out)  # an existing reel gets a new session, never replaced
+        pipeline.started(info)
+        out_path, first_seq = claim_reel(options.out)  # an existing reel gets a new session, never replaced
         writer = ReelWriter(out_path, info, first_seq=first_seq)
-    except UsageError:
-        if keeper is not None:
-            keeper.stop()
-        raise
     except OSError as exc:
-        if keeper is not None:
-            keeper.stop()
-        raise UsageError(f"{os.fspath(out)}: cannot write the reel: {exc.strerror or exc}") from exc
+        addons.close()
+        raise UsageError(f"{os.fspath(options.out)}: cannot write the reel: {exc.strerror or exc}") from exc
+    except BaseException:
+        addons.close()
+        raise
     recorder = WireRecorder(writer, pipeline=pipeline, warn=_warn)
     early = early_signals.take()  # a signal before the server started: the reel ends here, with its name
     if early:
         names = ", ".join(dict.fromkeys(signal_name(s) for s in early))
         reason = f"{names} before the server started"
         recorder.close(128 + early[0], reason)
+        addons.close()
         return RecordResult(exit_code=128 + early[0], reason=reason, out=out_path, warnings=warnings,
                             client_ended=True)
     try:
+        if hooks.ready is not None:
+            hooks.ready("stdio")
         if not argv:
             raise ServerStartError("no server command given (put it after --)")
         # from this (the main) thread, which lives as long as the server: Linux ties the
         # parent-death signal to the thread that started the child
-        process = spawn(argv, env=env, cwd=cwd, die_with_parent=True)
+        process = spawn(argv, env=server.env, cwd=server.cwd, die_with_parent=True)
     except ServerStartError as exc:
         info.metadata["error"] = str(exc)
         recorder.close(127, str(exc))
+        addons.close()
         raise
-    if keeper is not None:
-        keeper.start()
+    addons.start()
     code, reason = 1, "proxy error"
+    stdin_fd, stdout_fd, stderr_fd = server.fds
+    interceptor = addons.interceptor
     proxy = StdioProxy(recorder, process, stdin_fd=stdin_fd, stdout_fd=stdout_fd, stderr_fd=stderr_fd,
                        interceptor=interceptor, warn=_warn)
     attach = getattr(interceptor, "attach", None)
@@ -585,15 +542,16 @@ def record_stdio(
         raise
     finally:
         recorder.close(code, reason)
+        addons.close()
     return RecordResult(
         exit_code=code,
         reason=reason,
         out=out_path,
-        session_file=keeper.path if keeper is not None and keeper.saved else None,
+        session_file=addons.session_file,
         messages=recorder.messages,
         invalid=recorder.invalid,
         stderr_lines=recorder.stderr_lines,
-        redacted=redaction.total if redaction is not None else None,
+        redacted=addons.redacted,
         warnings=warnings,
         client_ended=proxy.client_ended,
     )

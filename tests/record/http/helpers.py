@@ -29,8 +29,8 @@ from mcp.types import SamplingMessage, TextContent
 from mcpreel._infra import jsonio
 from mcpreel.formats import open_session
 from mcpreel.model import Kind, Message
+from mcpreel.record import HttpTarget, RecordHooks, RecordOptions, RecordResult, record
 from mcpreel.record.http_proxy import ProxyConfig, ProxyServer
-from mcpreel.record.http_session import HttpRecordResult, record_http
 from mcpreel.toolcalls.importer import ImportOptions, import_session
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -138,7 +138,7 @@ class ProxyRun:
     url: str = ""
     out: Path | None = None
     server: ProxyServer | None = None
-    result: HttpRecordResult | None = None
+    result: RecordResult | None = None
     error: BaseException | None = None
 
     def records(self) -> list[Message]:
@@ -149,7 +149,7 @@ class ProxyRun:
 
 @contextlib.contextmanager
 def proxy(transport: str, target: str, tmp: Path, *, envelope: bool = True, name: str = "s", **kw: Any) -> Iterator[ProxyRun]:
-    """The recorder (the same :func:`record_http` the CLI calls) in a thread; stopped and flushed on exit."""
+    """The recorder (the same :func:`mcpreel.record.record` the CLI calls) in a thread; stopped and flushed on exit."""
     run = ProxyRun(out=tmp / f"{name}.jsonl")
     ready = threading.Event()
     allow = kw.pop("allow_origins", ())
@@ -163,11 +163,18 @@ def proxy(transport: str, target: str, tmp: Path, *, envelope: bool = True, name
         run.url = url
         ready.set()
 
+    assert run.out is not None
+    target = HttpTarget(config, "127.0.0.1", 0, (tmp / f"{name}.envelope.json") if envelope else None)
+    fields = {k: kw.pop(k) for k in ("label", "session_file", "save_every", "otlp_endpoint", "tags") if k in kw}
+    options = RecordOptions(target, run.out, redact=kw.pop("redactor", None) is not None, **fields)
+    hooks = RecordHooks(ready=on_ready, handle_signals=False, on_server=lambda s: setattr(run, "server", s),
+                        addons=tuple(kw.pop("addons", ())), interceptor=kw.pop("interceptor", None),
+                        warn=kw.pop("warn", None))
+    assert not kw, f"unknown recording options {sorted(kw)}"
+
     def main() -> None:
         try:
-            run.result = record_http(
-                config, run.out, port=0, envelope=(tmp / f"{name}.envelope.json") if envelope else None,
-                ready=on_ready, handle_signals=False, on_server=lambda s: setattr(run, "server", s), **kw)
+            run.result = record(options, hooks)
         except BaseException as exc:  # surfaced by the test
             run.error = exc
             ready.set()

@@ -80,15 +80,15 @@ def test_the_closing_line_counts_in_words() -> None:
     from pathlib import Path
 
     from mcpreel.cli.record_http import summary
+    from mcpreel.record import RecordResult
     from mcpreel.record.http_recorder import RecorderStats
-    from mcpreel.record.http_session import HttpRecordResult
 
-    one = HttpRecordResult(Path("s.jsonl"), RecorderStats(exchanges=1, messages_in=1, requests=1, invalid=1), 1,
-                           "signal SIGINT")
+    one = RecordResult(0, "signal SIGINT", Path("s.jsonl"),
+                       stats=RecorderStats(exchanges=1, messages_in=1, requests=1, invalid=1), unanswered=1)
     assert summary(one) == ("1 message in 1 HTTP exchange (1 request, 1 unanswered, 1 invalid) recorded -> s.jsonl; "
                             "signal SIGINT")
-    many = HttpRecordResult(Path("s.jsonl"), RecorderStats(exchanges=3, messages_in=2, messages_out=2, requests=2), 0,
-                            "stopped")
+    many = RecordResult(0, "stopped", Path("s.jsonl"),
+                        stats=RecorderStats(exchanges=3, messages_in=2, messages_out=2, requests=2))
     assert summary(many) == "4 messages in 3 HTTP exchanges (2 requests) recorded -> s.jsonl; stopped"
 
 
@@ -107,11 +107,11 @@ def test_the_closing_line_says_how_many_secrets_were_redacted() -> None:
     from pathlib import Path
 
     from mcpreel.cli.record_http import summary
+    from mcpreel.record import RecordResult
     from mcpreel.record.http_recorder import RecorderStats
-    from mcpreel.record.http_session import HttpRecordResult
 
     stats = RecorderStats(exchanges=1, messages_in=1, messages_out=1, requests=1)
-    result = HttpRecordResult(Path("s.jsonl"), stats, 0, "stopped", redacted=2)
+    result = RecordResult(0, "stopped", Path("s.jsonl"), redacted=2, stats=stats)
     assert summary(result) == ("2 messages in 1 HTTP exchange (1 request, 2 secrets redacted) recorded -> s.jsonl; "
                                "stopped")
     result.redacted = 0  # --redact found nothing: said too, as the stdio recorder says it

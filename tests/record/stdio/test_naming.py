@@ -59,10 +59,10 @@ def test_default_label_of_a_url_with_a_bad_port_is_still_its_host():
 
 def test_record_stdio_without_a_command_is_a_start_error_that_still_ends_the_reel(tmp_path):
     from mcpreel.formats import open_session
-    from mcpreel.record import ServerStartError, record_stdio
+    from mcpreel.record import RecordOptions, ServerStartError, StdioServer, record
 
     out = tmp_path / "s.jsonl"
     with pytest.raises(ServerStartError, match=r"no server command given \(put it after --\)") as info:
-        record_stdio([], out)
+        record(RecordOptions(StdioServer(()), out))
     assert info.value.exit_code == 127
     assert open_session(out)[0].info.exit_code == 127
