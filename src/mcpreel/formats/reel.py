@@ -36,6 +36,7 @@ from mcpreel._infra.fileio import open_private_append
 from mcpreel._infra.timeutil import iso_from_ms, ms_from_iso, now_ms
 from mcpreel._version import __version__
 from mcpreel.errors import FormatError, InputError
+from mcpreel.formats._identity import fallback_label, session_document_id
 from mcpreel.formats._source import Source, encodable, iter_json_lines, session_text, session_url
 from mcpreel.model import Kind, Message, Session, SessionInfo, WireBlock, WireBlocks, clean_ctx
 
@@ -344,11 +345,6 @@ def read(source: Source) -> Session:
 # -- writing ----------------------------------------------------------------------------------------
 
 
-def fallback_label(info: SessionInfo) -> str:
-    """The label a reel's meta line gets when the session has none (the member is required)."""
-    return (info.command[0] if info.command else None) or info.url or "session"
-
-
 def meta_line(info: SessionInfo, started: int | None = None) -> dict[str, Any]:
     started = started if started is not None else info.started
     meta: dict[str, Any] = {
@@ -445,8 +441,6 @@ def write(session: Session, out: BinaryIO) -> None:
     meta = meta_line(info, started)
     if info.id is None:
         # a conversion is deterministic: the same input gives the same reel (and the same id as qai's)
-        from mcpreel.formats.qai import session_document_id
-
         meta["session"] = session_document_id(info)
     out.write(dumps(meta) + b"\n")
     last = started if started is not None else 0
