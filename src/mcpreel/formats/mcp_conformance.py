@@ -146,7 +146,7 @@ _LIFECYCLE = frozenset({"transport-open", "transport-close", "transport-abort"})
 
 
 def _http_event(ctx: dict[str, Any]) -> dict[str, Any]:
-    from mcpreel.redact import redact_headers
+    from mcpreel._infra.credentials import redact_headers
 
     ev: dict[str, Any] = {}
     if type(ctx.get("status")) is int:

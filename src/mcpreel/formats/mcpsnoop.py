@@ -20,10 +20,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.credentials import MARKER
 from mcpreel.formats._foreign import iso_time, object_at, text_record
 from mcpreel.formats._source import Source, iter_json_lines
 from mcpreel.model import Message, Session, SessionInfo
-from mcpreel.redact import MARKER
 
 NAME = "mcpsnoop"
 
