@@ -46,8 +46,10 @@ from mcpreel.cassette.report import RunReport
 from mcpreel.errors import InputError, McpreelError, UsageError
 from mcpreel.model import Kind
 from mcpreel.serving.limits import Limits
+from mcpreel.serving.listen import Listener
 
-__all__ = ["CassetteRun", "Plan", "Recording", "check_target", "http_transport_for", "plan", "serve_cassette"]
+__all__ = ["CassetteHooks", "CassetteOptions", "CassetteRun", "Plan", "Recording", "check_target",
+           "http_transport_for", "plan", "serve_cassette"]
 
 TRANSPORTS = ("stdio", "streamable-http", "sse")
 Command = str | Sequence[str]
@@ -172,38 +174,59 @@ def check_target(p: Plan, transport: str, command: Command | None, url: str | No
         raise UsageError(f"{p.cassette} {why}, and record mode {p.mode} then asks the real server: give {need}")
 
 
+@dataclass(frozen=True)
+class CassetteOptions:
+    """How a cassette is served and written, beside where (:class:`~mcpreel.serving.listen.Listener`).
+
+    ``match``/``repeat``/``answer_timeout`` are the mock's (:class:`mcpreel.mock.MockOptions`; what a miss
+    does comes from the record mode, not from here). ``report``: a file every event is appended to as a
+    JSON line. ``rules`` (a :class:`mcpreel.rules.RuleSet`) act on what the client sends and is answered:
+    on the mock when replaying, on the recording proxy (:mod:`mcpreel.rules.intercept`) when recording.
+    ``redact_key``: what is written to the cassette is redacted with keyed markers under this key.
+    One record, so a new cassette option is one field and not a parameter threaded through each flow."""
+
+    match: str = "method-params"
+    repeat: bool = True
+    answer_timeout: float = 10.0
+    report: str | os.PathLike[str] | None = None
+    rules: Any = None
+    redact_key: bytes | None = None
+
+
+@dataclass(frozen=True)
+class CassetteHooks:
+    """What the front end is told during a cassette run (the library never prints), each optional:
+    ``on_event`` one line per event, ``on_ready(plan, where)`` once the client can connect (``where`` is
+    ``"stdio"`` or a URL), ``warn`` a recorder's warnings."""
+
+    on_event: Callable[[str], None] | None = None
+    on_ready: Callable[[Plan, str], None] | None = None
+    warn: Callable[[str], None] | None = None
+
+
 def serve_cassette(
     cassette: str | os.PathLike[str],
     mode: RecordMode | str,
     *,
     command: Command | None = None,
     url: str | None = None,
-    transport: str = "stdio",
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    match: str = "method-params",
-    repeat: bool = True,
-    allow_origins: tuple[str, ...] = (),
-    allow_hosts: tuple[str, ...] = (),
-    answer_timeout: float = 10.0,
-    report: str | os.PathLike[str] | None = None,
-    on_event: Callable[[str], None] | None = None,
-    on_ready: Callable[[Plan, str], None] | None = None,
-    warn: Callable[[str], None] | None = None,
-    rules: Any = None,
-    limits: Limits | None = None,
-    redact_key: bytes | None = None,
+    listener: Listener | None = None,
+    options: CassetteOptions | None = None,
+    hooks: CassetteHooks | None = None,
 ) -> CassetteRun:
     """Serve ``cassette`` in record mode ``mode`` until the client leaves (stdio) or a signal (HTTP).
 
-    ``command``/``url`` is the real server, needed when the plan records or forwards.
-    ``on_ready(plan, where)`` is called once the client can connect (``where`` is ``"stdio"`` or a URL).
-    ``rules`` (a :class:`mcpreel.rules.RuleSet`) act on what the client sends and is answered: on the mock
-    when replaying, on the recording proxy (:mod:`mcpreel.rules.intercept`) when recording.
-    ``limits`` bound each HTTP request to the listener (:mod:`mcpreel.serving.limits`).
-    ``redact_key``: what is written to the cassette is redacted with keyed markers under this key.
+    ``command``/``url`` is the real server, needed when the plan records or forwards. ``listener`` says
+    how the client reaches the cassette (stdio by default), ``options`` how it is served and written,
+    ``hooks`` what the front end is told.
     """
-    out = RunReport(report)
+    listener = listener or Listener()
+    options = options or CassetteOptions()
+    hooks = hooks or CassetteHooks()
+    transport, host, port = listener.transport, listener.host, listener.port
+    allow_origins, allow_hosts, limits = listener.allow_origins, listener.allow_hosts, listener.limits
+    rules, redact_key, on_ready = options.rules, options.redact_key, hooks.on_ready
+    out = RunReport(options.report)
     try:
         p = plan(cassette, mode)
         check_target(p, transport, command, url)
@@ -224,17 +247,15 @@ def serve_cassette(
                 interceptor = RulesInterceptor(rules)
             run.recording = _record(p, command=command, url=url, transport=transport, host=host, port=port,
                                     allow_origins=allow_origins, allow_hosts=allow_hosts, ready=ready,
-                                    warn=warn, interceptor=interceptor, limits=limits, redact_key=redact_key)
+                                    warn=hooks.warn, interceptor=interceptor, limits=limits, redact_key=redact_key)
             rec = run.recording
             if rec.saved:
                 out.write("saved", cassette=str(rec.cassette), messages=rec.messages)
             else:
                 out.write("not-saved", reason=rec.reason, clean=rec.clean)
         else:
-            run.stats = _replay(p, command=command, url=url, transport=transport, host=host, port=port,
-                                match=match, repeat=repeat, allow_origins=allow_origins, allow_hosts=allow_hosts,
-                                answer_timeout=answer_timeout, ready=ready, out=out, on_event=on_event,
-                                rules=rules, limits=limits, redact_key=redact_key)
+            run.stats = _replay(p, command=command, url=url, listener=listener, options=options, ready=ready, out=out,
+                                on_event=hooks.on_event)
             s = run.stats
             out.write("done", requests=s.requests, answered=s.answered, missed=len(s.misses), forwarded=s.forwarded)
         return run
@@ -245,14 +266,9 @@ def serve_cassette(
         out.close()
 
 
-def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str, host: str, port: int,
-            match: str, repeat: bool, allow_origins: tuple[str, ...], answer_timeout: float,
-            allow_hosts: tuple[str, ...] = (),
-            limits: Limits | None = None,
-            ready: Callable[[str], None],
-            out: RunReport, on_event: Callable[[str], None] | None, rules: Any = None,
-            redact_key: bytes | None = None) -> Any:
-    from mcpreel.mock import MockOptions, serve_file
+def _replay(p: Plan, *, command: Command | None, url: str | None, listener: Listener, options: CassetteOptions,
+            ready: Callable[[str], None], out: RunReport, on_event: Callable[[str], None] | None) -> Any:
+    from mcpreel.mock import ForwardTarget, MockOptions, ServeHooks, serve_file
 
     forwarding = p.on_miss == "forward"
     served: list[Any] = []
@@ -278,14 +294,21 @@ def _replay(p: Plan, *, command: Command | None, url: str | None, transport: str
         served.append(mock)
         ready(where)
 
-    options = MockOptions(match=match, repeat=repeat, on_miss=p.on_miss, answer_timeout=answer_timeout)
-    mock = serve_file(
-        p.cassette, transport=transport, host=host, port=port, options=options,
-        forward_command=shlex.join(_argv(command)) if forwarding and command is not None else None,
-        forward_url=url if forwarding else None, allow_origins=allow_origins, allow_hosts=allow_hosts,
-        on_event=event, on_ready=started, rules=rules, limits=limits,
+    mock_options = MockOptions(match=options.match, repeat=options.repeat, on_miss=p.on_miss,
+                               answer_timeout=options.answer_timeout)
+    redact_key = options.redact_key
+    forward = ForwardTarget(
+        command=shlex.join(_argv(command)) if forwarding and command is not None else None,
+        url=url if forwarding else None,
         redact=_redaction(redact_key) if forwarding and redact_key is not None else None,
     )
+    connection = None
+    if options.rules is not None:  # the rules plug into the mock's seam (the mock does not know them)
+        from mcpreel.rules.mock import ruled_connections
+
+        connection = ruled_connections(options.rules)
+    mock = serve_file(p.cassette, options=mock_options, listener=listener, forward=forward, connection=connection,
+                      hooks=ServeHooks(on_event=event, on_ready=started))
     report_misses()
     return mock.stats
 
@@ -369,7 +392,8 @@ def _redaction(key: bytes) -> Callable[[Any], Any]:
 
 def _redact_in_place(path: Path, key: bytes) -> None:
     """``mcpreel redact path path`` with keyed markers: through a temporary file beside it, then a rename."""
-    from mcpreel.redact import Rules, redact_file
+    from mcpreel.redact import Rules
+    from mcpreel.redact.files import redact_file
 
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".redacted", dir=path.parent)  # 0600
     os.close(fd)

@@ -44,7 +44,7 @@ from typing import Any
 from mcpreel._infra import jsonio
 from mcpreel.compare.jsondiff import Difference, diff, short
 from mcpreel.compare.normalize import canonical_params, strip_volatile_meta
-from mcpreel.errors import InputError
+from mcpreel.errors import InputError, UsageError
 from mcpreel.operations.cassette import Turn
 from mcpreel.operations.facts import subject
 from mcpreel.redact.keys import KEYED_MARKER, find_key, fingerprint
@@ -172,7 +172,7 @@ class RecordingIndex(KeyedLookup):
 
     def __init__(self, exchanges: list[Turn], mode: str = "method-params"):
         if mode not in MATCH_MODES:
-            raise ValueError(f"unknown match mode {mode!r} (known: {', '.join(MATCH_MODES)})")
+            raise UsageError(f"unknown match mode {mode!r} (known: {', '.join(MATCH_MODES)})")
         self.mode = mode
         self.exchanges: list[Turn] = exchanges
         self.by_key: dict[tuple[str, bytes], list[Turn]] = {}
