@@ -6,6 +6,7 @@ import click
 
 from mcpreel.cli import output
 from mcpreel.cli.contract_cmd import source_options
+from mcpreel.errors import DifferenceFound
 
 
 def audit_sarif(report, artifact: str | None) -> dict:
@@ -74,4 +75,5 @@ def audit_command(ctx: click.Context, source: str | None, command: str | None, u
                    f"{c['error']} errors, {c['warning']} warnings, {c['note']} notes")
     if sarif_path:
         save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(audit_sarif(report, artifact))))
-    ctx.exit(1 if report.failing(fail_on) else 0)
+    if report.failing(fail_on):
+        raise DifferenceFound()

@@ -8,6 +8,7 @@ import click
 
 from mcpreel.cli import output
 from mcpreel.cli.limit_options import limit_options, limits_of
+from mcpreel.errors import DifferenceFound
 
 _TRANSPORTS = click.Choice(["stdio", "streamable-http", "sse"])
 
@@ -85,4 +86,4 @@ def demo_command(out_dir: str) -> None:
         output.warning(problem)
     console.print(f"demo finished in {result.seconds:.1f} s" + ("" if result.ok else " with problems"))
     if not result.ok:
-        sys.exit(1)
+        raise DifferenceFound()

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from mcpreel.cli import output
-from mcpreel.errors import McpreelError, UsageError
+from mcpreel.errors import DifferenceFound, McpreelError, ProblemsReported, UsageError
 
 
 def file_options(fn):
@@ -172,7 +172,9 @@ def wrap_command(ctx: click.Context, names: tuple[str, ...], clients: tuple[str,
     if list_:
         _show_list(docs, problems)
         _report(problems)
-        ctx.exit(2 if problems else 0)
+        if problems:
+            raise ProblemsReported()
+        return
     if not docs and not problems:
         raise UsageError("no MCP client config found (try --home, --project or --config)")
     home_dir = Path(home).expanduser() if home else Path.home()
@@ -202,7 +204,8 @@ def wrap_command(ctx: click.Context, names: tuple[str, ...], clients: tuple[str,
             http_port += sum(1 for n in edits[-1].notes if "now points at" in n)
     _finish(edits, names, dry_run, problems)
     _report(problems)
-    ctx.exit(2 if problems else 0)
+    if problems:
+        raise ProblemsReported()
 
 
 def _after_earlier_views(doc: Any, edits: list[Any]) -> Any:
@@ -271,4 +274,7 @@ def unwrap_command(ctx: click.Context, names: tuple[str, ...], clients: tuple[st
     _finish(edits, names, dry_run, problems)
     _report(problems)
     left = any("edited since" in note for e in edits for note in e.notes)
-    ctx.exit(2 if problems else 1 if left else 0)
+    if problems:
+        raise ProblemsReported()
+    if left:
+        raise DifferenceFound()
