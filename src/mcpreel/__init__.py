@@ -30,6 +30,8 @@ from mcpreel._infra import signals as _early_signals
 _early_signals.install_for_cli()  # `mcpreel record`/`proxy` only, before anything slow: see that module
 del _early_signals
 
+from typing import TYPE_CHECKING  # noqa: E402
+
 from mcpreel._version import __version__  # noqa: E402
 from mcpreel.errors import (  # noqa: E402
     DifferenceFound,
@@ -41,8 +43,6 @@ from mcpreel.errors import (  # noqa: E402
     UsageError,
 )
 from mcpreel.model import Direction, Message, Session, SessionInfo  # noqa: E402
-
-from typing import TYPE_CHECKING  # noqa: E402
 
 if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers (nothing is imported at run time)
     from mcpreel.audit import audit_session
