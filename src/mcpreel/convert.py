@@ -53,6 +53,7 @@ class Features:
     sources: int = 0
 
     def count(self, msg: Message) -> None:
+        """Note what one record carries that a writer may drop, so the warning names only what this session loses."""
         self.records += 1
         extra = msg.extra
         if extra:
@@ -142,6 +143,7 @@ class ConvertResult:
 
     @property
     def to(self) -> str:
+        """The format written (the one asked for, or the one the output name chose)."""
         return self.output_choice.format
 
     def lost_line(self) -> str | None:

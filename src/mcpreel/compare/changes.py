@@ -36,6 +36,7 @@ class ToolChange:
     differences: list[Difference] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
+        """The change as ``--json`` and the HTML page carry it (its differences path by path)."""
         return {"name": self.name, "kind": self.kind, "differences": [d.to_json() for d in self.differences]}
 
 
@@ -55,18 +56,22 @@ class CallChange:
 
     @property
     def label(self) -> str:
+        """How a person finds the call again: ``tools/call echo #2`` (method, what it named, its ordinal)."""
         name = f" {self.subject}" if self.subject else ""
         return f"{self.method}{name} #{self.ordinal}"
 
     @property
     def latency_a(self) -> int | None:
+        """A's latency for this call (None when A made no such call or never had an answer)."""
         return self.a.latency_ms if self.a is not None else None
 
     @property
     def latency_b(self) -> int | None:
+        """B's latency for this call (None when B made no such call or never had an answer)."""
         return self.b.latency_ms if self.b is not None else None
 
     def to_json(self) -> dict[str, Any]:
+        """The call as ``--json`` carries it: the lines in each file, so a reader can open the records that differ."""
         return {
             "method": self.method, "subject": self.subject, "ordinal": self.ordinal, "kind": self.kind,
             "a_line": self.a.source if self.a else None, "b_line": self.b.source if self.b else None,
@@ -95,10 +100,12 @@ class SessionDiff:
 
     @property
     def changed_calls(self) -> list[CallChange]:
+        """The kept calls that are not the same (what the report lists without ``--all``)."""
         return [c for c in self.calls if c.kind != "same"]
 
     @property
     def latency_shifts(self) -> list[CallChange]:
+        """The kept calls whose latency moved (shown, and differences only under ``fail_on_latency``)."""
         return [c for c in self.calls if c.latency_shift]
 
     def kinds(self) -> dict[str, int]:
@@ -112,6 +119,8 @@ class SessionDiff:
 
     @property
     def difference_count(self) -> int:
+        """What decides the exit code: server and tool changes, calls changed, added or removed, and latency shifts
+        only when asked."""
         kinds = self.kinds()
         n = len(self.server) + len(self.tools) + kinds["changed"] + kinds["added"] + kinds["removed"]
         if self.options.fail_on_latency:
@@ -123,6 +132,7 @@ class SessionDiff:
 
     @property
     def exit_code(self) -> int:
+        """1 when anything differs, else 0 (CI tells a difference from a run that failed, exit 2)."""
         return 1 if self.difference_count else 0
 
     def summary(self) -> str:
@@ -136,6 +146,7 @@ class SessionDiff:
         return text
 
     def to_json(self) -> dict[str, Any]:
+        """The whole comparison as ``--json`` writes it when every call was kept (the library's and the page's form)."""
         return {
             "a": self.a, "b": self.b, "differences": self.difference_count, "ok": self.exit_code == 0,
             "server": [d.to_json() for d in self.server],
@@ -162,6 +173,7 @@ def error_status(response: dict[str, Any] | None) -> str:
 
 
 def latency_shifted(a: int | None, b: int | None, options: DiffOptions) -> bool:
+    """Whether a pair's latency moved by both the factor and the floor: a 1 ms -> 3 ms change is noise, not a shift."""
     if a is None or b is None:
         return False
     lo, hi = min(a, b), max(a, b)

@@ -63,6 +63,7 @@ class SideFacts:
         self.tools: dict[str, Any] = {}
 
     def take(self, ex: Turn) -> None:
+        """Fold one handshake or listing into this side's facts (the first ``initialize``, every ``tools/list`` page)."""
         response = ex.response
         if response is None:
             return

@@ -101,6 +101,8 @@ def _messages(d: str, body: str, t: int | None, ctx: dict[str, Any], n: int, sse
 
 
 def read(source: Source) -> Session:
+    """Read an Inspector network export, credential headers redacted on read (the export holds the user's
+    Authorization)."""
     doc = source.document()
     if not isinstance(doc, list) or not doc or not is_network_entry(doc[0]):
         raise source.fail("an Inspector network export is a JSON array of requests "

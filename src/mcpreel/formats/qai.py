@@ -186,6 +186,7 @@ def scan(source: Source) -> _jsondoc.Scan | None:
 
 
 def read(source: Source) -> Session:
+    """Read a qai session file; a big one is streamed message by message instead of parsed whole."""
     found = scan(source)
     if found is not None:
         info = _info(found.members, source)

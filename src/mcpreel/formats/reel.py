@@ -303,10 +303,13 @@ def record_of_line(obj: Any, lineno: int, source: Source) -> Message | None:
 
 
 def looks_like_reel(first: Any) -> bool:
+    """A reel's meta line (the first line of a file mcpreel wrote)."""
     return isinstance(first, dict) and first.get("type") == "meta" and "v" in first
 
 
 def read(source: Source) -> Session:
+    """Read a reel (or bare mcp-replay message lines without a meta line), streaming: memory stays flat whatever its
+    length."""
     first = None
     for _lineno, obj in iter_json_lines(source):
         first = obj
@@ -346,6 +349,7 @@ def read(source: Source) -> Session:
 
 
 def meta_line(info: SessionInfo, started: int | None = None) -> dict[str, Any]:
+    """The meta line of a reel for ``info``: shared by the writer and the live recorder so both write the same header."""
     started = started if started is not None else info.started
     meta: dict[str, Any] = {
         "v": 1,
@@ -423,6 +427,7 @@ def record_line(msg: Message, t: int, seq: int | None) -> dict[str, Any]:
 
 
 def end_line(t: int, exit_code: int | None, duration_ms: int, reason: str | None = None) -> dict[str, Any]:
+    """The end line (exit code, duration, why it ended): what tells a finished recording from a cut one."""
     line: dict[str, Any] = {"t": iso_from_ms(t), "type": "end", "exitCode": exit_code if exit_code is not None else 0,
                             "durationMs": duration_ms}
     if reason:
@@ -537,6 +542,7 @@ class ReelWriter:
 
     @staticmethod
     def now() -> int:
+        """The clock of the recording (a method, so a test can stand a fixed clock in)."""
         return now_ms()
 
     def write(self, msg: Message) -> int:
@@ -608,6 +614,7 @@ class ReelWriter:
 
     @property
     def closed(self) -> bool:
+        """Whether the writer is closed (a late message must not reopen the file)."""
         return self._closed
 
     def __enter__(self) -> ReelWriter:

@@ -140,6 +140,8 @@ def detect_document(doc: Any, name: str) -> Detection:
 
 
 def detect(source: Source) -> Detection:
+    """The format of ``source`` from its content: line formats by the first line, JSON documents by their parsed
+    shape."""
     head = source.head()
     stripped = head.lstrip()
     if not stripped:

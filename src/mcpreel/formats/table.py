@@ -44,9 +44,11 @@ class Suffix:
 
     @property
     def compound(self) -> bool:
+        """Whether the ending spans more than the extension (``.qai.json``), which is matched against the name's end."""
         return self.text.count(".") > 1
 
     def words(self) -> str:
+        """The reason shown when this ending chose the output format."""
         if self.reason:
             return self.reason
         return f"the file name ends in {self.text}" if self.compound else f"the extension {self.text}"
@@ -82,6 +84,7 @@ class FormatSpec:
         return importlib.import_module(self.module)
 
     def suffixes(self) -> list[Suffix]:
+        """The output endings as :class:`Suffix` records (plain strings take the default words)."""
         return [e if isinstance(e, Suffix) else Suffix(e) for e in self.extensions]
 
 
@@ -194,14 +197,17 @@ def sniffers(kind: str) -> list[tuple[FormatSpec, Callable[[Any], bool]]]:
 
 
 def reader_names() -> list[str]:
+    """The formats that can be read, in the table's order (for help and error messages)."""
     return [s.name for s in FORMATS.values() if s.reads]
 
 
 def writer_names() -> list[str]:
+    """The formats that can be written, in the table's order (for help and error messages)."""
     return [s.name for s in FORMATS.values() if s.writes]
 
 
 def get_reader(name: str) -> Callable[[Source], Session]:
+    """The reader of a format name or alias; a write-only format is refused with the readable ones listed."""
     spec = FORMATS[canonical_name(name)]
     if not spec.reads:
         raise UsageError(f"format {spec.name!r} can be written but not read (readable: {', '.join(reader_names())})")
@@ -211,6 +217,7 @@ def get_reader(name: str) -> Callable[[Source], Session]:
 
 
 def get_writer(name: str) -> Callable[..., None]:
+    """The writer of a format name or alias; a read-only format is refused with the writable ones listed."""
     spec = FORMATS[canonical_name(name)]
     if not spec.writes:
         raise UsageError(f"format {spec.name!r} can be read but not written (writable: {', '.join(writer_names())})")

@@ -87,7 +87,10 @@ ConnectionFactory = Callable[["Mock"], "MockConnection"]
 
 
 class Forwarding(Protocol):
-    async def forward(self, conn: MockConnection, request: dict[str, Any], emit: Emit) -> dict[str, Any] | None: ...
+    """What the mock asks of a forwarder (``--on-miss forward``): the engine stays free of I/O and of the client
+    stack."""
+    async def forward(self, conn: MockConnection, request: dict[str, Any], emit: Emit) -> dict[str, Any] | None:
+        """Ask the live server, relaying what it sends meanwhile through ``emit``; None when it could not answer."""
 
 
 @dataclass
@@ -299,6 +302,7 @@ class Mock:
 
     @property
     def failed(self) -> bool:
+        """Whether the run ends in failure: ``--on-miss fail`` and at least one miss."""
         return self.options.on_miss == "fail" and bool(self.stats.misses)
 
 

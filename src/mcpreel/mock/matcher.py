@@ -74,9 +74,11 @@ class SecretDifference(Difference):
     verdict: str = DIFFERS
 
     def to_json(self) -> dict[str, Any]:
+        """The difference as data, the received value given only as a verdict (a secret never goes into a report)."""
         return {"path": self.path, "kind": self.kind, "recorded": self.recorded, "received": self.verdict}
 
     def describe(self, width: int = 80) -> str:
+        """One line for a miss message, saying whether the received secret matched without showing it."""
         return f"{self.path}: {short(self.recorded, width)} -> ({self.verdict})"
 
 
@@ -245,6 +247,8 @@ class Matcher:
         self._next = 0  # sequential mode: position of the next recorded request
 
     def match(self, request: dict[str, Any]) -> Turn | Miss:
+        """The recorded exchange that answers ``request`` for this connection, or a :class:`Miss` saying why none
+        does."""
         index = self.index
         method = request.get("method")
         method = method if isinstance(method, str) else ""
