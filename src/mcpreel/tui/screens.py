@@ -77,6 +77,7 @@ class SaveScreen(ModalScreen[tuple[str, str] | None]):
                 yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
+        """Focus the first thing to fill in (the format when it may be chosen)."""
         self.query_one("#format" if self.choose else "#path").focus()
 
     @on(Select.Changed, "#format")
@@ -111,6 +112,7 @@ class SaveScreen(ModalScreen[tuple[str, str] | None]):
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
+        """Close without saving."""
         self.dismiss(None)
 
 
@@ -139,6 +141,7 @@ HELP = """\
 
 
 class HelpScreen(ModalScreen[None]):
+    """The keys of the viewer, the live ones only when attached to a proxy."""
     DEFAULT_CSS = _DIALOG_CSS.format(name="HelpScreen")
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
 
@@ -152,6 +155,7 @@ class HelpScreen(ModalScreen[None]):
             yield Static(HELP, id="help")
 
     def action_close(self) -> None:
+        """Close the help."""
         self.dismiss(None)
 
 
@@ -173,9 +177,11 @@ class EditScreen(ModalScreen[Any]):
             yield Label("", classes="problem", id="problem")
 
     def on_mount(self) -> None:
+        """Focus the JSON editor."""
         self.query_one("#json", TextArea).focus()
 
     def action_send(self) -> None:
+        """Release the edited message, once it parses as JSON."""
         value = _checked(self)
         if value is not None:
             self.dismiss(value)
@@ -208,6 +214,7 @@ class EditScreen(ModalScreen[Any]):
         self.query_one("#problem", Label).update(problem or "")
 
     def action_cancel(self) -> None:
+        """Close without releasing (the message stays held)."""
         self.dismiss(None)
 
 
@@ -230,6 +237,7 @@ class DropScreen(ModalScreen[dict[str, Any] | None]):
                 yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
+        """Focus the error message box."""
         self.query_one("#message", Input).focus()
 
     @on(Input.Submitted)
@@ -244,6 +252,7 @@ class DropScreen(ModalScreen[dict[str, Any] | None]):
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
+        """Close without dropping (the message stays held)."""
         self.dismiss(None)
 
 
@@ -266,14 +275,17 @@ class InjectScreen(ModalScreen[tuple[str, Any] | None]):
             yield Label("", classes="problem", id="problem")
 
     def on_mount(self) -> None:
+        """Focus the JSON editor."""
         self.query_one("#json", TextArea).focus()
 
     def action_send(self) -> None:
+        """Send the composed message in the chosen direction, once it parses as JSON."""
         value = _checked(self)
         if value is not None:
             self.dismiss((str(self.query_one("#direction", Select).value), value))
 
     def action_cancel(self) -> None:
+        """Close without sending."""
         self.dismiss(None)
 
 
@@ -294,6 +306,7 @@ class InterceptScreen(ModalScreen[str | None]):
             yield Input(self.current or "", placeholder="dir:out kind:request", id="intercept")
 
     def on_mount(self) -> None:
+        """Focus the filter box."""
         self.query_one("#intercept", Input).focus()
 
     @on(Input.Submitted, "#intercept")
@@ -301,4 +314,5 @@ class InterceptScreen(ModalScreen[str | None]):
         self.dismiss(event.value.strip())
 
     def action_cancel(self) -> None:
+        """Close without changing what is held."""
         self.dismiss(None)
