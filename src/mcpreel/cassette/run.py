@@ -73,9 +73,11 @@ class Plan:
 
     @property
     def action(self) -> str:
+        """``record`` or ``replay``: what the plan decided, in one word for reports."""
         return "record" if self.record else "replay"
 
     def describe(self) -> str:
+        """One line saying what the mode decided and why (the first thing a user wants to know)."""
         if self.record:
             why = "missing" if not self.exists else "to be replaced"
             return f"record mode {self.mode}: {self.cassette} is {why}: recording the real server"
@@ -95,6 +97,7 @@ class Recording:
     reason: str
 
     def describe(self) -> str:
+        """One line saying whether the recording replaced the cassette, and if not, that the cassette is untouched."""
         if self.saved:
             return f"recorded {self.messages} messages -> {self.cassette} ({self.reason})"
         return f"recording not saved ({self.reason}): {self.cassette} was left as it was"
@@ -110,6 +113,7 @@ class CassetteRun:
 
     @property
     def misses(self) -> list[Any]:
+        """The requests the cassette could not answer (empty when the run recorded)."""
         return list(self.stats.misses) if self.stats is not None else []
 
     @property

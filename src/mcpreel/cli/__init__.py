@@ -42,6 +42,7 @@ COMMANDS: dict[str, str] = {
 
 
 class LazyGroup(click.Group):
+    """A click group that imports a command's module only when it runs, so each command pays only for what it uses."""
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(COMMANDS) | set(self.commands))
 
@@ -69,5 +70,6 @@ def cli(verbose: bool) -> None:
 
 
 def main(argv: Any = None) -> None:
+    """The ``mcpreel`` entry point (``argv`` for tests; the process's arguments otherwise)."""
     # (`mcpreel record`/`proxy` latched their early signals when the package was imported: mcpreel._infra.signals)
     cli.main(args=argv, prog_name="mcpreel")

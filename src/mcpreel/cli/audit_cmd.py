@@ -10,6 +10,7 @@ from mcpreel.errors import DifferenceFound
 
 
 def audit_sarif(report, artifact: str | None) -> dict:
+    """The audit as a SARIF log, so code-scanning tools show the findings where the session came from."""
     from mcpreel.render.sarif import Finding, RuleInfo, sarif_log
 
     rules = [RuleInfo(r.id, r.message, r.level, help=f"{r.name} ({r.kind})") for r in report.rules]

@@ -77,6 +77,7 @@ def _one_server(contract, name: str) -> None:
 
 
 def contract_sarif(diff, contract_path: str) -> dict:
+    """The contract check as a SARIF log, each change a result on the contract file."""
     from mcpreel.render.sarif import Finding, RuleInfo, sarif_log
 
     rules: dict[str, RuleInfo] = {}

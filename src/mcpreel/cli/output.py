@@ -25,10 +25,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def error(text: str) -> None:
+    """Say an error on stderr, one line (the exit path adds the exit code)."""
     click.echo(f"error: {text}", err=True)
 
 
 def warning(text: str) -> None:
+    """Say a warning on stderr: something the user should know that did not stop the command."""
     click.echo(f"warning: {text}", err=True)
 
 
@@ -66,6 +68,7 @@ def warn_exposed(host: str, reached: str) -> None:
 
 
 def info(text: str) -> None:
+    """Say something on stderr (stdout stays for the command's data)."""
     click.echo(text, err=True)
 
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 
 def parse_headers(values: tuple[str, ...]) -> dict[str, str]:
+    """``--header 'Name: value'`` options as a dict; a malformed one is a usage error naming it."""
     headers: dict[str, str] = {}
     for value in values:
         name, sep, text = value.partition(":")

@@ -7,10 +7,12 @@ from mcpreel.model import Session
 
 
 def is_url(text: str) -> bool:
+    """Whether a source names a live server by URL rather than a file or a command."""
     return text.startswith(("http://", "https://"))
 
 
 def parse_headers(headers: tuple[str, ...]) -> dict[str, str]:
+    """``--header 'Name: value'`` options as a dict; a malformed one is a usage error naming it."""
     out: dict[str, str] = {}
     for h in headers:
         name, sep, value = h.partition(":")

@@ -15,6 +15,7 @@ from mcpreel.errors import DifferenceFound, McpreelError, ProblemsReported, Usag
 
 
 def file_options(fn):
+    """The options that choose which client config files ``wrap`` and ``unwrap`` look at (one copy for both)."""
     from mcpreel.clientconfig import CLIENTS
 
     for decorate in reversed([
