@@ -278,12 +278,15 @@ def released(hold: str, action: str, by: str) -> dict[str, Any]:
 
 
 def ok(ref: Any) -> dict[str, Any]:
+    """The proxy's answer that a viewer's command (``ref``) was carried out."""
     return {"type": "ok", "ref": ref}
 
 
 def error(ref: Any, message: str) -> dict[str, Any]:
+    """The proxy's answer that a viewer's command (``ref``) could not be carried out, and why."""
     return {"type": "error", "ref": ref, "message": message}
 
 
 def end(exit_code: int | None, reason: str) -> dict[str, Any]:
+    """The recording ended (how the server exited and why): the last line a viewer gets."""
     return {"type": "end", "exit_code": exit_code, "reason": reason}
