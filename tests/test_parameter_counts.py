@@ -29,9 +29,6 @@ OWNED_ELSEWHERE = {
     "check/probe.py:HttpProbe.send": "checkstack",
     "check/context.py:result": "checkstack",
     "cli/contract_cmd.py:check_command": "gates",
-    "cli/wrap_cmd.py:wrap_command": "not yet grouped (no owner this round)",
-    "cli/wrap_cmd.py:unwrap_command": "not yet grouped (no owner this round)",
-    "cli/audit_cmd.py:audit_command": "not yet grouped (no owner this round)",
 }
 
 

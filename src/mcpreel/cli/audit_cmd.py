@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import click
 
 from mcpreel.cli import output
 from mcpreel.cli.contract_cmd import source_options
+from mcpreel.cli.records import options_record
+from mcpreel.cli.sources import SourceArgs
 from mcpreel.errors import DifferenceFound
 
 
@@ -21,6 +25,18 @@ def audit_sarif(report, artifact: str | None) -> dict:
     return sarif_log("audit", rules, findings, properties={"counts": report.counts()})
 
 
+@dataclass(frozen=True)
+class AuditArgs:
+    """What ``audit``'s own options said, as one record (:func:`mcpreel.cli.records.options_record`)."""
+
+    rule_files: tuple[str, ...]
+    disable: tuple[str, ...]
+    fail_on: str
+    fmt: str
+    sarif_path: str | None
+    list_rules: bool
+
+
 @click.command("audit")
 @click.argument("source", required=False)
 @source_options
@@ -34,9 +50,9 @@ def audit_sarif(report, artifact: str | None) -> dict:
 @click.option("--list-rules", is_flag=True, help="Print the rules in force and exit.")
 @click.pass_context
 @output.run_command
-def audit_command(ctx: click.Context, source: str | None, command: str | None, url: str | None, transport: str,
-                  headers: tuple[str, ...], input_format: str, timeout: float, rule_files: tuple[str, ...],
-                  disable: tuple[str, ...], fail_on: str, fmt: str, sarif_path: str | None, list_rules: bool) -> None:
+@options_record(SourceArgs, "origin")
+@options_record(AuditArgs)
+def audit_command(ctx: click.Context, source: str | None, origin: SourceArgs, args: AuditArgs) -> None:
     """Flag what should worry a user of this server: injection-shaped text, tools that change mid-session,
     duplicate or shadowing tool names, secrets in traffic, destructive tools without annotations.
 
@@ -49,16 +65,15 @@ def audit_command(ctx: click.Context, source: str | None, command: str | None, u
     from mcpreel._infra import jsonio
     from mcpreel.audit import audit_session, builtin_rules, load_rules, merge_rules
     from mcpreel.cli.output import save
-    from mcpreel.cli.sources import open_source
 
-    extra = [r for path in rule_files for r in load_rules(path)]
-    rules = merge_rules(builtin_rules(), extra, disable)
-    if list_rules:
+    fmt, sarif_path = args.fmt, args.sarif_path
+    extra = [r for path in args.rule_files for r in load_rules(path)]
+    rules = merge_rules(builtin_rules(), extra, args.disable)
+    if args.list_rules:
         for r in rules:
             click.echo(f"{r.id}  {r.level:<7} {r.kind:<24} {r.name}")
         return
-    session, name = open_source(source, command=command, url=url, fmt=input_format, transport=transport,
-                                headers=headers, timeout=timeout)
+    session, name = origin.open(source)
     report = audit_session(session, rules)
     artifact = source if source and not source.startswith(("http://", "https://")) else None
     if fmt == "json":
@@ -76,5 +91,5 @@ def audit_command(ctx: click.Context, source: str | None, command: str | None, u
                    f"{c['error']} errors, {c['warning']} warnings, {c['note']} notes")
     if sarif_path:
         save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(audit_sarif(report, artifact))))
-    if report.failing(fail_on):
+    if report.failing(args.fail_on):
         raise DifferenceFound()
