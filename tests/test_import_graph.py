@@ -181,3 +181,31 @@ def test_circles_cut_on_another_branch_are_still_the_only_ones_there(component):
     if component not in present:
         pytest.fail(f"{sorted(component)} is no longer a circle: remove it from KNOWN_ELSEWHERE "
                     f"({KNOWN_ELSEWHERE[component]})")
+
+
+#: seams that point one way: (importer prefix, imported prefix, why) that must have no edge
+ONE_WAY = [
+    ("mcpreel.mock", "mcpreel.rules", "rules plug into the mock through its seam (Mock.connection_factory)"),
+    ("mcpreel.formats", "mcpreel.redact", "readers sit below redact (they use _infra.credentials)"),
+    ("mcpreel.formats", "mcpreel.convert", "readers sit below convert"),
+    ("mcpreel.record", "mcpreel.rules", "rules plug into the recorders through the intercept seam"),
+]
+
+
+def _under(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+@pytest.mark.parametrize(("host", "addon", "why"), ONE_WAY, ids=[f"{h}-x-{a}" for h, a, _ in ONE_WAY])
+def test_seams_point_one_way(host, addon, why):
+    graph = import_graph()
+    wrong = sorted(f"{m} -> {t}" for m, targets in graph.items() if _under(m, host)
+                   for t in targets if _under(t, addon))
+    assert not wrong, f"{why}: " + "; ".join(wrong)
+
+
+def test_sniffing_imports_no_reader():
+    """The sniffer asks each reader through the format table: it imports the table, never a reader."""
+    graph = import_graph()
+    readers = {m for m in graph if m.startswith("mcpreel.formats.") and not m.rsplit(".", 1)[1].startswith("_")}
+    assert graph["mcpreel.formats.sniff"] & readers == {"mcpreel.formats.table"}
