@@ -21,38 +21,37 @@ Errors: every error mcpreel raises on purpose is a :class:`McpreelError` -- :cla
 :class:`InputError` (:class:`FormatError`), :class:`TransportError`, :class:`ProblemsReported` (exit 2)
 and :class:`DifferenceFound` (a comparison found differences: exit 1); see :mod:`mcpreel.errors`.
 
-Importing this package stays cheap (every command imports it): the functions load their module on first
-use.
+Importing this package costs nothing more than its version: every name loads its module on first use,
+so ``python -m mcpreel`` reaches its entry point (and the early-signal latch, ``mcpreel.__main__``) before
+anything slow, and the in-memory transport does not bring asyncio to every command.
 """
 
-from mcpreel._infra import signals as _early_signals
+from __future__ import annotations
 
-_early_signals.install_for_cli()  # `mcpreel record`/`proxy` only, before anything slow: see that module
-del _early_signals
+import importlib
 
-from typing import TYPE_CHECKING  # noqa: E402
+from mcpreel._version import __version__
 
-from mcpreel._version import __version__  # noqa: E402
-from mcpreel.errors import (  # noqa: E402
-    DifferenceFound,
-    FormatError,
-    InputError,
-    McpreelError,
-    ProblemsReported,
-    TransportError,
-    UsageError,
-)
-from mcpreel.model import Direction, Message, Session, SessionInfo  # noqa: E402
-
+TYPE_CHECKING = False  # not typing's: this package's import stays as light as the latch needs
 if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers (nothing is imported at run time)
     from mcpreel.audit import audit_session
     from mcpreel.check import CheckOptions, run_check
     from mcpreel.clients.memory import MemoryTransport, memory_pair
     from mcpreel.compare import DiffOptions, diff_files
     from mcpreel.convert import convert
+    from mcpreel.errors import (
+        DifferenceFound,
+        FormatError,
+        InputError,
+        McpreelError,
+        ProblemsReported,
+        TransportError,
+        UsageError,
+    )
     from mcpreel.formats import open_session
     from mcpreel.merge import merge
     from mcpreel.mock import MockOptions, serve_file
+    from mcpreel.model import Direction, Message, Session, SessionInfo
     from mcpreel.redact.files import redact_file
     from mcpreel.replay import ReplayOptions, replay_file
 
@@ -86,9 +85,22 @@ __all__ = [
     "serve_file",
 ]
 
-#: public name -> the module that defines it, loaded on first use (the recording proxy starts faster
-#: without asyncio, and ``mcpreel import`` without the HTTP stack)
-_LAZY = {
+
+#: each public name and the module it lives in, loaded on first use: importing this package costs nothing
+#: more, so ``python -m mcpreel`` reaches its entry point (and the early-signal latch, ``mcpreel.__main__``)
+#: before anything slow, and the in-memory transport does not bring asyncio to every command
+_HOMES = {
+    "Direction": "mcpreel.model",
+    "Message": "mcpreel.model",
+    "Session": "mcpreel.model",
+    "SessionInfo": "mcpreel.model",
+    "DifferenceFound": "mcpreel.errors",
+    "FormatError": "mcpreel.errors",
+    "InputError": "mcpreel.errors",
+    "McpreelError": "mcpreel.errors",
+    "ProblemsReported": "mcpreel.errors",
+    "TransportError": "mcpreel.errors",
+    "UsageError": "mcpreel.errors",
     "MemoryTransport": "mcpreel.clients.memory",
     "memory_pair": "mcpreel.clients.memory",
     "open_session": "mcpreel.formats",
@@ -108,14 +120,12 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> object:
-    """The public functions and option records, each imported from its module on first use."""
-    module = _LAZY.get(name)
-    if module is None:
+    """The public names, each imported from its module on first use (then kept here)."""
+    home = _HOMES.get(name)
+    if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # asked once
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
     return value
 
 

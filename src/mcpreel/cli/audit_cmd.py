@@ -8,12 +8,13 @@ import click
 
 from mcpreel.cli import output
 from mcpreel.cli.contract_cmd import source_options
+from mcpreel.cli.helptext import examples
 from mcpreel.cli.records import options_record
 from mcpreel.cli.sources import SourceArgs
 from mcpreel.errors import DifferenceFound
 
 
-def audit_sarif(report, artifact: str | None) -> dict:
+def audit_sarif(report, artifact: str | None, target=None) -> dict:
     """The audit as a SARIF log, so code-scanning tools show the findings where the session came from."""
     from mcpreel.render.sarif import Finding, RuleInfo, sarif_log
 
@@ -22,7 +23,7 @@ def audit_sarif(report, artifact: str | None) -> dict:
                         file=artifact, properties={k: v for k, v in (("record", f.record), ("server", f.server),
                                                                     ("name", f.name)) if v is not None})
                 for f in report.findings]
-    return sarif_log("audit", rules, findings, properties={"counts": report.counts()})
+    return sarif_log("audit", rules, findings, properties={"counts": report.counts()}, target=target)
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,11 @@ class AuditArgs:
     list_rules: bool
 
 
-@click.command("audit")
+@click.command("audit", epilog=examples(
+    "mcpreel audit session.jsonl",
+    "mcpreel audit --target-command 'npx -y @modelcontextprotocol/server-everything' --format sarif",
+    "mcpreel audit session.jsonl --disable MCPA006 --sarif audit.sarif",
+))
 @click.argument("source", required=False)
 @source_options
 @click.option("--rules", "rule_files", multiple=True, type=click.Path(dir_okay=False),
@@ -56,15 +61,12 @@ def audit_command(ctx: click.Context, source: str | None, origin: SourceArgs, ar
     """Flag what should worry a user of this server: injection-shaped text, tools that change mid-session,
     duplicate or shadowing tool names, secrets in traffic, destructive tools without annotations.
 
-    \b
-      mcpreel audit session.jsonl
-      mcpreel audit --command 'npx -y @modelcontextprotocol/server-everything' --format sarif
-
     Exit 0 when nothing at or above --fail-on was found, 1 when something was, 2 when it could not run.
     """
     from mcpreel._infra import jsonio
     from mcpreel.audit import audit_session, builtin_rules, load_rules, merge_rules
     from mcpreel.cli.output import save
+    from mcpreel.cli.sources import sarif_target
 
     fmt, sarif_path = args.fmt, args.sarif_path
     extra = [r for path in args.rule_files for r in load_rules(path)]
@@ -76,10 +78,11 @@ def audit_command(ctx: click.Context, source: str | None, origin: SourceArgs, ar
     session, name = origin.open(source)
     report = audit_session(session, rules)
     artifact = source if source and not source.startswith(("http://", "https://")) else None
+    target = sarif_target(source, origin.command, origin.url) if fmt == "sarif" or sarif_path else None
     if fmt == "json":
         click.echo(jsonio.dumps_str(report.to_json()))
     elif fmt == "sarif":
-        click.echo(jsonio.dumps_indented(audit_sarif(report, artifact)).decode("utf-8"))
+        click.echo(jsonio.dumps_indented(audit_sarif(report, artifact, target)).decode("utf-8"))
     else:
         for f in report.findings:
             where = f" (record {f.record})" if f.record is not None else ""
@@ -90,6 +93,6 @@ def audit_command(ctx: click.Context, source: str | None, origin: SourceArgs, ar
         click.echo(f"{name}: {report.tools_seen} tools, {report.calls_seen} calls; "
                    f"{c['error']} errors, {c['warning']} warnings, {c['note']} notes")
     if sarif_path:
-        save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(audit_sarif(report, artifact))))
+        save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(audit_sarif(report, artifact, target))))
     if report.failing(args.fail_on):
         raise DifferenceFound()

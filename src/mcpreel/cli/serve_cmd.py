@@ -14,6 +14,7 @@ import click
 
 from mcpreel.cassette.mode import RecordMode
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 from mcpreel.cli.limit_options import limit_options, limits_of
 from mcpreel.cli.params import FORMAT_AUTO
 from mcpreel.cli.records import options_record
@@ -72,7 +73,11 @@ class ServeArgs:
                         limits=limits_of(self.max_body, self.max_header, self.header_timeout))
 
 
-@click.command("serve")
+@click.command("serve", epilog=examples(
+    "mcpreel serve session.jsonl  # stdio: point a client's server command here",
+    "mcpreel serve session.jsonl --transport streamable-http --port 8000",
+    'mcpreel serve cassette.jsonl --record-mode once --target-command "python server.py"',
+))
 @click.argument("session", type=click.Path(dir_okay=False))
 @click.option("--transport", type=click.Choice(["stdio", "streamable-http", "sse"]), default="stdio",
               show_default=True)
@@ -88,7 +93,7 @@ class ServeArgs:
 @click.option("--on-miss", type=click.Choice(["error", "fail", "forward"]), default="error", show_default=True,
               help="error: answer with a JSON-RPC error; fail: the same, and exit 1 at the end; "
                    "forward: ask the live --target-… server and add its answer to the recording.")
-@click.option("--target-command", metavar="CMD", help="With --on-miss forward or --record-mode: the live server command.")
+@click.option("--target-command", metavar='"CMD ARGS"', help="With --on-miss forward or --record-mode: the live server command.")
 @click.option("--target-url", metavar="URL", help="With --on-miss forward or --record-mode: the live server URL.")
 @click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
               help="Accept requests from this non-loopback Origin (HTTP; '*' for any; repeatable).")
@@ -118,12 +123,7 @@ class ServeArgs:
 @output.run_command
 @options_record(ServeArgs)
 def serve_command(ctx: click.Context, session: str, args: ServeArgs) -> None:
-    """Serve a recorded session as an MCP server (a mock for testing clients).
-
-    \b
-      mcpreel serve session.jsonl
-      mcpreel serve cassette.jsonl --record-mode once --target-command "python server.py"
-    """
+    """Serve a recorded session as an MCP server (a mock for testing clients)."""
     from mcpreel.mock import ForwardTarget, Mock, MockOptions, ServeHooks, serve_file
     from mcpreel.rules import RuleSet, load_rules
 
