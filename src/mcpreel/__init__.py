@@ -2,11 +2,28 @@
 
 The library is organised in layers around one session model (:mod:`mcpreel.model`):
 
-- ``formats/``  readers and writers, each speaking only to the model (readers -> model -> writers)
-- ``trace/``    the normalizer that turns a session into the Assay V2 or the simple tool-call trace
-- ``cli/``      the thin command line; the library itself never prints
+- ``formats/``    readers and writers, each speaking only to the model (readers -> model -> writers)
+- ``toolcalls/``  the normalizer that turns a session into the Assay V2 or the simple tool-call trace
+- ``cli/``        the thin command line; the library itself never prints
 
-The public API is re-exported here.
+The public API is re-exported here, so a program needs one import and the names it may rely on are
+listed in one place (``__all__``); everything else is reachable through its module but may move.
+
+Sessions: :class:`Session` (a header, :class:`SessionInfo`, and a re-iterable stream of
+:class:`Message`), :class:`Direction`. Files: :func:`open_session` reads any known format (sniffed),
+:func:`convert` writes another, :func:`merge` several into one, :func:`redact_file` takes the secrets
+out. Comparing and serving: :func:`diff_files` (:class:`DiffOptions`), :func:`replay_file`
+(:class:`ReplayOptions`), :func:`serve_file` (:class:`MockOptions`: a recording as a server),
+:func:`run_check` (:class:`CheckOptions`), :func:`audit_session`. Tests: :class:`MemoryTransport` and
+:func:`memory_pair` (a client and a server in one process).
+
+Errors: every error mcpreel raises on purpose is a :class:`McpreelError` -- :class:`UsageError`,
+:class:`InputError` (:class:`FormatError`), :class:`TransportError`, :class:`ProblemsReported` (exit 2)
+and :class:`DifferenceFound` (a comparison found differences: exit 1); see :mod:`mcpreel.errors`.
+
+Importing this package costs nothing more than its version: every name loads its module on first use,
+so ``python -m mcpreel`` reaches its entry point (and the early-signal latch, ``mcpreel.__main__``) before
+anything slow, and the in-memory transport does not bring asyncio to every command.
 """
 
 from __future__ import annotations
@@ -16,24 +33,56 @@ import importlib
 from mcpreel._version import __version__
 
 TYPE_CHECKING = False  # not typing's: this package's import stays as light as the latch needs
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers (nothing is imported at run time)
+    from mcpreel.audit import audit_session
+    from mcpreel.check import CheckOptions, run_check
     from mcpreel.clients.memory import MemoryTransport, memory_pair
-    from mcpreel.errors import FormatError, InputError, McpreelError, TransportError, UsageError
+    from mcpreel.compare import DiffOptions, diff_files
+    from mcpreel.convert import convert
+    from mcpreel.errors import (
+        DifferenceFound,
+        FormatError,
+        InputError,
+        McpreelError,
+        ProblemsReported,
+        TransportError,
+        UsageError,
+    )
+    from mcpreel.formats import open_session
+    from mcpreel.merge import merge
+    from mcpreel.mock import MockOptions, serve_file
     from mcpreel.model import Direction, Message, Session, SessionInfo
+    from mcpreel.redact.files import redact_file
+    from mcpreel.replay import ReplayOptions, replay_file
 
 __all__ = [
+    "CheckOptions",
+    "DiffOptions",
+    "DifferenceFound",
     "Direction",
     "FormatError",
     "InputError",
     "McpreelError",
     "MemoryTransport",
     "Message",
+    "MockOptions",
+    "ProblemsReported",
+    "ReplayOptions",
     "Session",
     "SessionInfo",
     "TransportError",
     "UsageError",
     "__version__",
+    "audit_session",
+    "convert",
+    "diff_files",
     "memory_pair",
+    "merge",
+    "open_session",
+    "redact_file",
+    "replay_file",
+    "run_check",
+    "serve_file",
 ]
 
 
@@ -42,23 +91,43 @@ __all__ = [
 #: before anything slow, and the in-memory transport does not bring asyncio to every command
 _HOMES = {
     "Direction": "mcpreel.model",
-    "FormatError": "mcpreel.errors",
-    "InputError": "mcpreel.errors",
-    "McpreelError": "mcpreel.errors",
-    "MemoryTransport": "mcpreel.clients.memory",
     "Message": "mcpreel.model",
     "Session": "mcpreel.model",
     "SessionInfo": "mcpreel.model",
+    "DifferenceFound": "mcpreel.errors",
+    "FormatError": "mcpreel.errors",
+    "InputError": "mcpreel.errors",
+    "McpreelError": "mcpreel.errors",
+    "ProblemsReported": "mcpreel.errors",
     "TransportError": "mcpreel.errors",
     "UsageError": "mcpreel.errors",
+    "MemoryTransport": "mcpreel.clients.memory",
     "memory_pair": "mcpreel.clients.memory",
+    "open_session": "mcpreel.formats",
+    "convert": "mcpreel.convert",
+    "merge": "mcpreel.merge",
+    "redact_file": "mcpreel.redact.files",
+    "diff_files": "mcpreel.compare",
+    "DiffOptions": "mcpreel.compare",
+    "replay_file": "mcpreel.replay",
+    "ReplayOptions": "mcpreel.replay",
+    "serve_file": "mcpreel.mock",
+    "MockOptions": "mcpreel.mock",
+    "run_check": "mcpreel.check",
+    "CheckOptions": "mcpreel.check",
+    "audit_session": "mcpreel.audit",
 }
 
 
 def __getattr__(name: str) -> object:
+    """The public names, each imported from its module on first use (then kept here)."""
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(home), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -53,6 +53,7 @@ class Features:
     sources: int = 0
 
     def count(self, msg: Message) -> None:
+        """Note what one record carries that a writer may drop, so the warning names only what this session loses."""
         self.records += 1
         extra = msg.extra
         if extra:
@@ -142,6 +143,7 @@ class ConvertResult:
 
     @property
     def to(self) -> str:
+        """The format written (the one asked for, or the one the output name chose)."""
         return self.output_choice.format
 
     def lost_line(self) -> str | None:
@@ -320,12 +322,12 @@ def convert(
     strict: bool = False,
     warn: Callable[[str], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
-    writer_options: dict[str, Any] | None = None,
     keep_secrets: bool = False,
 ) -> ConvertResult:
     """Read ``in_path`` (``from_`` or sniffed), write ``out_path`` as ``to`` (or chosen from its name).
 
     Secret query parameters in the session's URLs (``?api_key=…``) are redacted unless ``keep_secrets``.
+    A writer's own options (none of the CLI's formats takes one) go through :func:`write_session`.
 
     Raises :class:`~mcpreel.errors.InputError` for input that breaks its format's rules and
     :class:`~mcpreel.errors.UsageError` for an impossible target (a stdio session as an HTTP envelope, a
@@ -342,6 +344,6 @@ def convert(
         if warn is not None:
             warn(text)
 
-    features, lost, value = write_session(session, out_path, choice.format, warn=_warn, writer_options=writer_options)
+    features, lost, value = write_session(session, out_path, choice.format, warn=_warn)
     return ConvertResult(str(in_path), str(out_path), detection, choice, features, lost, warnings, value,
                          list(session.info.notes))

@@ -159,6 +159,7 @@ def to_modern_request(message: dict[str, Any], client_info: dict[str, Any] | Non
 
 def initialize_request(request_id: Any, client_info: dict[str, Any] | None, capabilities: dict[str, Any] | None,
                        protocol: str = LATEST_LEGACY_PROTOCOL) -> dict[str, Any]:
+    """The handshake-era opening request mcpreel sends as a client (replay, check), one copy for every caller."""
     return {"jsonrpc": "2.0", "id": request_id, "method": "initialize",
             "params": {"protocolVersion": protocol, "capabilities": capabilities or {},
                        "clientInfo": client_info or {"name": "mcpreel", "version": "0"}}}
@@ -166,6 +167,8 @@ def initialize_request(request_id: Any, client_info: dict[str, Any] | None, capa
 
 def discover_request(request_id: Any, client_info: dict[str, Any] | None,
                      capabilities: dict[str, Any] | None) -> dict[str, Any]:
+    """The 2026-07-28 opening request (``server/discover``) with the client's identity in ``_meta``, as a client of
+    that era sends it."""
     return to_modern_request({"jsonrpc": "2.0", "id": request_id, "method": "server/discover"},
                              client_info, capabilities)
 

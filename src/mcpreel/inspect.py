@@ -84,6 +84,7 @@ class Row:
 
     @property
     def is_response(self) -> bool:
+        """Whether the row stands for an answer (drawn under its request rather than as a call of its own)."""
         return self.label == "(response)"
 
 
@@ -171,6 +172,7 @@ class Header:
 
     @classmethod
     def of(cls, info: SessionInfo) -> Header:
+        """The header ``inspect`` shows, taken from the session's info (copied, so the report outlives the reader)."""
         return cls(
             id=info.id, label=info.label, transport=info.transport, command=list(info.command), url=info.url,
             started=info.started, ended=info.ended, duration_ms=info.duration_ms, exit_code=info.exit_code,
@@ -209,6 +211,7 @@ class RowSpool:
         self.ended: frozenset[int] = frozenset()
 
     def append(self, row: Row) -> None:
+        """Add a row; rows go to disk in batches so a million-message session's table does not sit in memory."""
         self._batch.append(row)
         self._count += 1
         if len(self._batch) >= self._BATCH:
@@ -270,6 +273,7 @@ class RowSpool:
                 yield values
 
     def close(self) -> None:
+        """Close (and so delete) the spool file."""
         self._file.close()
 
 
@@ -319,6 +323,8 @@ class LatencySketch:
         return min(low, value)
 
     def add(self, value: int) -> None:
+        """Count one latency: exactly while few distinct values were seen, then into the sketch's buckets (flat
+        memory)."""
         self.n += 1
         if value > self.max:
             self.max = value

@@ -46,6 +46,7 @@ class Direction:
 
     @staticmethod
     def opposite(direction: str) -> str:
+        """The other direction (who answers a request that went ``in``)."""
         return "out" if direction == "in" else "in"
 
 
@@ -70,6 +71,8 @@ def clean_ctx(ctx: Any) -> dict[str, Any] | None:
 
 
 class Kind:
+    """What a record is: the wire's messages and what else a recorder keeps beside them (stderr, invalid frames,
+    transport events), so readers and writers agree on one vocabulary."""
     MESSAGE = "message"  # a JSON-RPC message (or batch) that crossed the wire
     STDERR = "stderr"  # a line the server wrote on stderr (stdio)
     INVALID = "invalid"  # a frame that was not JSON, kept as text
@@ -108,14 +111,17 @@ class Message:
     # -- JSON-RPC views of ``raw`` (a batch has none of them) --------------------------------------
     @property
     def is_jsonrpc(self) -> bool:
+        """Whether the record is one JSON-RPC message (not a batch, not stderr or a transport event)."""
         return self.kind == Kind.MESSAGE and isinstance(self.raw, dict)
 
     @property
     def is_batch(self) -> bool:
+        """Whether the record is a JSON-RPC batch (an array of messages)."""
         return self.kind == Kind.MESSAGE and isinstance(self.raw, list)
 
     @property
     def method(self) -> str | None:
+        """The method a request or notification names; None for answers and anything that is not a message."""
         raw = self.raw
         if isinstance(raw, dict):
             m = raw.get("method")
@@ -130,16 +136,19 @@ class Message:
 
     @property
     def is_notification(self) -> bool:
+        """Whether the record is a notification (a method and no id: nothing answers it)."""
         raw = self.raw
         return isinstance(raw, dict) and "method" in raw and "id" not in raw
 
     @property
     def is_response(self) -> bool:
+        """Whether the record is an answer (a result or an error, no method)."""
         raw = self.raw
         return isinstance(raw, dict) and "method" not in raw and ("result" in raw or "error" in raw)
 
     @property
     def id(self) -> Any:
+        """The JSON-RPC id as sent (None for a notification or anything that is not a message)."""
         raw = self.raw
         return raw.get("id") if isinstance(raw, dict) else None
 
@@ -242,9 +251,11 @@ class WireBlocks:
 
     @property
     def full(self) -> bool:
+        """Whether the block being filled should be handed out (blocks keep the reader's per-message cost down)."""
         return len(self.raws) >= self.SIZE
 
     def take(self) -> WireBlock | None:
+        """The filled block, and start a new one; None when nothing was added since the last."""
         if not self.raws:
             return None
         block = WireBlock(self.raws, 0, self.sources, self.dirs, self.times, self.scopes if self.scoped else None)
@@ -311,6 +322,7 @@ class Session:
 
     @property
     def is_streaming(self) -> bool:
+        """Whether the messages are read on each pass (a long file) rather than held in a list."""
         return self._factory is not None
 
     def __iter__(self) -> Iterator[Message]:
@@ -326,6 +338,7 @@ class Session:
         return self._messages  # type: ignore[return-value]
 
     def materialize(self) -> Session:
+        """Read a streaming session into memory once (for verbs that need random access); returns the session."""
         if self._factory is not None:
             self._messages = list(self._factory())
             self._factory = None

@@ -55,6 +55,7 @@ class ClientSession:
     requests: int = 0  # client requests
 
     def label(self) -> str:
+        """How a report names the client session: its index, era, client and where it came from."""
         parts = [f"session {self.index}", era_name(self.era, self.protocol)]
         if self.client:
             parts.append(self.client)
@@ -238,6 +239,7 @@ class Describer:
         self.request_protocol: str | None = None
 
     def feed(self, rec: Message) -> None:
+        """Take one record of the session and learn its era and client from its opening requests."""
         if rec.kind != _MESSAGE:
             return
         session = self.session
@@ -280,6 +282,7 @@ class Describer:
                             session.protocol = version  # the negotiated one wins over the asked one
 
     def finish(self) -> None:
+        """Settle the era once the session is read (a handshake, a discover, or what its requests named)."""
         session = self.session
         if self.initialize:
             session.era = LEGACY
@@ -314,6 +317,7 @@ class SessionTally:
         self._no_ids: dict[Any, str] = {}  # the first pass learns each exchange's session id as it goes
 
     def place(self, rec: Message) -> None:
+        """Place one record in its client session (HTTP exchanges are grouped by session id when the file says them)."""
         if not self.stdio and not self.needs_exchanges:
             ctx = rec.ctx
             if isinstance(ctx, dict) and (isinstance(ctx.get("exchange"), (int, str))
@@ -329,6 +333,7 @@ class SessionTally:
         return self.place
 
     def finish(self, session: Session) -> list[ClientSession]:
+        """The client sessions found, each described (the ones with no records left out)."""
         splitter = self.splitter
         if self.needs_exchanges:
             http_ids = _exchange_sessions(session)

@@ -14,7 +14,7 @@ import pytest
 from mcpreel.convert import convert
 from mcpreel.inspect import analyze
 from mcpreel.model import Kind
-from mcpreel.redact import redact_file
+from mcpreel.redact.files import redact_file
 
 from .support import assert_same_wire, messages_only, read, read_as, t1
 

@@ -9,7 +9,8 @@ import pytest
 
 from mcpreel.errors import InputError
 from mcpreel.model import Kind, Message
-from mcpreel.redact import Redactor, load_rules, redact_file, rules_from_dict
+from mcpreel.redact import Redactor, load_rules, rules_from_dict
+from mcpreel.redact.files import redact_file
 
 from .support import fixture, read, read_as, session_of, write
 

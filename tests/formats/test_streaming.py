@@ -225,7 +225,7 @@ def test_item_spool_joined_runs_write_the_bytes_of_its_items_one_by_one(indent: 
 def test_merge_and_redact_report_the_bytes_they_read_for_a_progress_bar(tmp_path) -> None:
     from mcpreel.formats import get_writer
     from mcpreel.merge import merge
-    from mcpreel.redact import redact_file
+    from mcpreel.redact.files import redact_file
 
     paths = []
     for name in ("a", "b"):

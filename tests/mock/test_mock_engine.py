@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from mcpreel.errors import UsageError
 from mcpreel.mock.engine import Mock, MockOptions
 from mcpreel.operations.cassette import build
 from tests.replay.helpers import INIT, INIT_OK, call, handshake, note, req, res, session, text
@@ -131,8 +132,8 @@ def test_batches_get_one_batch_answer_and_bad_input_an_error():
     assert bad["error"]["code"] == -32600
 
 
-def test_unknown_policy_is_refused():
-    with pytest.raises(ValueError, match="on-miss"):
+def test_unknown_policy_is_refused_as_a_usage_error():
+    with pytest.raises(UsageError, match="on-miss"):
         Mock(build(session(("in", INIT), ("out", INIT_OK))), MockOptions(on_miss="ignore"))
 
 

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 
 from mcpreel.cli import cli
 from mcpreel.errors import InputError
-from mcpreel.redact import Redactor, redact_file, rules_from_dict
+from mcpreel.redact import Redactor, rules_from_dict
+from mcpreel.redact.files import redact_file
 from mcpreel.redact.keys import KEYED_MARKER, find_key, fingerprint, load_or_create_key
 from tests.formats.support import req, resp, session_of, write
 

@@ -7,13 +7,13 @@ import asyncio
 from mcpreel.mock.engine import Mock
 from mcpreel.operations.cassette import build
 from mcpreel.rules import RuleSet, parse_rules
-from mcpreel.rules.mock import CLOSE, RawLine
+from mcpreel.rules.mock import CLOSE, RawLine, ruled_connections
 from tests.replay.helpers import call, handshake, res, session, text
 
 
 def mock_with(*rules: dict) -> Mock:
     mock = Mock(build(session(*handshake(), ("in", call(2, "echo", {"t": "x"})), ("out", res(2, text("x"))))))
-    mock.rules = RuleSet(parse_rules(list(rules)))
+    mock.connection_factory = ruled_connections(RuleSet(parse_rules(list(rules))))
     return mock
 
 

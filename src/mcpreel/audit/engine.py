@@ -34,6 +34,7 @@ class Finding:
     server: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """The finding as ``--format json`` and SARIF carry it; members without a value are left out."""
         out: dict[str, Any] = {"rule": self.rule, "name": self.name, "level": self.level, "message": self.message,
                                "path": self.path}
         if self.record is not None:
@@ -53,16 +54,19 @@ class AuditReport:
     calls_seen: int = 0
 
     def counts(self) -> dict[str, int]:
+        """Findings by level, for the summary line."""
         out = {"error": 0, "warning": 0, "note": 0}
         for f in self.findings:
             out[f.level] += 1
         return out
 
     def failing(self, fail_on: str) -> list[Finding]:
+        """The findings at or above ``fail_on`` (``error``, ``warning`` or ``note``): what makes the audit exit 1."""
         levels = {"error": ("error",), "warning": ("error", "warning"), "note": ("error", "warning", "note")}[fail_on]
         return [f for f in self.findings if f.level in levels]
 
     def to_json(self) -> dict[str, Any]:
+        """The whole report as ``--format json`` writes it."""
         return {"counts": self.counts(), "toolsSeen": self.tools_seen, "callsSeen": self.calls_seen,
                 "findings": [f.to_json() for f in self.findings]}
 

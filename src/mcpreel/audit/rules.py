@@ -101,11 +101,13 @@ def _parse(doc: Any, source: str) -> list[Rule]:
 
 
 def builtin_rules() -> list[Rule]:
+    """The rules shipped with mcpreel (``audit/rules.json``), parsed with the same checks as a user's file."""
     text = resources.files("mcpreel.audit").joinpath("rules.json").read_bytes()
     return _parse(jsonio.loads(text), "mcpreel/audit/rules.json")
 
 
 def load_rules(path: str | Path) -> list[Rule]:
+    """A user's rules file; a file that cannot be read or breaks a rule is an input error naming it."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:

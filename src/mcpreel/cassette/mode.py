@@ -26,6 +26,7 @@ class RecordMode(StrEnum):
 
     @classmethod
     def values(cls) -> tuple[str, ...]:
+        """The modes' names, in order (for choices and the error that lists them)."""
         return tuple(m.value for m in cls)
 
     @classmethod

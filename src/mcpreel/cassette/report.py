@@ -42,6 +42,7 @@ class RunReport:
         self._fh = open_private_append(self.path) if self.path is not None else None
 
     def write(self, event: str, **fields: Any) -> None:
+        """Append one event as a JSON line; a report that cannot be written never takes the server down."""
         if self._fh is None:
             return
         line = jsonio.dumps({"event": event, "t": now_ms(), **fields}) + b"\n"
@@ -49,6 +50,7 @@ class RunReport:
             self._fh.write(line)
 
     def close(self) -> None:
+        """Close the report file (safe to call twice)."""
         if self._fh is not None:
             with contextlib.suppress(OSError):
                 self._fh.close()

@@ -45,9 +45,9 @@ from mcpreel.cassette.mode import RecordMode
 from mcpreel.cassette.report import RunReport
 from mcpreel.errors import InputError, McpreelError, UsageError
 from mcpreel.model import Kind
-from mcpreel.serving.limits import Limits
+from mcpreel.serving.listen import Listener
 
-__all__ = ["CassetteHooks", "CassetteRun", "Plan", "RealServer", "Recording", "ServeOptions", "check_target",
+__all__ = ["CassetteHooks", "CassetteOptions", "CassetteRun", "Plan", "Recording", "check_target",
            "http_transport_for", "plan", "serve_cassette"]
 
 TRANSPORTS = ("stdio", "streamable-http", "sse")
@@ -72,9 +72,11 @@ class Plan:
 
     @property
     def action(self) -> str:
+        """``record`` or ``replay``: what the plan decided, in one word for reports."""
         return "record" if self.record else "replay"
 
     def describe(self) -> str:
+        """One line saying what the mode decided and why (the first thing a user wants to know)."""
         if self.record:
             why = "missing" if not self.exists else "to be replaced"
             return f"record mode {self.mode}: {self.cassette} is {why}: recording the real server"
@@ -94,6 +96,7 @@ class Recording:
     reason: str
 
     def describe(self) -> str:
+        """One line saying whether the recording replaced the cassette, and if not, that the cassette is untouched."""
         if self.saved:
             return f"recorded {self.messages} messages -> {self.cassette} ({self.reason})"
         return f"recording not saved ({self.reason}): {self.cassette} was left as it was"
@@ -109,6 +112,7 @@ class CassetteRun:
 
     @property
     def misses(self) -> list[Any]:
+        """The requests the cassette could not answer (empty when the run recorded)."""
         return list(self.stats.misses) if self.stats is not None else []
 
     @property
@@ -174,81 +178,80 @@ def check_target(p: Plan, transport: str, command: Command | None, url: str | No
 
 
 @dataclass(frozen=True)
-class RealServer:
-    """The real server behind a cassette, reached the way the client reaches the cassette: a command over
-    stdio, a URL over HTTP (``transport`` is how the cassette is served)."""
+class CassetteOptions:
+    """How a cassette is served and written, beside where (:class:`~mcpreel.serving.listen.Listener`).
 
-    command: Command | None = None
-    url: str | None = None
-    transport: str = "stdio"
+    ``match``/``repeat``/``answer_timeout`` are the mock's (:class:`mcpreel.mock.MockOptions`; what a miss
+    does comes from the record mode, not from here). ``report``: a file every event is appended to as a
+    JSON line. ``rules`` (a :class:`mcpreel.rules.RuleSet`) act on what the client sends and is answered:
+    on the mock when replaying, on the recording proxy (:mod:`mcpreel.rules.intercept`) when recording.
+    ``redact_key``: what is written to the cassette is redacted with keyed markers under this key.
+    One record, so a new cassette option is one field and not a parameter threaded through each flow."""
 
-
-@dataclass(frozen=True)
-class ServeOptions:
-    """How a cassette is served, and recorded when the plan records.
-
-    ``rules`` (a :class:`mcpreel.rules.RuleSet`) act on what the client sends and is answered: on the mock
-    when replaying, on the recording proxy when recording. ``limits`` bound each HTTP request to the
-    listener (:mod:`mcpreel.serving.limits`). ``redact_key``: what is written to the cassette is redacted
-    with keyed markers under this key. ``tags`` go into a recording's header (``metadata.tags``), as
-    ``record --tag`` writes them.
-    """
-
-    host: str = "127.0.0.1"
-    port: int = 8000
     match: str = "method-params"
     repeat: bool = True
-    allow_origins: tuple[str, ...] = ()
-    allow_hosts: tuple[str, ...] = ()
     answer_timeout: float = 10.0
+    report: str | os.PathLike[str] | None = None
     rules: Any = None
-    limits: Limits | None = None
     redact_key: bytes | None = None
+    #: written into a recording's header (``metadata.tags``), as ``record --tag`` writes them
     tags: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
 class CassetteHooks:
-    """Who hears of a run: ``report`` (a file of JSON lines), ``on_event`` (the mock's lines), ``on_ready(plan,
-    where)`` once the client can connect (``where`` is ``"stdio"`` or a URL), ``warn``."""
+    """What the front end is told during a cassette run (the library never prints), each optional:
+    ``on_event`` one line per event, ``on_ready(plan, where)`` once the client can connect (``where`` is
+    ``"stdio"`` or a URL), ``warn`` a recorder's warnings."""
 
-    report: str | os.PathLike[str] | None = None
     on_event: Callable[[str], None] | None = None
     on_ready: Callable[[Plan, str], None] | None = None
     warn: Callable[[str], None] | None = None
 
 
-def serve_cassette(cassette: str | os.PathLike[str], mode: RecordMode | str, real: RealServer | None = None,
-                   options: ServeOptions | None = None, hooks: CassetteHooks | None = None) -> CassetteRun:
+def serve_cassette(
+    cassette: str | os.PathLike[str],
+    mode: RecordMode | str,
+    *,
+    command: Command | None = None,
+    url: str | None = None,
+    listener: Listener | None = None,
+    options: CassetteOptions | None = None,
+    hooks: CassetteHooks | None = None,
+) -> CassetteRun:
     """Serve ``cassette`` in record mode ``mode`` until the client leaves (stdio) or a signal (HTTP).
 
-    ``real`` is the real server, needed when the plan records or forwards.
+    ``command``/``url`` is the real server, needed when the plan records or forwards. ``listener`` says
+    how the client reaches the cassette (stdio by default), ``options`` how it is served and written,
+    ``hooks`` what the front end is told.
     """
-    real = real if real is not None else RealServer()
-    options = options if options is not None else ServeOptions()
-    hooks = hooks if hooks is not None else CassetteHooks()
-    out = RunReport(hooks.report)
-    transport = real.transport
+    listener = listener or Listener()
+    options = options or CassetteOptions()
+    hooks = hooks or CassetteHooks()
+    transport, on_ready = listener.transport, hooks.on_ready
+    out = RunReport(options.report)
     try:
         p = plan(cassette, mode)
-        check_target(p, transport, real.command, real.url)
+        check_target(p, transport, command, url)
         out.write("plan", mode=p.mode.value, action=p.action, cassette=str(p.cassette))
         run = CassetteRun(p)
 
         def ready(where: str) -> None:
             out.write("ready", transport=transport, url=None if where == "stdio" else where)
-            if hooks.on_ready is not None:
-                hooks.on_ready(p, where)
+            if on_ready is not None:
+                on_ready(p, where)
 
         if p.record:
-            run.recording = _record(p, real, options, ready=ready, warn=hooks.warn)
+            run.recording = _record(p, command=command, url=url, listener=listener, options=options, ready=ready,
+                                    warn=hooks.warn)
             rec = run.recording
             if rec.saved:
                 out.write("saved", cassette=str(rec.cassette), messages=rec.messages)
             else:
                 out.write("not-saved", reason=rec.reason, clean=rec.clean)
         else:
-            run.stats = _replay(p, real, options, ready=ready, out=out, on_event=hooks.on_event)
+            run.stats = _replay(p, command=command, url=url, listener=listener, options=options, ready=ready, out=out,
+                                on_event=hooks.on_event)
             s = run.stats
             out.write("done", requests=s.requests, answered=s.answered, missed=len(s.misses), forwarded=s.forwarded)
         return run
@@ -259,9 +262,9 @@ def serve_cassette(cassette: str | os.PathLike[str], mode: RecordMode | str, rea
         out.close()
 
 
-def _replay(p: Plan, real: RealServer, o: ServeOptions, *, ready: Callable[[str], None], out: RunReport,
-            on_event: Callable[[str], None] | None) -> Any:
-    from mcpreel.mock import MockOptions, serve_file
+def _replay(p: Plan, *, command: Command | None, url: str | None, listener: Listener, options: CassetteOptions,
+            ready: Callable[[str], None], out: RunReport, on_event: Callable[[str], None] | None) -> Any:
+    from mcpreel.mock import ForwardTarget, MockOptions, ServeHooks, serve_file
 
     forwarding = p.on_miss == "forward"
     served: list[Any] = []
@@ -287,15 +290,21 @@ def _replay(p: Plan, real: RealServer, o: ServeOptions, *, ready: Callable[[str]
         served.append(mock)
         ready(where)
 
-    options = MockOptions(match=o.match, repeat=o.repeat, on_miss=p.on_miss, answer_timeout=o.answer_timeout)
-    command = real.command
-    mock = serve_file(
-        p.cassette, transport=real.transport, host=o.host, port=o.port, options=options,
-        forward_command=shlex.join(_argv(command)) if forwarding and command is not None else None,
-        forward_url=real.url if forwarding else None, allow_origins=o.allow_origins, allow_hosts=o.allow_hosts,
-        on_event=event, on_ready=started, rules=o.rules, limits=o.limits,
-        redact=_redaction(o.redact_key) if forwarding and o.redact_key is not None else None,
+    mock_options = MockOptions(match=options.match, repeat=options.repeat, on_miss=p.on_miss,
+                               answer_timeout=options.answer_timeout)
+    redact_key = options.redact_key
+    forward = ForwardTarget(
+        command=shlex.join(_argv(command)) if forwarding and command is not None else None,
+        url=url if forwarding else None,
+        redact=_redaction(redact_key) if forwarding and redact_key is not None else None,
     )
+    connection = None
+    if options.rules is not None:  # the rules plug into the mock's seam (the mock does not know them)
+        from mcpreel.rules.mock import ruled_connections
+
+        connection = ruled_connections(options.rules)
+    mock = serve_file(p.cassette, options=mock_options, listener=listener, forward=forward, connection=connection,
+                      hooks=ServeHooks(on_event=event, on_ready=started))
     report_misses()
     return mock.stats
 
@@ -314,8 +323,8 @@ def miss_fields(miss: Any) -> dict[str, Any]:
     return fields
 
 
-def _record(p: Plan, real: RealServer, o: ServeOptions, *, ready: Callable[[str], None],
-            warn: Callable[[str], None] | None) -> Recording:
+def _record(p: Plan, *, command: Command | None, url: str | None, listener: Listener, options: CassetteOptions,
+            ready: Callable[[str], None], warn: Callable[[str], None] | None) -> Recording:
     from mcpreel.record import HttpTarget, RecordHooks, RecordOptions, StdioServer, record
 
     cassette = p.cassette
@@ -329,27 +338,29 @@ def _record(p: Plan, real: RealServer, o: ServeOptions, *, ready: Callable[[str]
     os.close(fd)
     tmp = Path(name)
     saved = False
+    redact_key = options.redact_key
     try:
         server: StdioServer | HttpTarget
-        if real.transport == "stdio":
-            assert real.command is not None
-            server = StdioServer(tuple(_argv(real.command)))
+        if listener.transport == "stdio":
+            assert command is not None
+            server = StdioServer(tuple(_argv(command)))
         else:
             from mcpreel.record.http_proxy import ProxyConfig
 
-            assert real.url is not None
-            config = ProxyConfig(real.transport, real.url, allow_origins=o.allow_origins, allow_hosts=o.allow_hosts,
-                                 limits=o.limits)
-            server = HttpTarget(config, o.host, o.port)
-        options = RecordOptions(server, tmp, label=cassette.stem, save_every=None, tags=o.tags, rules=o.rules)
-        result = record(options, RecordHooks(warn=warn, ready=ready))
+            assert url is not None
+            config = ProxyConfig(listener.transport, url, allow_origins=tuple(listener.allow_origins),
+                                 allow_hosts=tuple(listener.allow_hosts), limits=listener.limits)
+            server = HttpTarget(config, listener.host, listener.port)
+        recording_options = RecordOptions(server, tmp, label=cassette.stem, save_every=None, tags=options.tags,
+                                          rules=options.rules)
+        result = record(recording_options, RecordHooks(warn=warn, ready=ready))
         clean, reason = result.client_ended, result.reason
         if not clean:
             reason += " before the client ended the session"
         recording = _judge(tmp, cassette, clean, reason)
         if recording.saved:
-            if o.redact_key is not None:
-                _redact_in_place(tmp, o.redact_key)
+            if redact_key is not None:
+                _redact_in_place(tmp, redact_key)
             try:
                 os.replace(tmp, cassette)
             except OSError as exc:
@@ -374,7 +385,8 @@ def _redaction(key: bytes) -> Callable[[Any], Any]:
 
 def _redact_in_place(path: Path, key: bytes) -> None:
     """``mcpreel redact path path`` with keyed markers: through a temporary file beside it, then a rename."""
-    from mcpreel.redact import Rules, redact_file
+    from mcpreel.redact import Rules
+    from mcpreel.redact.files import redact_file
 
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".redacted", dir=path.parent)  # 0600
     os.close(fd)

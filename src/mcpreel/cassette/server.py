@@ -71,10 +71,12 @@ class CassetteServer:
     # -- what a client needs --------------------------------------------------------------------
     @property
     def command(self) -> str:
+        """The program a client starts (MCP configs take a command and its arguments apart)."""
         return self.argv[0]
 
     @property
     def args(self) -> list[str]:
+        """The arguments of :attr:`command`."""
         return self.argv[1:]
 
     @property
@@ -183,6 +185,7 @@ class CassetteServer:
         return list(self._final) if self._final is not None else read_report(self._report)
 
     def misses(self) -> list[dict[str, Any]]:
+        """The misses the serving process reported, as data (for the test's failure message)."""
         return [e for e in self.events() if e.get("event") == "miss"]
 
     def problems(self) -> list[str]:

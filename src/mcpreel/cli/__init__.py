@@ -95,5 +95,6 @@ def cli(verbose: bool) -> None:
 
 
 def main(argv: Any = None) -> None:
+    """The ``mcpreel`` entry point (``argv`` for tests; the process's arguments otherwise)."""
     # (`mcpreel record`/`proxy` latched their early signals when the package was imported: mcpreel._infra.signals)
     cli.main(args=argv, prog_name="mcpreel")

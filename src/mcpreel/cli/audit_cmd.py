@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import click
 
 from mcpreel.cli import output
 from mcpreel.cli.contract_cmd import source_options
 from mcpreel.cli.helptext import examples
+from mcpreel.cli.records import options_record
+from mcpreel.cli.sources import SourceArgs
+from mcpreel.errors import DifferenceFound
 
 
 def audit_sarif(report, artifact: str | None, target=None) -> dict:
+    """The audit as a SARIF log, so code-scanning tools show the findings where the session came from."""
     from mcpreel.render.sarif import Finding, RuleInfo, sarif_log
 
     rules = [RuleInfo(r.id, r.message, r.level, help=f"{r.name} ({r.kind})") for r in report.rules]
@@ -18,6 +24,18 @@ def audit_sarif(report, artifact: str | None, target=None) -> dict:
                                                                     ("name", f.name)) if v is not None})
                 for f in report.findings]
     return sarif_log("audit", rules, findings, properties={"counts": report.counts()}, target=target)
+
+
+@dataclass(frozen=True)
+class AuditArgs:
+    """What ``audit``'s own options said, as one record (:func:`mcpreel.cli.records.options_record`)."""
+
+    rule_files: tuple[str, ...]
+    disable: tuple[str, ...]
+    fail_on: str
+    fmt: str
+    sarif_path: str | None
+    list_rules: bool
 
 
 @click.command("audit", epilog=examples(
@@ -37,9 +55,9 @@ def audit_sarif(report, artifact: str | None, target=None) -> dict:
 @click.option("--list-rules", is_flag=True, help="Print the rules in force and exit.")
 @click.pass_context
 @output.run_command
-def audit_command(ctx: click.Context, source: str | None, command: str | None, url: str | None, transport: str,
-                  headers: tuple[str, ...], input_format: str, timeout: float, rule_files: tuple[str, ...],
-                  disable: tuple[str, ...], fail_on: str, fmt: str, sarif_path: str | None, list_rules: bool) -> None:
+@options_record(SourceArgs, "origin")
+@options_record(AuditArgs)
+def audit_command(ctx: click.Context, source: str | None, origin: SourceArgs, args: AuditArgs) -> None:
     """Flag what should worry a user of this server: injection-shaped text, tools that change mid-session,
     duplicate or shadowing tool names, secrets in traffic, destructive tools without annotations.
 
@@ -48,19 +66,19 @@ def audit_command(ctx: click.Context, source: str | None, command: str | None, u
     from mcpreel._infra import jsonio
     from mcpreel.audit import audit_session, builtin_rules, load_rules, merge_rules
     from mcpreel.cli.output import save
-    from mcpreel.cli.sources import open_source, sarif_target
+    from mcpreel.cli.sources import sarif_target
 
-    extra = [r for path in rule_files for r in load_rules(path)]
-    rules = merge_rules(builtin_rules(), extra, disable)
-    if list_rules:
+    fmt, sarif_path = args.fmt, args.sarif_path
+    extra = [r for path in args.rule_files for r in load_rules(path)]
+    rules = merge_rules(builtin_rules(), extra, args.disable)
+    if args.list_rules:
         for r in rules:
             click.echo(f"{r.id}  {r.level:<7} {r.kind:<24} {r.name}")
         return
-    session, name = open_source(source, command=command, url=url, fmt=input_format, transport=transport,
-                                headers=headers, timeout=timeout)
+    session, name = origin.open(source)
     report = audit_session(session, rules)
     artifact = source if source and not source.startswith(("http://", "https://")) else None
-    target = sarif_target(source, command, url) if fmt == "sarif" or sarif_path else None
+    target = sarif_target(source, origin.command, origin.url) if fmt == "sarif" or sarif_path else None
     if fmt == "json":
         click.echo(jsonio.dumps_str(report.to_json()))
     elif fmt == "sarif":
@@ -76,4 +94,5 @@ def audit_command(ctx: click.Context, source: str | None, command: str | None, u
                    f"{c['error']} errors, {c['warning']} warnings, {c['note']} notes")
     if sarif_path:
         save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(audit_sarif(report, artifact, target))))
-    ctx.exit(1 if report.failing(fail_on) else 0)
+    if report.failing(args.fail_on):
+        raise DifferenceFound()

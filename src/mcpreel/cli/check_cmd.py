@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -130,7 +129,7 @@ def check_command(url: str | None, command: str | None, profile: str, era: str, 
         from mcpreel.cli.output import save
 
         save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(_check_sarif(report, url, command))))
-    sys.exit(report.exit_code)
+    output.finish(report.exit_code)
 
 
 def _check_sarif(report: Any, url: str | None = None, command: str | None = None) -> dict[str, Any]:

@@ -149,5 +149,5 @@ def check_command(ctx: click.Context, contract_file: str, source: str | None, co
     if update:
         save(contract_file, lambda fh: fh.write(new.dumps()))
         output.info(f"contract updated from {name} -> {contract_file}")
-        ctx.exit(0)
-    ctx.exit(diff.exit_code)
+        return
+    output.finish(diff.exit_code)

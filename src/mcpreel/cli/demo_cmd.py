@@ -10,6 +10,7 @@ from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
 from mcpreel.cli.limit_options import limit_options, limits_of
 from mcpreel.cli.vocabulary import hidden
+from mcpreel.errors import DifferenceFound
 
 _TRANSPORTS = click.Choice(["stdio", "streamable-http", "sse"])
 
@@ -97,4 +98,4 @@ def demo_command(out_dir: str, tags: tuple[str, ...]) -> None:
         output.warning(problem)
     console.print(f"demo finished in {result.seconds:.1f} s" + ("" if result.ok else " with problems"))
     if not result.ok:
-        sys.exit(1)
+        raise DifferenceFound()

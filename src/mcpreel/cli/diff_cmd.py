@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import click
@@ -11,9 +12,28 @@ import click
 from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
 from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.cli.records import options_record
 
 if TYPE_CHECKING:
     from mcpreel.compare import DiffOptions
+
+
+@dataclass(frozen=True)
+class DiffArgs:
+    """What ``diff``'s options said, as one record (:func:`mcpreel.cli.records.options_record`): the
+    fields are the click parameter names, so a new option is a decorator line and a field here."""
+
+    fmt: str
+    as_json: bool
+    junit: str | None
+    html: str | None
+    ignore_paths: tuple[str, ...]
+    latency_factor: float
+    latency_min_ms: int
+    fail_on_latency: bool
+    sarif_path: str | None
+    all_rows: bool
+    redact: bool
 
 
 @click.command("diff", epilog=examples(
@@ -43,10 +63,8 @@ if TYPE_CHECKING:
 @click.pass_context
 @output.run_command
 @output.fewer_collections()
-def diff_command(ctx: click.Context, a: str, b: str, fmt: str, as_json: bool, junit: str | None, html: str | None,
-                 ignore_paths: tuple[str, ...], latency_factor: float, latency_min_ms: int,
-                 fail_on_latency: bool, sarif_path: str | None = None, all_rows: bool = False,
-                 redact: bool = True) -> None:
+@options_record(DiffArgs)
+def diff_command(ctx: click.Context, a: str, b: str, args: DiffArgs) -> None:
     """Compare two recordings: tools, calls (arguments, results, error status) and latency.
 
     Prints the calls that differ (changed, added, removed) and a summary line; --all lists every call.
@@ -58,14 +76,13 @@ def diff_command(ctx: click.Context, a: str, b: str, fmt: str, as_json: bool, ju
     from mcpreel.compare import DiffOptions
     from mcpreel.compare.normalize import IgnorePath
 
-    options = DiffOptions([IgnorePath(p) for p in ignore_paths], latency_factor, latency_min_ms, fail_on_latency)
+    options = DiffOptions([IgnorePath(p) for p in args.ignore_paths], args.latency_factor, args.latency_min_ms,
+                          args.fail_on_latency)
     with output.byte_progress(output.file_size(a, b), "comparing") as progress:
-        _diff(ctx, a, b, fmt, options, as_json, junit, html, fail_on_latency, sarif_path, all_rows, progress, redact)
+        _diff(a, b, args, options, progress)
 
 
-def _diff(ctx: click.Context, a: str, b: str, fmt: str, options: DiffOptions, as_json: bool, junit: str | None,
-          html: str | None, fail_on_latency: bool, sarif_path: str | None, all_rows: bool,
-          progress: Callable[[int], None] | None, redact: bool = True) -> None:
+def _diff(a: str, b: str, args: DiffArgs, options: DiffOptions, progress: Callable[[int], None] | None) -> None:
     """The comparison and its outputs, under the progress bar (if any)."""
     from rich.text import Text
 
@@ -74,6 +91,8 @@ def _diff(ctx: click.Context, a: str, b: str, fmt: str, options: DiffOptions, as
     from mcpreel.render import diff as render
     from mcpreel.render.junit import JunitSpool
 
+    fmt, as_json, junit, html, sarif_path = args.fmt, args.as_json, args.junit, args.html, args.sarif_path
+    all_rows, redact, fail_on_latency = args.all_rows, args.redact, args.fail_on_latency
     stream = diff_files_stream(a, b, format=fmt, options=options, on_progress=progress)
     result = stream.result
     spool = JunitSpool() if junit else None
@@ -138,7 +157,7 @@ def _diff(ctx: click.Context, a: str, b: str, fmt: str, options: DiffOptions, as
         from mcpreel.report.compare_page import diff_page
 
         output.save(html, lambda fh: fh.write(diff_page(result, redact=redact, classes=classes).encode("utf-8", "replace")))
-    ctx.exit(result.exit_code)
+    output.finish(result.exit_code)
 
 
 def _junit_with_head(fh, spool, head: list, suite: str) -> None:

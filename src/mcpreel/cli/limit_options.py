@@ -67,4 +67,5 @@ def limit_options(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any
 
 
 def limits_of(max_body: int, max_header: int, header_timeout: float) -> Limits:
+    """The three options as the one record every listener takes."""
     return Limits(max_body=max_body, max_header=max_header, header_timeout=header_timeout)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import click
 
-from mcpreel.errors import McpreelError, UsageError
+from mcpreel.errors import DifferenceFound, McpreelError, ProblemsReported, UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -25,10 +25,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def error(text: str) -> None:
+    """Say an error on stderr, one line (the exit path adds the exit code)."""
     click.echo(f"error: {text}", err=True)
 
 
 def warning(text: str) -> None:
+    """Say a warning on stderr: something the user should know that did not stop the command."""
     click.echo(f"warning: {text}", err=True)
 
 
@@ -76,6 +78,7 @@ def printable(text: str) -> str:
 
 
 def info(text: str) -> None:
+    """Say something on stderr (stdout stays for the command's data)."""
     click.echo(text, err=True)
 
 
@@ -112,14 +115,20 @@ def save_text(path: str, text: str) -> None:
 
 
 def run_command(fn: F) -> F:
-    """The one exit path: a library error becomes ``error: <one line>`` and its exit code."""
+    """The one exit path: a library error becomes ``error: <one line>`` and its exit code.
+
+    Verbs never exit themselves: a difference found is ``raise DifferenceFound()`` (exit 1), bad input
+    any other :class:`~mcpreel.errors.McpreelError` (exit 2), and a verb whose outcome is a number
+    (a report's ``exit_code``) hands it to :func:`finish`. An error with an empty message adds no line
+    (the verb's report already said what happened)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except McpreelError as exc:
-            error(str(exc))
+            if str(exc):
+                error(str(exc))
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             error("interrupted")
@@ -131,6 +140,17 @@ def run_command(fn: F) -> F:
             sys.exit(0)
 
     return wrapper  # type: ignore[return-value]
+
+
+def finish(code: int | None) -> None:
+    """End a verb whose outcome is an exit code (a report's ``exit_code``) through the one exit path:
+    0 (or None) returns, 1 raises :class:`~mcpreel.errors.DifferenceFound`, anything else
+    :class:`~mcpreel.errors.ProblemsReported`. Nothing more is printed: the verb has said it already."""
+    if not code:
+        return
+    if code == 1:
+        raise DifferenceFound()
+    raise ProblemsReported()
 
 
 #: young objects allocated between two garbage collections while a batch verb runs (Python's default: 700)

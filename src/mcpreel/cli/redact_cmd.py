@@ -43,7 +43,8 @@ def redact_command(input_path: str, output_path: str, rules_path: str | None, fr
     passwords) and by your JSONPath/regex rules, the server command's argv included. Each secret
     becomes [REDACTED:rule:1a2b3c4d], an HMAC of it under a key kept beside the project."""
     from mcpreel.errors import UsageError
-    from mcpreel.redact import MARKER, load_rules, redact_file
+    from mcpreel.redact import MARKER, load_rules
+    from mcpreel.redact.files import redact_file
     from mcpreel.redact.keys import DEFAULT_KEY_FILE, find_key, load_or_create_key
 
     rules = load_rules(rules_path) if rules_path else None

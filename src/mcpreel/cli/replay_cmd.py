@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 
 def parse_headers(values: tuple[str, ...]) -> dict[str, str]:
+    """``--header 'Name: value'`` options as a dict; a malformed one is a usage error naming it."""
     headers: dict[str, str] = {}
     for value in values:
         name, sep, text = value.partition(":")
@@ -174,7 +175,7 @@ def replay_command(ctx: click.Context, session: str, target_command: str | None,
 
     Exit 0 when every response matches the recording, 1 on any difference, 2 when the replay could not run.
     """
-    ctx.exit(run_replay(session, fmt, target_command, target_url, transport, headers, ignore_paths, out_json,
+    output.finish(run_replay(session, fmt, target_command, target_url, transport, headers, ignore_paths, out_json,
                         junit, original, timeout, era, session_index, html, source, all_rows, redact, pace))
 
 
@@ -199,5 +200,5 @@ def proxy_replay_command(ctx: click.Context, session: str, target_command: str |
                          transport: str, out_json: str | None, junit: str | None, ignore_paths: tuple[str, ...],
                          original: bool, timeout: float, all_rows: bool = False) -> None:
     """Replay a saved session against a server (qai's spelling of `mcpreel replay`)."""
-    ctx.exit(run_replay(session, "auto", target_command, target_url, transport, (), ignore_paths, out_json, junit,
+    output.finish(run_replay(session, "auto", target_command, target_url, transport, (), ignore_paths, out_json, junit,
                         original, timeout, all_rows=all_rows))

@@ -7,7 +7,8 @@ from the real server, or both, as the mode says.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -16,7 +17,12 @@ from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
 from mcpreel.cli.limit_options import limit_options, limits_of
 from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.cli.records import options_record
 from mcpreel.errors import DifferenceFound, TransportError, UsageError
+from mcpreel.serving.listen import Listener
+
+if TYPE_CHECKING:
+    from mcpreel.cassette.run import CassetteOptions
 
 
 class RecordModeParam(click.ParamType):
@@ -32,6 +38,40 @@ class RecordModeParam(click.ParamType):
             return RecordMode.parse(value)
         except UsageError as exc:
             self.fail(str(exc), param, ctx)
+
+
+@dataclass(frozen=True)
+class ServeArgs:
+    """What ``serve``'s options said, as one record (:func:`mcpreel.cli.records.options_record`): the
+    fields are the click parameter names, so a new option is a decorator line and a field here."""
+
+    transport: str
+    host: str
+    port: int
+    fmt: str
+    match: str
+    no_repeat: bool
+    on_miss: str
+    target_command: str | None
+    target_url: str | None
+    allow_origins: tuple[str, ...]
+    allow_hosts: tuple[str, ...]
+    answer_timeout: float
+    record_mode: RecordMode | None
+    rules_file: str | None
+    report: str | None
+    source_name: str | None
+    redact: bool
+    tags: tuple[str, ...]
+    max_body: int
+    max_header: int
+    header_timeout: float
+
+    def listener(self) -> Listener:
+        """How clients reach what is served: the transport, the address and who may ask."""
+        return Listener(transport=self.transport, host=self.host, port=self.port, allow_origins=self.allow_origins,
+                        allow_hosts=self.allow_hosts,
+                        limits=limits_of(self.max_body, self.max_header, self.header_timeout))
 
 
 @click.command("serve", epilog=examples(
@@ -84,48 +124,44 @@ class RecordModeParam(click.ParamType):
 @limit_options("HTTP: ")
 @click.pass_context
 @output.run_command
-def serve_command(ctx: click.Context, session: str, transport: str, host: str, port: int, fmt: str, match: str,
-                  no_repeat: bool, on_miss: str, target_command: str | None, target_url: str | None,
-                  allow_origins: tuple[str, ...], allow_hosts: tuple[str, ...], answer_timeout: float,
-                  record_mode: RecordMode | None, rules_file: str | None, report: str | None,
-                  source_name: str | None, redact: bool, tags: tuple[str, ...], max_body: int, max_header: int,
-                  header_timeout: float) -> None:
+@options_record(ServeArgs)
+def serve_command(ctx: click.Context, session: str, args: ServeArgs) -> None:
     """Serve a recorded session as an MCP server (a mock for testing clients)."""
-    from mcpreel.mock import Mock, MockOptions, serve_file
+    from mcpreel.mock import ForwardTarget, Mock, MockOptions, ServeHooks, serve_file
     from mcpreel.rules import RuleSet, load_rules
 
-    rules = RuleSet(load_rules(rules_file), rules_file) if rules_file is not None else None
-    limits = limits_of(max_body, max_header, header_timeout)
-    if record_mode is not None:
+    rules = RuleSet(load_rules(args.rules_file), args.rules_file) if args.rules_file is not None else None
+    listener = args.listener()
+    if args.record_mode is not None:
         for name, flag in (("on_miss", "--on-miss"), ("fmt", "--format")):
             source = ctx.get_parameter_source(name)
             if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP"):
                 raise UsageError(f"--record-mode decides what a miss does and reads the cassette itself: drop {flag}")
-        if source_name is not None:
+        if args.source_name is not None:
             raise UsageError("--source serves one server of a merged file; a cassette (--record-mode) is one server")
         redact_key = None
-        if redact:  # the key is created only where something may be written
+        if args.redact:  # the key is created only where something may be written
             from mcpreel.redact.keys import find_key, load_or_create_key
 
-            redact_key = find_key() if record_mode is RecordMode.NONE else load_or_create_key()
-        from mcpreel.cassette.run import RealServer, ServeOptions
+            redact_key = find_key() if args.record_mode is RecordMode.NONE else load_or_create_key()
+        from mcpreel.cassette.run import CassetteOptions
         from mcpreel.record import parse_tags
 
-        _serve_cassette(session, record_mode, RealServer(target_command, target_url, transport),
-                        ServeOptions(host=host, port=port, match=match, repeat=not no_repeat,
-                                     allow_origins=allow_origins, allow_hosts=allow_hosts,
-                                     answer_timeout=answer_timeout, rules=rules, limits=limits,
-                                     redact_key=redact_key, tags=parse_tags(tags)), report)
+        cassette_options = CassetteOptions(match=args.match, repeat=not args.no_repeat,
+                                           answer_timeout=args.answer_timeout, report=args.report, rules=rules,
+                                           redact_key=redact_key, tags=parse_tags(args.tags))
+        _serve_cassette(session, args.record_mode, target_command=args.target_command, target_url=args.target_url,
+                        listener=listener, options=cassette_options)
         return
-    if tags:
+    if args.tags:
         raise UsageError("--tag goes with --record-mode (it tags the recording written to the cassette)")
-    if report is not None:
+    if args.report is not None:
         raise UsageError("--report goes with --record-mode")
-    if redact:
+    if args.redact:
         raise UsageError("--redact goes with --record-mode (it redacts what is written to the cassette)")
 
-    if transport != "stdio":
-        output.warn_exposed(host, "the recording is served to anyone who can reach it")
+    if args.transport != "stdio":
+        output.warn_exposed(args.host, "the recording is served to anyone who can reach it")
 
     loading = contextlib.ExitStack()  # the bar while the recording loads, closed once it is served
 
@@ -133,16 +169,22 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
         loading.close()
         n = mock.recorded_requests
         held = ", indexed on disk" if mock.compact else ""
-        output.info(f"serving {session} ({n} recorded requests, match {match}{held}) on {where}")
+        output.info(f"serving {session} ({n} recorded requests, match {args.match}{held}) on {where}")
 
-    options = MockOptions(match=match, repeat=not no_repeat, on_miss=on_miss, answer_timeout=answer_timeout)
+    options = MockOptions(match=args.match, repeat=not args.no_repeat, on_miss=args.on_miss,
+                          answer_timeout=args.answer_timeout)
+    connection = None
+    if rules is not None:  # the rules plug into the mock's seam; the mock does not know them
+        from mcpreel.rules.mock import ruled_connections
+
+        connection = ruled_connections(rules)
     with loading:
         progress = loading.enter_context(output.byte_progress(output.file_size(session), "loading"))
-        mock = serve_file(session, transport=transport, host=host, port=port, format=fmt, options=options,
-                          forward_command=target_command, forward_url=target_url, allow_origins=allow_origins,
-                          allow_hosts=allow_hosts, source=source_name, rules=rules, limits=limits,
-                          on_event=lambda line: output.info(f"serve: {line}"), on_ready=ready,
-                          on_progress=progress)
+        mock = serve_file(session, format=args.fmt, source=args.source_name, options=options, listener=listener,
+                          forward=ForwardTarget(command=args.target_command, url=args.target_url),
+                          connection=connection,
+                          hooks=ServeHooks(on_event=lambda line: output.info(f"serve: {line}"), on_ready=ready,
+                                           on_progress=progress))
     stats = mock.stats
     output.info(f"served {stats.requests} requests: {stats.answered} answered from the recording, "
                 f"{len(stats.misses)} missed, {stats.forwarded} forwarded")
@@ -150,20 +192,21 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
         raise DifferenceFound(f"{len(stats.misses)} requests were not in the recording (--on-miss fail)")
 
 
-def _serve_cassette(cassette: str, mode: RecordMode, real: Any, options: Any, report: str | None) -> None:
+def _serve_cassette(cassette: str, mode: RecordMode, *, target_command: str | None, target_url: str | None,
+                    listener: Listener, options: CassetteOptions) -> None:
     from mcpreel.cassette.run import CassetteHooks, Plan, serve_cassette
 
-    if real.transport != "stdio":
-        output.warn_exposed(options.host, "the cassette is served to anyone who can reach it")
+    if listener.transport != "stdio":
+        output.warn_exposed(listener.host, "the cassette is served to anyone who can reach it")
 
     def ready(plan: Plan, where: str) -> None:
         output.info(f"mcpreel: {plan.describe()}")
         if where != "stdio":
             output.info(f"mcpreel: point your MCP client at {where}  (Ctrl+C to stop)")
 
-    run = serve_cassette(cassette, mode, real, options,
-                         CassetteHooks(report=report, on_event=lambda line: output.info(f"serve: {line}"),
-                                       on_ready=ready, warn=output.warning))
+    hooks = CassetteHooks(on_event=lambda line: output.info(f"serve: {line}"), on_ready=ready, warn=output.warning)
+    run = serve_cassette(cassette, mode, command=target_command, url=target_url, listener=listener, options=options,
+                         hooks=hooks)
     if run.recording is not None:
         rec = run.recording
         if not rec.saved and not rec.clean:

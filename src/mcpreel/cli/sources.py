@@ -2,15 +2,38 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from mcpreel.errors import UsageError
 from mcpreel.model import Session
 
 
+@dataclass(frozen=True)
+class SourceArgs:
+    """What the shared source options (``contract_cmd.source_options``) said, as one record
+    (:func:`mcpreel.cli.records.options_record`): where the session to judge comes from when it is not
+    a file, and how it is read or asked."""
+
+    command: str | None
+    url: str | None
+    transport: str
+    headers: tuple[str, ...]
+    input_format: str
+    timeout: float
+
+    def open(self, source: str | None) -> tuple[Session, str]:
+        """The session these options and ``source`` name (see :func:`open_source`)."""
+        return open_source(source, command=self.command, url=self.url, fmt=self.input_format,
+                           transport=self.transport, headers=self.headers, timeout=self.timeout)
+
+
 def is_url(text: str) -> bool:
+    """Whether a source names a live server by URL rather than a file or a command."""
     return text.startswith(("http://", "https://"))
 
 
 def parse_headers(headers: tuple[str, ...]) -> dict[str, str]:
+    """``--header 'Name: value'`` options as a dict; a malformed one is a usage error naming it."""
     out: dict[str, str] = {}
     for h in headers:
         name, sep, value = h.partition(":")

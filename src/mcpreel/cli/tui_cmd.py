@@ -64,8 +64,7 @@ def tui_command(path: str | None, fmt: str, attach: str | None, save_path: str |
     app.run()
     if app.error is not None:
         raise app.error
-    if app.return_code:
-        sys.exit(app.return_code)
+    output.finish(app.return_code)
 
 
 def choose_proxy() -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +13,37 @@ import click
 
 from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
-from mcpreel.errors import McpreelError, UsageError
+from mcpreel.cli.records import options_record
+from mcpreel.errors import DifferenceFound, McpreelError, ProblemsReported, UsageError
+
+
+@dataclass(frozen=True)
+class FileArgs:
+    """What :func:`file_options` said, as one record (:func:`mcpreel.cli.records.options_record`): which
+    client config files ``wrap`` and ``unwrap`` work on, and whether they only show the diff."""
+
+    clients: tuple[str, ...]
+    configs: tuple[str, ...]
+    home: str | None
+    project: str
+    dry_run: bool
+    all_: bool
+
+
+@dataclass(frozen=True)
+class WrapArgs:
+    """What ``wrap``'s own options said, as one record."""
+
+    list_: bool
+    sessions_dir: str | None
+    redact: bool
+    http_port: int | None
+    mcpreel_cmd: str | None
+    absolute_paths: bool
 
 
 def file_options(fn):
+    """The options that choose which client config files ``wrap`` and ``unwrap`` look at (one copy for both)."""
     from mcpreel.clientconfig import CLIENTS
 
     for decorate in reversed([
@@ -153,9 +181,9 @@ def _show_list(docs, problems: list[str]) -> None:
                    "default a file people commit gets `mcpreel` and ~/.mcpreel/sessions/... instead.")
 @click.pass_context
 @output.run_command
-def wrap_command(ctx: click.Context, names: tuple[str, ...], clients: tuple[str, ...], configs: tuple[str, ...],
-                 home: str | None, project: str, dry_run: bool, all_: bool, list_: bool, sessions_dir: str | None,
-                 redact: bool, http_port: int | None, mcpreel_cmd: str | None, absolute_paths: bool) -> None:
+@options_record(FileArgs, "files")
+@options_record(WrapArgs)
+def wrap_command(ctx: click.Context, names: tuple[str, ...], files: FileArgs, args: WrapArgs) -> None:
     """Make MCP clients start their stdio servers through `mcpreel record`.
 
     Each changed file is backed up next to itself once (FILE.mcpreel-backup); FILE.mcpreel-wrap.json
@@ -167,12 +195,16 @@ def wrap_command(ctx: click.Context, names: tuple[str, ...], clients: tuple[str,
     from mcpreel.clientconfig import plan_wrap
     from mcpreel.clientconfig.wrapping import default_mcpreel_argv
 
+    home, dry_run, all_ = files.home, files.dry_run, files.all_
+    sessions_dir, http_port, mcpreel_cmd = args.sessions_dir, args.http_port, args.mcpreel_cmd
     problems: list[str] = []
-    docs = documents(home, project, clients, configs, problems)
-    if list_:
+    docs = documents(home, files.project, files.clients, files.configs, problems)
+    if args.list_:
         _show_list(docs, problems)
         _report(problems)
-        ctx.exit(2 if problems else 0)
+        if problems:
+            raise ProblemsReported()
+        return
     if not docs and not problems:
         raise UsageError("no MCP client config found (try --home, --project or --config)")
     home_dir = Path(home).expanduser() if home else Path.home()
@@ -185,11 +217,11 @@ def wrap_command(ctx: click.Context, names: tuple[str, ...], clients: tuple[str,
     edits: list[Any] = []
     states: dict[Path, Any] = {}
     for d in docs:
-        portable = _portable(d, home_dir) and not absolute_paths
+        portable = _portable(d, home_dir) and not args.absolute_paths
         try:
             d = _after_earlier_views(d, edits)
             edits.append(plan_wrap(d, names, all_=all_, mcpreel_argv=portable_argv if portable else machine_argv,
-                                   sessions_root=portable_root if portable else machine_root, redact=redact,
+                                   sessions_root=portable_root if portable else machine_root, redact=args.redact,
                                    http_port=http_port, state=states.get(d.file.path)))
         except McpreelError as exc:
             problems.append(f"{exc} (skipped)")
@@ -202,7 +234,8 @@ def wrap_command(ctx: click.Context, names: tuple[str, ...], clients: tuple[str,
             http_port += sum(1 for n in edits[-1].notes if "now points at" in n)
     _finish(edits, names, dry_run, problems)
     _report(problems)
-    ctx.exit(2 if problems else 0)
+    if problems:
+        raise ProblemsReported()
 
 
 def _after_earlier_views(doc: Any, edits: list[Any]) -> Any:
@@ -251,8 +284,8 @@ def _finish(edits, names: tuple[str, ...], dry_run: bool, problems: list[str]) -
 @click.option("--force", is_flag=True, help="Restore the original even where the wrapped entry was edited since.")
 @click.pass_context
 @output.run_command
-def unwrap_command(ctx: click.Context, names: tuple[str, ...], clients: tuple[str, ...], configs: tuple[str, ...],
-                   home: str | None, project: str, dry_run: bool, all_: bool, force: bool) -> None:
+@options_record(FileArgs, "files")
+def unwrap_command(ctx: click.Context, names: tuple[str, ...], files: FileArgs, force: bool) -> None:
     """Restore the entries `mcpreel wrap` changed, exactly as they were (every server unless named).
 
     Exit 1 when a wrapped entry was edited since and was left as it is.
@@ -260,18 +293,22 @@ def unwrap_command(ctx: click.Context, names: tuple[str, ...], clients: tuple[st
     from mcpreel.clientconfig import plan_unwrap
 
     problems: list[str] = []
-    docs = documents(home, project, clients, configs, problems)
+    docs = documents(files.home, files.project, files.clients, files.configs, problems)
     edits: list[Any] = []
     states: dict[Path, Any] = {}
     for d in docs:
         try:
             d = _after_earlier_views(d, edits)
-            edits.append(plan_unwrap(d, names, all_=all_ or not names, force=force, state=states.get(d.file.path)))
+            edits.append(plan_unwrap(d, names, all_=files.all_ or not names, force=force,
+                                     state=states.get(d.file.path)))
         except McpreelError as exc:
             problems.append(f"{exc} (skipped)")
             continue
         states[d.file.path] = edits[-1].state
-    _finish(edits, names, dry_run, problems)
+    _finish(edits, names, files.dry_run, problems)
     _report(problems)
     left = any("edited since" in note for e in edits for note in e.notes)
-    ctx.exit(2 if problems else 1 if left else 0)
+    if problems:
+        raise ProblemsReported()
+    if left:
+        raise DifferenceFound()

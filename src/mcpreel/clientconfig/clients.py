@@ -42,6 +42,7 @@ class ClientFile:
 
     @property
     def label(self) -> str:
+        """How messages name the config file: its client and scope (and the project it belongs to)."""
         if self.where:
             return f"{self.client} ({self.scope} {self.where[-1]})"
         return f"{self.client} ({self.scope})"

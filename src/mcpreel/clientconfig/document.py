@@ -27,6 +27,8 @@ class ConfigDocument:
 
     @classmethod
     def load(cls, file: ClientFile, text: str | None = None) -> ConfigDocument:
+        """Read and parse a client's config file; one that cannot be read, is not UTF-8 or not JSON(C) is an input
+        error naming it."""
         if text is None:
             try:
                 text = file.path.read_bytes().decode("utf-8")
@@ -40,6 +42,7 @@ class ConfigDocument:
 
     @property
     def newline(self) -> str:
+        """The file's own line ending, so an edit does not change every line of a Windows file."""
         return "\r\n" if "\r\n" in self.text else "\n"
 
     # -- reading ------------------------------------------------------------------------------------
@@ -156,6 +159,8 @@ class ConfigDocument:
         return rendered.replace("\n", self.newline + base)
 
     def replace_span(self, start: int, end: int, new: str) -> str:
+        """The text with one span replaced: edits touch only the bytes of the entry they change (comments and layout
+        stay)."""
         return self.text[:start] + new + self.text[end:]
 
 

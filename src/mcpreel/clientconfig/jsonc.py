@@ -16,6 +16,7 @@ __all__ = ["JsoncError", "Node", "parse"]
 
 
 class JsoncError(ValueError):
+    """A JSONC syntax error with its line and column (the caller names the file)."""
     def __init__(self, message: str, line: int, column: int):
         self.line, self.column = line, column
         super().__init__(f"line {line} column {column}: {message}")
@@ -33,6 +34,7 @@ class Node:
     items: list[Node] = field(default_factory=list)
 
     def get(self, *path: str) -> Node | None:
+        """The node at a path of object members, or None when any step is missing or not an object."""
         node: Node | None = self
         for key in path:
             if node is None or not isinstance(node.value, dict):

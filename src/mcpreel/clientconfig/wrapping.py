@@ -40,10 +40,12 @@ DEFAULT_LISTEN_PORT = 8765
 
 
 def state_path(config: Path) -> Path:
+    """Where ``wrap`` keeps what ``unwrap`` needs, next to the config it changed."""
     return config.with_name(config.name + ".mcpreel-wrap.json")
 
 
 def backup_path(config: Path) -> Path:
+    """Where the config's one backup goes (made once, before the first change)."""
     return config.with_name(config.name + ".mcpreel-backup")
 
 
@@ -82,6 +84,8 @@ class ServerInfo:
 
     @property
     def transport(self) -> str:
+        """How the client reaches this server (``stdio``, ``streamable-http`` or ``sse``), from whichever keys the
+        client's format uses."""
         e = self.entry
         kind = str(e.get("type") or e.get("transport") or "").lower()
         if "command" in e and kind in ("", "stdio"):
@@ -94,6 +98,7 @@ class ServerInfo:
 
     @property
     def url_key(self) -> str | None:
+        """The member that holds the URL in this client's format (clients spell it differently)."""
         for key in ("url", "serverUrl", "httpUrl"):
             if isinstance(self.entry.get(key), str):
                 return key
@@ -101,11 +106,13 @@ class ServerInfo:
 
     @property
     def url(self) -> str | None:
+        """The server's URL (None for a stdio server)."""
         key = self.url_key
         return self.entry[key] if key else None
 
     @property
     def target(self) -> str:
+        """What the server is, in one line a person recognises: its command or its URL."""
         if self.transport == "stdio":
             return shlex.join(_words(self.entry))
         return self.url or "?"
@@ -118,6 +125,8 @@ def _words(entry: dict[str, Any]) -> list[str]:
 
 
 def looks_wrapped(entry: dict[str, Any]) -> bool:
+    """Whether an entry already runs through ``mcpreel record`` (so it is not wrapped twice, even without a state
+    file)."""
     argv = _words(entry)
     for i, word in enumerate(argv):
         if (Path(word).name == "mcpreel" or (word == "mcpreel" and i and argv[i - 1] == "-m")) \
@@ -150,6 +159,7 @@ def _own_keys(file: ClientFile, state: dict[str, Any]) -> dict[str, str]:
 
 
 def describe(doc: ConfigDocument, state: dict[str, Any] | None = None) -> list[ServerInfo]:
+    """The servers a config declares, each marked wrapped or not (what ``wrap --list`` shows)."""
     known = _own_keys(doc.file, state if state is not None else _load_state(doc.file.path))
     return [ServerInfo(doc.file, name, entry, name in known or looks_wrapped(entry))
             for name, entry in doc.servers().items()]
@@ -206,9 +216,11 @@ class Edit:
 
     @property
     def path(self) -> Path:
+        """The config file this edit writes."""
         return self.doc.file.path
 
     def diff(self) -> str:
+        """The change as a unified diff (what ``--dry-run`` shows)."""
         a = self.doc.text.splitlines(keepends=True)
         b = self.new_text.splitlines(keepends=True)
         return "".join(difflib.unified_diff(a, b, str(self.path), f"{self.path} (wrapped by mcpreel)"))
@@ -235,6 +247,8 @@ def wrapped_entry(entry: dict[str, Any], *, name: str, mcpreel_argv: Sequence[st
 
 
 def select(servers: Iterable[ServerInfo], names: Sequence[str], all_: bool) -> list[ServerInfo]:
+    """The servers named (or all with ``all_``); naming none without ``--all`` is refused rather than wrapping
+    everything."""
     if not names and not all_:
         raise UsageError("name the servers to change, or give --all (see them with --list)")
     chosen = []
@@ -307,6 +321,8 @@ def plan_wrap(doc: ConfigDocument, names: Sequence[str], *, all_: bool, mcpreel_
 
 def plan_unwrap(doc: ConfigDocument, names: Sequence[str], *, all_: bool, force: bool = False,
                 state: dict[str, Any] | None = None) -> Edit:
+    """The edit that restores each wrapped entry exactly as it was (an entry edited since is left alone unless
+    ``force``)."""
     state = state if state is not None else _load_state(doc.file.path)
     edit = Edit(doc, doc.text, state)
     mine = _own_keys(doc.file, state)
@@ -351,11 +367,13 @@ def merge_edits(edits: Sequence[Edit]) -> Edit:
 
 
 def http_record_argv(info: ServerInfo, port: int = DEFAULT_LISTEN_PORT) -> list[str]:
+    """The ``mcpreel record`` command a person runs for an HTTP server (a client cannot start it for them)."""
     return ["mcpreel", "record", "--transport", info.transport, "--target-url", info.url or "",
             "--listen", f"127.0.0.1:{port}", "--label", info.name]
 
 
 def proxy_url(info: ServerInfo, port: int = DEFAULT_LISTEN_PORT) -> str:
+    """The URL the client is pointed at instead: the recording proxy on loopback, same path and query."""
     from urllib.parse import urlsplit
 
     url = info.url or ""

@@ -137,6 +137,8 @@ class _HTTPBase(Transport):
 
 
 class StreamableHTTPTransport(_HTTPBase):
+    """A client of a Streamable HTTP server: one POST a message, answers as JSON or SSE, the session id and protocol
+    headers carried for the caller."""
     name = "streamable-http"
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0,
@@ -241,6 +243,7 @@ def _is_jsonrpc(raw: Any) -> bool:
 
 
 class LegacySSETransport(_HTTPBase):
+    """A client of a legacy HTTP+SSE server: one GET stream for answers, POSTs to the endpoint the stream names."""
     name = "sse"
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0):

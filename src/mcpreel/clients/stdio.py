@@ -28,6 +28,7 @@ _SHORT_REASONS: dict[type[BaseException | None], str] = {FileNotFoundError: "not
 
 
 class StdioTransport(Transport):
+    """A client of a server started as a child process, speaking newline-delimited JSON on its stdin and stdout."""
     name = "stdio"
 
     def __init__(self, argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
@@ -46,6 +47,7 @@ class StdioTransport(Transport):
 
     @property
     def returncode(self) -> int | None:
+        """The server process's exit code (None while it runs or before it started)."""
         return self.proc.returncode if self.proc is not None else None
 
     async def start(self) -> None:

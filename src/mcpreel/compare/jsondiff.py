@@ -30,6 +30,7 @@ class Difference:
     new: Any = None
 
     def to_json(self) -> dict[str, Any]:
+        """The difference as data (JSON reports); the side a kind lacks is left out rather than null."""
         out: dict[str, Any] = {"path": self.path, "kind": self.kind}
         if self.kind != "added":
             out["recorded"] = self.recorded
@@ -38,6 +39,7 @@ class Difference:
         return out
 
     def describe(self, width: int = 80) -> str:
+        """One line for a person, values cut to ``width`` so a huge result does not flood the terminal."""
         if self.kind == "added":
             return f"{self.path}: added {short(self.new, width)}"
         if self.kind == "removed":
@@ -52,6 +54,8 @@ def short(value: Any, width: int = 80) -> str:
 
 
 def format_path(parent: str, key: str | int) -> str:
+    """A JSONPath a person can paste back into ``--ignore-path``: dotted names where they are identifiers, quoted
+    otherwise."""
     if isinstance(key, int):
         return f"{parent}[{key}]"
     if _IDENT.match(key):

@@ -30,6 +30,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from mcpreel._infra import jsonio
+from mcpreel.compare.changes import (
+    WINDOW,
+    CallChange,
+    DiffOptions,
+    SessionDiff,
+    ToolChange,
+    error_status,
+    latency_shifted,
+)
 from mcpreel.compare.jsondiff import diff
 from mcpreel.compare.normalize import comparable, strip_volatile_meta
 from mcpreel.model import Session
@@ -37,9 +46,6 @@ from mcpreel.operations.cassette import Turn
 from mcpreel.operations.walk import Operation, Walker
 
 __all__ = ["WINDOW", "DiffStream", "SideFacts", "iter_calls"]
-
-#: default bound on waiting requests and on pending unpaired calls, per side
-WINDOW = 10_000
 
 #: the handshake and discovery of either era, and listings: what a diff compares as facts, not calls
 _NOT_CALLS = frozenset({"initialize", "server/discover", "tools/list", "ping"})
@@ -57,6 +63,7 @@ class SideFacts:
         self.tools: dict[str, Any] = {}
 
     def take(self, ex: Turn) -> None:
+        """Fold one handshake or listing into this side's facts (the first ``initialize``, every ``tools/list`` page)."""
         response = ex.response
         if response is None:
             return
@@ -164,11 +171,9 @@ class DiffStream:
     module's docstring).
     """
 
-    def __init__(self, a: Session, b: Session, options: Any = None):
-        from mcpreel.compare.diff import DiffOptions, SessionDiff
-
+    def __init__(self, a: Session, b: Session, options: DiffOptions | None = None):
         self.options = options or DiffOptions()
-        self.window = getattr(self.options, "window", WINDOW)
+        self.window = self.options.window
         self.facts = (SideFacts(), SideFacts())
         self.sessions = (a, b)
         self.result = SessionDiff(a.info.path, b.info.path, self.options)
@@ -177,7 +182,7 @@ class DiffStream:
         self.finished = False
 
     # -- the walk ---------------------------------------------------------------------------------
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[CallChange]:
         sides = [iter_calls(s, f, self.window) for s, f in zip(self.sessions, self.facts, strict=True)]
         groups: dict[tuple[str, str | None], _Group] = {}
         pending: deque[_Pending] = deque()
@@ -226,9 +231,7 @@ class DiffStream:
                 yield self._alone(p.group, p.ordinal, p.ex, p.side)
         self._finish()
 
-    def _alone(self, key: tuple[str, str | None], n: int, ex: Turn, side: int) -> Any:
-        from mcpreel.compare.diff import CallChange
-
+    def _alone(self, key: tuple[str, str | None], n: int, ex: Turn, side: int) -> CallChange:
         if side == 0:
             change = CallChange(key[0], key[1], n, "removed", ex, None)
         else:
@@ -236,9 +239,7 @@ class DiffStream:
         self.counts[change.kind] += 1
         return change
 
-    def _pair(self, key: tuple[str, str | None], n: int, xa: Turn, xb: Turn) -> Any:
-        from mcpreel.compare.diff import CallChange, _shifted, error_status
-
+    def _pair(self, key: tuple[str, str | None], n: int, xa: Turn, xb: Turn) -> CallChange:
         options = self.options
         change = CallChange(key[0], key[1], n, "same", xa, xb)
         if not _params_same(xa, xb):
@@ -250,7 +251,7 @@ class DiffStream:
             change.result = diff(comparable(ra, options.ignore_paths), comparable(rb, options.ignore_paths))
         if change.arguments or change.result or change.status_a != change.status_b:
             change.kind = "changed"
-        change.latency_shift = _shifted(xa.latency_ms, xb.latency_ms, options)
+        change.latency_shift = latency_shifted(xa.latency_ms, xb.latency_ms, options)
         self.counts[change.kind] += 1
         if change.latency_shift:
             self.latency_shifts += 1
@@ -259,8 +260,6 @@ class DiffStream:
         return change
 
     def _finish(self) -> None:
-        from mcpreel.compare.diff import ToolChange
-
         out = self.result
         fa, fb = self.facts
         ia, ib = fa.init_result, fb.init_result

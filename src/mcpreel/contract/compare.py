@@ -48,6 +48,7 @@ class ContractDiff:
     fail_on: str = "dangerous"
 
     def counts(self) -> dict[str, int]:
+        """Changes by class (breaking, risky, ...), for the summary."""
         out = dict.fromkeys(CLASSES, 0)
         for ch in self.changes:
             out[ch.cls] += 1
@@ -55,14 +56,17 @@ class ContractDiff:
 
     @property
     def failing(self) -> list[Change]:
+        """The changes at or above ``--fail-on``: what makes the check exit 1."""
         classes = FAIL_ON[self.fail_on]
         return [ch for ch in self.changes if ch.cls in classes]
 
     @property
     def exit_code(self) -> int:
+        """1 when a change fails the check, else 0."""
         return 1 if self.failing else 0
 
     def summary(self) -> str:
+        """One line: how many changes of each class and whether the check passes."""
         c = self.counts()
         if not self.changes:
             return "the contract holds: no changes"
@@ -71,11 +75,13 @@ class ContractDiff:
         return f"{len(self.changes)} changes ({parts}); {verdict} --fail-on {self.fail_on}"
 
     def to_json(self) -> dict[str, Any]:
+        """The whole check as ``--format json`` writes it."""
         return {"summary": self.summary(), "counts": self.counts(), "failOn": self.fail_on,
                 "exitCode": self.exit_code, "changes": [ch.to_json() for ch in self.changes]}
 
 
 def counts_at(changes: list[Change], fail_on: str) -> int:
+    """How many changes a given ``--fail-on`` level would fail on (what a report offers as the alternatives)."""
     return sum(1 for ch in changes if ch.cls in FAIL_ON[fail_on])
 
 

@@ -47,9 +47,11 @@ class Contract:
     scopes: set[str] = field(default_factory=set)  # the servers of a merged session (not written)
 
     def entries(self, kind: str) -> dict[str, dict[str, Any]]:
+        """The contract's tools, prompts or resources by name (``kind`` names which)."""
         return getattr(self, kind)
 
     def to_json(self) -> dict[str, Any]:
+        """The contract as its file holds it (sorted keys: a committed contract diffs cleanly)."""
         doc: dict[str, Any] = {"mcpreel_contract": CONTRACT_VERSION}
         if self.server:
             doc["server"] = self.server
@@ -76,6 +78,7 @@ class Contract:
 
     @classmethod
     def from_json(cls, doc: Any, *, path: str | None = None) -> Contract:
+        """A contract read back from its file; anything else is an input error naming the file."""
         if not isinstance(doc, dict) or doc.get("mcpreel_contract") != CONTRACT_VERSION:
             raise InputError(f"not an mcpreel contract (expected \"mcpreel_contract\": {CONTRACT_VERSION})", path=path)
         c = cls(source=path)

@@ -183,6 +183,7 @@ class ControlClient:
 
     def decide(self, hold: str, action: str, *, message: Any = None, error: dict[str, Any] | None = None,
                wait: bool = True) -> dict[str, Any] | None:
+        """Release a held message (forward, edit, drop); ``wait`` for the proxy's answer or not."""
         obj: dict[str, Any] = {"type": "decide", "hold": hold, "action": action}
         if message is not None:
             obj["message"] = message
@@ -191,12 +192,15 @@ class ControlClient:
         return self.send(obj, wait=wait)
 
     def forward(self, hold: str, *, wait: bool = True) -> dict[str, Any] | None:
+        """Release a held message unchanged."""
         return self.decide(hold, "forward", wait=wait)
 
     def edit(self, hold: str, message: Any, *, wait: bool = True) -> dict[str, Any] | None:
+        """Release a held message replaced by ``message`` (recorded as an edit, the original kept)."""
         return self.decide(hold, "edit", message=message, wait=wait)
 
     def drop(self, hold: str, error: dict[str, Any] | None = None, *, wait: bool = True) -> dict[str, Any] | None:
+        """Drop a held message; a held request's client gets ``error`` (or the default error)."""
         return self.decide(hold, "drop", error=error, wait=wait)
 
     def inject(self, direction: str, message: Any, *, wait: bool = True) -> dict[str, Any] | None:
@@ -210,6 +214,7 @@ class ControlClient:
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def close(self) -> None:
+        """Close the connection and wait briefly for the reader thread, so nothing is delivered after."""
         self.closed = True
         try:
             self._sock.shutdown(socket.SHUT_RDWR)

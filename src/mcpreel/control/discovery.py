@@ -96,6 +96,7 @@ def write_info(path: Path, info: dict[str, Any]) -> None:
 
 
 def remove_endpoint(sock: Path, info: Path) -> None:
+    """Remove the proxy's socket and its info file (a proxy that ended must not be listed)."""
     for p in (sock, info):
         with contextlib.suppress(OSError):
             os.unlink(p)

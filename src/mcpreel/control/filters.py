@@ -57,6 +57,7 @@ class Filter:
 
     @property
     def empty(self) -> bool:
+        """Whether the filter holds nothing (no terms: intercept off)."""
         return not self.terms
 
     def matches(self, item: Any, direction: str | None = None) -> bool:

@@ -253,15 +253,18 @@ def parse_command(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def hello(proxy: dict[str, Any]) -> dict[str, Any]:
+    """The first line a viewer gets: the protocol version and what the proxy is."""
     return {"type": "hello", "version": VERSION, "proxy": proxy}
 
 
 def record(line: dict[str, Any]) -> dict[str, Any]:
+    """One recorded line, as viewers receive it."""
     return {"type": "record", "record": line}
 
 
 def held(hold: str, direction: str, message: Any, since_ms: int | None = None, timeout: float | None = None,
          session: str | None = None) -> dict[str, Any]:
+    """A message the proxy holds for a decision (with when it was held and how long it waits)."""
     obj: dict[str, Any] = {"type": "held", "hold": hold, "direction": wire_direction(direction), "message": message,
                            "since": iso_from_ms(since_ms if since_ms is not None else now_ms()), "timeout": timeout}
     if session is not None:
@@ -270,16 +273,20 @@ def held(hold: str, direction: str, message: Any, since_ms: int | None = None, t
 
 
 def released(hold: str, action: str, by: str) -> dict[str, Any]:
+    """A held message was released: how, and by whom (so every viewer can drop it from its list)."""
     return {"type": "released", "hold": hold, "action": action, "by": by}
 
 
 def ok(ref: Any) -> dict[str, Any]:
+    """The proxy's answer that a viewer's command (``ref``) was carried out."""
     return {"type": "ok", "ref": ref}
 
 
 def error(ref: Any, message: str) -> dict[str, Any]:
+    """The proxy's answer that a viewer's command (``ref``) could not be carried out, and why."""
     return {"type": "error", "ref": ref, "message": message}
 
 
 def end(exit_code: int | None, reason: str) -> dict[str, Any]:
+    """The recording ended (how the server exited and why): the last line a viewer gets."""
     return {"type": "end", "exit_code": exit_code, "reason": reason}

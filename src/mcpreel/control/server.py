@@ -356,6 +356,7 @@ class ControlServer:
 
     @property
     def viewers(self) -> int:
+        """How many viewers are attached (a held message with none waits for its timeout)."""
         with self._lock:
             return len(self._viewers)
 
@@ -564,6 +565,7 @@ class ControlServer:
         self.write_info()
 
     def recorded(self, rec: Message) -> None:
+        """A record was written: keep it for viewers that attach later and send it to those attached."""
         # the record goes into the ring; with viewers attached also to the fan-out, which makes its line
         # once (a recording nobody watches pays an append per record, one that is watched two)
         entry = [rec, 512, None, 0]
@@ -594,10 +596,12 @@ class ControlServer:
             self._backlog_bytes -= ring.popleft()[1]
 
     def finished(self, exit_code: int | None, reason: str) -> None:
+        """The recording ended: tell the viewers and close."""
         self.close(exit_code, reason)
 
     # -- the interceptor -----------------------------------------------------------------------------
     def attach(self, port: InjectPort) -> None:
+        """The recorder's port for messages a viewer injects."""
         self._port = port
 
     @property
@@ -606,6 +610,8 @@ class ControlServer:
         return self.filter is not None and not self._closed
 
     def wants(self, direction: str, message: Any) -> bool:
+        """Whether the intercept filter holds this message (checked before anything is held, so the rest pass at
+        once)."""
         f = self.filter
         return f is not None and not self._closed and f.matches(message, direction)
 
@@ -614,6 +620,7 @@ class ControlServer:
                              hold.item.session)
 
     def decide(self, item: Pending) -> Decision:
+        """Hold a message until a viewer decides or the timeout forwards it."""
         hold = _Hold(f"h{next(self._hold_ids)}", item, self.timeout)
         with self._lock:
             if self._closed:

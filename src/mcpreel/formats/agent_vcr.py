@@ -36,6 +36,7 @@ _TRANSPORTS = {"stdio": "stdio", "sse": "sse", "http": "streamable-http", "strea
 
 
 def looks_like_vcr(doc: Any) -> bool:
+    """An agent-vcr recording's shape (what sniffing and a forced ``--format`` check before reading)."""
     return type(doc) is dict and "format_version" in doc and type(doc.get("session")) is dict and \
         isinstance(doc["session"].get("interactions"), list)
 
@@ -54,6 +55,7 @@ def _has_zone(text: Any) -> bool:
 
 
 def read(source: Source) -> Session:
+    """Read an agent-vcr recording: each interaction's request and response, in recorded order."""
     doc = source.document()
     if not looks_like_vcr(doc):
         raise source.fail('an agent-vcr recording is a JSON object with "format_version" and '

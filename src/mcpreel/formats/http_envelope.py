@@ -57,6 +57,8 @@ def _looks_jsonrpc(value: Any) -> bool:
 
 
 def read(source: Source, *, label: str | None = None) -> Session:
+    """Read an HTTP transcript envelope; ``label`` is the flavour the table row asked for (a forced flavour must match
+    the file)."""
     doc = source.document()
     if not isinstance(doc, dict):
         raise source.fail(f"expected a JSON object with transport and entries, found {jsonio.type_name(doc)}")

@@ -28,6 +28,7 @@ _V2_KEYS = ("message", "origin", "direction")
 
 
 def is_v2_entry(item: Any) -> bool:
+    """An Inspector v2 export entry (a message with its origin), told apart from a bare JSON-RPC message."""
     return isinstance(item, dict) and isinstance(item.get("message"), (dict, list)) and (
         "origin" in item or item.get("direction") in ("request", "response", "notification")
     )
@@ -68,6 +69,8 @@ def _response_time(t: int | None, duration: Any) -> int | None:
 
 
 def read(source: Source) -> Session:
+    """Read an MCP Inspector export (v2 entries or a messages array), guessing directions where the export does not
+    say."""
     doc = source.document()
     items = _items(source, doc)
     guess = DirectionGuesser()

@@ -21,18 +21,24 @@ from __future__ import annotations
 from typing import Any
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.credentials import MARKER, is_secret_header
 from mcpreel._infra.sse import SSEParser
 from mcpreel._infra.timeutil import MAX_MS
 from mcpreel.formats._foreign import iso_time, object_at
 from mcpreel.formats._source import Source, session_url
 from mcpreel.model import Kind, Message, Session, SessionInfo
-from mcpreel.redact import MARKER, is_secret_header
 
 NAME = "inspector-network"
 
 
 def is_network_entry(item: Any) -> bool:
+    """One request of a network export: what tells it from any other recorder's record."""
     return type(item) is dict and "url" in item and "requestHeaders" in item and "method" in item
+
+
+def looks_like_network_export(doc: Any) -> bool:
+    """A network export: an array whose first entry is a request (what sniffing checks)."""
+    return isinstance(doc, list) and bool(doc) and is_network_entry(doc[0])
 
 
 def _headers(source: Source, value: Any, what: str, n: int, count: list[int]) -> dict[str, Any] | None:
@@ -95,6 +101,8 @@ def _messages(d: str, body: str, t: int | None, ctx: dict[str, Any], n: int, sse
 
 
 def read(source: Source) -> Session:
+    """Read an Inspector network export, credential headers redacted on read (the export holds the user's
+    Authorization)."""
     doc = source.document()
     if not isinstance(doc, list) or not doc or not is_network_entry(doc[0]):
         raise source.fail("an Inspector network export is a JSON array of requests "

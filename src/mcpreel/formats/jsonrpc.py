@@ -37,6 +37,8 @@ class DirectionGuesser:
         self._pending: dict[str, int] = {}
 
     def direction(self, raw: Any) -> str:
+        """A message's direction when the file does not say: requests and answers pair up, so who asked tells who
+        answered."""
         if isinstance(raw, list):
             first = next((m for m in raw if isinstance(m, dict)), None)
             d = self.direction(first) if first is not None else "in"
@@ -171,6 +173,8 @@ def _refuse_foreign(source: Source) -> None:
 
 
 def read(source: Source) -> Session:
+    """Read bare JSON-RPC messages (JSONL or one array), refusing another recorder's file rather than reading it as
+    garbage."""
     info = SessionInfo(source_format=NAME, path=source.name)
     if source.head().lstrip()[:1] == b"{":
         _refuse_foreign(source)

@@ -81,6 +81,8 @@ def _arguments(inputs: dict[str, Any]) -> Any:
 
 
 def read(source: Source) -> Session:
+    """Read LangChain / LangSmith runs as the tool calls they made (other runs are counted and skipped, and the notes
+    say so)."""
     doc = source.document()
     runs = _flatten(_runs(source, doc), source)
     info = SessionInfo(source_format=NAME, path=source.name, label="langchain")

@@ -38,6 +38,7 @@ _FRAME_KEYS = frozenset({"type", "t", "dir", "frame", "http"})
 
 
 def looks_like_header(obj: Any) -> bool:
+    """An mcp-cassette (npm) header line: what sniffing and the reader check first."""
     return type(obj) is dict and obj.get("type") == "header" and "cassetteVersion" in obj
 
 
@@ -136,6 +137,7 @@ def _entries(source: Source, info: SessionInfo) -> Iterator[Message]:
 
 
 def read(source: Source) -> Session:
+    """Read an mcp-cassette (npm) JSONL cassette, v1 or v2 (the header line says which)."""
     first = None
     for _line, obj in iter_json_lines(source):
         first = obj

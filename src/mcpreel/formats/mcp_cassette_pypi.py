@@ -38,6 +38,7 @@ _MSG_KEYS = frozenset({"seq", "t_offset_ms", "sender", "kind", "method", "msg_id
 
 
 def looks_like_cassette(doc: Any) -> bool:
+    """An mcp-cassette (PyPI) cassette's shape (an empty messages list still is one)."""
     if type(doc) is not dict or "format_version" not in doc or not isinstance(doc.get("messages"), list):
         return False
     first = next((m for m in doc["messages"] if isinstance(m, dict)), None)
@@ -45,6 +46,7 @@ def looks_like_cassette(doc: Any) -> bool:
 
 
 def read(source: Source) -> Session:
+    """Read an mcp-cassette (PyPI) ``.mcp.json`` cassette, format 1 or 2."""
     doc = source.document()
     if type(doc) is not dict or "format_version" not in doc or not isinstance(doc.get("messages"), list):
         raise source.fail('an mcp-cassette .mcp.json is a JSON object with "format_version" and "messages"')

@@ -41,6 +41,7 @@ _KNOWN = frozenset({"seq", "direction", "transport", "kind", "ts", "payload", "s
 
 
 def looks_like_trace_event(obj: Any) -> bool:
+    """An mcp-trace-validator event's shape (seq, direction, kind)."""
     return type(obj) is dict and isinstance(obj.get("direction"), str) and obj["direction"] in _DIRS and \
         obj.get("kind") in _KINDS and "seq" in obj
 
@@ -119,6 +120,7 @@ def _stream(source: Source) -> Iterator[Message]:
 
 
 def read(source: Source) -> Session:
+    """Read an mcp-conformance wire trace, HTTP exchanges and their headers included (credential headers redacted)."""
     first = None
     timed = False
     for line, obj in iter_json_lines(source):
@@ -146,7 +148,7 @@ _LIFECYCLE = frozenset({"transport-open", "transport-close", "transport-abort"})
 
 
 def _http_event(ctx: dict[str, Any]) -> dict[str, Any]:
-    from mcpreel.redact import redact_headers
+    from mcpreel._infra.credentials import redact_headers
 
     ev: dict[str, Any] = {}
     if type(ctx.get("status")) is int:

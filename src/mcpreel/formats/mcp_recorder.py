@@ -44,6 +44,7 @@ def _latency(value: Any) -> int:
 
 
 def read(source: Source) -> Session:
+    """Read an mcp-recorder cassette's interactions as the messages they exchanged."""
     doc = source.document()
     if not isinstance(doc, dict):
         raise source.fail(f"an mcp-recorder cassette is a JSON object, found {jsonio.type_name(doc)}")

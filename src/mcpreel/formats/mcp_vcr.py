@@ -45,6 +45,7 @@ _Loader.yaml_implicit_resolvers = {
 
 
 def looks_like_transcript(doc: Any) -> bool:
+    """An MCP-VCR transcript's shape (meta and messages), whether it was written as YAML or JSON."""
     return type(doc) is dict and type(doc.get("meta")) is dict and isinstance(doc.get("messages"), list) and (
         "schema_version" in doc["meta"] or "server_command" in doc["meta"] or "version" in doc["meta"])
 
@@ -84,6 +85,8 @@ def _json_only(source: Source, value: Any, where: str) -> Any:
 
 
 def load(source: Source) -> Any:
+    """Parse the transcript with the safe, size-bounded YAML loader (a hostile file cannot build objects or blow up
+    memory)."""
     data = source.read_bytes()
     if not data.strip():
         raise source.fail("empty file: no transcript in it")
@@ -102,6 +105,7 @@ def load(source: Source) -> Any:
 
 
 def read(source: Source) -> Session:
+    """Read an MCP-VCR transcript (schema version 1); members YAML has but JSON lacks are refused with their path."""
     doc = load(source)
     if not looks_like_transcript(doc):
         raise source.fail("an MCP-VCR transcript is a YAML mapping with meta: {version, ...} and messages: [...]")

@@ -20,10 +20,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.credentials import MARKER
 from mcpreel.formats._foreign import iso_time, object_at, text_record
 from mcpreel.formats._source import Source, iter_json_lines
 from mcpreel.model import Message, Session, SessionInfo
-from mcpreel.redact import MARKER
 
 NAME = "mcpsnoop"
 
@@ -35,6 +35,7 @@ _FLAGS = ("batch", "truncated", "redacted")
 
 
 def looks_like_envelope(obj: Any) -> bool:
+    """An mcpsnoop envelope's shape (session_id, a direction, and seq or ts)."""
     return type(obj) is dict and obj.get("direction") in _DIRECTIONS and "session_id" in obj and (
         "seq" in obj or "ts" in obj)
 
@@ -93,6 +94,7 @@ def _stream(source: Source) -> Iterator[Message]:
 
 
 def read(source: Source) -> Session:
+    """Read mcpsnoop session envelopes; flags the format keeps (batch, truncated, redacted) go to the message's extra."""
     first = None
     for line, obj in iter_json_lines(source):
         first = object_at(source, obj, "envelope on line", line)

@@ -119,6 +119,7 @@ def _stream(source: Source, client: Any) -> Iterator[Message]:
 
 
 def read(source: Source) -> Session:
+    """Read MCPSpy JSONL events of any transport as the messages they carried."""
     first = None
     for line, obj in iter_json_lines(source):
         first = _event(source, obj, line)

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import shlex
-import uuid
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
@@ -38,8 +37,8 @@ from mcpreel._infra.correlation import Correlator
 from mcpreel._infra.jsonstream import encode_run
 from mcpreel._infra.timeutil import iso_second, ms_from_any, ms_from_iso
 from mcpreel.formats import _jsondoc
-from mcpreel.formats._source import Source, encodable, session_text, session_url
-from mcpreel.formats.reel import fallback_label
+from mcpreel.formats._identity import SESSION_NS, fallback_label, session_document_id
+from mcpreel.formats._source import Source, session_text, session_url
 from mcpreel.model import Kind, Message, Session, SessionInfo, clean_ctx
 
 NAME = "qai"
@@ -49,8 +48,7 @@ KEEPS = frozenset({"time", "direction", "ctx", "edits", "drops", "header"})
 
 DIRECTIONS = {"client_to_server": "in", "server_to_client": "out"}
 QAI_DIRECTION = {"in": "client_to_server", "out": "server_to_client"}
-#: namespace of the proxy_ids and session ids we derive (deterministic: same input, same file)
-_NS = uuid.UUID("6f1c1a52-3f0e-4f57-9c55-6d4b1e0c2a71")
+_NS = SESSION_NS
 _NS_BYTES = _NS.bytes
 _KNOWN_MESSAGE_KEYS = frozenset((
     "proxy_id", "sequence", "timestamp", "direction", "transport", "jsonrpc_id", "method", "correlated_id",
@@ -188,6 +186,7 @@ def scan(source: Source) -> _jsondoc.Scan | None:
 
 
 def read(source: Source) -> Session:
+    """Read a qai session file; a big one is streamed message by message instead of parsed whole."""
     found = scan(source)
     if found is not None:
         info = _info(found.members, source)
@@ -268,14 +267,6 @@ def _stamp(ms: int | None, original: Any) -> str | None:
         except ValueError:
             pass
     return iso_micro(ms)
-
-
-def session_document_id(info: SessionInfo) -> str:
-    """The session's id, or one derived from what is known of it (so a conversion is deterministic)."""
-    if info.id:
-        return info.id
-    known = f"{info.path}|{info.started}|{info.label}|{info.url}|{' '.join(info.command)}"
-    return str(uuid.uuid5(_NS, encodable(known)))  # a reader that let a lone surrogate through must not crash this
 
 
 def _header(session: Session) -> tuple[dict[str, Any], int | None]:

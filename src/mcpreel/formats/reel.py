@@ -36,6 +36,7 @@ from mcpreel._infra.fileio import open_private_append
 from mcpreel._infra.timeutil import iso_from_ms, ms_from_iso, now_ms
 from mcpreel._version import __version__
 from mcpreel.errors import FormatError, InputError
+from mcpreel.formats._identity import fallback_label, session_document_id
 from mcpreel.formats._source import Source, encodable, iter_json_lines, session_text, session_url
 from mcpreel.model import Kind, Message, Session, SessionInfo, WireBlock, WireBlocks, clean_ctx
 
@@ -302,10 +303,13 @@ def record_of_line(obj: Any, lineno: int, source: Source) -> Message | None:
 
 
 def looks_like_reel(first: Any) -> bool:
+    """A reel's meta line (the first line of a file mcpreel wrote)."""
     return isinstance(first, dict) and first.get("type") == "meta" and "v" in first
 
 
 def read(source: Source) -> Session:
+    """Read a reel (or bare mcp-replay message lines without a meta line), streaming: memory stays flat whatever its
+    length."""
     first = None
     for _lineno, obj in iter_json_lines(source):
         first = obj
@@ -344,12 +348,8 @@ def read(source: Source) -> Session:
 # -- writing ----------------------------------------------------------------------------------------
 
 
-def fallback_label(info: SessionInfo) -> str:
-    """The label a reel's meta line gets when the session has none (the member is required)."""
-    return (info.command[0] if info.command else None) or info.url or "session"
-
-
 def meta_line(info: SessionInfo, started: int | None = None) -> dict[str, Any]:
+    """The meta line of a reel for ``info``: shared by the writer and the live recorder so both write the same header."""
     started = started if started is not None else info.started
     meta: dict[str, Any] = {
         "v": 1,
@@ -427,6 +427,7 @@ def record_line(msg: Message, t: int, seq: int | None) -> dict[str, Any]:
 
 
 def end_line(t: int, exit_code: int | None, duration_ms: int, reason: str | None = None) -> dict[str, Any]:
+    """The end line (exit code, duration, why it ended): what tells a finished recording from a cut one."""
     line: dict[str, Any] = {"t": iso_from_ms(t), "type": "end", "exitCode": exit_code if exit_code is not None else 0,
                             "durationMs": duration_ms}
     if reason:
@@ -445,8 +446,6 @@ def write(session: Session, out: BinaryIO) -> None:
     meta = meta_line(info, started)
     if info.id is None:
         # a conversion is deterministic: the same input gives the same reel (and the same id as qai's)
-        from mcpreel.formats.qai import session_document_id
-
         meta["session"] = session_document_id(info)
     out.write(dumps(meta) + b"\n")
     last = started if started is not None else 0
@@ -543,6 +542,7 @@ class ReelWriter:
 
     @staticmethod
     def now() -> int:
+        """The clock of the recording (a method, so a test can stand a fixed clock in)."""
         return now_ms()
 
     def write(self, msg: Message) -> int:
@@ -614,6 +614,7 @@ class ReelWriter:
 
     @property
     def closed(self) -> bool:
+        """Whether the writer is closed (a late message must not reopen the file)."""
         return self._closed
 
     def __enter__(self) -> ReelWriter:

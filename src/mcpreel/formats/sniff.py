@@ -1,6 +1,8 @@
 """Content sniffing: which format is this file? (``--format auto``)
 
-Kept apart from the readers (pandoc's rule): a reader reads one format and never guesses. Sniffing
+Kept apart from the readers (pandoc's rule): a reader reads one format and never guesses. Sniffing asks
+each reader through the format table (:mod:`mcpreel.formats.table`: a row names its reader's predicate),
+so this module imports no reader and a reader may ask it what another recorder's file looks like. Sniffing
 looks at the first line for line formats, and at the parsed document (cached on the :class:`Source`,
 so the reader does not parse twice) for JSON documents. A :class:`Detection` says what was chosen and
 whether the choice was obvious; the CLI says which format it chose when it was not.
@@ -14,6 +16,7 @@ from typing import Any
 from mcpreel._infra import jsonio
 from mcpreel.errors import FormatError
 from mcpreel.formats._source import Source
+from mcpreel.formats.table import FORMATS, sniffers
 
 __all__ = ["Detection", "detect", "detect_document"]
 
@@ -31,19 +34,13 @@ def _is_jsonrpc(obj: Any) -> bool:
 
 def _hub_line(first: Any) -> Detection | None:
     """Other recorders' JSONL formats, told apart by the first line's members (before bare JSON-RPC:
-    an MCPSpy event has a ``method`` too)."""
+    an MCPSpy event has a ``method`` too). Each reader says whether the record is its own (the table's
+    ``sniff_line``)."""
     if not isinstance(first, dict):
         return None
-    from mcpreel.formats import mcp_cassette_npm, mcp_conformance, mcpsnoop, mcpspy
-
-    if mcp_cassette_npm.looks_like_header(first):
-        return Detection("mcp-cassette-npm", "mcp-cassette (npm) header line (type header, cassetteVersion)")
-    if mcpspy.looks_like_mcpspy(first):
-        return Detection("mcpspy", "MCPSpy event (transport_type, type request/response/notification)")
-    if mcpsnoop.looks_like_envelope(first):
-        return Detection("mcpsnoop", "mcpsnoop envelope (session_id, direction c2s/s2c/stderr/meta)")
-    if mcp_conformance.looks_like_trace_event(first):
-        return Detection("mcp-conformance", "mcp-conformance trace event (seq, direction, kind)")
+    for spec, looks_like in sniffers("line"):
+        if looks_like(first):
+            return Detection(spec.name, spec.sniff_reason)
     return None
 
 
@@ -81,17 +78,11 @@ def foreign_document(doc: Any) -> Detection | None:
 
 
 def _hub_document(doc: Any) -> Detection | None:
-    """Other recorders' JSON documents."""
-    from mcpreel.formats import agent_vcr, inspector_network, mcp_cassette_pypi, mcp_vcr
-
-    if mcp_cassette_pypi.looks_like_cassette(doc):
-        return Detection("mcp-cassette-pypi", "mcp-cassette (PyPI) cassette (format_version, messages with sender)")
-    if agent_vcr.looks_like_vcr(doc):
-        return Detection("agent-vcr", "agent-vcr recording (format_version, session.interactions)")
-    if mcp_vcr.looks_like_transcript(doc):
-        return Detection("mcp-vcr", "MCP-VCR transcript (meta, messages) written as JSON")
-    if isinstance(doc, list) and doc and inspector_network.is_network_entry(doc[0]):
-        return Detection("inspector-network", "MCP Inspector network export (url, requestHeaders)")
+    """Other recorders' JSON documents (each reader says whether the document is its own: the table's
+    ``sniff_document``), then a document that is one record of a line format."""
+    for spec, looks_like in sniffers("document"):
+        if looks_like(doc):
+            return Detection(spec.name, spec.sniff_reason)
     return _hub_line(doc)
 
 
@@ -138,9 +129,7 @@ def detect_document(doc: Any, name: str) -> Detection:
             if not doc:
                 return Detection("jsonrpc", "an empty JSON array", obvious=False)
             raise FormatError("a JSON array with no objects in it is not a session", path=name)
-        from mcpreel.formats.inspector import is_v2_entry
-
-        if is_v2_entry(first):
+        if FORMATS["inspector"].load().is_v2_entry(first):
             return Detection("inspector", "MCP Inspector v2 export (entries with message/origin)")
         if "run_type" in first or ("inputs" in first and "outputs" in first):
             return Detection("langchain", "LangSmith runs")
@@ -151,14 +140,14 @@ def detect_document(doc: Any, name: str) -> Detection:
 
 
 def detect(source: Source) -> Detection:
+    """The format of ``source`` from its content: line formats by the first line, JSON documents by their parsed
+    shape."""
     head = source.head()
     stripped = head.lstrip()
     if not stripped:
         raise FormatError("empty file: no session in it", path=source.name)
     if stripped[:1] not in (b"{", b"["):
-        from mcpreel.formats.mcp_vcr import looks_like_yaml_transcript
-
-        if looks_like_yaml_transcript(head):
+        if FORMATS["mcp-vcr"].load().looks_like_yaml_transcript(head):
             return Detection("mcp-vcr", "MCP-VCR YAML transcript (meta: and messages:)")
         raise FormatError("not JSON or JSONL: a session file starts with '{' or '['", path=source.name)
     first_line, more = source.first_line()
@@ -184,9 +173,7 @@ def detect(source: Source) -> Detection:
                               "a record of another recorder mcpreel reads; `mcpreel convert --help` lists the formats",
                               path=source.name, line=1)
     if stripped[:1] == b"{" and b'"messages"' in head:
-        from mcpreel.formats import qai
-
-        found = qai.scan(source)  # a big document: its header and first message, not all of it in memory
+        found = FORMATS["qai"].load().scan(source)  # a big document: its header and first message, not all of it in memory
         if found is not None:
             first = found.first_object
             stand_in = {**found.members, "messages": [first] if first is not None else []}

@@ -146,11 +146,13 @@ class CompactCassette:
         return ex
 
     def close(self) -> None:
+        """Close the recording file the index reads answers back from."""
         if self._fh is not None:
             self._fh.close()
             self._fh = None
 
     def index(self) -> CompactIndex:
+        """The match index over this cassette (the questions a :class:`~mcpreel.mock.matcher.Matcher` asks)."""
         return CompactIndex(self)
 
 

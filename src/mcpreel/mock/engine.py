@@ -15,6 +15,12 @@ Misses follow ``on_miss``: ``error`` answers with a JSON-RPC error naming the cl
 and how it differs, ``fail`` does the same and marks the run failed, ``forward`` passes the request to a
 live server (:mod:`mcpreel.mock.forward`) and adds its answer to the recording. A ``ping`` the
 recording lacks is answered ``{}``: it is protocol plumbing, not behaviour.
+
+The seam addons plug into: :attr:`Mock.connection_factory` makes each connection (``serve --rules``
+plugs a connection whose traffic passes the rules there: :mod:`mcpreel.rules.mock`), and a connection may
+emit, besides messages, the two markers the I/O layer (:mod:`mcpreel.mock.server`) carries out:
+:class:`RawLine` and :data:`CLOSE`. The mock never imports its addons; the front end that builds a mock
+wires them.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import asyncio
 import itertools
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import verbatim_key
@@ -43,16 +49,15 @@ from mcpreel.eras import (
     to_legacy_result,
     to_modern_result,
 )
+from mcpreel.errors import UsageError
 from mcpreel.mock.compact import CompactCassette, CompactIndex
 from mcpreel.mock.live_operations import ServedStreams, ServedTasks
 from mcpreel.mock.matcher import INVALID_PARAMS, Matcher, Miss, RecordingIndex
 from mcpreel.operations.cassette import Cassette, ClientItem, Turn
 from mcpreel.operations.facts import LISTEN, progress_token
 
-if TYPE_CHECKING:
-    from mcpreel.rules.engine import RuleSet
-
-__all__ = ["ON_MISS", "Emit", "Mock", "MockConnection", "MockOptions", "MockStats"]
+__all__ = ["CLOSE", "ON_MISS", "Close", "ConnectionFactory", "Emit", "Mock", "MockConnection", "MockOptions",
+           "MockStats", "RawLine"]
 
 ON_MISS = ("error", "fail", "forward")
 #: the 2026-07-28 error for a protocol version the server does not support (``data.supported`` lists them)
@@ -61,8 +66,31 @@ UNSUPPORTED_VERSION = -32022
 Emit = Callable[[dict[str, Any]], None]
 
 
+class RawLine(bytes):
+    """A line to send as it is (not JSON): what a connection emits to put broken data on the wire
+    (a rule's ``malformed``); the I/O layer writes it verbatim instead of encoding a message."""
+
+
+class Close:
+    """The marker for "end this connection": stdio closes its stdout, HTTP drops the connection and
+    forgets the session (a rule's ``close``). One instance, :data:`CLOSE`, compared by identity."""
+
+    def __repr__(self) -> str:
+        return "CLOSE"
+
+
+CLOSE = Close()
+
+#: what :meth:`Mock.connection` calls to make a connection: the seam an addon plugs into (it returns a
+#: :class:`MockConnection` of its own kind, a subclass that sees each message before the mock does)
+ConnectionFactory = Callable[["Mock"], "MockConnection"]
+
+
 class Forwarding(Protocol):
-    async def forward(self, conn: MockConnection, request: dict[str, Any], emit: Emit) -> dict[str, Any] | None: ...
+    """What the mock asks of a forwarder (``--on-miss forward``): the engine stays free of I/O and of the client
+    stack."""
+    async def forward(self, conn: MockConnection, request: dict[str, Any], emit: Emit) -> dict[str, Any] | None:
+        """Ask the live server, relaying what it sends meanwhile through ``emit``; None when it could not answer."""
 
 
 @dataclass
@@ -114,11 +142,11 @@ class Mock:
         self.cassette = cassette
         self.options = options or MockOptions()
         if self.options.on_miss not in ON_MISS:
-            raise ValueError(f"unknown on-miss policy {self.options.on_miss!r} (known: {', '.join(ON_MISS)})")
+            raise UsageError(f"unknown on-miss policy {self.options.on_miss!r} (known: {', '.join(ON_MISS)})")
         self.index: RecordingIndex | CompactIndex
         if isinstance(cassette, CompactCassette):  # a long recording kept on disk (mcpreel.mock.compact)
             if cassette.mode != self.options.match:
-                raise ValueError(f"the compact index was built for --match {cassette.mode}, not {self.options.match}")
+                raise UsageError(f"the compact index was built for --match {cassette.mode}, not {self.options.match}")
             self.index = cassette.index()
             self.has_initialize = cassette.has_initialize
             self.recorded_discover = cassette.first_discover
@@ -133,7 +161,8 @@ class Mock:
         self.stats = MockStats()
         self.on_event = on_event or (lambda line: None)
         self.forwarder = forwarder
-        self.rules: RuleSet | None = None
+        #: how a connection is made (None: a plain :class:`MockConnection`); the front end sets it
+        self.connection_factory: ConnectionFactory | None = None
         notes: dict[str, list[ClientItem]] = {}
         for item in cassette.items:
             if item.exchange is None:
@@ -245,10 +274,10 @@ class Mock:
         }}
 
     def connection(self) -> MockConnection:
-        if self.rules:  # ``serve --rules``: the connection's traffic passes the rules (mcpreel.rules.mock)
-            from mcpreel.rules.mock import RuledConnection
-
-            return RuledConnection(self, self.rules)
+        """A new client connection with its own cursors, made by :attr:`connection_factory` when an addon
+        (``serve --rules``) plugged one in."""
+        if self.connection_factory is not None:
+            return self.connection_factory(self)
         return MockConnection(self)
 
     def add_exchange(self, ex: Turn) -> None:
@@ -273,6 +302,7 @@ class Mock:
 
     @property
     def failed(self) -> bool:
+        """Whether the run ends in failure: ``--on-miss fail`` and at least one miss."""
         return self.options.on_miss == "fail" and bool(self.stats.misses)
 
 

@@ -55,6 +55,8 @@ class CassetteFile:
         self.redact = redact
 
     def append(self, ex: Turn, notes: list[Message]) -> None:
+        """Add a forwarded exchange to the recording and rewrite the file atomically (a crash leaves the old file
+        whole)."""
         msgs = self.session.messages
         msgs.append(Message("in", ex.request, ex.t_request))
         msgs.extend(notes)
@@ -122,6 +124,7 @@ class Forwarder:
         return await self._call_collect(conn, emit, request, [])
 
     async def forward(self, conn: MockConnection, request: dict[str, Any], emit: Emit) -> dict[str, Any] | None:
+        """Ask the live server for a request the recording lacks, starting it on first use, and keep its answer."""
         await self._ensure_started(conn)
         t0 = now_ms()
         flight_notes: list[Message] = []
@@ -245,6 +248,7 @@ class Forwarder:
                 await self.transport.send(message)
 
     async def close(self) -> None:
+        """Stop the live server session (its reader task first, so no answer arrives after the transport is gone)."""
         if self._reader is not None:
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

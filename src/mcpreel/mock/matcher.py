@@ -37,20 +37,17 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel.compare.jsondiff import Difference, diff, short
 from mcpreel.compare.normalize import canonical_params, strip_volatile_meta
-from mcpreel.errors import InputError
+from mcpreel.errors import InputError, UsageError
 from mcpreel.operations.cassette import Turn
 from mcpreel.operations.facts import subject
 from mcpreel.redact.keys import KEYED_MARKER, find_key, fingerprint
-
-if TYPE_CHECKING:
-    from mcpreel.mock.compact import CompactIndex
 
 __all__ = ["DIFFERS", "MATCHES", "MATCH_MODES", "Matcher", "Miss", "RecordingIndex", "METHOD_NOT_FOUND",
            "INVALID_PARAMS", "SecretDifference"]
@@ -77,9 +74,11 @@ class SecretDifference(Difference):
     verdict: str = DIFFERS
 
     def to_json(self) -> dict[str, Any]:
+        """The difference as data, the received value given only as a verdict (a secret never goes into a report)."""
         return {"path": self.path, "kind": self.kind, "recorded": self.recorded, "received": self.verdict}
 
     def describe(self, width: int = 80) -> str:
+        """One line for a miss message, saying whether the received secret matched without showing it."""
         return f"{self.path}: {short(self.recorded, width)} -> ({self.verdict})"
 
 
@@ -120,9 +119,16 @@ class Miss:
 
 class KeyedLookup:
     """What both indexes (in memory, :class:`RecordingIndex`; on disk, the compact one) share: the match key
-    of a live request, and the key of keyed redaction markers."""
+    of a live request, the key of keyed redaction markers, and the questions a :class:`Matcher` asks.
+
+    The matcher speaks to this base only, so the compact index (:mod:`mcpreel.mock.compact`) builds on
+    the matcher's module and the matcher never needs to know it exists."""
 
     mode: str
+    #: the recorded exchanges, in recorded order
+    exchanges: Sequence[Turn]
+    #: per method, the recorded requests whose params hold keyed redaction markers
+    keyed: Mapping[str, list[tuple[tuple[str, bytes], Turn]]]
     _redact_key: bytes | None | bool = False  # False: not looked for yet
     #: why the key file was refused (too open, unreadable, too short), for the miss to say
     key_problem: str | None = None
@@ -139,7 +145,28 @@ class KeyedLookup:
         return self._redact_key if isinstance(self._redact_key, bytes) else None
 
     def key(self, request: dict[str, Any]) -> tuple[str, bytes]:
+        """The live request's match key in this index's mode (see :func:`match_key`)."""
         return match_key(request, self.mode)
+
+    def bucket(self, key: tuple[str, bytes]) -> Sequence[Turn] | None:
+        """The recorded exchanges with this key, in recorded order."""
+        raise NotImplementedError
+
+    def candidates(self, method: str) -> Sequence[Turn] | None:
+        """The recorded exchanges of this method a miss is explained from, in recorded order."""
+        raise NotImplementedError
+
+    def has_method(self, method: str) -> bool:
+        """Whether the recording holds this method at all (a miss is then -32602, else -32601)."""
+        raise NotImplementedError
+
+    def methods(self) -> list[str]:
+        """The recorded methods, in order of first appearance."""
+        raise NotImplementedError
+
+    def subjects(self, method: str) -> list[str]:
+        """The tools (prompts, resources) this method named, in order of first appearance."""
+        raise NotImplementedError
 
 
 class RecordingIndex(KeyedLookup):
@@ -147,9 +174,9 @@ class RecordingIndex(KeyedLookup):
 
     def __init__(self, exchanges: list[Turn], mode: str = "method-params"):
         if mode not in MATCH_MODES:
-            raise ValueError(f"unknown match mode {mode!r} (known: {', '.join(MATCH_MODES)})")
+            raise UsageError(f"unknown match mode {mode!r} (known: {', '.join(MATCH_MODES)})")
         self.mode = mode
-        self.exchanges = exchanges
+        self.exchanges: list[Turn] = exchanges
         self.by_key: dict[tuple[str, bytes], list[Turn]] = {}
         self.by_method: dict[str, list[Turn]] = {}
         #: per method, the recorded requests whose params hold keyed redaction markers
@@ -211,7 +238,7 @@ def _used_key(key: tuple[str, bytes]) -> bytes:
 class Matcher:
     """One connection's view of a recording: cursors over the index."""
 
-    def __init__(self, index: RecordingIndex | CompactIndex, *, repeat: bool = True):
+    def __init__(self, index: KeyedLookup, *, repeat: bool = True):
         self.index = index
         self.repeat = repeat
         #: how many answers of each bucket this connection used, by a 16-byte digest of the bucket's key
@@ -220,6 +247,8 @@ class Matcher:
         self._next = 0  # sequential mode: position of the next recorded request
 
     def match(self, request: dict[str, Any]) -> Turn | Miss:
+        """The recorded exchange that answers ``request`` for this connection, or a :class:`Miss` saying why none
+        does."""
         index = self.index
         method = request.get("method")
         method = method if isinstance(method, str) else ""

@@ -42,8 +42,7 @@ from mcpreel._infra import jsonio
 from mcpreel._infra.sse import encode_event
 from mcpreel.clients.base import Transport
 from mcpreel.eras import LEGACY_PROTOCOLS, MODERN_PROTOCOL, protocol_of_request
-from mcpreel.mock.engine import Mock, MockConnection
-from mcpreel.rules.mock import CLOSE, RawLine
+from mcpreel.mock.engine import CLOSE, Mock, MockConnection, RawLine
 from mcpreel.serving.loop import DropConnection
 from mcpreel.serving.origin import OriginGuard, RequestPolicy
 

@@ -48,21 +48,25 @@ class Turn:
 
     @property
     def method(self) -> str:
+        """The request's method ("" when it has none, so it can key a table)."""
         m = self.request.get("method")
         return m if isinstance(m, str) else ""
 
     @property
     def subject(self) -> str | None:
+        """What the request names: the tool, prompt or resource (None for the others)."""
         return subject(self.request)
 
     @property
     def latency_ms(self) -> int | None:
+        """How long the answer took (None without both times); never negative, whatever the clocks said."""
         if self.t_request is None or self.t_response is None:
             return None
         return max(0, self.t_response - self.t_request)
 
     @property
     def operation(self) -> Operation | None:
+        """The operation this turn opened in the one reading of the session (a task, a multi-round request), if any."""
         return self.wire.operation if self.wire is not None else None
 
     @property
@@ -71,6 +75,7 @@ class Turn:
         return self.wire.role if self.wire is not None else "call"
 
     def label(self) -> str:
+        """How a miss message or a report names this request so a person can find it in the file."""
         where = f" ({self.unit} {self.source})" if self.source is not None else ""
         name = f" {self.subject}" if self.subject else ""
         return f"request #{self.position + 1}{where} {self.method}{name}"
@@ -88,6 +93,7 @@ class ClientItem:
 
     @property
     def method(self) -> str:
+        """The method the client sent ("" when it has none)."""
         m = self.message.get("method")
         return m if isinstance(m, str) else ""
 
@@ -105,9 +111,11 @@ class Cassette:
 
     @property
     def has_initialize(self) -> bool:
+        """Whether the recording holds a handshake (else the mock makes up an ``initialize`` answer)."""
         return any(ex.method == "initialize" for ex in self.exchanges)
 
     def methods(self) -> list[str]:
+        """The recorded methods in order of first appearance (what a miss lists as known)."""
         seen: dict[str, None] = {}
         for ex in self.exchanges:
             seen.setdefault(ex.method, None)
@@ -148,6 +156,7 @@ class Builder:
         self.out: list[tuple[str, Any]] = []
 
     def feed(self, rec: Message) -> None:
+        """Take one record of the session in order; the walk pairs requests with answers as they come."""
         index = self.index
         self.index += 1
         if rec.dropped and rec.kind == "message":

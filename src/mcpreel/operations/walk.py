@@ -106,6 +106,7 @@ class Exchange:
 
     @property
     def params(self) -> Any:
+        """The request's params (None when it has none)."""
         return self.request.get("params")
 
     @property
@@ -117,12 +118,14 @@ class Exchange:
 
     @property
     def meta(self) -> dict[str, Any]:
+        """The request's ``_meta`` (an empty dict when absent or not an object, so callers need no checks)."""
         params = self.params
         meta = params.get("_meta") if isinstance(params, dict) else None
         return meta if isinstance(meta, dict) else {}
 
     @property
     def latency_ms(self) -> int | None:
+        """How long this exchange's answer took (None when unanswered or untimed)."""
         if self.t is None or self.t_end is None or self.response is None:
             return None
         return max(0, self.t_end - self.t)
@@ -142,6 +145,7 @@ class Exchange:
 
     @property
     def failed(self) -> bool:
+        """Whether the exchange ended in an error of any kind (see :meth:`status`)."""
         return self.status()[0] in FAILED
 
 
@@ -167,22 +171,27 @@ class Operation:
 
     @property
     def opening(self) -> Exchange:
+        """The exchange that started the operation (its request is what the client asked)."""
         return self.exchanges[0]
 
     @property
     def method(self) -> str:
+        """The opening request's method."""
         return self.opening.method
 
     @property
     def target(self) -> str | None:
+        """What the opening request names (tool, prompt, resource), if anything."""
         return self.opening.target
 
     @property
     def dir(self) -> str:
+        """Who started the operation: ``in`` the client, ``out`` the server."""
         return self.opening.dir
 
     @property
     def t(self) -> int | None:
+        """When the operation started."""
         return self.opening.t
 
     @property
@@ -193,6 +202,7 @@ class Operation:
 
     @property
     def latency_ms(self) -> int | None:
+        """From the opening request to the final answer, however many rounds or polls it took (None for a stream)."""
         if self.kind == STREAM:
             return None  # a stream's length is how long the client listened, not the server's speed
         final = self.final
@@ -207,6 +217,7 @@ class Operation:
 
     @property
     def polls(self) -> int:
+        """How many ``tasks/get`` polls a task took (what a report shows beside its latency)."""
         return sum(1 for ex in self.exchanges if ex.role == "poll")
 
     @property
@@ -230,6 +241,7 @@ class Operation:
 
     @property
     def task_status(self) -> str | None:
+        """The task's last known status (None for an operation that is not a task)."""
         return self.task_statuses[-1] if self.task_statuses else None
 
     def status(self) -> tuple[str, Any, str | None]:
@@ -260,6 +272,7 @@ class Operation:
 
     @property
     def failed(self) -> bool:
+        """Whether the operation ended in an error of any kind (see :meth:`status`)."""
         return self.status()[0] in FAILED
 
     @property
@@ -270,6 +283,7 @@ class Operation:
 
     @property
     def dropped(self) -> bool:
+        """Whether the opening request was dropped at the proxy (it never reached the server)."""
         return self.opening.dropped
 
     @property

@@ -123,6 +123,7 @@ def otlp_exporter(endpoint: str | None = None, *, timeout: float | None = None) 
 
 
 class ExportSummary:
+    """What an export sent (spans, batches, traces), for the line the command ends with."""
     def __init__(self) -> None:
         self.spans = 0
         self.batches = 0

@@ -93,6 +93,7 @@ class LiveExport:
             self.dropped_reads += 1
 
     def finished(self, exit_code: int | None, reason: str) -> None:
+        """The recording ended: flush what is left and close the exporter."""
         self.close(exit_code, reason)
 
     def close(self, exit_code: int | None = None, reason: str | None = None) -> None:

@@ -250,11 +250,13 @@ class SpanMapper:
 
     # -- the pass ----------------------------------------------------------------------------------
     def feed_all(self, session: Session) -> Iterator[SpanRecord]:
+        """The spans of a whole session, in one pass (what ``export otlp`` sends)."""
         for step in walk(session):
             yield from self.feed(step)
         yield from self.finish()
 
     def feed(self, step: Any) -> list[SpanRecord]:
+        """The spans one step of the walk completes (most steps complete none; an answer completes its request's)."""
         kind = step.kind
         msg = step.msg
         root = self._root(step.session, origin_of(msg) if msg is not None else None)

@@ -37,10 +37,13 @@ The package, a module a concern: :mod:`~mcpreel.redact.secrets` (key rule, value
 :mod:`~mcpreel.redact.engine` (the :class:`Redactor`), :mod:`~mcpreel.redact.files` (``mcpreel redact``),
 :mod:`~mcpreel.redact.keys` (keyed markers and where their key lives).
 JSONPath lives in :mod:`mcpreel._infra.jsonpath`.
+
+:func:`mcpreel.redact.files.redact_file` (the file verb) is not re-exported here: it reads and writes
+files through :mod:`mcpreel.formats` and :mod:`mcpreel.convert`, which use this package's rules (URL
+secrets on write), so importing the package must not import them back. Import it from its module.
 """
 
 from mcpreel.redact.engine import Redactor
-from mcpreel.redact.files import RedactResult, redact_file
 from mcpreel.redact.headers import SECRET_HEADERS, is_secret_header, redact_headers
 from mcpreel.redact.rules import PathRule, Rules, load_rules, rules_from_dict
 from mcpreel.redact.secrets import DEFAULT_PATTERNS, MARKER, Pattern, is_secret_key
@@ -51,13 +54,11 @@ __all__ = [
     "SECRET_HEADERS",
     "PathRule",
     "Pattern",
-    "RedactResult",
     "Redactor",
     "Rules",
     "is_secret_header",
     "is_secret_key",
     "load_rules",
-    "redact_file",
     "redact_headers",
     "rules_from_dict",
 ]

@@ -97,6 +97,7 @@ class Redactor:
 
     @property
     def total(self) -> int:
+        """How many secrets were replaced in all (what ``redact`` and ``record --redact`` report)."""
         return sum(self.counts.values())
 
     def _add(self, counts: dict[str, int]) -> None:

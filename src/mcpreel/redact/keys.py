@@ -65,6 +65,7 @@ def fingerprint(key: bytes, value: Any) -> str:
 
 
 def keyed_marker(key: bytes, rule: str, value: Any) -> str:
+    """The marker of a secret under ``key``: the same secret gives the same marker, so the mock can still match it."""
     return f"[REDACTED:{rule_slug(rule)}:{fingerprint(key, value)}]"
 
 

@@ -43,6 +43,7 @@ class Rules:
 
     @property
     def all_patterns(self) -> tuple[Pattern, ...]:
+        """The value patterns in effect: the defaults (unless turned off) and then the file's own."""
         return (DEFAULT_PATTERNS if self.defaults else ()) + self.patterns
 
 

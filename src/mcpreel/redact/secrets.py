@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from mcpreel._infra.credentials import MARKER
+
 __all__ = ["DEFAULT_PATTERNS", "MARKER", "QUICK_LITERALS", "Pattern", "is_secret_key", "norm_key"]
 
-MARKER = "[REDACTED]"
 
 _KEY_EXACT = frozenset({
     "auth", "pwd", "pass", "passwd", "password", "secret", "token", "apikey", "authorization", "cookie",

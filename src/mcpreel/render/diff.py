@@ -75,6 +75,7 @@ def json_head(a: str | None, b: str | None) -> str:
 
 
 def json_call(c: CallChange, first: bool) -> str:
+    """One call of the streamed ``--json`` array (with the comma before every call but the first)."""
     return ("" if first else ",") + jsonio.dumps_str(c.to_json())
 
 

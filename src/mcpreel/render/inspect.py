@@ -124,6 +124,7 @@ def _sse_note(n: int) -> str:
 
 
 def row_text(row: Row, *, sessions: bool = False) -> str:
+    """One row of the table as plain text (the width-free form: pipes and files)."""
     return " ".join([part[0] for part in row_parts(row, sessions=sessions)])
 
 

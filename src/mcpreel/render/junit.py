@@ -95,6 +95,7 @@ class JunitSpool:
         self.time_s = 0.0
 
     def add(self, case: Case) -> None:
+        """Add one test case, spooled to disk so a long run's report does not sit in memory."""
         self.tests += 1
         self.failures += case.failure is not None
         self.errors += case.error is not None
@@ -135,6 +136,7 @@ class JunitSpool:
         shutil.copyfileobj(self._spool, other._spool)
 
     def close(self) -> None:
+        """Close (and so delete) the spool."""
         self._spool.close()
 
 

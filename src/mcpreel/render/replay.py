@@ -155,10 +155,12 @@ class JsonSpool:
         self._first = True
 
     def add(self, r: RequestResult) -> None:
+        """Add one request's result to the spooled ``results`` array."""
         self._spool.write((b"" if self._first else b",") + jsonio.dumps(r.to_json()))
         self._first = False
 
     def write(self, out: BinaryIO, report: ReplayReport) -> None:
+        """Write the report with the spooled results in place, copied from disk rather than held in memory."""
         doc = report.to_json()
         doc["results"] = self._MARK
         head, _, tail = jsonio.dumps(doc).partition(jsonio.dumps(self._MARK))
@@ -168,6 +170,7 @@ class JsonSpool:
         out.write(b"]" + tail + b"\n")
 
     def close(self) -> None:
+        """Close (and so delete) the spool."""
         self._spool.close()
 
 

@@ -134,6 +134,7 @@ class RequestResult:
     operation: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """The request's result as ``--output`` writes it (both answers, so a reader need not open the recording)."""
         return {
             "index": self.index,
             "session": self.session,
@@ -162,6 +163,7 @@ class ServerRequestResult:
     error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """The server request as ``--output`` writes it, with what answered it (or why nothing did)."""
         return {"method": self.method, "request": self.request, "answered_from": self.answered_from,
                 "error": self.error}
 
@@ -232,6 +234,7 @@ class ReplayReport:
             self.sink(result)
 
     def count(self, status: str) -> int:
+        """How many requests ended with ``status`` (counted as they came when the results were streamed)."""
         if self.sink is None:
             return sum(1 for r in self.results if r.status == status)
         return self.counts.get(status, 0)
@@ -243,17 +246,21 @@ class ReplayReport:
 
     @property
     def unmatched_server_requests(self) -> list[ServerRequestResult]:
+        """The server's requests nothing in the recording answered (a difference too: the server asked something new)."""
         return [s for s in self.server_requests if s.answered_from is None]
 
     @property
     def ok(self) -> bool:
+        """Whether the server answered as recorded: no different or failed request, no unanswered server request."""
         return not (self.count("different") or self.count("error")) and not self.unmatched_server_requests
 
     @property
     def exit_code(self) -> int:
+        """0 when :attr:`ok`, else 1 (a replay that could not run raises instead: exit 2)."""
         return 0 if self.ok else 1
 
     def summary(self) -> str:
+        """One line: how many requests were replayed and how each ended."""
         parts = [f"{self.count(s)} {s}" for s in STATUSES if self.count(s) or s in ("same", "different")]
         n = self.requests
         line = f"{n} request{'s' if n != 1 else ''} replayed: " + ", ".join(parts)
@@ -268,6 +275,7 @@ class ReplayReport:
         return line
 
     def to_json(self) -> dict[str, Any]:
+        """The whole report as ``--output`` writes it."""
         return {
             "session": self.session,
             "target": self.target,

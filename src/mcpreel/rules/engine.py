@@ -47,10 +47,12 @@ class Verdict:
 
     @property
     def decided_by(self) -> str:
+        """How the recording names who decided: the rule, as a person's decision names the person."""
         return f"rules:{self.rule.name}"
 
     @property
     def modified(self) -> bool:
+        """Whether a forwarded message was rewritten (recorded as an edit, with the original kept)."""
         return self.action == "forward" and self.message is not self.original
 
 

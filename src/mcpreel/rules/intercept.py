@@ -62,6 +62,7 @@ class RulesInterceptor:
         self._asked: OrderedDict[Any, Any] = OrderedDict()
 
     def wants(self, direction: str, message: Any) -> bool:
+        """Whether a rule could act on this message (only those are held; the rest pass without waiting)."""
         d = _DIRECTION.get(direction, direction)
         with self._lock:
             if d == "client_to_server" and isinstance(message, dict) and message_kind(message) == "request":
@@ -77,6 +78,7 @@ class RulesInterceptor:
         return self._asked.pop(key, None) if pop else self._asked.get(key)
 
     def decide(self, item: Pending) -> Decision:
+        """The rules' decision on a held message, carried out as a person's would be (delays sleep here)."""
         d = _DIRECTION.get(item.direction, item.direction)
         with self._lock:
             verdict = self.rules.decide(item.message, d, self._request_for(d, item.message, pop=True))

@@ -94,6 +94,7 @@ class Rule:
 
     @property
     def label(self) -> str:
+        """How errors and events name the rule: its position and its name."""
         return f"rule {self.index} ({self.name})"
 
 

@@ -2,42 +2,40 @@
 
 :class:`RuledConnection` is a :class:`~mcpreel.mock.engine.MockConnection` that asks the rules about each
 client message before the mock sees it and about each message the mock says before it goes out. What
-needs the I/O layer is emitted as a marker it knows: :class:`RawLine` (a line that is not JSON, for
-``malformed``) and :data:`CLOSE` (end the connection: stdio closes its stdout, HTTP drops the connection
-and forgets the session). Delays are tasks the returned coroutine waits for, so an HTTP answer that is
-late still goes out on the request's own stream.
+needs the I/O layer is emitted as a marker the mock's seam defines: :class:`~mcpreel.mock.engine.RawLine`
+(a line that is not JSON, for ``malformed``) and :data:`~mcpreel.mock.engine.CLOSE` (end the connection:
+stdio closes its stdout, HTTP drops the connection and forgets the session). Delays are tasks the returned
+coroutine waits for, so an HTTP answer that is late still goes out on the request's own stream.
+
+The rules plug into the mock through its seam (:attr:`~mcpreel.mock.engine.Mock.connection_factory`):
+:func:`ruled_connections` is what a front end (``mcpreel serve --rules``, a cassette) sets there. This
+module imports the mock; the mock never imports it.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcpreel._infra.correlation import verbatim_key
-from mcpreel.mock.engine import Emit, MockConnection
+from mcpreel.mock.engine import CLOSE, Close, ConnectionFactory, Emit, Mock, MockConnection, RawLine
 from mcpreel.rules.engine import RuleSet, Verdict, message_kind
 
-if TYPE_CHECKING:
-    from mcpreel.mock.engine import Mock
-
-__all__ = ["CLOSE", "Close", "RawLine", "RuledConnection"]
+__all__ = ["CLOSE", "Close", "RawLine", "RuledConnection", "ruled_connections"]
 
 C2S, S2C = "client_to_server", "server_to_client"
 
 
-class RawLine(bytes):
-    """A line to send as it is (not JSON): what ``malformed`` puts on the wire."""
+def ruled_connections(rules: RuleSet) -> ConnectionFactory:
+    """What a front end plugs into :attr:`Mock.connection_factory <mcpreel.mock.engine.Mock.connection_factory>`
+    so that every client connection's traffic passes ``rules`` (one rule set shared by all connections:
+    a rule's ``times`` counts across clients, as it does on a recording proxy)."""
 
+    def make(mock: Mock) -> MockConnection:
+        return RuledConnection(mock, rules)
 
-class Close:
-    """The marker for ``close``: the I/O layer ends the connection when it meets it."""
-
-    def __repr__(self) -> str:
-        return "CLOSE"
-
-
-CLOSE = Close()
+    return make
 
 
 class RuledConnection(MockConnection):

@@ -94,10 +94,12 @@ class HeadGuard:
         raise NotImplementedError
 
     def connection_made(self, transport: asyncio.Transport) -> None:
+        """Start the head timer as soon as the client connects (a client that sends nothing is cut off too)."""
         super().connection_made(transport)  # type: ignore[misc]
         self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        """Stop the head timer with the connection."""
         self._disarm()
         super().connection_lost(exc)  # type: ignore[misc]
 
@@ -141,6 +143,8 @@ class HeadGuard:
         asyncio.get_running_loop().call_later(DRAIN_SECONDS, transport.close)
 
     def data_received(self, data: bytes) -> None:
+        """Count the head's bytes before the HTTP parser sees them, refusing a head too large (431) without buffering
+        it."""
         if self._refused:
             self._drained += len(data)
             if self._drained > DRAIN_LIMIT:

@@ -11,6 +11,7 @@ from typing import Any, BinaryIO
 from orjson import dumps as _orjson_dumps
 
 from mcpreel._infra import jsonio
+from mcpreel.toolcalls.normalize import TraceSink
 
 _STEP_CALL = (b'{"type":"step","episode_id":%s,"step_id":"step_%03d","idx":%d,"timestamp":%d,"kind":"tool","name":%s,'
               b'"content":null,"content_sha256":null,"truncations":[],"meta":{"jsonrpc_id":%s}}\n')
@@ -30,7 +31,9 @@ def _dumps(value: Any) -> bytes:
         return jsonio.dumps(value)
 
 
-class AssayV2Sink:
+class AssayV2Sink(TraceSink):
+    """Writes the Assay V2 trace: an episode of steps and tool calls, built from pre-encoded templates because it is
+    the import's hot path."""
     def __init__(self, out: BinaryIO, episode_id: str, prompt: str, test_id: str | None = None):
         self.out = out
         self.episode_id = episode_id

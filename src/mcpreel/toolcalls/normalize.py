@@ -65,18 +65,41 @@ class ImportReport:
 
 
 class TraceSink(Protocol):
-    """What a trace writer implements. ``ts`` is the running-max timestamp in ms; ``idx`` the step."""
+    """What a trace writer implements. ``ts`` is the running-max timestamp in ms; ``idx`` the step.
 
-    def start(self, ts: int, discovery: dict[str, Any]) -> None: ...
-    def call_step(self, ts: int, idx: int, name: str, rid: str | None, args: Any) -> None: ...
-    def list_step(self, ts: int, idx: int) -> None: ...
-    def list_result_step(self, ts: int, idx: int, content: str) -> None: ...
-    def call_result(self, ts: int, idx: int, name: str, args: Any, result: Any, rid: str) -> None: ...
-    def call_error(self, ts: int, idx: int, name: str, args: Any, error: Any, rid: str) -> None: ...
-    def call_unanswered(self, ts: int, idx: int, name: str, args: Any, rid: str) -> None: ...
-    def call_uncorrelated(self, ts: int, idx: int, name: str, args: Any) -> None: ...
-    def end(self, ts: int, final_output: str | None) -> None: ...
-    def reset(self) -> None: ...
+    The normalizer walks the session once and says what happened in these words; each trace format
+    (:class:`~mcpreel.toolcalls.assay_v2.AssayV2Sink`, :class:`~mcpreel.toolcalls.simple.SimpleSink`)
+    decides what of it to write, so a new trace format is one sink, not another walk."""
+
+    def start(self, ts: int, discovery: dict[str, Any]) -> None:
+        """The episode begins (``discovery``: what the session showed of the server's authorization)."""
+
+    def call_step(self, ts: int, idx: int, name: str, rid: str | None, args: Any) -> None:
+        """A ``tools/call`` was asked (``rid``: its id as text, None for one without an id)."""
+
+    def list_step(self, ts: int, idx: int) -> None:
+        """A ``tools/list`` was asked."""
+
+    def list_result_step(self, ts: int, idx: int, content: str) -> None:
+        """The tools were listed (``content``: the listing as JSON text)."""
+
+    def call_result(self, ts: int, idx: int, name: str, args: Any, result: Any, rid: str) -> None:
+        """A tool call was answered with a result."""
+
+    def call_error(self, ts: int, idx: int, name: str, args: Any, error: Any, rid: str) -> None:
+        """A tool call was answered with a JSON-RPC error."""
+
+    def call_unanswered(self, ts: int, idx: int, name: str, args: Any, rid: str) -> None:
+        """A tool call never got an answer before the session ended (a timeout, to a trace)."""
+
+    def call_uncorrelated(self, ts: int, idx: int, name: str, args: Any) -> None:
+        """A tool call whose answer cannot be paired with it (no id)."""
+
+    def end(self, ts: int, final_output: str | None) -> None:
+        """The episode ends (``final_output``: the last text the tools returned, if any)."""
+
+    def reset(self) -> None:
+        """Start the trace again from the beginning (the normalizer found it must sort the session first)."""
 
 
 class _Buffer:

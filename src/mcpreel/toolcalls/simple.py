@@ -13,12 +13,15 @@ from orjson import dumps as _orjson_dumps
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.timeutil import iso_from_ms
+from mcpreel.toolcalls.normalize import TraceSink
 
 _TOOL_CALL = b'{"type":"tool_call","id":%s,"tool":%s,"arguments":%s,"timestamp":%s}\n'
 _TOOL_RESULT = b'{"type":"tool_result","id":%s,"result":%s,"timestamp":%s}\n'
 
 
-class SimpleSink:
+class SimpleSink(TraceSink):
+    """Writes the simple trace: one ``tool_call`` and one ``tool_result`` line per call; every other event is left
+    out."""
     def __init__(self, out: BinaryIO, *_: Any, **__: Any):
         self.out = out
         self._start_pos = out.tell() if out.seekable() else None

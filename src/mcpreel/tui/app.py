@@ -64,6 +64,7 @@ class Held:
 
     @property
     def label(self) -> str:
+        """What the held message is, in the list: its method, or that it is an answer."""
         msg = self.message
         if isinstance(msg, dict):
             method = msg.get("method")
@@ -74,6 +75,7 @@ class Held:
 
     @property
     def is_request(self) -> bool:
+        """Whether dropping it needs an answer for the client (a request waits for one; nothing else does)."""
         return isinstance(self.message, dict) and "method" in self.message and "id" in self.message
 
 
@@ -82,15 +84,20 @@ class Feed(Protocol):
 
     live: bool
 
-    def start(self, app: ViewerApp) -> None: ...
+    def start(self, app: ViewerApp) -> None:
+        """Begin delivering records to ``app`` (from a worker thread: the screen stays responsive)."""
 
-    def decide(self, hold: str, action: str, message: Any = None, error: Any = None) -> None: ...
+    def decide(self, hold: str, action: str, message: Any = None, error: Any = None) -> None:
+        """Release a held message: forward, edit (``message``), drop, or answer with ``error``."""
 
-    def inject(self, direction: str, message: Any) -> None: ...
+    def inject(self, direction: str, message: Any) -> None:
+        """Send a message of the person's own into the live session."""
 
-    def intercept(self, filter_text: str | None) -> None: ...
+    def intercept(self, filter_text: str | None) -> None:
+        """Hold the messages that match ``filter_text`` from now on (None: hold nothing)."""
 
-    def stop(self) -> None: ...
+    def stop(self) -> None:
+        """Stop delivering records (the app is closing)."""
 
 
 class FileFeed:
@@ -103,6 +110,7 @@ class FileFeed:
         self._stop = threading.Event()
 
     def start(self, app: ViewerApp) -> None:
+        """Read the file in a worker thread, delivering records in batches."""
         app.run_worker(lambda: self._read(app), thread=True, exclusive=True, group="feed")
 
     def _read(self, app: ViewerApp) -> None:
@@ -130,15 +138,19 @@ class FileFeed:
             app.call_from_thread(app.loaded, app.entries.sessions_of())
 
     def decide(self, hold: str, action: str, message: Any = None, error: Any = None) -> None:
+        """A file has nothing held: refused with a line saying so."""
         raise McpreelError("a file has no held messages")
 
     def inject(self, direction: str, message: Any) -> None:
+        """A file cannot be written into: refused with a line saying what can."""
         raise McpreelError("inject needs a live proxy (mcpreel tui --attach)")
 
     def intercept(self, filter_text: str | None) -> None:
+        """A file has no traffic to hold: refused with a line saying what can."""
         raise McpreelError("intercept needs a live proxy (mcpreel tui --attach)")
 
     def stop(self) -> None:
+        """Stop reading (the reader thread checks between batches)."""
         self._stop.set()
 
 
@@ -273,6 +285,7 @@ class ViewerApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        """Focus the list, apply the filter given on the command line, and show the session header."""
         #: the screen of the list and the panes: records keep arriving while a dialog is on top
         self.main = self.screen
         self.list.follow = self.feed.live
@@ -288,9 +301,11 @@ class ViewerApp(App[None]):
             self.set_interval(1.0, self._refresh_sessions)
 
     def on_unmount(self) -> None:
+        """Stop the feed with the app, so no worker outlives it."""
         self.feed.stop()
 
     def on_print(self, event: events.Print) -> None:
+        """What a library writes to the terminal becomes a notification instead of breaking the screen."""
         text = event.text.strip()
         if text:
             self.notify(text, severity="warning" if text.startswith(("warning", "error")) else "information",
@@ -298,6 +313,7 @@ class ViewerApp(App[None]):
 
     @property
     def list(self) -> MessageList:
+        """The message list of the main screen (found there even while a dialog is on top)."""
         return self.main.query_one("#list", MessageList)
 
     # -- records in ----------------------------------------------------------------------------------
@@ -357,6 +373,7 @@ class ViewerApp(App[None]):
 
     # -- held messages (live) ----------------------------------------------------------------------------
     def hold(self, held: Held) -> None:
+        """A message is held by the live proxy: list it, select it when following, and count it in the status."""
         new = held.hold not in self.held
         self.held[held.hold] = held
         if new:
@@ -367,6 +384,7 @@ class ViewerApp(App[None]):
         self.list.refresh()
 
     def released(self, hold: str, action: str, by: str) -> None:
+        """A held message was released (here or by another viewer): take it off the list and say who did what."""
         held = self.held.pop(hold, None)
         if held is None:
             return
@@ -428,6 +446,7 @@ class ViewerApp(App[None]):
             columns.update(self.heading())
 
     def line_of(self, item: Any) -> Text:
+        """The list's line for an item (a held message by its hold id, a record by its row)."""
         if isinstance(item, str):
             return self._held_line(item)
         return self._entry_line(self.entries.rows[item])
@@ -641,6 +660,7 @@ class ViewerApp(App[None]):
         return True
 
     def action_filter(self) -> None:
+        """Show and focus the filter box with the current filter."""
         box = self.main.query_one("#filter", Input)
         box.add_class("shown")
         box.value = self.filter_text
@@ -653,6 +673,7 @@ class ViewerApp(App[None]):
             self.list.focus()
 
     def key_escape(self) -> None:
+        """Escape closes the filter box and returns to the list."""
         box = self.main.query_one("#filter", Input)
         if box.has_class("shown"):
             box.remove_class("shown")
@@ -660,6 +681,7 @@ class ViewerApp(App[None]):
 
     # -- moving ------------------------------------------------------------------------------------
     def action_pair(self) -> None:
+        """Jump between a request and its answer."""
         current = self.list.current()
         if not isinstance(current, int):
             return
@@ -671,6 +693,7 @@ class ViewerApp(App[None]):
             self.notify(f"its pair (#{pair}) is hidden by the filter", severity="warning", timeout=3)
 
     def action_switch(self) -> None:
+        """Move the focus between the list and the detail pane."""
         if self.list.has_focus:
             self.main.query_one("#detail-scroll", VerticalScroll).focus()
         else:
@@ -762,6 +785,7 @@ class ViewerApp(App[None]):
         return "they keep waiting for a viewer, or go on unchanged after their timeout"
 
     def action_help(self) -> None:
+        """Show the keys (the live ones only when attached to a proxy)."""
         from mcpreel.tui.screens import HelpScreen
 
         self.push_screen(HelpScreen(live=self.feed.live))
@@ -786,11 +810,13 @@ class ViewerApp(App[None]):
             self.notify(str(exc), severity="error", timeout=5)
 
     def action_forward(self) -> None:
+        """Release the selected held message unchanged."""
         held = self._held_current()
         if held is not None:
             self._send(self.feed.decide, held.hold, "forward")
 
     def action_edit(self) -> None:
+        """Edit the selected held message as JSON, then release the edited one."""
         held = self._held_current()
         if held is None:
             return
@@ -803,6 +829,7 @@ class ViewerApp(App[None]):
         self.push_screen(EditScreen(held.message, title=f"Edit {held.hold} ({held.label})"), done)
 
     def action_drop(self) -> None:
+        """Drop the selected held message (a request asks for the error its client gets)."""
         held = self._held_current()
         if held is None:
             return
@@ -818,6 +845,7 @@ class ViewerApp(App[None]):
         self.push_screen(DropScreen(), done)
 
     def action_inject(self) -> None:
+        """Compose a message and send it into the live session."""
         if not self.feed.live:
             self.notify("inject needs a live proxy (mcpreel tui --attach)", timeout=3)
             return
@@ -830,6 +858,7 @@ class ViewerApp(App[None]):
         self.push_screen(InjectScreen(), done)
 
     def action_intercept(self) -> None:
+        """Change which messages the live proxy holds."""
         if not self.feed.live:
             self.notify("intercept needs a live proxy (mcpreel tui --attach)", timeout=3)
             return
@@ -870,6 +899,7 @@ class ViewerApp(App[None]):
         self._show_status()
 
     def ended(self, exit_code: Any, reason: str) -> None:
+        """The recording ended: say how in the status line and a notification."""
         self.status_text = f"the recording ended ({reason}, exit {exit_code})"
         self._show_status()
         self.notify(self.status_text, timeout=10)

@@ -62,14 +62,17 @@ class Entry:
 
     @property
     def is_request(self) -> bool:
+        """Whether the record is a request (it is paired with its answer)."""
         return self.msg.is_request
 
     @property
     def is_response(self) -> bool:
+        """Whether the record is an answer (drawn with its request's method)."""
         return self.label == "(response)"
 
     @property
     def failed(self) -> bool:
+        """Whether the record is an error answer or a tool result with ``isError`` (drawn in red)."""
         return self.status.startswith("error") or self.status == IS_ERROR
 
     def flags(self) -> list[str]:
@@ -232,6 +235,8 @@ class Entries:
                 row.latency_ms = op.latency_ms  # from the first request to the answer with the outcome
 
     def extend(self, messages: Iterable[Message]) -> list[Entry]:
+        """Add records in order; returns the entries made (records that make none, such as ignored kinds, are
+        skipped)."""
         return [e for e in map(self.add, messages) if e is not None]
 
     def finish(self) -> None:
@@ -285,6 +290,7 @@ class Entries:
         return sessions, [where.get(id(e.msg)) for e in rows]
 
     def set_sessions(self, sessions: Sequence[Any], numbers: Sequence[int | None]) -> None:
+        """Number each row with its client session once the sessions are known."""
         self.sessions = list(sessions)
         for e, number in zip(self.rows, numbers, strict=False):
             e.session = number

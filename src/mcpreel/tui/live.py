@@ -39,6 +39,7 @@ def proxy_info(proxy: dict[str, Any]) -> SessionInfo:
 
 
 def proxy_title(proxy: dict[str, Any]) -> str:
+    """The title of a live viewer: which proxy, where it listens, what it holds and writes."""
     words = [f"live: pid {proxy.get('pid')}"]
     if proxy.get("listen"):
         words.append(f"listening on {proxy['listen']}")
@@ -63,6 +64,7 @@ class LiveFeed:
         self._stopped = False
 
     def start(self, app: ViewerApp) -> None:
+        """Read the proxy's records in a worker thread."""
         self.app = app
         app.run_worker(self._read, thread=True, group="feed")
 
@@ -137,15 +139,19 @@ class LiveFeed:
         app.run_worker(run, thread=True, group="commands")
 
     def decide(self, hold: str, action: str, message: Any = None, error: Any = None) -> None:
+        """Send the decision about a held message to the proxy."""
         self._command(f"{action} {hold}", self.client.decide, hold, action, message=message, error=error)
 
     def inject(self, direction: str, message: Any) -> None:
+        """Send a message of the person's own through the proxy."""
         self._command("inject", self.client.inject, direction, message)
 
     def intercept(self, filter_text: str | None) -> None:
+        """Change the proxy's intercept filter."""
         self._command("intercept", self.client.intercept, filter_text)
 
     def stop(self) -> None:
+        """Stop reading and close the control connection."""
         self._stopped = True
         self.client.close()
 

@@ -78,6 +78,7 @@ class SaveScreen(ModalScreen[tuple[str, str] | None]):
                 yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
+        """Focus the first thing to fill in (the format when it may be chosen)."""
         self.query_one("#format" if self.choose else "#path").focus()
 
     @on(Select.Changed, "#format")
@@ -112,6 +113,7 @@ class SaveScreen(ModalScreen[tuple[str, str] | None]):
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
+        """Close without saving."""
         self.dismiss(None)
 
 
@@ -142,6 +144,7 @@ HELP = """\
 
 
 class HelpScreen(ModalScreen[None]):
+    """The keys of the viewer, the live ones only when attached to a proxy."""
     DEFAULT_CSS = _DIALOG_CSS.format(name="HelpScreen")
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
 
@@ -155,6 +158,7 @@ class HelpScreen(ModalScreen[None]):
             yield Static(HELP, id="help")
 
     def action_close(self) -> None:
+        """Close the help."""
         self.dismiss(None)
 
 
@@ -207,9 +211,11 @@ class EditScreen(ModalScreen[Any]):
             yield Label("", classes="problem", id="problem")
 
     def on_mount(self) -> None:
+        """Focus the JSON editor."""
         self.query_one("#json", TextArea).focus()
 
     def action_send(self) -> None:
+        """Release the edited message, once it parses as JSON."""
         value = _checked(self)
         if value is not None:
             self.dismiss(value)
@@ -242,6 +248,7 @@ class EditScreen(ModalScreen[Any]):
         self.query_one("#problem", Label).update(problem or "")
 
     def action_cancel(self) -> None:
+        """Close without releasing (the message stays held)."""
         self.dismiss(None)
 
 
@@ -264,6 +271,7 @@ class DropScreen(ModalScreen[dict[str, Any] | None]):
                 yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
+        """Focus the error message box."""
         self.query_one("#message", Input).focus()
 
     @on(Input.Submitted)
@@ -278,6 +286,7 @@ class DropScreen(ModalScreen[dict[str, Any] | None]):
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
+        """Close without dropping (the message stays held)."""
         self.dismiss(None)
 
 
@@ -300,14 +309,17 @@ class InjectScreen(ModalScreen[tuple[str, Any] | None]):
             yield Label("", classes="problem", id="problem")
 
     def on_mount(self) -> None:
+        """Focus the JSON editor."""
         self.query_one("#json", TextArea).focus()
 
     def action_send(self) -> None:
+        """Send the composed message in the chosen direction, once it parses as JSON."""
         value = _checked(self)
         if value is not None:
             self.dismiss((str(self.query_one("#direction", Select).value), value))
 
     def action_cancel(self) -> None:
+        """Close without sending."""
         self.dismiss(None)
 
 
@@ -328,6 +340,7 @@ class InterceptScreen(ModalScreen[str | None]):
             yield Input(self.current or "", placeholder="dir:c2s kind:request", id="intercept")
 
     def on_mount(self) -> None:
+        """Focus the filter box."""
         self.query_one("#intercept", Input).focus()
 
     @on(Input.Submitted, "#intercept")
@@ -335,4 +348,5 @@ class InterceptScreen(ModalScreen[str | None]):
         self.dismiss(event.value.strip())
 
     def action_cancel(self) -> None:
+        """Close without changing what is held."""
         self.dismiss(None)

@@ -72,6 +72,7 @@ class MessageList(ScrollView, can_focus=True):
         self.refresh()
 
     def append(self, items: Sequence[Item]) -> None:
+        """Add items at the end, following them when the cursor was on the last one."""
         if not items:
             return
         at_end = self.cursor >= len(self.items) - 1
@@ -84,6 +85,7 @@ class MessageList(ScrollView, can_focus=True):
         self.refresh()
 
     def current(self) -> Item | None:
+        """The item under the cursor (None for an empty list)."""
         if 0 <= self.cursor < len(self.items):
             return self.items[self.cursor]
         return None
@@ -100,6 +102,7 @@ class MessageList(ScrollView, can_focus=True):
         self.virtual_size = Size(self.size.width, len(self.items))
 
     def on_resize(self) -> None:
+        """Recompute what fits when the widget is resized."""
         self._resize()
 
     # -- drawing -----------------------------------------------------------------------------------
