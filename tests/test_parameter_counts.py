@@ -16,11 +16,6 @@ LIMIT = 8
 #: offenders in files another engineer is rewriting this round (issue 27/29), with who: they leave
 #: this list as their branches merge (the second test says when an entry is stale)
 OWNED_ELSEWHERE = {
-    "cli/record_cmd.py:run_record": "recording",
-    "cli/record_http.py:run_http_record": "recording",
-    "record/stdio_proxy.py:record_stdio": "recording",
-    "record/http_session.py:record_http": "recording",
-    "cassette/server.py:cassette_server": "recording (the pytest plugin's server)",
     "cli/replay_cmd.py:replay_command": "viewer (cli/replay_cmd.py logic)",
     "cli/replay_cmd.py:run_replay": "viewer (cli/replay_cmd.py logic)",
     "cli/replay_cmd.py:proxy_replay_command": "viewer (cli/replay_cmd.py logic)",

@@ -11,8 +11,8 @@ import pytest
 
 from mcpreel.control.client import ControlClient, ControlError
 from mcpreel.control.server import ControlServer
+from mcpreel.intercept import Decision, Pending
 from mcpreel.model import Message
-from mcpreel.record.intercept import Decision, Pending
 
 CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "x"}}}
 

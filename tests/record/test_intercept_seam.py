@@ -14,8 +14,8 @@ from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel.formats import qai
+from mcpreel.intercept import FORWARD, Decision, Interceptors, Pending
 from mcpreel.record import RecordHooks, RecordOptions, StdioServer, record
-from mcpreel.record.intercept import FORWARD, Decision, Interceptors, Pending
 from tests.record.stdio.helpers import PY, RAW
 
 

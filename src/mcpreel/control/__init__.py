@@ -6,5 +6,5 @@
 - :mod:`~mcpreel.control.filters`: the filter tokens (``method:tools/call dir:c2s``...);
 - :mod:`~mcpreel.control.client`: the client a viewer uses;
 - :mod:`~mcpreel.control.server`: the socket server a recording proxy runs (an addon of the recording
-  pipeline and an interceptor of :mod:`mcpreel.record.intercept`).
+  pipeline and an interceptor of :mod:`mcpreel.intercept`).
 """

@@ -6,7 +6,7 @@
   description beside the socket (with the target as the reel has it, redacted), ``recorded`` sends each
   reel record to every viewer (and keeps the last :data:`BACKLOG` of them, sent first to a viewer that
   attaches later; it de-duplicates by ``seq``), ``finished`` sends ``end`` and closes;
-- an **interceptor** (:mod:`mcpreel.record.intercept`): with a filter set (``--intercept``), a matching
+- an **interceptor** (:mod:`mcpreel.intercept`): with a filter set (``--intercept``), a matching
   message is *held*: every viewer gets a ``held`` line, and the recorder's thread waits until a viewer
   decides, the ``--intercept-timeout`` passes (then it goes on unchanged, ``by: timeout``), or the proxy
   stops (``by: detach``). With no viewer attached a held message waits, and the proxy says so on stderr
@@ -49,8 +49,8 @@ from mcpreel._infra.timeutil import iso_from_ms, iso_second, now_ms
 from mcpreel.control import discovery, protocol
 from mcpreel.control.filters import DEFAULT_INTERCEPT, Filter, parse
 from mcpreel.errors import UsageError
+from mcpreel.intercept import ABANDONED, Decision, InjectPort, Pending
 from mcpreel.model import Kind, Message, SessionInfo
-from mcpreel.record.intercept import ABANDONED, Decision, InjectPort, Pending
 
 __all__ = ["BACKLOG", "MAX_VIEWERS", "ControlServer", "peer_uid"]
 
@@ -653,7 +653,7 @@ class ControlServer:
         return True
 
     def abandon(self, session: str | None = None, message: Any = None) -> None:
-        """The client went away: what is held for it ends as abandoned (:data:`~mcpreel.record.intercept.ABANDONED`),
+        """The client went away: what is held for it ends as abandoned (:data:`~mcpreel.intercept.ABANDONED`),
         and viewers see it released so: the hold of ``message`` (that very object) when given, else those of
         ``session`` when given, else all (stdio: one client)."""
         with self._lock:

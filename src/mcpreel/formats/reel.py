@@ -5,7 +5,7 @@ A reel is a valid v1 trace (any v1 consumer opens it); we only add optional memb
 - ``meta`` (first line): ``v``, ``type``, ``startedAt``, ``label``, ``command`` + ours: ``producer``,
   ``transport``, ``url``, ``session``, ``metadata``, ``transport_context`` (session-level headers).
 - message lines: ``t``, ``dir``, ``raw`` + ours: ``seq``, ``ctx``, ``modified``/``original``, ``dropped``,
-  ``injected``, ``decided_by`` (the intercept: :mod:`mcpreel.record.intercept`).
+  ``injected``, ``decided_by`` (the intercept: :mod:`mcpreel.intercept`).
 - ours: ``{"t","type":"stderr","text"}``, ``{"t","dir","type":"invalid","text"}``,
   ``{"t","dir","type":"transport","ctx"}``.
 - ``end`` (last line): ``t``, ``type``, ``exitCode``, ``durationMs`` (+ ``reason``).

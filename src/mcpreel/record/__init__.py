@@ -15,7 +15,7 @@ addons. Three layers below it, the same for both transports:
   (``--redact``, one :class:`~mcpreel.redact.Redactor` that counts), the control server
   (:mod:`mcpreel.control.server`), the caller's own, live OTLP (:mod:`mcpreel.otel.live`),
   :class:`~mcpreel.record.session_file.SessionFileKeeper` (``--session-file``).
-- **the intercept seam** (:mod:`~mcpreel.record.intercept`): the one place a message may be held, edited,
+- **the intercept seam** (:mod:`~mcpreel.intercept`): the one place a message may be held, edited,
   dropped or injected *before* it is forwarded (``--intercept``, ``--rules``); without an interceptor
   what is forwarded never changes.
 

@@ -166,7 +166,7 @@ def default_addons(options: RecordOptions, hooks: RecordHooks | None = None) -> 
     if len(deciders) == 1:
         interceptor = deciders[0]
     elif deciders:
-        from mcpreel.record.intercept import Interceptors
+        from mcpreel.intercept import Interceptors
 
         interceptor = Interceptors(deciders)
     chain = tuple(a for a in (header, redaction, control, *hooks.addons, live, keeper) if a is not None)

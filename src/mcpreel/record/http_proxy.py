@@ -31,7 +31,7 @@ What a transparent proxy must respect (spec 03), and where it is done here:
 - recording: :class:`HttpRecorder` is told what crossed the wire right *after* it was sent
   (``call_soon``, in order), so the record is written while the peer works, off the round trip.
 
-With an interceptor (:mod:`mcpreel.record.intercept`), a client's POST whose body is one JSON-RPC message
+With an interceptor (:mod:`mcpreel.intercept`), a client's POST whose body is one JSON-RPC message
 the interceptor ``wants`` is held before it goes to the target: ``decide`` runs in a worker thread of the
 proxy's own (other exchanges go on meanwhile), then the request goes on as it came, with the edited body
 (``Content-Length`` is recomputed), or not at all — a dropped request is answered by the proxy (200, the
@@ -59,9 +59,9 @@ from mcpreel._infra import jsonio
 from mcpreel._infra.sse import SSEParser
 from mcpreel._infra.timeutil import now_ms
 from mcpreel.errors import UsageError
+from mcpreel.intercept import Decision, Interceptor, Pending, drop_answer, safe_decide
 from mcpreel.record.http_recorder import Exchange, HttpRecorder, body_decoder
 from mcpreel.record.http_wire import upstream_transport
-from mcpreel.record.intercept import Decision, Interceptor, Pending, drop_answer, safe_decide
 from mcpreel.redact.urls import redact_url
 from mcpreel.serving.limits import Limits
 from mcpreel.serving.loop import DropConnection, Server, run
@@ -432,7 +432,7 @@ class RecordingProxy:
         asyncio.ensure_future(self._inject_async(direction, message))
 
     def inject(self, direction: str, message: Any) -> None:
-        """The :class:`~mcpreel.record.intercept.InjectPort` of the HTTP proxy (thread-safe): POST a client ->
+        """The :class:`~mcpreel.intercept.InjectPort` of the HTTP proxy (thread-safe): POST a client ->
         server message to the target in the client's session; a server -> client one cannot be sent."""
         if direction != "in":
             raise ValueError("over HTTP the proxy can send the client nothing of its own (only client_to_server)")

@@ -286,7 +286,7 @@ class HttpRecorder:
         """Record the request of ``ex``: its JSON-RPC message(s), or a transport record when it had no body.
 
         ``marks`` are an intercept's fields for the message record (``modified``/``original``, ``dropped``,
-        ``injected``, ``decided_by``; :mod:`mcpreel.record.intercept`)."""
+        ``injected``, ``decided_by``; :mod:`mcpreel.intercept`)."""
         t = ex.t
         hdrs = ex.request_headers = self._headers(headers)
         method, path = ex.method, ex.path

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 from mcpreel.errors import UsageError
 
 if TYPE_CHECKING:
+    from mcpreel.intercept import Interceptor
     from mcpreel.record.http_proxy import ProxyConfig
     from mcpreel.record.http_recorder import RecorderStats
-    from mcpreel.record.intercept import Interceptor
 
 __all__ = ["ControlOptions", "HttpTarget", "RecordHooks", "RecordOptions", "RecordResult", "StdioServer",
            "parse_tags"]

@@ -13,7 +13,7 @@ server ends, with its exit status. Threads rather than asyncio: a blocked ``os.r
 GIL and wakes straight into the copy, which keeps the added latency to a few tens of microseconds.
 Nothing of the proxy's own is ever written to stdout.
 
-With an interceptor (:mod:`mcpreel.record.intercept`: ``--intercept``, ``--rules``) that is holding, a pump
+With an interceptor (:mod:`mcpreel.intercept`: ``--intercept``, ``--rules``) that is holding, a pump
 forwards whole lines only: each complete line the interceptor ``wants`` waits for its decision on that direction's pump
 thread (what comes behind it waits behind it, in wire order, as it would on the pipe), and is recorded as
 decided — forwarded, edited, dropped (a dropped request answered with an error on the other pipe) — before
@@ -24,7 +24,7 @@ written between whole lines, under the same per-pipe lock as the pump's writes.
 A client that goes away while a message is held (it died, or an IDE restarted its servers) would leave the
 pump waiting on a decision nobody can use, and the server running: with an interceptor, a watcher polls
 the proxy's stdout for its reader's end closing (``POLLERR``/``POLLHUP``, nothing is read or written), and
-then every held message ends as abandoned (:data:`~mcpreel.record.intercept.ABANDONED`: recorded
+then every held message ends as abandoned (:data:`~mcpreel.intercept.ABANDONED`: recorded
 ``dropped`` and ``abandoned``, not sent on) and the server's stdin is closed, so it and the proxy end as
 they do when a client closes its end. A client that only closes its stdin is not gone (it may still read
 the answers to what it sent), so that alone abandons nothing.
@@ -53,10 +53,10 @@ from mcpreel.clients.process import (
 )
 from mcpreel.errors import UsageError
 from mcpreel.formats.reel import ReelWriter
+from mcpreel.intercept import ABANDONED, Decision, Interceptor, Pending, drop_answer, safe_decide
 from mcpreel.model import Message, SessionInfo
 from mcpreel.record.addons import default_addons
 from mcpreel.record.framing import LineCutter
-from mcpreel.record.intercept import ABANDONED, Decision, Interceptor, Pending, drop_answer, safe_decide
 from mcpreel.record.naming import claim_reel
 from mcpreel.record.options import RecordHooks, RecordOptions, RecordResult, StdioServer
 from mcpreel.record.pipeline import Pipeline
@@ -186,7 +186,7 @@ class StdioProxy:
         return self._send(direction, line)
 
     def inject(self, direction: str, message: Any) -> None:
-        """The :class:`~mcpreel.record.intercept.InjectPort` of this proxy: record ``message`` as injected and
+        """The :class:`~mcpreel.intercept.InjectPort` of this proxy: record ``message`` as injected and
         send it to the server (``in``) or the client (``out``)."""
         if direction not in ("in", "out"):
             raise ValueError(f"direction must be in or out, got {direction!r}")

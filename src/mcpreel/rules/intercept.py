@@ -1,6 +1,6 @@
 """Rules on a recording proxy (``mcpreel record --rules``): the rules engine as an interceptor.
 
-The recorders' intercept seam (:mod:`mcpreel.record.intercept`) is where a person at a viewer decides; a
+The recorders' intercept seam (:mod:`mcpreel.intercept`) is where a person at a viewer decides; a
 :class:`RulesInterceptor` decides there instead, at once, and what it did is recorded as a person's decision
 would be, with ``decided_by: "rules:NAME"``: a rewrite is an ``edit`` (``modified`` + ``original``), ``error``
 and ``drop`` a drop whose request is answered with the JSON-RPC error (``dropped``; the answer
@@ -23,7 +23,7 @@ from typing import Any
 
 from mcpreel._infra.correlation import verbatim_key
 from mcpreel.errors import UsageError
-from mcpreel.record.intercept import FORWARD, Decision, Pending
+from mcpreel.intercept import FORWARD, Decision, Pending
 from mcpreel.rules.engine import RuleSet, message_kind
 
 __all__ = ["RulesInterceptor", "check_for_recording"]
@@ -51,7 +51,7 @@ def check_for_recording(rules: RuleSet, transport: str) -> None:
 
 
 class RulesInterceptor:
-    """An :class:`~mcpreel.record.intercept.Interceptor` deciding by rules (see the module docstring).
+    """An :class:`~mcpreel.intercept.Interceptor` deciding by rules (see the module docstring).
 
     Thread-safe: the stdio recorder decides on two pump threads, the HTTP proxy on worker threads.
     """
