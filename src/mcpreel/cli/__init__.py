@@ -38,6 +38,10 @@ COMMANDS: dict[str, str] = {
     "unwrap": "mcpreel.cli.wrap_cmd:unwrap_command",
     "audit": "mcpreel.cli.audit_cmd:audit_command",
     "tui": "mcpreel.cli.tui_cmd:tui_command",
+    "index": "mcpreel.cli.index_cmd:index_command",
+    "query": "mcpreel.cli.query_cmd:query_command",
+    "sessions": "mcpreel.cli.sessions_cmd:sessions_command",
+    "show": "mcpreel.cli.show_cmd:show_command",
 }
 
 

@@ -1,0 +1,31 @@
+"""``mcpreel sessions [--server NAME] [--tool NAME] [--failed] [--since 2d] [--client NAME]``: find sessions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from mcpreel.cli import output
+from mcpreel.cli.query_cmd import DB_HELP, FORMATS, write_result
+
+
+@click.command("sessions")
+@click.option("--server", metavar="NAME", help="Sessions with this server (serverInfo.name; * is a wildcard).")
+@click.option("--tool", metavar="NAME", help="Sessions that called this tool (the line is its first call).")
+@click.option("--failed", is_flag=True, help="Sessions with a failed operation (the line is the first one).")
+@click.option("--since", metavar="WHEN", help="Sessions that started since: 30m, 2h, 2d, 1w, or an ISO date or time.")
+@click.option("--client", metavar="NAME", help="Sessions of this client (clientInfo.name; * is a wildcard).")
+@click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N", help="At most N sessions.")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), help=DB_HELP)
+@click.option("--format", "fmt", type=FORMATS, default="table", show_default=True, help="How the rows are written.")
+@output.run_command
+def sessions_command(server: str | None, tool: str | None, failed: bool, since: str | None, client: str | None,
+                     limit: int | None, db: Path | None, fmt: str) -> None:
+    """List the indexed client sessions that match, newest first, each with the file and line to open
+    (and the id of the matching operation, for `mcpreel show`)."""
+    from mcpreel.corpus.db import default_db
+    from mcpreel.corpus.query import sessions
+
+    write_result(sessions(db or default_db(), server=server, tool=tool, failed=failed, since=since, client=client,
+                          limit=limit), fmt)
