@@ -113,10 +113,12 @@ def _under(path: str, roots: list[str]) -> bool:
 
 _DAYS: dict[int, str] = {}
 _MS_PER_DAY = 86_400_000
+#: times before 2000-01-01 are a format's relative clock (0 at the start), not a day: the file's day is used
+_EPOCH_FLOOR_MS = 946_684_800_000
 
 
 def _day(ms: int | None) -> str | None:
-    if ms is None or type(ms) is not int:
+    if ms is None or type(ms) is not int or ms < _EPOCH_FLOOR_MS:
         return None
     key = ms // _MS_PER_DAY
     day = _DAYS.get(key)

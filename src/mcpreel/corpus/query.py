@@ -179,3 +179,11 @@ def table_lines(result: Result, *, max_width: int = 60) -> Iterator[str]:
 def check_exists(db: Path) -> None:
     if not db.exists():
         raise InputError("no corpus index here: run `mcpreel index` first (or give --db)", path=str(db))
+
+
+def example_queries(readme: str) -> list[str]:
+    """The README's example queries: every ```sql block between its ``corpus-example-queries`` markers
+    (the Spark test and the benchmark run exactly what the README shows)."""
+    start = readme.index("<!-- corpus-example-queries")
+    end = readme.index("<!-- end corpus-example-queries -->", start)
+    return [block.strip() for block in re.findall(r"```sql\n(.*?)```", readme[start:end], flags=re.S)]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["TABLES", "VERSION", "Column", "Table", "column_names", "create_statements"]
+__all__ = ["TABLES", "VERSION", "Column", "Table", "column_names", "create_statements", "markdown"]
 
 #: the schema version written in the ``meta`` table; an index of another version is rebuilt or refused
 VERSION = 1
@@ -160,3 +160,16 @@ def create_statements() -> list[str]:
         cols = ", ".join(f"{c.name} {c.type}" for c in t.columns)
         out.append(f"CREATE TABLE IF NOT EXISTS {t.name} ({cols})")
     return out
+
+
+def markdown() -> str:
+    """The schema as the README shows it: a table of columns per table (``tests/corpus`` checks they agree)."""
+    out: list[str] = []
+    for t in TABLES:
+        out.append(f"**`{t.name}`**: {t.doc}.\n")
+        out.append("| column | type | meaning |")
+        out.append("|---|---|---|")
+        for c in t.columns:
+            out.append(f"| `{c.name}` | {c.type} | {c.doc.replace('|', '/')} |")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
