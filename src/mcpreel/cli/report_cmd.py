@@ -11,7 +11,7 @@ from mcpreel.cli.params import FORMAT_AUTO
 
 
 @click.command("report")
-@click.argument("path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.argument("path", metavar="SESSION", type=click.Path(dir_okay=False), required=False)
 @click.option("-o", "--out", type=click.Path(dir_okay=False),
               help="The HTML file to write [default: ./<session name>.html].")
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True,
@@ -25,10 +25,15 @@ from mcpreel.cli.params import FORMAT_AUTO
 @click.option("--redact/--no-redact", default=True, show_default=True,
               help="Redact secrets in what the page shows (the rules of `mcpreel redact`); --no-redact shows "
                    "them as recorded.")
+@click.option("--db", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Report on the corpus index FILE (`mcpreel index`) instead of one SESSION [default -o: corpus.html].")
 @output.run_command
-def report_command(path: str, out: str | None, fmt: str, detail: int, max_errors: int, timeline: int,
-                   redact: bool) -> None:
+def report_command(path: str | None, out: str | None, fmt: str, detail: int, max_errors: int, timeline: int,
+                   redact: bool, db: str | None = None) -> None:
     """Write an HTML report of a session: header, latency chart, calls per tool, calls, sequence."""
+    if db is not None or path is None:
+        _corpus_report(path, db, out, redact)
+        return
     from mcpreel.formats import open_session
     from mcpreel.report import Limits, write_report
 
@@ -40,3 +45,19 @@ def report_command(path: str, out: str | None, fmt: str, detail: int, max_errors
     c = data.counts
     output.info(f"wrote {target}: {c.get('messages', 0):,} messages, {data.calls_total:,} calls "
                 f"({len(data.calls):,} in detail), {data.failures_total:,} failed or unanswered")
+
+
+def _corpus_report(path: str | None, db: str | None, out: str | None, redact: bool) -> None:
+    """``report --db FILE``: the corpus report (:mod:`mcpreel.corpus.page`)."""
+    from mcpreel.errors import UsageError
+
+    if path is not None:
+        raise UsageError("give a SESSION or --db FILE, not both")
+    if db is None:
+        raise UsageError("give a SESSION file to report on (or --db FILE for the corpus index)")
+    from mcpreel.corpus.page import write_corpus_report
+
+    target = out or "corpus.html"
+    data = write_corpus_report(Path(db), target, redact=redact)
+    t = data.totals
+    output.info(f"wrote {target}: {t['sessions']:,} sessions, {t['operations']:,} operations, {t['failed']:,} failed")
