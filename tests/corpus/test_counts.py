@@ -94,7 +94,7 @@ def test_every_count_equals_inspect(corpus) -> None:
         assert sum(o[5] for o in ops) == s["polls"], where + "polls"
         assert sum(1 for o in ops if o[6] == "task") == s["tasks"], where + "tasks"
         tools: dict[str, Counter[str]] = defaultdict(Counter)
-        for method, tool, status, dropped, *_ in ops:
+        for _method, tool, status, dropped, *_ in ops:
             if tool is None:
                 continue
             c = tools[tool]

@@ -55,7 +55,7 @@ def connect(db: Path, *, read_only: bool, wait_s: float = READ_RETRY_S) -> Any:
     from the files, which are read again)."""
     duckdb = _import_duckdb()
     if read_only and not db.exists():
-        raise InputError(f"no corpus index here: run `mcpreel index` first (or give --db)", path=str(db))
+        raise InputError("no corpus index here: run `mcpreel index` first (or give --db)", path=str(db))
     deadline = time.monotonic() + wait_s
     while True:
         try:

@@ -30,7 +30,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +124,7 @@ def _day(ms: int | None) -> str | None:
     day = _DAYS.get(key)
     if day is None:
         try:
-            day = datetime.fromtimestamp(key * 86_400, timezone.utc).date().isoformat()
+            day = datetime.fromtimestamp(key * 86_400, UTC).date().isoformat()
         except (OverflowError, OSError, ValueError):
             return None
         if len(_DAYS) < 100_000:
@@ -168,7 +168,7 @@ class _Spool:
     def __init__(self, folder: Path, table: schema.Table) -> None:
         self.table = table
         self.path = folder / f"{table.name}.csv"
-        self._fh = open(self.path, "w", newline="", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115
+        self._fh = open(self.path, "w", newline="", encoding="utf-8", errors="backslashreplace")
         self.writer = csv.writer(self._fh, lineterminator="\n")
         self.rows = 0
 

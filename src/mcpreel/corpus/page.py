@@ -233,13 +233,13 @@ _TEMPLATE = """<!doctype html>
 
 def render(data: CorpusData) -> str:
     """The whole page, as text."""
-    from mcpreel.report.page import asset, content_security_policy
+    from mcpreel.report.page import asset, content_security_policy, source_hash
 
     css = asset("report.css")
     note = ("Texts redacted ([REDACTED])." if data.redacted else
             "Not redacted again (--no-redact); the index stores error messages redacted all the same.")
     return _TEMPLATE.format(
-        csp=escape(content_security_policy("", css)), generator=escape(f"mcpreel {__version__}"),
+        csp=content_security_policy("", css).replace(f"script-src {source_hash('')}", "script-src 'none'"), generator=escape(f"mcpreel {__version__}"),
         title="MCP sessions", css=css, db=escape(data.db), cards=_cards(data.totals), note=escape(note),
         sections=_sections(data))
 

@@ -40,8 +40,8 @@ def show_operation(db: Path, op_id: int, *, redact: bool = True) -> dict[str, An
     except OSError as exc:
         raise InputError(f"the file of operation {op_id} cannot be read: {exc.strerror}", path=str(path)) from exc
     if file_row is None or (st.st_size, st.st_mtime_ns) != (file_row[0], file_row[1]):
-        raise InputError(f"changed since it was indexed: run `mcpreel index` again, then show the operation by its "
-                         f"new id", path=str(path))
+        raise InputError("changed since it was indexed: run `mcpreel index` again, then show the operation by its "
+                         "new id", path=str(path))
     op = _find(path, op_row["n"])
     if op is None:
         raise InputError(f"operation {op_row['n']} is not in the file any more: run `mcpreel index` again",
