@@ -70,6 +70,7 @@ def connect(db: Path, *, read_only: bool, wait_s: float = READ_RETRY_S) -> Any:
             raise InputError(f"not a corpus index (DuckDB cannot open it: {str(exc).splitlines()[0]})",
                              path=str(db)) from exc
     try:
+        con.execute("SET enable_progress_bar = false")  # DuckDB's own bar would print on stdout: ours is on stderr
         _check_schema(con, db, read_only)
     except BaseException:
         con.close()

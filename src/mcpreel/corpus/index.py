@@ -145,6 +145,9 @@ def _text(value: Any) -> str | None:
     return value if len(value) <= TEXT_MAX else value[:TEXT_MAX - 1] + "…"
 
 
+_dumps = orjson.dumps
+
+
 def _size(payload: Any) -> int | None:
     try:
         return len(orjson.dumps(payload))
@@ -228,7 +231,6 @@ class _FileReader:
         self.path = str(path)
         self.day_fallback = day_fallback
         self.accs: dict[int, _SessionAcc] = {}
-        self.session_day: dict[int, str] = {}
         self.operations = 0
         self.redactor: Any = None
 
@@ -352,6 +354,59 @@ class _FileReader:
 
     def _operation(self, op: Operation) -> None:
         """One ``operations`` row (spooled at once: the operation is complete, or open at the end)."""
+        exchanges = op.exchanges
+        opening = exchanges[0]
+        if op.kind == REQUEST and len(exchanges) == 1 and not op.children:
+            response = opening.response
+            if response is not None and "error" not in response and not (
+                    opening.edited or opening.dropped or opening.injected or opening.response_edited
+                    or opening.response_dropped or opening.response_injected):
+                result = response.get("result")
+                if type(result) is not dict or (result.get("isError") is not True and "resultType" not in result
+                                                and "task" not in result):
+                    self._plain_ok(op, opening, response)
+                    return
+        self._general(op)
+
+    def _plain_ok(self, op: Operation, opening: Any, response: dict[str, Any]) -> None:
+        """The common operation: one request, answered ``ok``, unmarked (what :meth:`_general` would write
+        for it, without asking the operation's general questions: most operations of a corpus are these)."""
+        session = op.session
+        acc = self.accs.get(session)
+        if acc is None:
+            acc = self._acc(session)
+        acc.operations += 1
+        method = opening.method
+        if len(method) > TEXT_MAX or "\x00" in method:
+            method = _text(method)
+        target = opening.target
+        if target is not None and (len(target) > TEXT_MAX or "\x00" in target):
+            target = _text(target)
+        tool = None
+        if method == "tools/call":
+            tool = target or "unknown_tool"
+            acc.tool_calls += 1
+        t0 = opening.t
+        t1 = opening.t_end
+        latency = (t1 - t0 if t1 > t0 else 0) if t0 is not None and t1 is not None else None
+        day = _DAYS.get(t0 // _MS_PER_DAY) if t0 is not None and t0 >= _EPOCH_FLOOR_MS else None
+        if day is None:
+            day = _day(t0) or self.day_fallback
+        indexer = self.indexer
+        n_id = indexer.next_id
+        indexer.next_id = n_id + 1
+        try:
+            sizes = len(_dumps(opening.request)), len(_dumps(response))
+        except (TypeError, orjson.JSONEncodeError):
+            sizes = _size(opening.request), _size(response)
+        indexer.ops.writer.writerow((
+            n_id, self.path, session, op.n, REQUEST, opening.dir, method, target, tool, "ok", False, None, None,
+            False, None, latency, 1, 0, None, None, 0, t0, t1, opening.index, opening.source,
+            opening.response_index, opening.response_source, sizes[0], sizes[1], day))
+        indexer.ops.rows += 1
+        self.operations += 1
+
+    def _general(self, op: Operation) -> None:
         opening = op.exchanges[0]
         acc = self.accs.get(op.session)
         if acc is None:
@@ -402,7 +457,7 @@ class _FileReader:
         self.indexer.next_id = n_id + 1
         day = _day(t0)
         if day is None:
-            day = self.session_day.get(op.session) or self.day_fallback
+            day = self.day_fallback
         target = opening.target
         self.indexer.ops.writer.writerow((
             n_id, self.path, op.session, op.n, kind, opening.dir, _text(method),
