@@ -428,3 +428,27 @@ def test_damaged_files_never_raise(tmp_path_factory: Any, data: Any) -> None:
         assert (status == "error") == (error is not None)
         if error is not None:
             assert "\n" not in error and "Traceback" not in error
+
+
+def test_progress_is_told_the_bytes_to_read(tmp_path: Path) -> None:
+    a = reel(tmp_path / "s" / "a.jsonl")
+    b = reel(tmp_path / "s" / "b.jsonl", calls=9)
+    started: list[tuple[int, int]] = []
+    done: list[int] = []
+    index_paths([tmp_path / "s"], tmp_path / "c.duckdb", on_start=lambda n, size: started.append((n, size)),
+                on_progress=done.append)
+    total = a.stat().st_size + b.stat().st_size
+    assert started == [(2, total)]
+    assert done and done[-1] == total and done == sorted(done)
+
+
+def test_the_default_folder_is_where_wrap_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    nothing = _invoke("index")
+    assert nothing.exit_code == 2 and "mcpreel wrap" in nothing.output
+    reel(tmp_path / ".mcpreel" / "sessions" / "claude" / "github" / "a.jsonl")
+    result = _invoke("index")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / ".mcpreel" / "corpus.duckdb").is_file()
+    listed = _invoke("sessions", "--format", "json")
+    assert [Path(r["file"]).name for r in json.loads(listed.stdout)] == ["a.jsonl"]

@@ -395,6 +395,7 @@ class _FileReader:
         indexer = self.indexer
         n_id = indexer.next_id
         indexer.next_id = n_id + 1
+        sizes: tuple[int | None, int | None]
         try:
             sizes = len(_dumps(opening.request)), len(_dumps(response))
         except (TypeError, orjson.JSONEncodeError):
