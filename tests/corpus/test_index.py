@@ -358,7 +358,7 @@ def test_index_command_and_its_line(tmp_path: Path) -> None:
     db = tmp_path / "c.duckdb"
     result = _invoke("index", str(tmp_path / "s"), "--db", str(db), "--parquet", str(tmp_path / "pq"))
     assert result.exit_code == 0, result.output
-    assert "indexed 2 files (2 read, 0 unchanged, 1 unreadable): 1 sessions, 5 operations" in result.output
+    assert "indexed 2 files (2 read, 0 unchanged, 1 unreadable); read 1 sessions, 5 operations" in result.output
     assert "bad.json" in result.output and (tmp_path / "pq" / "operations").is_dir()
     missing = _invoke("index", str(tmp_path / "nowhere"), "--db", str(db))
     assert missing.exit_code == 2 and "no such file or folder" in missing.output

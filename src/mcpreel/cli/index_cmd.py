@@ -74,8 +74,9 @@ def _said(stats: Any, db: Path, quiet_when_idle: bool = False) -> None:
         parts.append(f"{stats.errors:,} unreadable")
     if stats.in_progress:
         parts.append(f"{stats.in_progress:,} still being written")
-    output.info(f"indexed {stats.found:,} files ({', '.join(parts)}): {stats.sessions:,} sessions, "
-                f"{stats.operations:,} operations, {stats.messages:,} messages in {stats.seconds:.1f} s -> {db}")
+    read = (f"; read {stats.sessions:,} sessions, {stats.operations:,} operations, {stats.messages:,} messages"
+            if stats.read else "")
+    output.info(f"indexed {stats.found:,} files ({', '.join(parts)}){read} in {stats.seconds:.1f} s -> {db}")
     for path, error in stats.failed_files[:_ERRORS_SHOWN]:
         output.warning(f"{path}: {error}")
     if len(stats.failed_files) > _ERRORS_SHOWN:
