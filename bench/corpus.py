@@ -161,6 +161,33 @@ print(n)
 """
 
 
+_PARTS = """
+import gc, os, sys, time
+from pathlib import Path
+from mcpreel.formats import open_session
+from mcpreel.operations.walk import Walker
+from mcpreel.corpus.index import index_paths
+gc.freeze(); gc.set_threshold(10_000, 10, 10)  # as the CLI runs it (output.fewer_collections)
+paths = sorted(os.path.join(f, n) for f, _, names in os.walk(sys.argv[1]) for n in names)
+t = time.process_time()
+for p in paths:
+    for _ in open_session(p)[0]:
+        pass
+read = time.process_time() - t
+t = time.process_time()
+for p in paths:
+    w = Walker(); feed = w.feed
+    for i, m in enumerate(open_session(p)[0]):
+        feed(i, m)
+    w.finish()
+walk = time.process_time() - t
+t = time.process_time()
+index_paths([Path(sys.argv[1])], Path(sys.argv[2]))
+full = time.process_time() - t
+print(f"{read:.3f} {walk:.3f} {full:.3f}")
+"""
+
+
 def _child(argv: list[str], timeout: float = 3600) -> tuple[float, float, float, str]:
     """(wall s, CPU s, peak RSS MB, stdout) of a child process."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -190,6 +217,7 @@ def run(sizes: list[tuple[int, int]], keep: Path | None) -> str:
     lines = [f"corpus benchmark: {time.strftime('%Y-%m-%d')}, Python {sys.version.split()[0]}, "
              f"{os.cpu_count()} cores shared; every row a child process (start-up included) on the same files", ""]
     query_rows: list[str] = []
+    parts: list[str] = []
     table = ["| sessions | messages | files MB | formats | floor: orjson CPU s | floor: readers CPU s | index s | "
              "index CPU s | messages/s (wall) | messages/s (CPU) | ÷ floor: readers (CPU) | ÷ floor: orjson (CPU) | "
              "peak RSS MB | unchanged pass CPU s |",
@@ -211,6 +239,16 @@ def run(sizes: list[tuple[int, int]], keep: Path | None) -> str:
                      f"| {wall:.2f} | {cpu:.2f} | {int(messages / wall):,} | {int(messages / cpu):,} | "
                      f"**{cpu / readers[1]:.2f}** | {cpu / orj[1]:.2f} | {rss:.0f} | {again[1]:.2f} |")
         if (n_sessions, n_messages) == sizes[-1]:
+            read, walk, full = map(float, _child([PY, "-c", _PARTS, str(corpus), str(work / "parts.duckdb")])[3]
+                                   .split()[:3])
+            parts = [f"where the CPU goes, in one process on the {n_sessions:,}-session corpus ({int(messages):,} "
+                     "messages), CPU seconds:", "",
+                     "| part | CPU s | µs per message | messages/s |", "|---|---:|---:|---:|"]
+            for name, value in (("the readers (open_session + every record)", read),
+                                ("the readers and the one walk (Walker.feed on every record)", walk),
+                                ("what the indexer adds: counting, rows, CSV spools, DuckDB loads", full - walk),
+                                ("index_paths, all of it", full)):
+                parts.append(f"| {name} | {value:.2f} | {value / messages * 1e6:.1f} | {int(messages / value):,} |")
             named = [("sessions --failed", lambda db=db: sessions(db, failed=True)),
                      ("sessions --tool search --since 2026-11-25",
                       lambda db=db: sessions(db, tool="search", since="2026-11-25"))]
@@ -227,6 +265,7 @@ def run(sizes: list[tuple[int, int]], keep: Path | None) -> str:
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
     lines += table
+    lines += ["", *parts]
     lines += ["", f"queries on the {sizes[-1][0]:,}-session index (read-only, a new connection each, best of 3):", "",
               "| query | rows | seconds | < 1 s |", "|---|---:|---:|---|", *query_rows]
     return "\n".join(lines) + "\n"

@@ -21,6 +21,9 @@ from mcpreel.cli import cli
 from mcpreel.corpus.db import connect
 from mcpreel.corpus.index import index_paths
 
+#: the real-peer recordings take half a minute on a quiet machine; these machines are shared
+pytestmark = pytest.mark.timeout(900)
+
 
 def _inspect(path: str) -> dict[str, Any] | None:
     result = CliRunner().invoke(cli, ["inspect", "--json", "--summary", path])
@@ -141,3 +144,39 @@ def test_tasks_and_both_eras_are_in_the_index(corpus) -> None:
                .fetchall()}
     assert len(servers - {None}) >= 2
     con.close()
+
+
+def test_show_reads_a_real_task_back_from_its_file(corpus) -> None:
+    from mcpreel.corpus.show import show_operation
+
+    _, db = corpus
+    con = connect(db, read_only=True)
+    (op_id, polls) = con.execute("SELECT id, polls FROM operations WHERE kind = 'task' AND file LIKE '%/peers/task.jsonl'"
+                                 ).fetchone()
+    con.close()
+    doc = show_operation(db, op_id)
+    roles = [m["role"] for m in doc["messages"]]
+    assert roles[0] == "call" and roles.count("poll") == polls and "result" in roles
+    assert all(m["line"] is not None for m in doc["messages"])
+    assert doc["operation"]["task_id"] is not None and doc["redacted"] is True
+
+
+def test_the_fast_lane_writes_what_the_general_path_writes(corpus, tmp_path, monkeypatch) -> None:
+    """The common operation's short row (``_plain_ok``, its columns filled in by the load) equals the row the
+    general path writes for it, column by column, over the whole corpus."""
+    from mcpreel.corpus import index as ix
+
+    root, db = corpus
+    general_db = tmp_path / "general.duckdb"
+    monkeypatch.setattr(ix._FileReader, "_plain_ok", lambda self, op, opening, response: self._general(op))
+    index_paths([root / "fixtures", root / "peers", root / "merged"], general_db)
+    cols = "file, session, n, kind, dir, method, target, tool, status, failed, code, message, dropped, marks, " \
+           "latency_ms, rounds, polls, task_id, task_status, children, start_ms, end_ms, request_index, " \
+           "request_line, response_index, response_line, request_bytes, response_bytes, day"
+    rows = []
+    for path in (db, general_db):
+        con = connect(path, read_only=True)
+        rows.append(con.execute(f"SELECT {cols} FROM operations ORDER BY file, n").fetchall())
+        con.close()
+    assert len(rows[0]) == len(rows[1]) > 300
+    assert rows[0] == rows[1]

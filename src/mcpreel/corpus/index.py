@@ -48,8 +48,10 @@ __all__ = ["IndexStats", "find_files", "index_paths", "watch"]
 #: bytes hashed at the head of a file to tell a rewrite of the same size and time
 HEAD_BYTES = 65536
 #: rows spooled before a batch is written (operations), and files per batch
-BATCH_ROWS = 250_000
+BATCH_ROWS = 50_000
 BATCH_FILES = 2000
+#: what DuckDB may hold in memory while a pass writes (it spills to a temporary file past it)
+DUCKDB_MEMORY = "64MB"
 #: an error message or a tool description kept in the index, at most
 TEXT_MAX = 500
 #: requests (answers) of a session looked at for clientInfo (serverInfo in ``_meta``) while none is known
@@ -113,12 +115,19 @@ def _under(path: str, roots: list[str]) -> bool:
 
 _DAYS: dict[int, str] = {}
 _MS_PER_DAY = 86_400_000
-#: times before 2000-01-01 are a format's relative clock (0 at the start), not a day: the file's day is used
+#: times before 2000-01-01 are a format's relative clock (0 at the start), not a day: the file's day is used;
+#: past 9999-12-31 no calendar has them
 _EPOCH_FLOOR_MS = 946_684_800_000
+_EPOCH_CEILING_MS = 253_402_300_799_999
+#: the columns of a plain operation's short row (see :meth:`_FileReader._plain_ok`)
+PLAIN_COLUMNS = (("id", "BIGINT"), ("k", "BIGINT"), ("session", "INTEGER"), ("n", "INTEGER"), ("method", "VARCHAR"),
+                 ("target", "VARCHAR"), ("start_ms", "BIGINT"), ("end_ms", "BIGINT"), ("request_index", "BIGINT"),
+                 ("request_line", "BIGINT"), ("response_index", "BIGINT"), ("response_line", "BIGINT"),
+                 ("request_bytes", "BIGINT"), ("response_bytes", "BIGINT"))
 
 
 def _day(ms: int | None) -> str | None:
-    if ms is None or type(ms) is not int or ms < _EPOCH_FLOOR_MS:
+    if ms is None or type(ms) is not int or not _EPOCH_FLOOR_MS <= ms <= _EPOCH_CEILING_MS:
         return None
     key = ms // _MS_PER_DAY
     day = _DAYS.get(key)
@@ -168,9 +177,9 @@ def _name_version(info: Any) -> tuple[str | None, str | None]:
 class _Spool:
     """One table's rows of the open batch, as CSV in a temporary file (read back by DuckDB's CSV reader)."""
 
-    def __init__(self, folder: Path, table: schema.Table) -> None:
+    def __init__(self, folder: Path, table: schema.Table, name: str | None = None) -> None:
         self.table = table
-        self.path = folder / f"{table.name}.csv"
+        self.path = folder / f"{name or table.name}.csv"
         self._fh = open(self.path, "w", newline="", encoding="utf-8", errors="backslashreplace")
         self.writer = csv.writer(self._fh, lineterminator="\n")
         self.rows = 0
@@ -226,8 +235,9 @@ class _SessionAcc:
 class _FileReader:
     """Reads one file into the spools (sessions, operations, tools) and returns its ``files`` row values."""
 
-    def __init__(self, indexer: _Indexer, path: Path, day_fallback: str) -> None:
+    def __init__(self, indexer: _Indexer, path: Path, day_fallback: str, key: int = 0) -> None:
         self.indexer = indexer
+        self.key = key  # the file's number in the open batch (the plain spool's rows name it so)
         self.path = str(path)
         self.day_fallback = day_fallback
         self.accs: dict[int, _SessionAcc] = {}
@@ -369,8 +379,10 @@ class _FileReader:
         self._general(op)
 
     def _plain_ok(self, op: Operation, opening: Any, response: dict[str, Any]) -> None:
-        """The common operation: one request, answered ``ok``, unmarked (what :meth:`_general` would write
-        for it, without asking the operation's general questions: most operations of a corpus are these)."""
+        """The common operation: one client request, answered ``ok``, unmarked. Its row is what
+        :meth:`_general` would write (``tests/corpus`` compares both), but only the columns that vary go
+        to the spool (:data:`PLAIN_COLUMNS`): the load fills in the rest. Most operations of a corpus
+        are these, so this is where the indexer's own time goes."""
         session = op.session
         acc = self.accs.get(session)
         if acc is None:
@@ -382,29 +394,21 @@ class _FileReader:
         target = opening.target
         if target is not None and (len(target) > TEXT_MAX or "\x00" in target):
             target = _text(target)
-        tool = None
         if method == "tools/call":
-            tool = target or "unknown_tool"
             acc.tool_calls += 1
-        t0 = opening.t
-        t1 = opening.t_end
-        latency = (t1 - t0 if t1 > t0 else 0) if t0 is not None and t1 is not None else None
-        day = _DAYS.get(t0 // _MS_PER_DAY) if t0 is not None and t0 >= _EPOCH_FLOOR_MS else None
-        if day is None:
-            day = _day(t0) or self.day_fallback
         indexer = self.indexer
         n_id = indexer.next_id
         indexer.next_id = n_id + 1
-        sizes: tuple[int | None, int | None]
+        size_in: int | None
+        size_out: int | None
         try:
-            sizes = len(_dumps(opening.request)), len(_dumps(response))
+            size_in, size_out = len(_dumps(opening.request)), len(_dumps(response))
         except (TypeError, orjson.JSONEncodeError):
-            sizes = _size(opening.request), _size(response)
-        indexer.ops.writer.writerow((
-            n_id, self.path, session, op.n, REQUEST, opening.dir, method, target, tool, "ok", False, None, None,
-            False, None, latency, 1, 0, None, None, 0, t0, t1, opening.index, opening.source,
-            opening.response_index, opening.response_source, sizes[0], sizes[1], day))
-        indexer.ops.rows += 1
+            size_in, size_out = _size(opening.request), _size(response)
+        indexer.plain.writer.writerow((
+            n_id, self.key, session, op.n, method, target, opening.t, opening.t_end, opening.index, opening.source,
+            opening.response_index, opening.response_source, size_in, size_out))
+        indexer.plain.rows += 1
         self.operations += 1
 
     def _general(self, op: Operation) -> None:
@@ -525,6 +529,9 @@ class _Indexer:
         self.files = _Spool(folder, by_name["files"])
         self.sessions = _Spool(folder, by_name["sessions"])
         self.ops = _Spool(folder, by_name["operations"])
+        self.plain = _Spool(folder, by_name["operations"], "plain")
+        self.batch_paths: list[str] = []  # the plain spool's file numbers -> path
+        self.batch_days: list[str] = []  # -> the day of a row without a time (the file's)
         self.tools = _Spool(folder, by_name["tools"])
         self.tools_rows: list[list[Any]] = []  # the open file's (written when the file is done)
         row = con.execute("SELECT value FROM meta WHERE key = 'next_operation_id'").fetchone()
@@ -533,7 +540,7 @@ class _Indexer:
         self.batch_files = 0
 
     def close(self) -> None:
-        for spool in (self.files, self.sessions, self.ops, self.tools):
+        for spool in (self.files, self.sessions, self.ops, self.plain, self.tools):
             spool.close()
 
     def read_file(self, path: Path, st: os.stat_result, digest: str, now: int,
@@ -541,11 +548,13 @@ class _Indexer:
         """Read one file into the spools; (status, error, counts)."""
         from mcpreel.formats import open_session
 
-        marks = [s.mark() for s in (self.sessions, self.ops, self.tools)]
+        marks = [s.mark() for s in (self.sessions, self.ops, self.plain, self.tools)]
         next_id = self.next_id
         self.tools_rows = []
         day_fallback = _day(st.st_mtime_ns // 1_000_000) or "1970-01-01"
-        reader = _FileReader(self, path, day_fallback)
+        reader = _FileReader(self, path, day_fallback, len(self.batch_paths))
+        self.batch_paths.append(str(path))
+        self.batch_days.append(day_fallback)
         fmt: str | None = None
         try:
             session, detection = open_session(path, on_progress=on_progress)
@@ -554,7 +563,7 @@ class _Indexer:
             in_progress = _in_progress(session, fmt)
         except (McpreelError, OSError, ValueError, TypeError, KeyError, IndexError, AttributeError,
                 RecursionError, UnicodeError, OverflowError, MemoryError, AssertionError) as exc:
-            for spool, mark in zip((self.sessions, self.ops, self.tools), marks, strict=True):
+            for spool, mark in zip((self.sessions, self.ops, self.plain, self.tools), marks, strict=True):
                 spool.rollback(mark)
             self.next_id = next_id
             self.tools_rows = []
@@ -588,6 +597,7 @@ class _Indexer:
                     con.execute(f"DELETE FROM {table} WHERE list_contains(?, {key})", [self.stale])
             for spool in (self.files, self.sessions, self.ops, self.tools):
                 spool.load(con)
+            self._load_plain(con)
             con.execute("UPDATE meta SET value = ? WHERE key = 'next_operation_id'", [str(self.next_id)])
             con.execute("COMMIT")
         except BaseException:
@@ -595,6 +605,35 @@ class _Indexer:
             raise
         self.stale = []
         self.batch_files = 0
+        self.batch_paths = []
+        self.batch_days = []
+
+    def _load_plain(self, con: Any) -> None:
+        """The plain operations' short rows, with the columns they all share filled in (see
+        :meth:`_FileReader._plain_ok`; the same values :meth:`_FileReader._general` writes)."""
+        spool = self.plain
+        spool._fh.flush()
+        if spool.rows:
+            cols = ", ".join(f"'{name}': '{type_}'" for name, type_ in PLAIN_COLUMNS)
+            con.execute(f"""
+                INSERT INTO operations
+                SELECT p.id, f.path, p.session, p.n, 'request', 'in', p.method, p.target,
+                       CASE WHEN p.method = 'tools/call' THEN coalesce(p.target, 'unknown_tool') END,
+                       'ok', false, NULL, NULL, false, NULL,
+                       CASE WHEN p.start_ms IS NOT NULL AND p.end_ms IS NOT NULL
+                            THEN greatest(p.end_ms - p.start_ms, 0) END,
+                       1, 0, NULL, NULL, 0, p.start_ms, p.end_ms, p.request_index, p.request_line,
+                       p.response_index, p.response_line, p.request_bytes, p.response_bytes,
+                       CASE WHEN p.start_ms BETWEEN {_EPOCH_FLOOR_MS} AND {_EPOCH_CEILING_MS}
+                            THEN CAST(make_timestamp(p.start_ms * 1000) AS DATE) ELSE f.day END
+                FROM read_csv(?, header = false, delim = ',', quote = '"', escape = '"', new_line = '\\n',
+                              auto_detect = false, allow_quoted_nulls = false, columns = {{{cols}}}) p
+                JOIN (SELECT unnest(?::VARCHAR[]) AS path, unnest(?::DATE[]) AS day,
+                             unnest(range(?::BIGINT)) AS k) f ON p.k = f.k""",
+                        [str(spool.path), self.batch_paths, self.batch_days, len(self.batch_paths)])
+        spool._fh.seek(0)
+        spool._fh.truncate()
+        spool.rows = 0
 
 
 def _one_line(exc: BaseException, path: Path) -> str:
@@ -632,6 +671,9 @@ def index_paths(
     with IndexLock(db).held(wait=wait, on_wait=on_wait):
         con = connect(db, read_only=False)
         try:
+            # flat memory: DuckDB's own buffers bounded (it spills to disk past them), one thread (one process)
+            con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
+            con.execute("SET threads = 1")
             return _pass(con, paths, db, t_start, on_start, on_progress)
         finally:
             con.close()
@@ -695,7 +737,7 @@ def _pass(con: Any, paths: list[Path], db: Path, t_start: float, on_start: Calla
                 stats.messages += counts["messages"]
                 stats.records += counts["records"]
             indexer.batch_files += 1
-            if indexer.ops.rows >= BATCH_ROWS or indexer.batch_files >= BATCH_FILES:
+            if indexer.ops.rows + indexer.plain.rows >= BATCH_ROWS or indexer.batch_files >= BATCH_FILES:
                 indexer.flush()
         indexer.flush()
     finally:
