@@ -93,6 +93,8 @@ def test_unchanged_skipped_changed_read_again_removed_dropped(tmp_path: Path) ->
     a = reel(corpus / "a.jsonl")
     b = reel(corpus / "sub" / "b.jsonl", calls=1, fail=False)
     (corpus / ".hidden.jsonl").write_text("not even json")
+    (corpus / "another.duckdb").write_bytes(b"an index is never a session")
+    (corpus / "another.duckdb.lock").write_bytes(b"")
     db = tmp_path / "corpus.duckdb"
     first = index_paths([corpus], db)
     assert (first.found, first.read, first.skipped, first.errors) == (2, 2, 0, 0)

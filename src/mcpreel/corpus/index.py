@@ -82,9 +82,14 @@ class IndexStats:
 # -- finding files ---------------------------------------------------------------------------------
 
 
+#: files that are never sessions: corpus indexes (this one's or another's), their write-ahead logs and locks
+_NOT_SESSIONS = (".duckdb", ".duckdb.wal", ".duckdb.lock")
+
+
 def find_files(paths: Iterable[Path], exclude: frozenset[Path] = frozenset()) -> Iterator[Path]:
     """Every regular file under ``paths`` (absolute), in a stable order: a file given by name always, a
-    folder's files without hidden names (``.git``, a writer's ``.x.part``) and without following links."""
+    folder's files without hidden names (``.git``, a writer's ``.x.part``), corpus indexes and their locks, and
+    without following links."""
     for root in paths:
         root = Path(os.path.abspath(root))
         if root.is_file():
@@ -94,7 +99,7 @@ def find_files(paths: Iterable[Path], exclude: frozenset[Path] = frozenset()) ->
         for folder, dirs, names in os.walk(root):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             for name in sorted(names):
-                if name.startswith("."):
+                if name.startswith(".") or name.endswith(_NOT_SESSIONS):
                     continue
                 path = Path(folder) / name
                 if path in exclude or path.is_symlink() or not path.is_file():
