@@ -248,7 +248,8 @@ def run(sizes: list[tuple[int, int]], keep: Path | None) -> str:
                                 ("the readers and the one walk (Walker.feed on every record)", walk),
                                 ("what the indexer adds: counting, rows, CSV spools, DuckDB loads", full - walk),
                                 ("index_paths, all of it", full)):
-                parts.append(f"| {name} | {value:.2f} | {value / messages * 1e6:.1f} | {int(messages / value):,} |")
+                rate = "–" if name.startswith("what") else f"{int(messages / value):,}"
+                parts.append(f"| {name} | {value:.2f} | {value / messages * 1e6:.1f} | {rate} |")
             named = [("sessions --failed", lambda db=db: sessions(db, failed=True)),
                      ("sessions --tool search --since 2026-11-25",
                       lambda db=db: sessions(db, tool="search", since="2026-11-25"))]
