@@ -454,3 +454,31 @@ def test_the_default_folder_is_where_wrap_records(tmp_path: Path, monkeypatch: p
     assert (tmp_path / ".mcpreel" / "corpus.duckdb").is_file()
     listed = _invoke("sessions", "--format", "json")
     assert [Path(r["file"]).name for r in json.loads(listed.stdout)] == ["a.jsonl"]
+
+
+def test_odd_text_reaches_the_index_whole(tmp_path: Path) -> None:
+    """NULs, quotes, commas, newlines, lone surrogates and long texts in what a session names: every row is
+    loaded (the spools are CSV), texts cut to 500 characters, NULs written ``\\0``."""
+    odd = 'x\u0000y, "z"\nw\r' + "\ud800" + "n" * 600
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": odd, "task": {}}},
+        {"jsonrpc": "2.0", "id": 1, "result": {"task": {"taskId": odd, "status": odd}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"taskId": odd}},
+        {"jsonrpc": "2.0", "id": 2, "result": {"taskId": odd, "status": odd}},
+        {"jsonrpc": "2.0", "id": 3, "method": odd},
+        {"jsonrpc": "2.0", "id": 3, "error": {"code": 1 << 70, "message": odd}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 4, "result": {"tools": [{"name": odd, "description": odd}]}},
+    ]
+    path = tmp_path / "s" / "odd.jsonrpc.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps(m) + "\n" for m in lines), encoding="utf-8")
+    db = tmp_path / "c.duckdb"
+    stats = index_paths([path.parent], db)
+    assert (stats.read, stats.errors, stats.operations) == (1, 0, 3), _files(db)
+    rows = run_sql(db, "SELECT kind, tool, task_id, task_status, method, code, message FROM operations ORDER BY n").rows
+    task, error, listing = rows
+    assert task[0] == "task" and task[1].startswith("x\\0y") and task[1].endswith("…") and task[2] == task[1]
+    assert error[4].startswith("x\\0y") and error[5] is None and error[6] and error[6].startswith("x\\0y")
+    (name, description) = run_sql(db, "SELECT name, description FROM tools").rows[0]
+    assert name == task[1] and description.startswith("x\\0y")

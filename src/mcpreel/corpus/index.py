@@ -473,7 +473,7 @@ class _FileReader:
             n_id, self.path, op.session, op.n, kind, opening.dir, _text(method),
             _text(target) if target is not None else None, _text(tool) if tool is not None else None,
             status, failed, _int64(code), message, dropped, marks, latency, op.rounds,
-            op.polls if kind == TASK else 0, str(task_id) if task_id is not None else None, op.task_status,
+            op.polls if kind == TASK else 0, _text(str(task_id)) if task_id is not None else None, _text(op.task_status),
             len(op.children), t0, end, opening.index, opening.source,
             final.response_index if final is not None else None,
             final.response_source if final is not None else None,
