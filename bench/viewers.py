@@ -15,6 +15,12 @@ connected. This measures the same thing on the real proxy:
   the other and drains every byte they get, so its own work is not the bench client's), each viewer's
   connection ending with the window.
 
+- with ``--floor`` (the default), a third window per round: the same viewers attach to an ideal fan-out in a
+  process of its own (:data:`FLOOR`: it sends each viewer a backlog of as many lines as the proxy's and then
+  the proxy's record rate, from prepared bytes) while the proxy has none; what that window loses against
+  none is the machine's cost of moving the viewers' bytes at all (the drainer and the sender on the same two
+  cores), the floor no fan-out design in the proxy can go under. ``with / floor`` is the proxy's own share.
+
 ``--path`` measures instead the forwarding path's own share, in process: the CPU per record of the thread
 that hands records to the control server, with no viewer and with the viewers attached.
 
@@ -106,6 +112,55 @@ VIEWERS = textwrap.dedent(
     for s in state:
         s.close()
     print(json.dumps(out), flush=True)
+    """
+)
+
+
+# the floor: an ideal fan-out in its own process (no GIL shared with the proxy, no per-record work): on a
+# Unix socket, each viewer gets a hello and ``backlog`` copies of a record line at once, then every 20 ms
+# ``rate / 50`` more, with non-blocking sends; it stops when its stdin closes.
+FLOOR = textwrap.dedent(
+    """
+    import os, selectors, socket, sys, threading, time
+    path, backlog, rate = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+    line = (b'{"type":"record","record":{"seq":1,"t":"2026-01-01T00:00:00.000Z","dir":"in",'
+            b'"msg":{"jsonrpc":"2.0","id":12345,"method":"ping"}}}\\n')
+    first = b'{"type":"hello"}\\n' + line * backlog
+    batch = line * max(1, int(rate / 50))
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(128)
+    owed, lock = {}, threading.Lock()
+    def accept():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            c.setblocking(False)
+            with lock:
+                owed[c] = [memoryview(first)]
+    threading.Thread(target=accept, daemon=True).start()
+    threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
+    print("ready", flush=True)
+    while True:
+        time.sleep(0.02)
+        with lock:
+            items = list(owed.items())
+        for c, q in items:
+            q.append(memoryview(batch))
+            while q:
+                try:
+                    n = c.send(q[0])
+                except BlockingIOError:
+                    break
+                except OSError:
+                    q.clear()
+                    break
+                if n < len(q[0]):
+                    q[0] = q[0][n:]
+                    break
+                q.pop(0)
     """
 )
 
@@ -207,6 +262,26 @@ def run(args: argparse.Namespace) -> dict[str, object]:
                 none_rates.append(n / args.seconds)
                 none_worst.append(worst)
 
+            def floor_window() -> None:
+                sock = Path(tmp) / f"floor-{len(floor_rates)}.sock"
+                rate = statistics.median(with_rates) * 2 if with_rates else 2000.0  # records/s: 2 per round trip
+                floor = subprocess.Popen([PY, "-c", FLOOR, str(sock), str(args.fill * 2 if args.fill * 2 < 20000 else 20000),
+                                          str(rate)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                assert floor.stdout is not None and floor.stdin is not None
+                floor.stdout.readline()
+                drainer = subprocess.Popen([PY, "-c", VIEWERS, str(sock), str(args.viewers), str(args.seconds)],
+                                           stdout=subprocess.PIPE, text=True)
+                assert drainer.stdout is not None
+                drainer.stdout.readline()
+                n, _ = proxy.round_trips(args.seconds)
+                floor_rates.append(n / args.seconds)
+                drainer.stdout.readline()
+                drainer.wait(30)
+                floor.stdin.close()
+                floor.wait(10)
+                time.sleep(0.3)
+
+            floor_rates: list[float] = []
             none_rates, with_rates, none_worst, with_worst, viewers = [], [], [], [], []
             none_cpu, with_cpu = [], []  # the proxy's CPU per round trip (us)
             for r in range(args.rounds):
@@ -226,6 +301,8 @@ def run(args: argparse.Namespace) -> dict[str, object]:
                 time.sleep(0.3)  # the proxy notices the viewers left
                 if r % 2 == 1:  # alternate which window comes first: a drift in load favours neither
                     none_window()
+                if args.floor:
+                    floor_window()
         finally:
             code = proxy.close()
     none = statistics.median(none_rates)
@@ -234,6 +311,10 @@ def run(args: argparse.Namespace) -> dict[str, object]:
             "none_rt_per_s": round(none), "with_viewers_rt_per_s": round(with_v), "ratio": round(with_v / none, 3),
             "paired_ratio": round(statistics.median(w / n for w, n in zip(with_rates, none_rates, strict=True)), 3),
             "rounds_none": [round(r) for r in none_rates], "rounds_with": [round(r) for r in with_rates],
+            **({"rounds_floor": [round(r) for r in floor_rates],
+                "paired_floor_ratio": round(statistics.median(f / n for f, n in zip(floor_rates, none_rates, strict=True)), 3),
+                "paired_with_over_floor": round(statistics.median(w / f for w, f in zip(with_rates, floor_rates, strict=True)), 3)}
+               if floor_rates else {}),
             "worst_rt_none_ms": round(max(none_worst) * 1000, 1), "worst_rt_with_ms": round(max(with_worst) * 1000, 1),
             "proxy_cpu_us_per_rt_none": round(statistics.median(none_cpu), 1),
             "proxy_cpu_us_per_rt_with": round(statistics.median(with_cpu), 1),
@@ -306,6 +387,8 @@ def main() -> None:
     ap.add_argument("--fill", type=int, default=20000, help="pings sent before the rounds (fills the backlog)")
     ap.add_argument("--seconds", type=float, default=4.0, help="length of each window")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--no-floor", dest="floor", action="store_false",
+                    help="skip the third window (the same viewers on an ideal fan-out in a process of its own)")
     ap.add_argument("--quick", action="store_true", help="a smoke run: 1 round of 2 s, 5,000 pings of backlog")
     ap.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     ap.add_argument("--path", action="store_true",
@@ -325,6 +408,9 @@ def main() -> None:
     print(f"round trips/s, {args.viewers} viewers attach: {out['with_viewers_rt_per_s']}  (rounds {out['rounds_with']}, "
           f"worst {out['worst_rt_with_ms']} ms)")
     print(f"ratio: {out['ratio']} of the medians, {out['paired_ratio']} median of each round's pair  (target >= 0.90)")
+    if "rounds_floor" in out:
+        print(f"the floor (the same viewers on an ideal fan-out in its own process): rounds {out['rounds_floor']}; "
+              f"floor/none {out['paired_floor_ratio']}, with/floor {out['paired_with_over_floor']} (the proxy's own share)")
     print(f"the proxy's CPU per round trip (us): none {out['proxy_cpu_us_per_rt_none']}, "
           f"with viewers {out['proxy_cpu_us_per_rt_with']}")
     print(f"viewers connected (hello) per round: {out['connected']} of {args.viewers}; failed to connect: "

@@ -23,8 +23,9 @@ def _default_signals() -> None:
 
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-    if signal.getsignal(signal.SIGHUP) == signal.SIG_IGN:
-        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    sighup = getattr(signal, "SIGHUP", None)  # none on Windows
+    if sighup is not None and signal.getsignal(sighup) == signal.SIG_IGN:
+        signal.signal(sighup, signal.SIG_DFL)
 
 
 _default_signals()

@@ -9,20 +9,17 @@ The library is organised in layers around one session model (:mod:`mcpreel.model
 The public API is re-exported here.
 """
 
-from mcpreel._infra import signals as _early_signals
+from __future__ import annotations
 
-_early_signals.install_for_cli()  # `mcpreel record`/`proxy` only, before anything slow: see that module
-del _early_signals
+import importlib
 
-from mcpreel._version import __version__  # noqa: E402
-from mcpreel.errors import (  # noqa: E402
-    FormatError,
-    InputError,
-    McpreelError,
-    TransportError,
-    UsageError,
-)
-from mcpreel.model import Direction, Message, Session, SessionInfo  # noqa: E402
+from mcpreel._version import __version__
+
+TYPE_CHECKING = False  # not typing's: this package's import stays as light as the latch needs
+if TYPE_CHECKING:
+    from mcpreel.clients.memory import MemoryTransport, memory_pair
+    from mcpreel.errors import FormatError, InputError, McpreelError, TransportError, UsageError
+    from mcpreel.model import Direction, Message, Session, SessionInfo
 
 __all__ = [
     "Direction",
@@ -40,11 +37,28 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    # the in-memory transport (for users' tests) loads on first use: every command imports this
-    # package, and the recording proxy starts faster without asyncio
-    if name in ("MemoryTransport", "memory_pair"):
-        from mcpreel.clients import memory
+#: each public name and the module it lives in, loaded on first use: importing this package costs nothing
+#: more, so ``python -m mcpreel`` reaches its entry point (and the early-signal latch, ``mcpreel.__main__``)
+#: before anything slow, and the in-memory transport does not bring asyncio to every command
+_HOMES = {
+    "Direction": "mcpreel.model",
+    "FormatError": "mcpreel.errors",
+    "InputError": "mcpreel.errors",
+    "McpreelError": "mcpreel.errors",
+    "MemoryTransport": "mcpreel.clients.memory",
+    "Message": "mcpreel.model",
+    "Session": "mcpreel.model",
+    "SessionInfo": "mcpreel.model",
+    "TransportError": "mcpreel.errors",
+    "UsageError": "mcpreel.errors",
+    "memory_pair": "mcpreel.clients.memory",
+}
 
-        return getattr(memory, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

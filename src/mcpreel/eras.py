@@ -31,6 +31,7 @@ __all__ = [
     "client_identity",
     "discover_request",
     "discover_result_from_initialize",
+    "era_name",
     "initialize_request",
     "initialize_result_from_discover",
     "is_protocol_meta_key",
@@ -58,6 +59,23 @@ CLIENT_CAPABILITIES_KEY = PROTOCOL_META + "clientCapabilities"
 SERVER_INFO_KEY = PROTOCOL_META + "serverInfo"
 #: result members only the modern era has
 MODERN_RESULT_KEYS = ("resultType", "ttlMs", "cacheScope")
+
+
+#: what every surface calls each era: the word ``--era`` takes, then how that era talks
+_ERA_GLOSS = {LEGACY: "handshake", MODERN: "stateless", UNKNOWN: "no handshake seen"}
+
+
+def era_name(era: str | None, protocol: str | None = None) -> str:
+    """The one way every surface names an era (inspect, the report, replay, the viewer, ``check``):
+    ``legacy era (handshake, 2025-11-25)``, ``modern era (stateless, 2026-07-28)``, ``unknown era (no
+    handshake seen)``. The first word is what ``--era`` takes; ``protocol`` is the version the session
+    spoke (the modern era's own when not given)."""
+    if era not in _ERA_GLOSS:
+        return f"{era} era" if era else f"{UNKNOWN} era ({_ERA_GLOSS[UNKNOWN]})"
+    if era == MODERN:
+        protocol = protocol or MODERN_PROTOCOL
+    details = ", ".join(x for x in (_ERA_GLOSS[era], protocol) if x)
+    return f"{era} era ({details})"
 
 
 #: per era, the client methods it does not have: a session said in that era leaves them out (the 2026-07-28

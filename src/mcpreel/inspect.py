@@ -36,7 +36,7 @@ from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.nesting import recursion_room
-from mcpreel.model import Kind, Message, Session, SessionInfo
+from mcpreel.model import Direction, Kind, Message, Session, SessionInfo
 from mcpreel.operations.facts import ORIGIN_KEY, first_text
 from mcpreel.operations.walk import REQUEST, STREAM, TASK, Operation, Step, Walker
 
@@ -417,6 +417,7 @@ def _values_dict(values: tuple[Any, ...], payloads: bool) -> dict[str, Any]:
     """A row's members as its ``--json`` object: no payload unless asked for, the original only of an
     edit, the error object copied."""
     d: dict[str, Any] = (_DICT_BARE if not payloads else _DICT_EDITED if values[_MODIFIED] else _DICT_PAYLOAD)(values)
+    d["direction"] = Direction.WORDS.get(d["dir"])  # c2s / s2c beside the reel's own in / out
     error = values[_ERROR]
     if error is not None:
         d["error"] = dict(error)

@@ -34,11 +34,15 @@ __all__ = [
 class Direction:
     """Directions as the reel writes them: ``in`` = client -> server, ``out`` = server -> client.
 
-    Plain strings rather than an Enum: they are compared on the hot path of a gigabyte import.
+    Plain strings rather than an Enum: they are compared on the hot path of a gigabyte import. What a
+    person reads says ``c2s`` / ``s2c`` (:data:`WORDS`): the reel's in/out are the server's point of view
+    and read backwards next to other tools' "out = to the server", so they stay inside the file format.
     """
 
     IN = "in"
     OUT = "out"
+    #: the reel's direction -> the one word every surface shows (filter tokens, inspect, docs)
+    WORDS = {"in": "c2s", "out": "s2c"}
 
     @staticmethod
     def opposite(direction: str) -> str:

@@ -31,7 +31,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from mcpreel._infra.record_spool import RecordSpool
-from mcpreel.eras import LEGACY, MODERN, MODERN_PROTOCOL, UNKNOWN, client_identity, protocol_of_request
+from mcpreel.eras import LEGACY, MODERN, MODERN_PROTOCOL, UNKNOWN, client_identity, era_name, protocol_of_request
 from mcpreel.model import SCOPE_KEY, Kind, Message, Session, SessionInfo
 
 #: the requests that start a conversation
@@ -55,7 +55,7 @@ class ClientSession:
     requests: int = 0  # client requests
 
     def label(self) -> str:
-        parts = [f"session {self.index}", self.era if self.protocol is None else f"{self.era} {self.protocol}"]
+        parts = [f"session {self.index}", era_name(self.era, self.protocol)]
         if self.client:
             parts.append(self.client)
         if self.source_file:

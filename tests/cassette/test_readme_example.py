@@ -1,5 +1,5 @@
 """The README's testing section, run as a user pastes it (issue 19): the pytest example records once, replays
-offline with ``none``, and a miss looks as the README shows; the literal ``check --command`` line passes on
+offline with ``none``, and a miss looks as the README shows; the literal ``check --target-command`` line passes on
 an ordinary server; ``--session-file`` also leaves a reel under ./mcpreel-sessions/."""
 
 from __future__ import annotations
@@ -76,11 +76,11 @@ def test_the_pytest_example_records_replays_offline_and_fails_a_miss_as_shown(py
 
 
 def test_the_literal_check_command_line_passes_on_an_ordinary_server(tmp_path: Path) -> None:
-    line = next(ln for ln in _section("Check a server; the demo").splitlines() if "check --command" in ln)
+    line = next(ln for ln in _section("Check a server; the demo").splitlines() if "check --target-command" in ln)
     args = line.split("#")[0].split()
-    assert args[:3] == ["mcpreel", "check", "--command"] and args[3:5] == ['"python', 'my_server.py"']
+    assert args[:3] == ["mcpreel", "check", "--target-command"] and args[3:5] == ['"python', 'my_server.py"']
     (tmp_path / "my_server.py").write_text(SERVER)
-    argv = [sys.executable, "-m", "mcpreel", "check", "--command", f"{sys.executable} my_server.py", *args[5:]]
+    argv = [sys.executable, "-m", "mcpreel", "check", "--target-command", f"{sys.executable} my_server.py", *args[5:]]
     p = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "tools-call:forecast" in p.stdout and "pass" in p.stdout

@@ -78,8 +78,8 @@ def test_exit_2_for_a_stdio_command_that_fails():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ((), 'error: give a server URL or --command "CMD" (one of them)'),
-        (("http://x/mcp", "--command", "y"), 'error: give a server URL or --command "CMD" (one of them)'),
+        ((), 'error: give a server URL or --target-command "CMD" (one of them)'),
+        (("http://x/mcp", "--command", "y"), 'error: give a server URL or --target-command "CMD" (one of them)'),
         (("http://x/mcp", "--call", "{not json"), "Invalid value for '--call': not JSON"),
         (("http://x/mcp", "--call", '{"tool": 1}'), "expected a JSON object of tool name -> arguments object"),
         (("http://x/mcp", "--profile", "strictest"), "Invalid value for '--profile'"),

@@ -43,7 +43,8 @@ def test_auto_checks_both_eras_of_the_sdk_server(sdk_url):
     s = statuses(report)
     for check_id in (*MODERN_CHECKS, *HANDSHAKE_CHECKS):
         assert s[check_id] == PASS, (check_id, report.get(check_id).summary)
-    assert report.eras == ["2026-07-28: server/discover answered", "handshake: initialize answered 2025-11-25"]
+    assert report.eras == ["modern era (stateless, 2026-07-28): server/discover answered",
+                           "legacy era (handshake): initialize answered 2025-11-25"]
     assert report.get("discover").summary == "supportedVersions 2026-07-28, server sdk-peer 1.2.3"
     assert report.get("unsupported-version").summary == "-32022, supported: 2026-07-28"
     assert report.get("routing-headers").summary == "a POST without Mcp-Method or Mcp-Name gets 400 and -32020"
@@ -63,7 +64,7 @@ def test_modern_only_runs_every_check_in_2026_07_28(sdk_url):
         assert s[check_id] == SKIP
         assert report.get(check_id).summary == "a rule of the initialize handshake era: not run (--era modern)"
     assert report.protocol_version == "2026-07-28" and report.server_info == {"name": "sdk-peer", "version": "1.2.3"}
-    assert report.eras[1] == "handshake: not checked (--era modern)"
+    assert report.eras[1] == "legacy era (handshake): not checked (--era modern)"
 
 
 def test_modern_over_stdio():
@@ -78,13 +79,13 @@ def test_modern_over_stdio():
 def test_legacy_only_adds_nothing_of_the_new_era(sdk_url):
     report = run_check(sdk_url, options=CheckOptions(profile="mcp", era="legacy"))
     assert not set(MODERN_CHECKS) & set(statuses(report))
-    assert report.eras[0] == "2026-07-28: not checked (--era legacy)"
+    assert report.eras[0] == "modern era (stateless, 2026-07-28): not checked (--era legacy)"
 
 
 def test_a_handshake_only_server(everything_js):
     auto = run_check(command=f"node {everything_js} stdio", options=CheckOptions(profile="mcp", no_call=True))
     assert not set(MODERN_CHECKS) & set(statuses(auto))
-    assert auto.eras[0] == "2026-07-28: not offered (server/discover answered error -32601: Method not found)"
+    assert auto.eras[0] == "modern era (stateless, 2026-07-28): not offered (server/discover answered error -32601: Method not found)"
     modern = run_check(command=f"node {everything_js} stdio", options=CheckOptions(profile="mcp", era="modern"))
     r = modern.get("discover")
     assert r.status == FAIL and "does not speak 2026-07-28 (check it with --era legacy)" in r.summary
@@ -125,7 +126,7 @@ def lax_modern_app() -> Starlette:
 def test_a_server_that_breaks_the_2026_rules():
     with serve_app(lax_modern_app()) as base:
         report = run_check(f"{base}/mcp", options=CheckOptions(profile="mcp"))
-    assert report.eras[1].startswith("handshake: not offered (initialize answered error -32600")
+    assert report.eras[1].startswith("legacy era (handshake): not offered (initialize answered error -32600")
     discover = report.get("discover")
     assert discover.status == FAIL and "result.resultType is missing" in discover.summary
     assert "io.modelcontextprotocol/serverInfo" in discover.summary

@@ -33,7 +33,7 @@ def check_protocol_and_skips(report) -> None:
     for check_id in STREAMABLE_ONLY:
         r = report.get(check_id)
         assert r.status == SKIP and r.summary == "Streamable HTTP check: not run over legacy HTTP+SSE"
-    assert report.eras[0] == "2026-07-28: not checked (legacy HTTP+SSE speaks only the handshake era)"
+    assert report.eras[0] == "modern era (stateless, 2026-07-28): not checked (legacy HTTP+SSE speaks only the handshake era)"
 
 
 def test_the_sdk_server_in_sse_mode():

@@ -9,13 +9,15 @@ prints must still reach stdout, whole and free of the bar (rich would otherwise 
 from __future__ import annotations
 
 import os
-import pty
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
 import orjson
+import pytest
+
+pty = pytest.importorskip("pty", reason="needs a pseudo-terminal (POSIX; not on Windows)")
 
 PY = sys.executable
 

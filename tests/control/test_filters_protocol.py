@@ -25,9 +25,14 @@ RPC_ERR = {"jsonrpc": "2.0", "id": "9", "error": {"code": -1, "message": "no"}}
     ("method:tools/list", CALL, "in", False),
     ("tool:search", CALL, "in", True),
     ("tool:other", CALL, "in", False),
-    ("dir:out", CALL, "in", True),  # out = client -> server = the reel's "in"
+    ("dir:c2s", CALL, "in", True),  # c2s = client -> server = the reel's "in"
+    ("dir:s2c", CALL, "in", False),
+    ("dir:s2c", OK, "out", True),
+    ("dir:c2s dir:s2c", OK, "out", True),  # the same key twice: either
+    ("dir:out", CALL, "in", True),  # the aliases: out = client -> server (mcpsnoop), = the reel's "in"
     ("dir:in", CALL, "in", False),
     ("dir:client_to_server", CALL, "in", True),
+    ("dir:server_to_client", OK, "out", True),
     ("status:error", TOOL_ERR, "out", True),
     ("status:error", RPC_ERR, "out", True),
     ("status:error", OK, "out", False),
@@ -70,7 +75,7 @@ def test_a_filter_matches_records_and_reel_lines() -> None:
 
 
 @pytest.mark.parametrize(("text", "says"), [
-    ("dir:sideways", "dir is out"), ("kind:thing", "kind is one of"), ("status:maybe", "status is error or ok"),
+    ("dir:sideways", "dir is c2s"), ("kind:thing", "kind is one of"), ("status:maybe", "status is error or ok"),
     ("colour:red", "unknown key 'colour'"), ("method:", "has no value"), ('"unclosed', "No closing quotation"),
 ])
 def test_bad_filter_tokens_are_named(text: str, says: str) -> None:
@@ -115,7 +120,7 @@ def test_parse_command_checks_and_normalizes() -> None:
         ({"type": "decide", "hold": "h1", "action": "edit", "message": {"id": 1}}, "not valid JSON-RPC"),
         ({"type": "decide", "hold": "h1", "action": "drop", "error": "x"}, "error object"),
         ({"type": "inject", "direction": "up", "message": NOTE}, "direction"),
-        ({"type": "intercept", "filter": "dir:up"}, "dir is out"),
+        ({"type": "intercept", "filter": "dir:up"}, "dir is c2s"),
     ]:
         with pytest.raises(protocol.CommandError, match=says):
             protocol.parse_command(bad)
@@ -158,3 +163,17 @@ def test_running_drops_and_deletes_stale_entries(tmp_path: Path) -> None:
     assert stat.S_IMODE(os.stat(info).st_mode) == 0o600
     assert discovery.running(tmp_path) == []
     assert not info.exists()
+
+
+@pytest.mark.parametrize(("alias", "word"), [("out", "c2s"), ("client_to_server", "c2s"), ("in", "s2c"),
+                                             ("server_to_client", "s2c")])
+def test_every_direction_alias_means_what_its_one_word_means(alias: str, word: str) -> None:
+    assert parse(f"dir:{alias}").terms == parse(f"dir:{word}").terms
+    for message, direction in ((CALL, "in"), (OK, "out"), (NOTE, "in"), (CALL, "out")):
+        assert parse(f"dir:{alias}").matches(message, direction) is parse(f"dir:{word}").matches(message, direction)
+
+
+def test_a_bad_direction_is_refused_in_the_one_vocabulary() -> None:
+    with pytest.raises(FilterError, match="dir is c2s \\(client -> server\\) or s2c \\(server -> client\\)"):
+        parse("dir:up")
+    assert DEFAULT_INTERCEPT == "dir:c2s kind:request"

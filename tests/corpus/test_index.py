@@ -279,6 +279,9 @@ def test_sessions_named_questions_name_file_and_line(small: Path) -> None:
     assert [Path(r[0]).name for r in sessions(small, server="BE*").rows] == ["two.jsonl"]
     assert len(sessions(small, client="tester", since="2026-11-25").rows) == 3
     assert sessions(small, since="2026-11-26T00:00:00Z").rows == []
+    for spelling in ("--server-name", "--server"):  # the issue's --server parses, hidden (vocabulary)
+        named = _invoke("sessions", spelling, "alpha", "--db", str(small), "--format", "json")
+        assert sorted(Path(r["file"]).name for r in json.loads(named.stdout)) == ["one.jsonl", "three.jsonl"]
     out = _invoke("sessions", "--failed", "--tool", "echo", "--db", str(small), "--format", "json")
     assert out.exit_code == 0 and [Path(r["file"]).name for r in json.loads(out.stdout)] == ["one.jsonl"]
 
@@ -350,7 +353,7 @@ def test_export_parquet_partitioned_by_day(small: Path, tmp_path: Path) -> None:
     n = con.execute(f"SELECT count(*) FROM read_parquet('{out}/operations/*/*.parquet', hive_partitioning = true) "
                     "WHERE day = DATE '2026-11-25'").fetchone()[0]
     assert n == run_sql(small, "SELECT count(*) FROM operations").rows[0][0]
-    again = _invoke("export", "parquet", "--db", str(small), "--out", str(out))  # replaces, leaves no staging
+    again = _invoke("export", "parquet", "--db", str(small), "-o", str(out))  # replaces, leaves no staging
     assert again.exit_code == 0 and sorted(p.name for p in out.iterdir()) == sorted(t.name for t in schema.TABLES)
 
 

@@ -84,7 +84,7 @@ def test_plain_output_and_verbose_payloads():
     assert '"text": "hi"' in text and "original (before the edit):" in text and '"x": 1' in text
     assert "\x1b[" not in text and "─" not in text  # plain: no colour, no box drawing
     summary = text[text.index("Summary:"):]
-    assert "Summary: 12 messages (7 >, 5 <), 6 requests, 5 responses, 1 notification, 1 modified, 1 dropped, " \
+    assert "Summary: 12 messages (7 c2s >, 5 s2c <), 6 requests, 5 responses, 1 notification, 1 modified, 1 dropped, " \
            "5 operations, 2 errors, 1 unanswered, 1 orphan" in summary
     assert "  echo  2      1       1        0           20ms  100ms" in summary
     assert "#006 tools/call echo id=2: isError: bad" in summary

@@ -109,3 +109,24 @@ def test_an_http_server_url_urllib_refuses_is_listed_and_pointed_at(tmp_path: Pa
         result = CliRunner().invoke(cli, [*args, "--home", str(home), "--project", str(project)])
         assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
         assert result.exit_code in (0, 2) and "/mcp?team=x" in result.output, result.output
+
+
+@pytest.mark.parametrize("where", ["tool name", "property name"])
+def test_a_lone_surrogate_in_a_contract_snapshot_is_printed_escaped(tmp_path: Path, where: str) -> None:
+    """The hostile-contract family (issue 28, 2026-11-26) found ``contract check`` printing a change whose
+    tool or property name held a lone surrogate: a ``UnicodeEncodeError`` traceback instead of the line."""
+    from mcpreel.contract.snapshot import from_session
+
+    source = FIXTURES / "qai" / "qai_session_fastmcp.json"
+    doc = json.loads(from_session(open_session(source)[0]).dumps())
+    first = next(iter(doc["tools"]))
+    if where == "tool name":
+        doc["tools"]["\udc00x"] = doc["tools"].pop(first)
+    else:
+        doc["tools"][first]["inputSchema"] = {"type": "object", "properties": {"\udc00": {"type": "string"}}}
+    contract = tmp_path / "contract.json"
+    contract.write_text(json.dumps(doc))
+    result = CliRunner().invoke(cli, ["contract", "check", str(contract), str(source), "--fail-on", "any"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code == 1, result.output
+    assert "\\udc00" in result.output

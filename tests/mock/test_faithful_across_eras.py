@@ -395,7 +395,7 @@ def test_replay_era_modern_leaves_out_what_2026_lacks_in_an_inspector_session(tm
     modern_run = mcpreel("replay", str(out), "--era", "modern", "--target-command", server, "--timeout", "10")
     assert modern_run.returncode == 0, modern_run.stdout + modern_run.stderr
     said = modern_run.stdout + modern_run.stderr
-    assert "left out 1 logging/setLevel: the 2026-07-28 era has no such method (--era modern)" in said
+    assert "left out 1 logging/setLevel: the modern era (stateless, 2026-07-28) has no such method (--era modern)" in said
     assert "1 request replayed: 1 same, 0 different" in said
 
 
@@ -407,7 +407,7 @@ def test_replay_era_legacy_leaves_out_subscriptions_listen() -> None:
     report, _ = asyncio.run(replay_against_mock(recording, options=ReplayOptions(
         era="legacy", timeout=2, unrecorded_grace=0.05)))
     assert [r.method for r in report.results] == ["tools/list"]
-    assert "left out 1 subscriptions/listen: the handshake era has no such method (--era legacy)" in report.notes
+    assert "left out 1 subscriptions/listen: the legacy era (handshake) has no such method (--era legacy)" in report.notes
     assert report.count("same") == 1
 
 

@@ -107,15 +107,15 @@ def test_a_signal_before_the_reel_is_open_ends_it_with_its_name(tmp_path: Path) 
 
 
 def test_the_latch_is_installed_only_for_the_recording_commands() -> None:
-    import os
-
+    """The entry point (``mcpreel.__main__``) asks with ``sys.argv``: only ``record``/``proxy`` latch.
+    (``import mcpreel`` never does: tests/platform/test_entry_point.py.)"""
     install = early_signals.install_for_cli
     before = {s: signal.getsignal(s) for s in early_signals.LATCHED}
     try:
-        for argv in (["pytest", "record"], ["mcpreel", "inspect", "x"], ["-m", "convert"], ["mcpreel"]):
+        for argv in (["mcpreel", "inspect", "x"], ["mcpreel", "convert", "record"], ["mcpreel"]):
             install(argv)
             assert {s: signal.getsignal(s) for s in early_signals.LATCHED} == before
-        install([os.path.join("venv", "bin", "mcpreel"), "record"])
+        install(["mcpreel", "record"])
         assert all(signal.getsignal(s) is early_signals._note for s in early_signals.LATCHED)
     finally:
         for s, handler in before.items():

@@ -21,7 +21,8 @@ from tests.replay.e2e_helpers import MCPREEL, PY, SDK_SERVER, Background, mcpree
 pytestmark = pytest.mark.e2e
 
 CHANGED = f"{SDK_SERVER} --changed"
-ERA_LINE = {"auto": "replayed in the 2026-07-28 era, as recorded", "legacy": "replayed in the handshake era, as recorded"}
+ERA_LINE = {"auto": "replayed in the modern era (stateless, 2026-07-28), as recorded",
+            "legacy": "replayed in the legacy era (handshake), as recorded"}
 
 
 def _http_server(port: int, *extra: str) -> Background:
@@ -129,7 +130,7 @@ def test_a_recording_replays_in_the_other_era(tmp_path, recorded, asked):
     record(out, SDK_SERVER, era=recorded)
     r = mcpreel("replay", str(out), "--era", asked, "--target-command", SDK_SERVER, "--timeout", "10")
     _assert_same(r, 4)  # the translated handshake is not a row
-    assert ("replayed in the handshake era" if asked == "legacy" else "replayed in the 2026-07-28 era") in r.stdout
+    assert ("replayed in the legacy era" if asked == "legacy" else "replayed in the modern era") in r.stdout
 
 
 def test_an_http_error_is_reported_at_once_with_its_status_and_body(tmp_path):

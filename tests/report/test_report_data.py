@@ -162,8 +162,8 @@ def test_both_recorded_eras(recordings):
     seen = recordings["seen"]
     legacy = collect(open_session(recordings["legacy"])[0])
     modern = collect(open_session(recordings["modern"])[0])
-    assert legacy.era == "handshake (initialize)" and legacy.protocol_version == "2025-11-25"
-    assert modern.era.startswith("2026-07-28") and modern.protocol_version == "2026-07-28"
+    assert legacy.era == "legacy era (handshake)" and legacy.protocol_version == "2025-11-25"
+    assert modern.era == "modern era (stateless, 2026-07-28)" and modern.protocol_version == "2026-07-28"
     for data in (legacy, modern):
         assert data.server == "report-peer" and data.client and data.client.startswith("mcp")
         assert set(data.tools) == {"echo", "slow", "ask", "fail"}

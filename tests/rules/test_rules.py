@@ -115,6 +115,14 @@ def test_times_and_after_count_matches_deterministically_and_the_next_rule_gets_
     assert got == [("slow", "forward"), ("slow", "forward"), ("third", "close"), ("slow", "forward")]
 
 
+@pytest.mark.parametrize(("word", "same_as"), [("c2s", "client_to_server"), ("s2c", "server_to_client"),
+                                              ("out", "client_to_server"), ("in", "server_to_client")])
+def test_a_rule_direction_takes_the_filter_tokens_words(word, same_as):
+    rs = rules({"name": "d", "match": {"direction": word}, "delay": 0.1})
+    other = "server_to_client" if same_as == "client_to_server" else "client_to_server"
+    assert rs.decide(CALL, same_as) is not None and rs.decide(CALL, other) is None
+
+
 def test_match_by_the_filter_tokens_of_the_contract():
     rs = rules({"name": "f", "match": {"filter": "dir:in status:error"}, "delay": 0.1})
     failed = {"jsonrpc": "2.0", "id": 7, "error": {"code": -1, "message": "x"}}

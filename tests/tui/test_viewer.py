@@ -126,7 +126,7 @@ async def test_rows_show_what_happened(small_reel: Path):
         assert "no answer" in lines[9]
         assert "S→C notifications/message" in lines[10] and "[INJECTED]" in lines[10]
         header = _plain(app.query_one("#header"))
-        assert "legacy 2025-06-18" in header and "probe 1" in header
+        assert "legacy era (handshake, 2025-06-18)" in header and "probe 1" in header
 
 
 async def test_detail_shows_json_the_original_and_the_pair_and_p_jumps(small_reel: Path):
@@ -387,12 +387,12 @@ async def test_two_client_sessions_are_told_apart_with_their_eras(tmp_path: Path
     async with app.run_test(size=(160, 40)) as pilot:
         await _loaded(pilot, app)
         header = _plain(app.query_one("#header"))
-        assert "session 1, legacy 2025-06-18, old-client 1" in header
-        assert "session 2, modern 2026-07-28, new-client 2" in header
+        assert "session 1, legacy era (handshake, 2025-06-18), old-client 1" in header
+        assert "session 2, modern era (stateless, 2026-07-28), new-client 2" in header
         lines = _lines(app)
         assert " S1 " in lines[2] and " S2 " in lines[4]
         await pilot.press("end")
-        assert "session 2, modern 2026-07-28" in _detail(app)
+        assert "session 2, modern era (stateless, 2026-07-28)" in _detail(app)
 
 
 async def test_what_is_said_on_stderr_under_record_tui_becomes_a_notification(small_reel: Path):

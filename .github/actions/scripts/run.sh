@@ -5,7 +5,7 @@
 #
 # Env (set by action.yml from its inputs): MCPREEL_RUN, MCPREEL_SOURCE, MCPREEL_SERVER_COMMAND,
 # MCPREEL_CONTRACT, MCPREEL_FAIL_ON, MCPREEL_AUDIT_FAIL_ON, MCPREEL_AUDIT_RULES, MCPREEL_SESSION,
-# MCPREEL_TARGET_COMMAND, MCPREEL_TARGET_URL, MCPREEL_REPORTS; by GitHub: GITHUB_OUTPUT,
+# MCPREEL_TARGET_COMMAND, MCPREEL_TARGET_URL, MCPREEL_CHECK_PROFILE, MCPREEL_REPORTS; by GitHub: GITHUB_OUTPUT,
 # GITHUB_STEP_SUMMARY (both optional here, so the script runs the same on a laptop). MCPREEL_BIN: the
 # mcpreel command (default: mcpreel on PATH).
 set -uo pipefail
@@ -77,7 +77,8 @@ for gate in $gates; do
       if [ -n "${MCPREEL_TARGET_URL:-}" ]; then target=("$MCPREEL_TARGET_URL");
       elif [ -n "$server_command" ]; then target=(--command "$server_command");
       else fail_usage "check needs target-url or server-command"; fi
-      "$mcpreel" check "${target[@]}" --sarif "$reports/check.sarif" --out "$reports/check.txt"
+      "$mcpreel" check "${target[@]}" --profile "${MCPREEL_CHECK_PROFILE:-mcp}" --sarif "$reports/check.sarif" \
+        --out "$reports/check.txt"
       record check $? "$reports/check.sarif" ;;
     *) fail_usage "unknown gate '$gate' (known: contract-check, audit, replay, check)" ;;
   esac

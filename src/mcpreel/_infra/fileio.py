@@ -2,7 +2,8 @@
 
 - :func:`atomic_output` writes to a temporary file beside the target and renames it into place only
   when the writer finished, so bad input never leaves a half-written output behind.
-- Every file we create is mode 0600: sessions and traces hold prompts, tokens and tool data.
+- Every file we create is mode 0600: sessions and traces hold prompts, tokens and tool data (on Windows,
+  where modes mean nothing, as private as its folder, said once: :func:`mcpreel._infra.platform.make_private`).
 - An output path that is a symbolic link is refused (:func:`refuse_symlink`, one line, exit 2), never
   written through: a link planted where a recording goes (``ln -s ~/.ssh/authorized_keys out.jsonl``)
   would otherwise get the session's bytes -- or lose its target to our 0600 copy. Refusing rather than
@@ -20,11 +21,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from mcpreel._infra import platform
 from mcpreel.errors import UsageError
 
 __all__ = ["PRIVATE_MODE", "atomic_output", "open_private_append", "refuse_symlink"]
 
-PRIVATE_MODE = 0o600
+PRIVATE_MODE = platform.PRIVATE_MODE
 
 
 #: errors of writing itself (as opposed to reading an input inside the ``with`` body)
@@ -64,7 +66,7 @@ def atomic_output(path: str | os.PathLike[str], *, buffering: int = 1 << 20) -> 
     except OSError as exc:
         raise _cannot_write(path, exc) from exc
     try:
-        os.fchmod(fd, PRIVATE_MODE)
+        platform.make_private(fd)
         with os.fdopen(fd, "wb", buffering=buffering) as fh:
             yield fh
         refuse_symlink(target)  # a link planted while the output was being written
@@ -88,9 +90,11 @@ def open_private_append(path: str | os.PathLike[str]) -> BinaryIO:
     refuse_symlink(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, PRIVATE_MODE)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND | platform.NOFOLLOW, PRIVATE_MODE)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             refuse_symlink(target)
         raise
+    if not platform.has_file_modes():
+        platform.make_private(fd)  # says once that modes mean nothing here
     return os.fdopen(fd, "ab", buffering=0)

@@ -3,8 +3,10 @@
 ``mcpreel record`` takes a few hundred milliseconds to import its stack, open the reel and start the
 server. An IDE that stops a proxy it has just started sends SIGTERM (or SIGINT) in that time, and the
 default action killed the process with no reel at all. :func:`install` (called by
-:func:`install_for_cli` when ``mcpreel`` itself starts as ``mcpreel record`` or ``mcpreel proxy``: the
-first thing the package does, before even the CLI is imported) replaces the default action of SIGINT, SIGTERM and SIGHUP with a note; the
+:func:`install_for_cli` by the ``mcpreel`` command's entry point, :mod:`mcpreel.__main__`, when it starts as
+``mcpreel record`` or ``mcpreel proxy``, before the CLI is imported; never on ``import mcpreel``: another
+program's signals are its own) replaces the default action of the stop signals (SIGINT, SIGTERM, and SIGHUP
+or SIGBREAK where the system has them: :data:`mcpreel._infra.platform.STOP_SIGNALS`) with a note; the
 recorders then write the reel's ``meta`` line and look (:func:`take`): a signal that came before the
 server started ends the reel at once (its ``end`` line says which signal), one that came later is handed
 to the server like any other, once the real handlers are in place. A signal the user chose to ignore
@@ -16,19 +18,21 @@ What no code can cover is the interpreter's own start, before the first line of 
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import threading
 from collections.abc import Sequence
 from types import FrameType
 
+from mcpreel._infra.platform import STOP_SIGNALS
+
 __all__ = ["LATCHED", "LATCHING_COMMANDS", "install", "install_for_cli", "take"]
 
 #: the commands that start a recorder
 LATCHING_COMMANDS = frozenset({"record", "proxy"})
 
-LATCHED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: what is kept: the stop signals this system has (no SIGHUP on Windows)
+LATCHED = STOP_SIGNALS
 _pending: list[int] = []
 
 
@@ -37,7 +41,7 @@ def _note(signum: int, _frame: FrameType | None) -> None:
 
 
 def install() -> None:
-    """Keep SIGINT/SIGTERM/SIGHUP for :func:`take` from now until other handlers replace these."""
+    """Keep the stop signals (:data:`LATCHED`) for :func:`take` from now until other handlers replace these."""
     if threading.current_thread() is not threading.main_thread():
         return
     for sig in LATCHED:
@@ -46,15 +50,13 @@ def install() -> None:
 
 
 def install_for_cli(argv: Sequence[str] | None = None) -> None:
-    """:func:`install` when this process is the ``mcpreel`` command starting a recorder, else nothing.
+    """:func:`install` when the ``mcpreel`` command starts a recorder (``argv[1]`` is ``record``/``proxy``).
 
-    ``argv`` is ``sys.argv``: ``python -m mcpreel record ...`` has ``-m`` in front while the package is
-    imported, the installed script its own path; any other program importing mcpreel is left alone.
+    Called only by the command's entry point (:func:`mcpreel.__main__.main`, which ``mcpreel`` and
+    ``python -m mcpreel`` both run); ``argv`` is ``sys.argv``.
     """
     args = sys.argv if argv is None else argv
-    if len(args) < 2 or args[1] not in LATCHING_COMMANDS:
-        return
-    if args[0] == "-m" or os.path.basename(args[0]).removesuffix(".exe") in ("mcpreel", "__main__.py"):
+    if len(args) >= 2 and args[1] in LATCHING_COMMANDS:
         install()
 
 

@@ -411,7 +411,7 @@ class StdioProbe(_Base):
         super().__init__(timeout)
         argv = command_argv(command)
         if not argv:
-            raise Unreachable("--command is empty")
+            raise Unreachable("--target-command is empty")
         self.argv = argv
         # named with the secrets of its argv redacted (``--token X``, ``API_KEY=X``), as a recording's argv is
         shown = Redactor().command(argv)

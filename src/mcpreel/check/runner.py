@@ -32,6 +32,7 @@ from mcpreel.check.legacy_sse import SseProbe, is_legacy_sse_url
 from mcpreel.check.probe import Exchange, HttpProbe, StdioProbe, Unreachable, excerpt
 from mcpreel.check.redaction import redact_report
 from mcpreel.check.result import CheckReport, CheckResult
+from mcpreel.eras import LEGACY, MODERN, era_name
 from mcpreel.errors import UsageError
 
 __all__ = ["PLAN", "run_check"]
@@ -57,6 +58,9 @@ PLAN: list[Callable[[Run], Any]] = [
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
+#: the eras as every surface names them (the report's "eras" lines)
+_MODERN_ERA, _LEGACY_ERA = era_name(MODERN), era_name(LEGACY)
+
 
 def run_check(
     url: str | None = None,
@@ -81,7 +85,7 @@ def run_check(
     """
     opts = options or CheckOptions()
     if (url is None) == (command is None):
-        raise UsageError("give a server URL or --command (one of them)")
+        raise UsageError("give a server URL or --target-command (one of them)")
     opts = replace(opts, profile=PROFILE_ALIASES.get(opts.profile, opts.profile))
     if opts.profile not in PROFILES:
         raise UsageError(f"unknown profile {opts.profile!r} (known: {', '.join(PROFILES)})")
@@ -108,7 +112,7 @@ def run_check(
     with ExitStack() as stack:
         modern_run: Run | None = None
         if legacy_sse:
-            notes.append(f"{era.MODERN}: not checked (legacy HTTP+SSE speaks only the handshake era)")
+            notes.append(f"{_MODERN_ERA}: not checked (legacy HTTP+SSE speaks only the handshake era)")
         elif opts.era in ("auto", "modern"):
             modern_stack = stack.enter_context(ExitStack())
             modern_probe = connect(True)
@@ -116,14 +120,14 @@ def run_check(
             modern_run = Run(modern_probe, opts, spawner(True), modern=True)
             _discover(modern_run, probe_only=opts.era == "auto")
             if modern_run.init_result is not None:
-                notes.append(f"{era.MODERN}: server/discover answered")
+                notes.append(f"{_MODERN_ERA}: server/discover answered")
             else:
-                notes.append(f"{era.MODERN}: not offered ({_refusal(modern_run.init, 'server/discover')})")
+                notes.append(f"{_MODERN_ERA}: not offered ({_refusal(modern_run.init, 'server/discover')})")
                 if opts.era == "auto":
                     modern_stack.close()  # no server process or connection idles through the other era's run
                     modern_run = None
         else:
-            notes.append(f"{era.MODERN}: not checked (--era legacy)")
+            notes.append(f"{_MODERN_ERA}: not checked (--era legacy)")
         legacy_run: Run | None = None
         if opts.era in ("auto", "legacy"):
             legacy_probe = connect(False)
@@ -135,15 +139,15 @@ def run_check(
                 if modern_run is None:
                     raise
                 legacy_run = None
-                notes.append("handshake: not offered (initialize got no answer)")
+                notes.append(f"{_LEGACY_ERA}: not offered (initialize got no answer)")
             else:
                 if legacy_run.init_result is not None:
-                    notes.append(f"handshake: initialize answered {legacy_run.negotiated or '(no protocolVersion)'}")
+                    notes.append(f"{_LEGACY_ERA}: initialize answered {legacy_run.negotiated or '(no protocolVersion)'}")
                 elif modern_run is not None:
-                    notes.append(f"handshake: not offered ({_refusal(legacy_run.init, 'initialize')})")
+                    notes.append(f"{_LEGACY_ERA}: not offered ({_refusal(legacy_run.init, 'initialize')})")
                     legacy_run = None
         else:
-            notes.append("handshake: not checked (--era modern)")
+            notes.append(f"{_LEGACY_ERA}: not checked (--era modern)")
         if modern_run is not None:
             runs.append((modern_run, era.MODERN_PLAN if legacy_run is not None else [*era.MODERN_PLAN, *PLAN]))
         if legacy_run is not None:

@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "unwrap": "mcpreel.cli.wrap_cmd:unwrap_command",
     "audit": "mcpreel.cli.audit_cmd:audit_command",
     "tui": "mcpreel.cli.tui_cmd:tui_command",
+    "help": "mcpreel.cli.help_cmd:help_command",
     "index": "mcpreel.cli.index_cmd:index_command",
     "query": "mcpreel.cli.query_cmd:query_command",
     "sessions": "mcpreel.cli.sessions_cmd:sessions_command",
@@ -46,6 +47,8 @@ COMMANDS: dict[str, str] = {
 
 
 class LazyGroup(click.Group):
+    """Commands loaded on first use, and listed by what a person wants to do (:data:`~.helptext.SECTIONS`)."""
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(COMMANDS) | set(self.commands))
 
@@ -60,13 +63,36 @@ class LazyGroup(click.Group):
         self.add_command(cmd, name)
         return cmd
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """One section per task (record, look, convert, verify, serve, CI, configure), one line a verb; a
+        verb no section names goes under "Other", with its own short help."""
+        from mcpreel.cli.helptext import SECTIONS
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+        shown = {n: cmd for n in self.list_commands(ctx) if (cmd := self.get_command(ctx, n)) is not None
+                 and not cmd.hidden}
+        width = max(map(len, shown), default=0)
+        lines = {n: line for _, verbs in SECTIONS for n, line in verbs}
+        sections = [(title, [n for n, _ in verbs if n in shown]) for title, verbs in SECTIONS]
+        sections.append(("Other", [n for n in shown if n not in lines]))
+        for title, names in sections:
+            if names:
+                with formatter.section(title):
+                    formatter.write_dl([(n.ljust(width), lines.get(n) or shown[n].get_short_help_str(80))
+                                        for n in names], col_max=width + 2)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+             epilog="\b\nEvery verb's help ends with examples: mcpreel VERB --help.\n"
+                    "What a word means: mcpreel help formats|filters|rules|eras|names.")
 @click.version_option(__version__, prog_name="mcpreel")
 @click.option("-v", "--verbose", is_flag=True,
               help="Also show other libraries' log lines (uvicorn, OpenTelemetry, ...) on stderr.")
 def cli(verbose: bool) -> None:
-    """Record, import, inspect, convert, replay and check MCP sessions."""
+    """Record, import, inspect, convert, replay and check MCP sessions.
+
+    A session file is any format mcpreel reads (mcpreel help formats); the live server is --target-url URL
+    or --target-command "CMD ARGS"; what a verb writes is -o/--output.
+    """
     from mcpreel.cli.output import other_loggers
 
     other_loggers(verbose)

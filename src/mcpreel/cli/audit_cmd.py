@@ -6,9 +6,10 @@ import click
 
 from mcpreel.cli import output
 from mcpreel.cli.contract_cmd import source_options
+from mcpreel.cli.helptext import examples
 
 
-def audit_sarif(report, artifact: str | None) -> dict:
+def audit_sarif(report, artifact: str | None, target=None) -> dict:
     from mcpreel.render.sarif import Finding, RuleInfo, sarif_log
 
     rules = [RuleInfo(r.id, r.message, r.level, help=f"{r.name} ({r.kind})") for r in report.rules]
@@ -16,10 +17,14 @@ def audit_sarif(report, artifact: str | None) -> dict:
                         file=artifact, properties={k: v for k, v in (("record", f.record), ("server", f.server),
                                                                     ("name", f.name)) if v is not None})
                 for f in report.findings]
-    return sarif_log("audit", rules, findings, properties={"counts": report.counts()})
+    return sarif_log("audit", rules, findings, properties={"counts": report.counts()}, target=target)
 
 
-@click.command("audit")
+@click.command("audit", epilog=examples(
+    "mcpreel audit session.jsonl",
+    "mcpreel audit --target-command 'npx -y @modelcontextprotocol/server-everything' --format sarif",
+    "mcpreel audit session.jsonl --disable MCPA006 --sarif audit.sarif",
+))
 @click.argument("source", required=False)
 @source_options
 @click.option("--rules", "rule_files", multiple=True, type=click.Path(dir_okay=False),
@@ -38,16 +43,12 @@ def audit_command(ctx: click.Context, source: str | None, command: str | None, u
     """Flag what should worry a user of this server: injection-shaped text, tools that change mid-session,
     duplicate or shadowing tool names, secrets in traffic, destructive tools without annotations.
 
-    \b
-      mcpreel audit session.jsonl
-      mcpreel audit --command 'npx -y @modelcontextprotocol/server-everything' --format sarif
-
     Exit 0 when nothing at or above --fail-on was found, 1 when something was, 2 when it could not run.
     """
     from mcpreel._infra import jsonio
     from mcpreel.audit import audit_session, builtin_rules, load_rules, merge_rules
     from mcpreel.cli.output import save
-    from mcpreel.cli.sources import open_source
+    from mcpreel.cli.sources import open_source, sarif_target
 
     extra = [r for path in rule_files for r in load_rules(path)]
     rules = merge_rules(builtin_rules(), extra, disable)
@@ -59,10 +60,11 @@ def audit_command(ctx: click.Context, source: str | None, command: str | None, u
                                 headers=headers, timeout=timeout)
     report = audit_session(session, rules)
     artifact = source if source and not source.startswith(("http://", "https://")) else None
+    target = sarif_target(source, command, url) if fmt == "sarif" or sarif_path else None
     if fmt == "json":
         click.echo(jsonio.dumps_str(report.to_json()))
     elif fmt == "sarif":
-        click.echo(jsonio.dumps_indented(audit_sarif(report, artifact)).decode("utf-8"))
+        click.echo(jsonio.dumps_indented(audit_sarif(report, artifact, target)).decode("utf-8"))
     else:
         for f in report.findings:
             where = f" (record {f.record})" if f.record is not None else ""
@@ -73,5 +75,5 @@ def audit_command(ctx: click.Context, source: str | None, command: str | None, u
         click.echo(f"{name}: {report.tools_seen} tools, {report.calls_seen} calls; "
                    f"{c['error']} errors, {c['warning']} warnings, {c['note']} notes")
     if sarif_path:
-        save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(audit_sarif(report, artifact))))
+        save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(audit_sarif(report, artifact, target))))
     ctx.exit(1 if report.failing(fail_on) else 0)

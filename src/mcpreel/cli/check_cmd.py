@@ -1,4 +1,4 @@
-"""``mcpreel check URL`` / ``mcpreel check --command "CMD"``: run spec 05's checks against a live server."""
+"""``mcpreel check URL`` / ``mcpreel check --target-command "CMD"``: run spec 05's checks against a live server."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import click
 
 from mcpreel._infra import jsonio
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
+from mcpreel.cli.vocabulary import hidden
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -63,9 +65,13 @@ def _text_console() -> Console:
     return console if console.is_terminal else Console(highlight=False, width=max(console.width, 120))
 
 
-@click.command("check")
+@click.command("check", epilog=examples(
+    "mcpreel check http://127.0.0.1:8000/mcp --profile mcp",
+    "mcpreel check --target-command \"python my_server.py\" --profile mcp --era legacy",
+    "mcpreel check http://127.0.0.1:8000/mcp -H 'Authorization: Bearer TOKEN' --format junit -o check.xml",
+))
 @click.argument("url", required=False)
-@click.option("--command", "command", metavar="CMD",
+@click.option("--target-command", "command", **hidden("--command"), metavar='"CMD ARGS"',
               help="Check a stdio server started by CMD (HTTP-only checks are skipped).")
 @click.option("--profile", type=_PROFILES, default="strict-sse", show_default=True,
               help="strict-sse: the strict HTTP-SSE format (SSE responses, JSON in text; 'sse' for short); "
@@ -81,10 +87,11 @@ def _text_console() -> Console:
 @click.option("--format", "fmt", type=_FORMATS, default="text", show_default=True)
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
               help="Seconds to wait for each answer.")
-@click.option("-H", "--header", "headers", type=HeaderParam(), multiple=True,
+@click.option("-H", "--header", "headers", type=HeaderParam(), multiple=True, metavar="'NAME: VALUE'",
               help="An HTTP header sent on every request, e.g. 'Authorization: Bearer …' (repeatable).")
 @click.option("--strict", is_flag=True, help="Count warnings as failures (exit 1).")
-@click.option("--out", "out", type=click.Path(dir_okay=False), help="Also write the report to this file.")
+@click.option("-o", "--output", "out", **hidden("--out"), type=click.Path(dir_okay=False),
+              help="Also write the report to this file.")
 @click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False),
               help="Also write a SARIF 2.1.0 report here (failed checks as errors, warnings as warnings).")
 @output.run_command
@@ -102,7 +109,7 @@ def check_command(url: str | None, command: str | None, profile: str, era: str, 
     from mcpreel.render import check as render
 
     if (url is None) == (command is None):
-        raise UsageError("give a server URL or --command \"CMD\" (one of them)")
+        raise UsageError("give a server URL or --target-command \"CMD\" (one of them)")
     merged: dict[str, Any] = {}
     for c in calls:
         merged.update(c)
@@ -122,12 +129,14 @@ def check_command(url: str | None, command: str | None, profile: str, era: str, 
     if sarif_path:
         from mcpreel.cli.output import save
 
-        save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(_check_sarif(report))))
+        save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(_check_sarif(report, url, command))))
     sys.exit(report.exit_code)
 
 
-def _check_sarif(report: Any) -> dict[str, Any]:
-    """Failed checks are errors, warnings are warnings; passed and skipped checks are rules without results."""
+def _check_sarif(report: Any, url: str | None = None, command: str | None = None) -> dict[str, Any]:
+    """Failed checks are errors, warnings are warnings; passed and skipped checks are rules without results;
+    every result is located at the server (its URL or command: :func:`~mcpreel.cli.sources.sarif_target`)."""
+    from mcpreel.cli.sources import sarif_target
     from mcpreel.render.sarif import Finding, RuleInfo, sarif_log
 
     levels = {"fail": "error", "warn": "warning"}
@@ -141,4 +150,5 @@ def _check_sarif(report: Any) -> dict[str, Any]:
             findings.append(Finding(rid, level, r.summary or r.title, f"/checks/{r.id}",
                                     properties={"status": r.status, **({"issue": r.issue} if r.issue else {})}))
     return sarif_log("check", list(rules.values()), findings,
-                     properties={"target": report.target, "counts": report.counts()})
+                     properties={"target": report.target, "counts": report.counts()},
+                     target=sarif_target(None, command, url))

@@ -7,7 +7,9 @@ import sys
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.cli.vocabulary import hidden
 from mcpreel.errors import InputError
 
 FAIL_ON = ("breaking", "dangerous", "any")
@@ -17,11 +19,13 @@ _LEVEL = {"breaking": "error", "dangerous": "warning", "minor": "note"}
 def source_options(fn):
     """SOURCE as a recording or a live server: the options ``contract`` and ``audit`` share."""
     for decorate in reversed([
-        click.option("--command", "command", metavar="'CMD ARGS'", help="A live stdio server to ask instead of a recording."),
-        click.option("--url", metavar="URL", help="A live HTTP server to ask (SOURCE may also be the URL)."),
+        click.option("--target-command", "command", **hidden("--command"), metavar='"CMD ARGS"',
+                     help="A live stdio server to ask instead of a recording."),
+        click.option("--target-url", "url", **hidden("--url"), metavar="URL",
+                     help="A live HTTP server to ask (SOURCE may also be the URL)."),
         click.option("--transport", type=click.Choice(["auto", "streamable-http", "sse"]), default="auto",
                      show_default=True, help="For a URL: auto is SSE when the path ends in /sse."),
-        click.option("--header", "headers", multiple=True, metavar="'NAME: VALUE'", help="HTTP header for a URL (repeatable)."),
+        click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'", help="HTTP header for a URL (repeatable)."),
         click.option("--input-format", "input_format", type=FORMAT_AUTO, default="auto", show_default=True,
                      help="The recording's format."),
         click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
@@ -31,18 +35,20 @@ def source_options(fn):
     return fn
 
 
-@click.group("contract")
+@click.group("contract", epilog=examples(
+    "mcpreel contract snapshot session.jsonl -o mcp-contract.json",
+    "mcpreel contract snapshot --target-command 'python server.py' -o mcp-contract.json",
+    "mcpreel contract check mcp-contract.json --target-command 'python server.py' --fail-on dangerous",
+))
 def contract_group() -> None:
-    """A server's tool contract: snapshot it, then check every change against it.
-
-    \b
-      mcpreel contract snapshot session.jsonl -o mcp-contract.json
-      mcpreel contract snapshot --command 'python server.py' -o mcp-contract.json
-      mcpreel contract check mcp-contract.json --command 'python server.py' --fail-on dangerous
-    """
+    """A server's tool contract: snapshot it, then check every change against it."""
 
 
-@contract_group.command("snapshot")
+@contract_group.command("snapshot", epilog=examples(
+    "mcpreel contract snapshot session.jsonl -o mcp-contract.json",
+    "mcpreel contract snapshot --target-command 'python server.py' -o mcp-contract.json",
+    "mcpreel contract snapshot http://127.0.0.1:8000/mcp -H 'Authorization: Bearer TOKEN'",
+))
 @click.argument("source", required=False)
 @source_options
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False), help="Write the contract here [default: stdout].")
@@ -76,7 +82,8 @@ def _one_server(contract, name: str) -> None:
                          "a contract is one server's: give one recording", path=name)
 
 
-def contract_sarif(diff, contract_path: str) -> dict:
+def contract_sarif(diff, contract_path: str, target=None) -> dict:
+    """Every change a result located on the contract file; a live server judged is named beside it."""
     from mcpreel.render.sarif import Finding, RuleInfo, sarif_log
 
     rules: dict[str, RuleInfo] = {}
@@ -87,10 +94,14 @@ def contract_sarif(diff, contract_path: str) -> dict:
         findings.append(Finding(rid, _LEVEL[ch.cls], f"{ch.cls}: {ch.message} at {ch.path}", ch.path,
                                 file=contract_path, properties={"class": ch.cls}))
     return sarif_log("contract check", list(rules.values()), findings,
-                     properties={"failOn": diff.fail_on, "counts": diff.counts()})
+                     properties={"failOn": diff.fail_on, "counts": diff.counts()}, target=target)
 
 
-@contract_group.command("check")
+@contract_group.command("check", epilog=examples(
+    "mcpreel contract check mcp-contract.json --target-command 'python server.py' --fail-on dangerous",
+    "mcpreel contract check mcp-contract.json new-session.jsonl --sarif contract.sarif",
+    "mcpreel contract check mcp-contract.json http://127.0.0.1:8000/mcp --update",
+))
 @click.argument("contract_file", metavar="CONTRACT", type=click.Path(dir_okay=False))
 @click.argument("source", required=False)
 @source_options
@@ -111,7 +122,7 @@ def check_command(ctx: click.Context, contract_file: str, source: str | None, co
     """
     from mcpreel._infra import jsonio
     from mcpreel.cli.output import save
-    from mcpreel.cli.sources import open_source
+    from mcpreel.cli.sources import open_source, sarif_target
     from mcpreel.contract import compare, from_session, load_contract
 
     old = load_contract(contract_file)
@@ -122,18 +133,19 @@ def check_command(ctx: click.Context, contract_file: str, source: str | None, co
     if not new.listed:
         raise InputError("holds no tools/list, prompts/list or resources/list answer: nothing to check", path=name)
     diff = compare(old, new, fail_on=fail_on)
+    target = sarif_target(source, command, url) if fmt == "sarif" or sarif_path else None
     if fmt == "json":
         click.echo(jsonio.dumps_str(diff.to_json()))
     elif fmt == "sarif":
-        click.echo(jsonio.dumps_indented(contract_sarif(diff, contract_file)).decode("utf-8"))
+        click.echo(jsonio.dumps_indented(contract_sarif(diff, contract_file, target)).decode("utf-8"))
     else:
         failing = set(map(id, diff.failing))
         for ch in diff.changes:
             mark = "FAIL" if id(ch) in failing else "    "
-            click.echo(f"{mark} {ch.cls:<9} {ch.path}: {ch.message}")
+            click.echo(output.printable(f"{mark} {ch.cls:<9} {ch.path}: {ch.message}"))
         click.echo(diff.summary())
     if sarif_path:
-        save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(contract_sarif(diff, contract_file))))
+        save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(contract_sarif(diff, contract_file, target))))
     if update:
         save(contract_file, lambda fh: fh.write(new.dumps()))
         output.info(f"contract updated from {name} -> {contract_file}")

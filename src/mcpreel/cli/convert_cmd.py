@@ -7,12 +7,17 @@ from pathlib import Path
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 from mcpreel.cli.params import FORMAT_AUTO
 from mcpreel.convert import convert
 from mcpreel.formats import reader_names, writer_names
 
 
-@click.command("convert")
+@click.command("convert", epilog=examples(
+    "mcpreel convert session.qai.json session.jsonl",
+    "mcpreel convert session.jsonl capture.har",
+    "mcpreel convert export.json session.jsonl --from inspector  # mcpreel help formats: every name",
+))
 @click.argument("input_path", metavar="IN", type=click.Path(dir_okay=False))
 @click.argument("output_path", metavar="OUT", type=click.Path(dir_okay=False))
 @click.option("--from", "from_", type=FORMAT_AUTO, default="auto", show_default=True,

@@ -7,12 +7,17 @@ import sys
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 from mcpreel.cli.limit_options import limit_options, limits_of
+from mcpreel.cli.vocabulary import hidden
 
 _TRANSPORTS = click.Choice(["stdio", "streamable-http", "sse"])
 
 
-@click.command("demo-server")
+@click.command("demo-server", epilog=examples(
+    "mcpreel demo-server  # stdio: give this as a client's server command",
+    "mcpreel demo-server --transport streamable-http --port 8000",
+))
 @click.option("--transport", type=_TRANSPORTS, default="stdio", show_default=True,
               help="stdio, Streamable HTTP (POST /mcp, SSE responses) or legacy HTTP+SSE (GET /sse).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP transports: the address to bind.")
@@ -43,14 +48,17 @@ def demo_server_command(transport: str, host: str, port: int, allow_origins: tup
         pass
 
 
-@click.command("demo")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="demo-output", show_default=True,
+@click.command("demo", epilog=examples(
+    "mcpreel demo",
+    "mcpreel demo -o /tmp/mcpreel-demo",
+))
+@click.option("-o", "--output", "out_dir", **hidden("--out"), type=click.Path(file_okay=False), default="demo-output", show_default=True,
               help="Where the demo leaves its files.")
 @output.run_command
 def demo_command(out_dir: str) -> None:
     """The main job on the built-in demo server: record, convert, record over HTTP, check.
 
-    Leaves in --out the reel, the qai session file, the Assay V2 trace, the HTTP transcript envelope
+    Leaves in --output the reel, the qai session file, the Assay V2 trace, the HTTP transcript envelope
     of a Streamable HTTP run and the check report; prints the inspect summary and where each file is.
     """
     from rich.console import Console

@@ -9,13 +9,18 @@ from typing import TYPE_CHECKING
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 from mcpreel.cli.params import FORMAT_AUTO
 
 if TYPE_CHECKING:
     from mcpreel.compare import DiffOptions
 
 
-@click.command("diff")
+@click.command("diff", epilog=examples(
+    "mcpreel diff v1.jsonl v2.jsonl",
+    "mcpreel diff v1.jsonl v2.json --junit diff.xml --sarif diff.sarif",
+    "mcpreel diff v1.jsonl v2.jsonl --all --ignore-path '$.result.content[0].text'",
+))
 @click.argument("a", type=click.Path(dir_okay=False))
 @click.argument("b", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True, help="Both files' format.")
@@ -132,7 +137,7 @@ def _diff(ctx: click.Context, a: str, b: str, fmt: str, options: DiffOptions, as
     if html:
         from mcpreel.report.compare_page import diff_page
 
-        output.save(html, lambda fh: fh.write(diff_page(result, redact=redact).encode("utf-8", "replace")))
+        output.save(html, lambda fh: fh.write(diff_page(result, redact=redact, classes=classes).encode("utf-8", "replace")))
     ctx.exit(result.exit_code)
 
 

@@ -1,25 +1,33 @@
-"""``mcpreel export otlp SESSION (--out spans.json | --endpoint URL)``: a session as OpenTelemetry spans."""
+"""``mcpreel export otlp SESSION (-o spans.json | --endpoint URL)``: a session as OpenTelemetry spans."""
 
 from __future__ import annotations
 
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.cli.vocabulary import hidden
 
 
-@click.group("export")
+@click.group("export", epilog=examples(
+    "mcpreel export otlp session.jsonl -o spans.jsonl",
+    "mcpreel export otlp session.jsonl --endpoint http://127.0.0.1:4318",
+))
 def export_group() -> None:
     """Send a recorded session where other telemetry lives."""
 
 
-@export_group.command("otlp")
+@export_group.command("otlp", epilog=examples(
+    "mcpreel export otlp session.jsonl -o spans.jsonl",
+    "mcpreel export otlp session.jsonl --endpoint http://127.0.0.1:4318 --include-content",
+))
 @click.argument("path", metavar="SESSION", type=click.Path(dir_okay=False))
-@click.option("--out", type=click.Path(dir_okay=False),
+@click.option("-o", "--output", "out", **hidden("--out"), type=click.Path(dir_okay=False),
               help="Write OTLP JSON here (one ExportTraceServiceRequest per line).")
 @click.option("--endpoint", metavar="URL",
               help="Send OTLP/HTTP protobuf to this collector (base URL; /v1/traces is added when it has no path). "
-                   "Without --out or --endpoint, OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is used.")
+                   "Without --output or --endpoint, OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is used.")
 @click.option("--include-content", is_flag=True,
               help="Also export tool arguments and results (redacted by the rules of `mcpreel redact`).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=None, metavar="SECONDS",
@@ -34,7 +42,7 @@ def otlp_command(path: str, out: str | None, endpoint: str | None, include_conte
     from mcpreel.formats import open_session
 
     if out and endpoint:
-        raise UsageError("--out and --endpoint: give one of them")
+        raise UsageError("--output and --endpoint: give one of them")
     from mcpreel.otel.export import export_session, otlp_exporter
 
     exporter = None if out else otlp_exporter(endpoint, timeout=timeout)
@@ -53,10 +61,13 @@ def otlp_command(path: str, out: str | None, endpoint: str | None, include_conte
     output.info(f"exported {summary.spans:,} spans in {len(summary.traces):,} traces to {where}")
 
 
-@export_group.command("parquet")
+@export_group.command("parquet", epilog=examples(
+    "mcpreel export parquet -o bucket/laptop-7  # the default index, ~/.mcpreel/corpus.duckdb",
+    "mcpreel export parquet --db team.duckdb -o parquet/",
+))
 @click.option("--db", type=click.Path(dir_okay=False), help="The corpus index [default: ~/.mcpreel/corpus.duckdb].")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), metavar="DIR",
-              help="Where the tables go: DIR/<table>/day=YYYY-MM-DD/*.parquet.")
+@click.option("-o", "--output", "out_dir", **hidden("--out"), required=True, type=click.Path(file_okay=False),
+              metavar="DIR", help="Where the tables go: DIR/<table>/day=YYYY-MM-DD/*.parquet.")
 @output.run_command
 def parquet_command(db: str | None, out_dir: str) -> None:
     """Write the corpus index's tables (files, sessions, operations, tools) as Parquet, partitioned by day."""

@@ -7,7 +7,9 @@ from pathlib import Path
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.cli.vocabulary import hidden
 from mcpreel.toolcalls.importer import ImportOptions, import_session
 
 _TRACE_FORMATS = click.Choice(["assay-v2", "simple"])
@@ -37,11 +39,15 @@ def _run(path: str, out_trace: str | None, fmt: str, trace_format: str, episode_
     )
 
 
-@click.command("import")
-@click.argument("path", type=click.Path(dir_okay=False))
+@click.command("import", epilog=examples(
+    "mcpreel import session.json  # writes session.trace.jsonl beside it",
+    "mcpreel import capture.json --format streamable-http -o out.trace.jsonl --episode-id run-7",
+    "mcpreel import session.jsonl --trace-format simple -o calls.jsonl",
+))
+@click.argument("path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True,
               help="Input format (inspector, jsonrpc, streamable-http, http-sse, reel, ...); auto sniffs it.")
-@click.option("--out-trace", type=click.Path(dir_okay=False), help="Output path [default: <dir>/<stem>.trace.jsonl].")
+@click.option("-o", "--output", "out_trace", **hidden("--out-trace"), type=click.Path(dir_okay=False), help="The trace [default: <dir>/<stem>.trace.jsonl].")
 @click.option("--trace-format", type=_TRACE_FORMATS, default="assay-v2", show_default=True)
 @click.option("--episode-id", help="Episode id [default: the input file's stem].")
 @click.option("--test-id", help="Written into episode_start.meta.test_id.")
@@ -55,14 +61,20 @@ def import_command(path: str, fmt: str, out_trace: str | None, trace_format: str
     _run(path, out_trace, fmt, trace_format, episode_id, test_id, prompt, strict)
 
 
-@click.group("trace")
+@click.group("trace", epilog=examples(
+    "mcpreel trace import-mcp --input s.json -o s.trace.jsonl --format http-sse",
+))
 def trace_group() -> None:
     """Trace commands (the second surface of the importer)."""
 
 
-@trace_group.command("import-mcp")
+@trace_group.command("import-mcp", epilog=examples(
+    "mcpreel trace import-mcp --input s.json -o s.trace.jsonl --format http-sse",
+    "mcpreel trace import-mcp --input session.json -o calls.jsonl --trace-format simple",
+))
 @click.option("--input", "path", required=True, type=click.Path(dir_okay=False), help="The session file.")
-@click.option("--out-trace", required=True, type=click.Path(dir_okay=False), help="Where the trace goes.")
+@click.option("-o", "--output", "out_trace", **hidden("--out-trace"), required=True, type=click.Path(dir_okay=False),
+              help="Where the trace goes.")
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True)
 @click.option("--trace-format", type=_TRACE_FORMATS, default="assay-v2", show_default=True)
 @click.option("--episode-id")

@@ -9,12 +9,17 @@ from typing import Any
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 
 #: unreadable files named one by one after a pass, at most (the rest are counted; `files` has them all)
 _ERRORS_SHOWN = 20
 
 
-@click.command("index")
+@click.command("index", epilog=examples(
+    "mcpreel index  # ~/.mcpreel/sessions into ~/.mcpreel/corpus.duckdb",
+    "mcpreel index ci-cassettes/ team/ --db team.duckdb",
+    "mcpreel index --watch --parquet bucket/laptop-7",
+))
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
               help="The index database [default: ~/.mcpreel/corpus.duckdb, beside the folder `wrap` records into].")

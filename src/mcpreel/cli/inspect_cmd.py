@@ -1,4 +1,4 @@
-"""``mcpreel inspect FILE``: a session's header, one row per message, and a summary."""
+"""``mcpreel inspect SESSION``: a session's header, one row per message, and a summary."""
 
 from __future__ import annotations
 
@@ -9,11 +9,16 @@ from typing import BinaryIO
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 from mcpreel.cli.params import FORMAT_AUTO
 
 
-@click.command("inspect")
-@click.argument("path", metavar="FILE", type=click.Path(dir_okay=False))
+@click.command("inspect", epilog=examples(
+    "mcpreel inspect session.jsonl",
+    "mcpreel inspect session.jsonl --summary",
+    "mcpreel inspect session.qai.json -v --json",
+))
+@click.argument("path", metavar="SESSION", type=click.Path(dir_okay=False))
 @click.option("-v", "--verbose", is_flag=True, help="Show each message's time and payload (and the original of an edit).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document: session, rows, summary.")
 @click.option("--summary", "summary_only", is_flag=True, help="The header and the summary only, no rows.")

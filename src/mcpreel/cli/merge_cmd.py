@@ -5,11 +5,15 @@ from __future__ import annotations
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 from mcpreel.cli.params import FORMAT_AUTO
 
 
-@click.command("merge")
-@click.argument("inputs", metavar="FILE...", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.command("merge", epilog=examples(
+    "mcpreel merge fs.jsonl web.jsonl -o all.jsonl",
+    "mcpreel merge a.qai.json b.har -o all.jsonl --to reel",
+))
+@click.argument("inputs", metavar="SESSION...", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="The merged file.")
 @click.option("--to", type=FORMAT_AUTO, default="auto", show_default=True, help="Output format; auto: from OUT's name.")
 @click.option("--from", "from_", type=FORMAT_AUTO, default="auto", show_default=True, help="Input format of every file.")

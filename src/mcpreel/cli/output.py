@@ -65,6 +65,16 @@ def warn_exposed(host: str, reached: str) -> None:
         warning(f"listening on {host}: {reached}")
 
 
+def printable(text: str) -> str:
+    """``text`` as a terminal line can hold it: a lone surrogate (JSON allows ``"\\udc00"``, UTF-8 cannot
+    encode it) escaped as ``\\udc00`` instead of ending the verb in a ``UnicodeEncodeError``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 def info(text: str) -> None:
     click.echo(text, err=True)
 

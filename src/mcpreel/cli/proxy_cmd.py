@@ -12,27 +12,31 @@ from typing import Any
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 from mcpreel.cli.record_cmd import record_options, run_record
 from mcpreel.errors import UsageError
 
 
-@click.group("proxy")
+@click.group("proxy", epilog=examples(
+    'mcpreel proxy start --transport stdio --target-command "python my_server.py" --session-file session.json',
+    "mcpreel proxy inspect --session-file session.json",
+    'mcpreel proxy replay --session-file session.json --target-command "python server_v2.py" --output results.json',
+))
 def proxy_group() -> None:
     """The qai proxy commands: start a recording proxy, inspect or export its session file."""
 
 
-@proxy_group.command("start")
+@proxy_group.command("start", epilog=examples(
+    'mcpreel proxy start --transport stdio --target-command "python my_server.py" --session-file session.json',
+    "mcpreel proxy start --transport streamable-http --target-url http://127.0.0.1:8000/mcp --session-file s.json",
+))
 @record_options
 @click.option("--target-command", metavar='"CMD ARGS"', help="stdio: the server command, one string (split like a shell).")
 @click.option("--target-url", metavar="URL", help="HTTP transports: the server's URL.")
 @click.pass_context
 @output.run_command
 def start(ctx: click.Context, target_command: str | None, target_url: str | None, **options: Any) -> None:
-    """Start a recording proxy in front of a server (same engine as `mcpreel record`).
-
-    \b
-      mcpreel proxy start --transport stdio --target-command "python my_server.py" --session-file session.json
-    """
+    """Start a recording proxy in front of a server (same engine as `mcpreel record`)."""
     try:
         command = shlex.split(target_command) if target_command else []
     except ValueError as exc:
@@ -41,7 +45,10 @@ def start(ctx: click.Context, target_command: str | None, target_url: str | None
                target_flag="--target-url", **options)
 
 
-@proxy_group.command("inspect")
+@proxy_group.command("inspect", epilog=examples(
+    "mcpreel proxy inspect --session-file session.json",
+    "mcpreel proxy inspect --session-file session.json -v",
+))
 @click.option("--session-file", "session_file", required=True, type=click.Path(dir_okay=False),
               help="The session file (qai JSON, or any format mcpreel reads).")
 @click.option("-v", "--verbose", is_flag=True, help="Show each message's time and payload.")
@@ -67,10 +74,13 @@ class _ExportFormat(click.ParamType):
         return FormatName(allow_auto=False).convert(word, param, ctx)
 
 
-@proxy_group.command("export")
+@proxy_group.command("export", epilog=examples(
+    "mcpreel proxy export --session-file session.json --output report.json --output-format json",
+    "mcpreel proxy export --session-file session.json -o capture.har --output-format har",
+))
 @click.option("--session-file", "session_file", required=True, type=click.Path(dir_okay=False),
               help="The session file to export.")
-@click.option("--output", required=True, type=click.Path(dir_okay=False), help="Where the export goes.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Where the export goes.")
 @click.option("--output-format", "output_format", type=_ExportFormat(), default="json", show_default=True,
               help="json (a qai session file), reel, har, jsonrpc, inspector, streamable-http, assay-v2, ...")
 @click.pass_context

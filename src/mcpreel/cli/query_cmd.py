@@ -9,21 +9,24 @@ from typing import Any
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 
 DB_HELP = "The index database [default: ~/.mcpreel/corpus.duckdb]."
 FORMATS = click.Choice(["table", "json", "csv"])
 
 
-@click.command("query")
+@click.command("query", epilog=examples(
+    "mcpreel query \"SELECT tool, count(*) FROM operations WHERE failed GROUP BY tool\"",
+    "mcpreel query \"SELECT path, error FROM files WHERE status = 'error'\" --format csv",
+    "mcpreel query \"SELECT * FROM sessions WHERE id = 'abc'\" --db team.duckdb --format json",
+))
 @click.argument("sql")
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path), help=DB_HELP)
 @click.option("--format", "fmt", type=FORMATS, default="table", show_default=True, help="How the rows are written.")
 @output.run_command
 def query_command(sql: str, db: Path | None, fmt: str) -> None:
-    """Run SQL (DuckDB's dialect) on the corpus index, read-only: tables files, sessions, operations, tools.
-
-    Example: mcpreel query "SELECT tool, count(*) FROM operations WHERE failed GROUP BY tool"
-    """
+    """Run SQL (DuckDB's dialect) on the corpus index, read-only: tables files, sessions, operations, tools
+    (their columns: README, "Every session in one place")."""
     from mcpreel.corpus.db import default_db
     from mcpreel.corpus.query import run_sql
 

@@ -1,7 +1,7 @@
 """``mcpreel record``: put the recorder where a client expects its server.
 
-``mcpreel record [--out F] -- CMD ARGS...`` runs a stdio server behind the recording proxy; with
-``--transport streamable-http|sse --target URL`` the HTTP recorder (``cli/record_http.py``) takes over.
+``mcpreel record [-o F] -- CMD ARGS...`` runs a stdio server behind the recording proxy; with
+``--transport streamable-http|sse --target-url URL`` the HTTP recorder (``cli/record_http.py``) takes over.
 ``mcpreel proxy start`` (seed 003's spelling) calls the same :func:`run_record`.
 
 stdout belongs to the MCP client: everything this command says goes to stderr.
@@ -18,7 +18,9 @@ from typing import Any
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 from mcpreel.cli.limit_options import LIMIT_FLAGS, limit_options, limits_of
+from mcpreel.cli.vocabulary import hidden
 from mcpreel.errors import UsageError
 
 __all__ = ["record_command", "record_options", "run_record"]
@@ -35,7 +37,7 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     decorators = [
         click.option("--transport", type=click.Choice(TRANSPORTS), default="stdio", show_default=True,
                      help="How the client and the server talk."),
-        click.option("--out", type=click.Path(dir_okay=False),
+        click.option("-o", "--output", "out", **hidden("--out"), type=click.Path(dir_okay=False),
                      help="The reel to write; an existing reel gets the new session appended "
                           "[default: ./mcpreel-sessions/<label>-<UTC time>.jsonl]."),
         click.option("--label", help="A short name for the session [default: from the server command or URL]."),
@@ -66,7 +68,7 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                           "stdin and stdout are the client's (run mcpreel tui in another terminal)."),
         click.option("-q", "--quiet", is_flag=True, help="Say nothing of the recorder's own on stderr (warnings still)."),
         click.option("--intercept", is_flag=False, flag_value="", default=None, metavar="[FILTER]",
-                     help="Hold messages matching FILTER (filter tokens: method:tools/call tool:NAME dir:out ...; "
+                     help="Hold messages matching FILTER (filter tokens: method:tools/call tool:NAME dir:c2s ...; "
                           "default: every request from the client) until a viewer (mcpreel tui) forwards, edits "
                           "or drops them."),
         click.option("--intercept-timeout", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
@@ -117,7 +119,7 @@ def run_record(
     quiet: bool,
     allow_hosts: Sequence[str] = (),
     command_flag: str = "-- CMD",
-    target_flag: str = "--target",
+    target_flag: str = "--target-url",
     out_dir: str | None = None,
     otlp_endpoint: str | None = None,
     intercept: str | None = None,
@@ -198,7 +200,7 @@ def run_record(
         ))
 
     if out_dir and out:
-        raise UsageError("give --out or --out-dir, not both")
+        raise UsageError("give --output or --out-dir, not both")
     out_path = Path(out) if out else default_out_path(label, directory=Path(out_dir).expanduser()) if out_dir \
         else default_out_path(label)  # ~: what a wrapped entry of a committed file says
     shown = list(command)
@@ -233,9 +235,14 @@ def run_record(
 @click.command(
     "record",
     context_settings={"allow_interspersed_args": False},
+    epilog=examples(
+        "mcpreel record -o session.jsonl -- python my_server.py",
+        "mcpreel record --transport streamable-http --target-url http://127.0.0.1:8000/mcp -o s.jsonl",
+        "mcpreel record --intercept 'tool:search' -o session.jsonl -- python my_server.py",
+    ),
 )
 @record_options
-@click.option("--target", metavar="URL", help="HTTP transports: the server's URL.")
+@click.option("--target-url", "target", **hidden("--target"), metavar="URL", help="HTTP transports: the server's URL.")
 @click.option("--out-dir", type=click.Path(file_okay=False),
               help="stdio: write the default-named reel into this folder (what `mcpreel wrap` uses).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- CMD [ARGS]...]")
@@ -245,13 +252,9 @@ def record_command(ctx: click.Context, command: tuple[str, ...], target: str | N
                    **options: Any) -> None:
     """Record an MCP session: put this where the client expects the server.
 
-    \b
-      mcpreel record --out session.jsonl -- python my_server.py
-      mcpreel record --transport streamable-http --target http://127.0.0.1:8000/mcp
-
     Every byte is forwarded unchanged; every line is recorded both ways with its time. The command
     exits with the server's exit code (128+N for signal N, 127 if it cannot start).
     """
     if out_dir and options["transport"] != "stdio":
-        raise UsageError("--out-dir is for stdio servers; HTTP transports take --out")
+        raise UsageError("--out-dir is for stdio servers; HTTP transports take --output")
     run_record(ctx, command=command, target=target, out_dir=out_dir, **options)

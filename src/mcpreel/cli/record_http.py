@@ -107,7 +107,7 @@ def run_http_record(
         if server is not None and not (quiet or words.get("quiet")):
             say_control(server)
         shown = client_url(url if keep_secrets else redact_url(url), host)
-        note = "" if shown == url or keep_secrets else " with the secret parameters of --target"
+        note = "" if shown == url or keep_secrets else " with the secret parameters of --target-url"
         say(f"recording {_NAMES[transport]} {shown_target} -> {out_path}")
         say(f"point your MCP client at {shown}{note}  (Ctrl+C to stop)")
 

@@ -13,10 +13,15 @@ from pathlib import Path
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 from mcpreel.cli.params import FORMAT_AUTO
 
 
-@click.command("redact")
+@click.command("redact", epilog=examples(
+    "mcpreel redact session.jsonl shared.jsonl",
+    "mcpreel redact session.jsonl shared.jsonl --rules rules.json",
+    "mcpreel redact session.qai.json shared.jsonl --to reel --plain",
+))
 @click.argument("input_path", metavar="IN", type=click.Path(dir_okay=False))
 @click.argument("output_path", metavar="OUT", type=click.Path(dir_okay=False))
 @click.option("--rules", "rules_path", type=click.Path(dir_okay=False),

@@ -7,11 +7,13 @@ from typing import TYPE_CHECKING
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 from mcpreel.cli.params import FORMAT_AUTO
 from mcpreel.errors import UsageError
 
 if TYPE_CHECKING:
     from mcpreel.redact import Redactor
+    from mcpreel.replay import ReplayPlan
     from mcpreel.replay.verify import RequestResult
 
 
@@ -29,12 +31,13 @@ def run_replay(session: str, fmt: str, target_command: str | None, target_url: s
                headers: tuple[str, ...], ignore_paths: tuple[str, ...], out_json: str | None, junit: str | None,
                original: bool, timeout: float, era: str = "auto", session_index: int | None = None,
                html: str | None = None, source: str | None = None, all_rows: bool = False,
-               redact: bool = True) -> int:
+               redact: bool = True, pace: str = "none") -> int:
     """Parse, run, render, write; returns the exit code (0 all same, 1 differences).
 
-    Results are drawn as they are judged and not kept (unless --html, whose page holds them all): a row
-    for each result that is not the same (every row with ``all_rows``), and into the --output and --junit
-    spools on disk; the documents are written once the run is over.
+    The heading (what against what, which sessions) is said before the first request; then results are
+    drawn as they are judged and not kept (unless --html, whose page holds them all): a row for each
+    result that is not the same (every row with ``all_rows``), and into the --output and --junit spools on
+    disk; then the summary; the documents are written once the run is over.
     """
     import sys
 
@@ -45,7 +48,7 @@ def run_replay(session: str, fmt: str, target_command: str | None, target_url: s
     if (target_command is None) == (target_url is None):
         raise UsageError("give the server to replay against: --target-command \"CMD\" or --target-url URL")
     options = ReplayOptions(ignore_paths=[IgnorePath(p) for p in ignore_paths], original=original, timeout=timeout,
-                            era=era)
+                            era=era, pace=pace)
     json_spool = render.JsonSpool() if out_json else None
     junit_spool = JunitSpool() if junit else None
     kept: list = []
@@ -55,6 +58,11 @@ def run_replay(session: str, fmt: str, target_command: str | None, target_url: s
         from mcpreel.redact import Redactor
 
         redactor = Redactor()
+    said: list[bool] = []
+
+    def start(plan: ReplayPlan) -> None:
+        output.show(render.heading(plan))
+        said.append(True)
 
     def sink(result: RequestResult) -> None:
         nonlocal started
@@ -77,8 +85,8 @@ def run_replay(session: str, fmt: str, target_command: str | None, target_url: s
             report = replay_file(session, command=target_command, url=target_url, transport=transport,
                                  headers=parse_headers(headers), format=fmt, options=options,
                                  on_event=lambda line: output.warning(line), session_index=session_index,
-                                 source=source, sink=sink, on_progress=progress)
-        output.show(render.closing(report))
+                                 source=source, sink=sink, on_progress=progress, on_start=start)
+        output.show(render.closing(report, heading_said=bool(said)))
         if json_spool is not None and out_json:
             output.save(out_json, lambda fh: json_spool.write(fh, report))
         if junit_spool is not None and junit:
@@ -114,17 +122,21 @@ def _redact_result(result: RequestResult, redactor: Redactor) -> None:
 _TRANSPORTS = click.Choice(["auto", "streamable-http", "sse"])
 
 
-@click.command("replay")
+@click.command("replay", epilog=examples(
+    'mcpreel replay baseline.jsonl --target-command "python server_v2.py" -o results.json --junit replay.xml',
+    "mcpreel replay baseline.jsonl --target-url http://127.0.0.1:8000/mcp --ignore-path '$.result.content[0].text'",
+    'mcpreel replay session.jsonl --target-command "python server.py" --era modern --session 2',
+))
 @click.argument("session", type=click.Path(dir_okay=False))
-@click.option("--target-command", metavar="CMD", help="Run this server command and replay over its stdio.")
+@click.option("--target-command", metavar='"CMD ARGS"', help="Run this server command and replay over its stdio.")
 @click.option("--target-url", metavar="URL", help="Replay against this Streamable HTTP or legacy SSE URL.")
 @click.option("--transport", type=_TRANSPORTS, default="auto", show_default=True,
               help="For --target-url: auto means legacy SSE if the path ends in /sse, else Streamable HTTP.")
-@click.option("--header", "headers", multiple=True, metavar="'NAME: VALUE'", help="Extra HTTP header (repeatable).")
+@click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'", help="Extra HTTP header (repeatable).")
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True, help="The session's format.")
 @click.option("--ignore-path", "ignore_paths", multiple=True, metavar="PATH",
               help="Leave this path out of every comparison, e.g. '$.result.content[0].text.timestamp' (repeatable).")
-@click.option("--output", "out_json", type=click.Path(dir_okay=False), help="Write the results as JSON here.")
+@click.option("-o", "--output", "out_json", type=click.Path(dir_okay=False), help="Write the results as JSON here.")
 @click.option("--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML report here.")
 @click.option("--html", type=click.Path(dir_okay=False), help="Also write the results as a self-contained HTML page.")
 @click.option("--original", is_flag=True, help="Replay the pre-edit payload of messages edited in intercept mode.")
@@ -139,6 +151,9 @@ _TRANSPORTS = click.Choice(["auto", "streamable-http", "sse"])
               help="A merged file: replay only this source's records (a file name of `mcpreel merge`), against "
                    "that server.")
 @click.option("--all", "all_rows", is_flag=True, help="List every request's result, not only those that are not the same.")
+@click.option("--pace", type=click.Choice(["none", "recorded"]), default="none", show_default=True,
+              help="none: each message goes once the answers it waited for in the recording are in (the order, not "
+                   "the clock); recorded: also no earlier than its recorded time after the first message.")
 @click.option("--redact/--no-redact", default=True, show_default=True,
               help="Redact secrets in what is shown of the bodies (rows, --output, --junit, --html; the rules of "
                    "`mcpreel redact`); --no-redact shows them as recorded.")
@@ -148,27 +163,31 @@ def replay_command(ctx: click.Context, session: str, target_command: str | None,
                    transport: str, headers: tuple[str, ...], fmt: str, ignore_paths: tuple[str, ...],
                    out_json: str | None, junit: str | None, html: str | None, original: bool, timeout: float,
                    era: str, session_index: int | None, source: str | None, all_rows: bool = False,
-                   redact: bool = True) -> None:
+                   pace: str = "none", redact: bool = True) -> None:
     """Replay a recorded session against a server and compare every response.
 
     A file holding several client sessions is replayed session by session, each on a fresh connection
     (over stdio, a fresh server process), each in its own protocol era unless --era says otherwise.
 
-    Prints a row for each request whose answer is not the same (--all: every request) and a summary line.
+    Says first what is replayed against what (and which sessions), then a row for each request whose answer
+    is not the same (--all: every request), then a summary line.
 
     Exit 0 when every response matches the recording, 1 on any difference, 2 when the replay could not run.
     """
     ctx.exit(run_replay(session, fmt, target_command, target_url, transport, headers, ignore_paths, out_json,
-                        junit, original, timeout, era, session_index, html, source, all_rows, redact))
+                        junit, original, timeout, era, session_index, html, source, all_rows, redact, pace))
 
 
-@click.command("replay")
+@click.command("replay", epilog=examples(
+    'mcpreel proxy replay --session-file baseline_v1.json --target-command "python server_v2.py" --output v2.json',
+    "mcpreel proxy replay --session-file session.json --target-url http://127.0.0.1:8000/mcp --junit replay.xml",
+))
 @click.option("--session-file", "session", required=True, type=click.Path(dir_okay=False),
               help="The recorded session (any readable format).")
-@click.option("--target-command", metavar="CMD", help="The server command to replay against (stdio).")
+@click.option("--target-command", metavar='"CMD ARGS"', help="The server command to replay against (stdio).")
 @click.option("--target-url", metavar="URL", help="The server URL to replay against.")
 @click.option("--transport", type=_TRANSPORTS, default="auto", show_default=True)
-@click.option("--output", "out_json", type=click.Path(dir_okay=False), help="Write the results as JSON here.")
+@click.option("-o", "--output", "out_json", type=click.Path(dir_okay=False), help="Write the results as JSON here.")
 @click.option("--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML report here.")
 @click.option("--ignore-path", "ignore_paths", multiple=True, metavar="PATH")
 @click.option("--original", is_flag=True, help="Replay pre-edit payloads.")

@@ -7,12 +7,18 @@ from pathlib import Path
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.cli.vocabulary import hidden
 
 
-@click.command("report")
+@click.command("report", epilog=examples(
+    "mcpreel report session.jsonl  # writes ./session.html",
+    "mcpreel report capture.har -o report.html --detail 500",
+    "mcpreel report --db ~/.mcpreel/corpus.duckdb -o fleet.html  # every indexed session (mcpreel index)",
+))
 @click.argument("path", metavar="SESSION", type=click.Path(dir_okay=False), required=False)
-@click.option("-o", "--out", type=click.Path(dir_okay=False),
+@click.option("-o", "--output", "out", **hidden("--out"), type=click.Path(dir_okay=False),
               help="The HTML file to write [default: ./<session name>.html].")
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True,
               help="Input format; auto sniffs the content.")

@@ -13,6 +13,7 @@ import click
 
 from mcpreel.cassette.mode import RecordMode
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 from mcpreel.cli.limit_options import limit_options, limits_of
 from mcpreel.cli.params import FORMAT_AUTO
 from mcpreel.errors import DifferenceFound, TransportError, UsageError
@@ -33,7 +34,11 @@ class RecordModeParam(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
-@click.command("serve")
+@click.command("serve", epilog=examples(
+    "mcpreel serve session.jsonl  # stdio: point a client's server command here",
+    "mcpreel serve session.jsonl --transport streamable-http --port 8000",
+    'mcpreel serve cassette.jsonl --record-mode once --target-command "python server.py"',
+))
 @click.argument("session", type=click.Path(dir_okay=False))
 @click.option("--transport", type=click.Choice(["stdio", "streamable-http", "sse"]), default="stdio",
               show_default=True)
@@ -49,7 +54,7 @@ class RecordModeParam(click.ParamType):
 @click.option("--on-miss", type=click.Choice(["error", "fail", "forward"]), default="error", show_default=True,
               help="error: answer with a JSON-RPC error; fail: the same, and exit 1 at the end; "
                    "forward: ask the live --target-… server and add its answer to the recording.")
-@click.option("--target-command", metavar="CMD", help="With --on-miss forward or --record-mode: the live server command.")
+@click.option("--target-command", metavar='"CMD ARGS"', help="With --on-miss forward or --record-mode: the live server command.")
 @click.option("--target-url", metavar="URL", help="With --on-miss forward or --record-mode: the live server URL.")
 @click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
               help="Accept requests from this non-loopback Origin (HTTP; '*' for any; repeatable).")
@@ -83,12 +88,7 @@ def serve_command(ctx: click.Context, session: str, transport: str, host: str, p
                   record_mode: RecordMode | None, rules_file: str | None, report: str | None,
                   source_name: str | None, redact: bool, max_body: int, max_header: int,
                   header_timeout: float) -> None:
-    """Serve a recorded session as an MCP server (a mock for testing clients).
-
-    \b
-      mcpreel serve session.jsonl
-      mcpreel serve cassette.jsonl --record-mode once --target-command "python server.py"
-    """
+    """Serve a recorded session as an MCP server (a mock for testing clients)."""
     from mcpreel.mock import Mock, MockOptions, serve_file
     from mcpreel.rules import RuleSet, load_rules
 

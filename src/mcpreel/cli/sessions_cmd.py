@@ -1,4 +1,7 @@
-"""``mcpreel sessions [--server NAME] [--tool NAME] [--failed] [--since 2d] [--client NAME]``: find sessions."""
+"""``mcpreel sessions [--server-name NAME] [--tool NAME] [--failed] [--since 2d] [--client NAME]``: find sessions.
+
+``--server`` (the issue's spelling) parses as a hidden alias: on the command line ``--server`` is the live
+server's URL's old name (:mod:`mcpreel.cli.vocabulary`), so the help shows ``--server-name``."""
 
 from __future__ import annotations
 
@@ -7,11 +10,18 @@ from pathlib import Path
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 from mcpreel.cli.query_cmd import DB_HELP, FORMATS, write_result
+from mcpreel.cli.vocabulary import hidden
 
 
-@click.command("sessions")
-@click.option("--server", metavar="NAME", help="Sessions with this server (serverInfo.name; * is a wildcard).")
+@click.command("sessions", epilog=examples(
+    "mcpreel sessions --failed --since 2d",
+    "mcpreel sessions --server-name github --tool create_issue --client claude-code",
+    "mcpreel sessions --since 2026-11-01 --format csv --db team.duckdb",
+))
+@click.option("--server-name", "server", **hidden("--server"), metavar="NAME",
+              help="Sessions with this server (serverInfo.name; * is a wildcard).")
 @click.option("--tool", metavar="NAME", help="Sessions that called this tool (the line is its first call).")
 @click.option("--failed", is_flag=True, help="Sessions with a failed operation (the line is the first one).")
 @click.option("--since", metavar="WHEN", help="Sessions that started since: 30m, 2h, 2d, 1w, or an ISO date or time.")

@@ -8,10 +8,14 @@ from pathlib import Path
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 from mcpreel.cli.query_cmd import DB_HELP
 
 
-@click.command("show")
+@click.command("show", epilog=examples(
+    "mcpreel show 4242  # an id from mcpreel sessions or mcpreel query",
+    "mcpreel show 4242 --db team.duckdb --no-redact",
+))
 @click.argument("op_id", metavar="ID", type=int)
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path), help=DB_HELP)
 @click.option("--redact/--no-redact", default=True, show_default=True,

@@ -25,11 +25,11 @@ def open_source(source: str | None, *, command: str | None, url: str | None, fmt
     """The session to judge and a name for it: a file read by its format, or a live server's answers."""
     if source and is_url(source):
         if url:
-            raise UsageError("give the server's URL once (as SOURCE or --url)")
+            raise UsageError("give the server's URL once (as SOURCE or --target-url)")
         source, url = None, source
     given = [x for x in (source, command, url) if x]
     if len(given) != 1:
-        raise UsageError("give exactly one source: a recording, --command 'CMD ARGS', or a URL")
+        raise UsageError("give exactly one source: a recording, --target-command 'CMD ARGS', or a URL")
     if source:
         from mcpreel.formats import open_session
 
@@ -39,3 +39,19 @@ def open_source(source: str | None, *, command: str | None, url: str | None, fmt
 
     session = live_session(command, url, transport=transport, headers=parse_headers(headers), timeout=timeout)
     return session, command or url or ""
+
+
+def sarif_target(source: str | None, command: str | None, url: str | None):
+    """Where SARIF results about a live server are located (None for a recording: the file is the location).
+
+    Inside GitHub Actions the workflow that names the server is a candidate (``GITHUB_WORKFLOW_REF``).
+    """
+    import os
+
+    from mcpreel.render.sarif import live_target
+
+    if source and is_url(source):
+        url = source
+    if not (command or url):
+        return None
+    return live_target(command=command, url=url, workflow_ref=os.environ.get("GITHUB_WORKFLOW_REF"))

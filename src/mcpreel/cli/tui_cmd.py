@@ -7,12 +7,17 @@ import sys
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 from mcpreel.cli.params import FORMAT_AUTO
 from mcpreel.errors import UsageError
 
 
-@click.command("tui")
-@click.argument("path", metavar="[FILE]", required=False, type=click.Path(dir_okay=False))
+@click.command("tui", epilog=examples(
+    "mcpreel tui session.jsonl  # any readable format",
+    "mcpreel tui  # attach to the running proxy (or pick one)",
+    "mcpreel tui session.jsonl --filter 'dir:c2s status:error'",
+))
+@click.argument("path", metavar="[SESSION]", required=False, type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True,
               help="Input format of FILE; auto sniffs the content.")
 @click.option("--attach", metavar="SOCKET", type=click.Path(dir_okay=False),
@@ -20,29 +25,29 @@ from mcpreel.errors import UsageError
                    "running proxy, or a list to pick from).")
 @click.option("--save", "save_path", metavar="PATH", type=click.Path(dir_okay=False),
               help="Where `s` saves [default: <name>-saved.jsonl in the current folder].")
-@click.option("--save-format", default="reel", show_default=True, metavar="FORMAT",
-              help="The format `s` saves in (any writable format; `e` asks).")
+@click.option("--save-format", default="auto", show_default=True, metavar="FORMAT",
+              help="The format `s` saves in (any writable format; auto: from the file name's ending; `e` asks).")
 @click.option("--filter", "filter_text", default="", metavar="TOKENS",
-              help="Start with this filter (method:… tool:… dir:out|in status:error|ok id:… text:…).")
+              help="Start with this filter (method:… tool:… dir:c2s|s2c status:error|ok id:… text:…; mcpreel help filters).")
 @output.run_command
 def tui_command(path: str | None, fmt: str, attach: str | None, save_path: str | None, save_format: str,
                 filter_text: str) -> None:
-    """A terminal viewer: a session file as a browsable list, or a running proxy live.
-
-    \b
-      mcpreel tui session.jsonl              # any readable format
-      mcpreel tui                            # attach to the running proxy (or pick one)
-      mcpreel tui --attach /run/user/1000/mcpreel/123-0.sock
-    """
+    """A terminal viewer: a session file as a browsable list, or a running proxy live (--attach SOCKET:
+    the control socket a recording names on stderr)."""
     from mcpreel.formats import FORMATS, canonical_name, writer_names
 
-    save_format = canonical_name(save_format)
-    if not FORMATS[save_format].writes:
+    save_format = canonical_name(save_format) if save_format != "auto" else save_format
+    if save_format != "auto" and not FORMATS[save_format].writes:
         raise UsageError(f"--save-format {save_format}: can be read but not written (writable: {', '.join(writer_names())})")
     if path and attach:
         raise UsageError("give a FILE or --attach, not both")
     if not sys.stdout.isatty() or not sys.stdin.isatty():
         raise UsageError("mcpreel tui needs a terminal (stdin and stdout); for a file's rows use mcpreel inspect")
+    if not path:
+        from mcpreel._infra.platform import control_unavailable
+
+        if (unavailable := control_unavailable()) is not None:  # Windows: said before loading the viewer
+            raise UsageError(f"{unavailable}; give a FILE to browse")
     from mcpreel.tui.app import FileFeed, ViewerApp
 
     if path:

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from mcpreel.cli import output
+from mcpreel.cli.helptext import examples
 from mcpreel.errors import McpreelError, UsageError
 
 
@@ -130,7 +131,11 @@ def _show_list(docs, problems: list[str]) -> None:
                 click.echo(shown(f"  {'':<24} record it: {shlex.join(http_record_argv(s))}; client URL: {proxy_url(s)}"))
 
 
-@click.command("wrap")
+@click.command("wrap", epilog=examples(
+    "mcpreel wrap --list",
+    "mcpreel wrap --all --dry-run",
+    "mcpreel wrap github filesystem --client claude-desktop --redact",
+))
 @click.argument("names", nargs=-1)
 @file_options
 @click.option("--list", "list_", is_flag=True, help="List the clients' servers and whether they are wrapped.")
@@ -152,11 +157,6 @@ def wrap_command(ctx: click.Context, names: tuple[str, ...], clients: tuple[str,
                  home: str | None, project: str, dry_run: bool, all_: bool, list_: bool, sessions_dir: str | None,
                  redact: bool, http_port: int | None, mcpreel_cmd: str | None, absolute_paths: bool) -> None:
     """Make MCP clients start their stdio servers through `mcpreel record`.
-
-    \b
-      mcpreel wrap --list
-      mcpreel wrap --all --dry-run
-      mcpreel wrap github filesystem --client claude-desktop
 
     Each changed file is backed up next to itself once (FILE.mcpreel-backup); FILE.mcpreel-wrap.json
     keeps what `mcpreel unwrap` needs to restore every entry exactly. HTTP servers are listed with the
@@ -242,7 +242,10 @@ def _finish(edits, names: tuple[str, ...], dry_run: bool, problems: list[str]) -
     return sum(len(e.changed) for e in edits)
 
 
-@click.command("unwrap")
+@click.command("unwrap", epilog=examples(
+    "mcpreel unwrap  # every entry back exactly as it was",
+    "mcpreel unwrap github --client cursor --dry-run",
+))
 @click.argument("names", nargs=-1)
 @file_options
 @click.option("--force", is_flag=True, help="Restore the original even where the wrapped entry was edited since.")

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcpreel._infra import jsonio
+from mcpreel._infra import jsonio, platform
 from mcpreel.clientconfig.clients import ClientFile
 from mcpreel.clientconfig.document import ConfigDocument
 from mcpreel.errors import InputError, UsageError
@@ -351,7 +351,7 @@ def merge_edits(edits: Sequence[Edit]) -> Edit:
 
 
 def http_record_argv(info: ServerInfo, port: int = DEFAULT_LISTEN_PORT) -> list[str]:
-    return ["mcpreel", "record", "--transport", info.transport, "--target", info.url or "",
+    return ["mcpreel", "record", "--transport", info.transport, "--target-url", info.url or "",
             "--listen", f"127.0.0.1:{port}", "--label", info.name]
 
 
@@ -372,7 +372,7 @@ def proxy_url(info: ServerInfo, port: int = DEFAULT_LISTEN_PORT) -> str:
 def _write_atomic(path: Path, data: bytes, mode: int) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     try:
-        os.fchmod(fd, mode)
+        platform.set_mode(fd, mode)  # where modes mean something (not on Windows)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()

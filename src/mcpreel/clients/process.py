@@ -10,29 +10,31 @@ fixture agree on what a child is and how it goes away:
 - **Its own process group**: a Ctrl-C in the terminal reaches mcpreel once, and mcpreel decides
   what the child gets (:func:`forward_signals`, :func:`signal_group`), to the child and whatever it
   started, as a terminal would.
-- **Dying with us** (``die_with_parent``, Linux): the child is asked to get SIGTERM when the thread
-  that started it ends (``PR_SET_PDEATHSIG``), so a ``kill -9`` of mcpreel leaves no server behind,
-  even one that ignores the end of its stdin.
+- **Dying with us** (``die_with_parent``): a ``kill -9`` of mcpreel leaves no server behind, even one
+  that ignores the end of its stdin: Linux's parent-death signal, a Job object on Windows, a watchdog
+  process elsewhere (:mod:`mcpreel._infra.platform`, :func:`~mcpreel._infra.platform.tie_to_us`).
 - **Stop**: :func:`stop` / :func:`stop_async` close stdin first (a well-behaved server exits on EOF),
-  then SIGTERM after a grace period, then SIGKILL.
+  then SIGTERM after a grace period, then SIGKILL (Windows: Ctrl+Break, then the process and its Job
+  ended).
 - **Exit status**: :func:`exit_status` maps a return code to what a shell reports (``-N`` -> 128+N).
+
+What differs between systems (signals, groups, dying with us) is asked of the platform seam,
+:mod:`mcpreel._infra.platform`, never here.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import os
 import shlex
 import signal
 import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import FrameType
 from typing import IO, TYPE_CHECKING, Any
 
+from mcpreel._infra import platform
 from mcpreel.errors import TransportError
 
 if TYPE_CHECKING:
@@ -55,12 +57,11 @@ __all__ = [
     "with_environ",
 ]
 
-#: what a proxy forwards to its child: the ways a user or a client asks a process to stop
-FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: what a proxy forwards to its child: the ways a user or a client asks a process to stop (the ones this
+#: system has: no SIGHUP on Windows)
+FORWARDED_SIGNALS = platform.STOP_SIGNALS
 #: how long a SIGKILLed child is waited for (the kernel reaps it at once; this only bounds a hang)
 _KILL_WAIT = 5.0
-
-_PR_SET_PDEATHSIG = 1
 
 #: a file argument of :func:`spawn`: a pipe, ``DEVNULL``, a file object, a descriptor or inherited
 Stream = int | IO[Any] | None
@@ -108,19 +109,9 @@ def signal_name(signum: int) -> str:
 
 
 def parent_death_signal() -> Callable[[], None] | None:
-    """A ``preexec_fn`` asking Linux to SIGTERM the child when its parent thread ends (None elsewhere)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        prctl = libc.prctl
-    except (OSError, AttributeError):
-        return None
-
-    def preexec() -> None:
-        prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-
-    return preexec
+    """A ``preexec_fn`` asking the kernel to SIGTERM the child when its parent thread ends (Linux's
+    ``prctl``; None where there is none: :func:`spawn` then ties the child to us another way)."""
+    return platform.parent_death_preexec()
 
 
 def _start_error(argv: Sequence[str], exc: BaseException) -> ServerStartError:
@@ -131,12 +122,18 @@ def _start_error(argv: Sequence[str], exc: BaseException) -> ServerStartError:
 
 
 def _group_options(group: bool, die_with_parent: bool) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    if group:
-        options["process_group"] = 0
+    options = platform.child_options(group)
     if die_with_parent:
-        options["preexec_fn"] = parent_death_signal()
+        preexec = parent_death_signal()
+        if preexec is not None:
+            options["preexec_fn"] = preexec
     return options
+
+
+def _tie(pid: int, group: bool, die_with_parent: bool) -> None:
+    """Where the kernel was not asked (no ``prctl``), tie the child to us the platform's way."""
+    if die_with_parent and parent_death_signal() is None:
+        platform.tie_to_us(pid, group=group)
 
 
 def spawn(
@@ -153,18 +150,21 @@ def spawn(
     """Start ``argv`` (unbuffered pipes by default); :class:`ServerStartError` if it cannot start.
 
     ``env`` is the child's whole environment (None: ours; :func:`with_environ` adds to ours).
-    ``group``: in a process group of its own. ``die_with_parent``: SIGTERM when the calling thread
-    ends (Linux), so call it from the thread that lives as long as the child (the main thread).
+    ``group``: in a process group of its own. ``die_with_parent``: ended when the calling thread
+    ends (Linux; call it from the thread that lives as long as the child, the main thread) or when
+    this process does (elsewhere: :func:`mcpreel._infra.platform.tie_to_us`).
     """
     if not argv:
         raise ServerStartError("no server command given")
     try:
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             list(argv), stdin=stdin, stdout=stdout, stderr=stderr, bufsize=0,
             env=dict(env) if env is not None else None, cwd=cwd, **_group_options(group, die_with_parent),
         )
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         raise _start_error(argv, exc) from exc
+    _tie(proc.pid, group, die_with_parent)
+    return proc
 
 
 async def spawn_async(
@@ -183,29 +183,25 @@ async def spawn_async(
     try:
         return await asyncio.create_subprocess_exec(
             *argv, stdin=pipe, stdout=pipe, stderr=pipe, env=dict(env) if env is not None else None, cwd=cwd,
-            limit=limit, process_group=0,
+            limit=limit, **platform.child_options(True),
         )
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         raise _start_error(argv, exc) from exc
 
 
 def signal_group(pid: int, signum: int) -> None:
-    """Send ``signum`` to the child's process group (the child and what it started), else to the child."""
-    try:
-        os.killpg(pid, signum)
-    except ProcessLookupError:
-        pass
-    except PermissionError:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signum)
+    """Send ``signum`` to the child's process group (the child and what it started), else to the child
+    (Windows: Ctrl+Break to its group; :func:`mcpreel._infra.platform.interrupt_group`)."""
+    platform.interrupt_group(pid, signum)
 
 
-def _signal(pid: int, signum: int, group: bool) -> None:
+def _end(pid: int, hard: bool, group: bool) -> None:
     if group:
-        signal_group(pid, signum)
-    else:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signum)
+        (platform.kill_group if hard else platform.terminate_group)(pid)
+        return
+    hard_signal = getattr(signal, "SIGKILL", signal.SIGTERM)  # Windows: SIGTERM is TerminateProcess
+    with contextlib.suppress(ProcessLookupError, OSError):
+        os.kill(pid, hard_signal if hard else signal.SIGTERM)
 
 
 def stop(proc: subprocess.Popen[bytes], grace: float, *, group: bool = True) -> int | None:
@@ -215,18 +211,24 @@ def stop(proc: subprocess.Popen[bytes], grace: float, *, group: bool = True) -> 
     only if even SIGKILL left it running).
     """
     if proc.poll() is not None:
+        platform.untie(proc.pid)
         return proc.returncode
-    steps: list[int | None] = [signal.SIGTERM, signal.SIGKILL]
     if proc.stdin is not None:
         with contextlib.suppress(OSError):
             proc.stdin.close()
-        steps.insert(0, None)
-    for step in steps:
-        if step is not None:
-            _signal(proc.pid, step, group)
         with contextlib.suppress(subprocess.TimeoutExpired):
-            return proc.wait(_KILL_WAIT if step == signal.SIGKILL else grace)
+            return _ended(proc.pid, proc.wait(grace))
+    for hard in (False, True):
+        _end(proc.pid, hard, group)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            return _ended(proc.pid, proc.wait(_KILL_WAIT if hard else grace))
     return None
+
+
+def _ended(pid: int, code: int | None) -> int | None:
+    if code is not None:
+        platform.untie(pid)
+    return code
 
 
 async def wait_async(proc: asyncio.subprocess.Process, timeout: float) -> int | None:
@@ -241,24 +243,25 @@ async def wait_async(proc: asyncio.subprocess.Process, timeout: float) -> int | 
 async def stop_async(proc: asyncio.subprocess.Process, grace: float, *, group: bool = True) -> int | None:
     """:func:`stop` for an asyncio process."""
     if proc.returncode is not None:
+        platform.untie(proc.pid)
         return proc.returncode
-    steps: list[int | None] = [signal.SIGTERM, signal.SIGKILL]
     if proc.stdin is not None:
         with contextlib.suppress(Exception):
             proc.stdin.close()
-        steps.insert(0, None)
-    for step in steps:
-        if step is not None:
-            _signal(proc.pid, step, group)
-        code = await wait_async(proc, _KILL_WAIT if step == signal.SIGKILL else grace)
+        code = await wait_async(proc, grace)
         if code is not None:
-            return code
+            return _ended(proc.pid, code)
+    for hard in (False, True):
+        _end(proc.pid, hard, group)
+        code = await wait_async(proc, _KILL_WAIT if hard else grace)
+        if code is not None:
+            return _ended(proc.pid, code)
     return None
 
 
 @contextlib.contextmanager
 def forward_signals(pid: int, on_signal: Callable[[int], None] | None = None) -> Iterator[None]:
-    """While inside, SIGINT/SIGTERM/SIGHUP sent to us go on to the child's process group.
+    """While inside, the stop signals sent to us (:data:`FORWARDED_SIGNALS`) go on to the child's group.
 
     Handlers can only be installed from the main thread; elsewhere (a library caller's worker
     thread) nothing is installed and the caller keeps its own handling. A signal the user chose to

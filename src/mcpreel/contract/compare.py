@@ -1,18 +1,21 @@
 """Every change between two contracts, classed by what it does to a client that relied on the old one.
 
 - **breaking**: a client that worked before can fail now — a tool, prompt, resource or template removed,
-  a required argument added, an optional argument made required, an argument removed, a type narrowed,
-  an enum value removed, an output schema removed or changed so that old readers break (a member
-  removed or made optional, a type widened, an enum value added).
+  a required argument added, an optional argument made required, an argument removed, an input schema
+  narrowed (a type narrowed, an enum value removed however the enumeration is spelled, a bound, a
+  length, a pattern or ``additionalProperties: false`` added), an output schema removed or widened so
+  that old readers break (a member removed or made optional, a type widened, an enum value added).
 - **dangerous**: nothing fails, but what the model reads or is allowed to assume changed — a description
   changed (the shape of tool poisoning and rug pulls), an annotation loosened (``readOnlyHint``
-  true -> false, ``destructiveHint`` false -> true, ...), an input enum widened, a default changed,
-  any other schema keyword changed.
-- **minor**: additions and relaxations — a tool, prompt or optional argument added, a type widened,
-  an annotation tightened, a title or the server's version changed.
+  true -> false, ``destructiveHint`` false -> true, ...) or set to a value that is not a boolean, an
+  input enum widened or dropped, a default changed, a schema keyword no rule judges changed.
+- **minor**: additions and relaxations — a tool, prompt or optional argument added, an input schema
+  widened, an output schema narrowed, an annotation tightened, a title or the server's version changed.
 
-Annotations are compared by their effective values (the spec's defaults fill in what a server leaves
-out: ``readOnlyHint`` false, ``destructiveHint`` true, ``idempotentHint`` false, ``openWorldHint`` true).
+What a schema change does is :mod:`mcpreel.contract.schema`'s business (the table of directions and
+roles is there). Annotations are compared by their effective values (the spec's defaults fill in what a
+server leaves out: ``readOnlyHint`` false, ``destructiveHint`` true, ``idempotentHint`` false,
+``openWorldHint`` true).
 """
 
 from __future__ import annotations
@@ -20,16 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpreel.contract.change import BREAKING, CLASSES, DANGEROUS, FAIL_ON, MINOR, RANK, Change, esc, j, same
+from mcpreel.contract.schema import schema_changes
 from mcpreel.contract.snapshot import KINDS, Contract
 
-__all__ = ["BREAKING", "CLASSES", "DANGEROUS", "MINOR", "Change", "ContractDiff", "compare", "counts_at"]
+__all__ = ["ANNOTATIONS", "BREAKING", "CLASSES", "DANGEROUS", "FAIL_ON", "MINOR", "Change", "ContractDiff", "compare",
+           "counts_at"]
 
-BREAKING, DANGEROUS, MINOR = "breaking", "dangerous", "minor"
-#: most severe first
-CLASSES = (BREAKING, DANGEROUS, MINOR)
-_RANK = {c: i for i, c in enumerate(CLASSES)}
-#: ``--fail-on`` -> the classes that fail
-FAIL_ON = {"breaking": (BREAKING,), "dangerous": (BREAKING, DANGEROUS), "any": CLASSES}
 
 #: annotation -> (spec default, the value that is the *safe* one)
 ANNOTATIONS = {
@@ -40,26 +40,6 @@ ANNOTATIONS = {
 }
 _SINGULAR = {"tools": "tool", "prompts": "prompt", "resources": "resource", "resourceTemplates": "resource template"}
 _DESCRIBING = ("description", "title")
-
-
-@dataclass(frozen=True)
-class Change:
-    """One change: its class, a rule id, where it is (a JSON-pointer-like path), and the two values."""
-
-    cls: str
-    rule: str
-    path: str
-    message: str
-    before: Any = None
-    after: Any = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"class": self.cls, "rule": self.rule, "path": self.path, "message": self.message}
-        if self.before is not None:
-            out["before"] = self.before
-        if self.after is not None:
-            out["after"] = self.after
-        return out
 
 
 @dataclass
@@ -99,156 +79,38 @@ def counts_at(changes: list[Change], fail_on: str) -> int:
     return sum(1 for ch in changes if ch.cls in FAIL_ON[fail_on])
 
 
-def _j(value: Any) -> str:
-    """A value as JSON text in a message (true, not True)."""
-    import json
-
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _esc(name: str) -> str:
-    return name.replace("~", "~0").replace("/", "~1")
-
-
-# -- JSON schemas --------------------------------------------------------------------------------------
-
-def _types(schema: dict[str, Any]) -> set[str] | None:
-    t = schema.get("type")
-    if isinstance(t, str):
-        out = {t}
-    elif isinstance(t, list) and all(isinstance(x, str) for x in t):
-        out = set(t)
-    else:
-        return None
-    if "number" in out:
-        out.add("integer")  # an integer is a number: number -> integer narrows, integer -> number widens
-    return out
-
-
 def _schema_changes(old: Any, new: Any, path: str, role: str, out: list[Change]) -> None:
-    """Changes between two JSON schemas. ``role`` is "input" (the client writes values the server reads)
-    or "output" (the server writes, the client reads): what is safe for one breaks the other."""
-    if old == new:
-        return
-    if not isinstance(old, dict) or not isinstance(new, dict):
-        out.append(Change(DANGEROUS, "schema-changed", path, "schema changed", old, new))
-        return
-    inp = role == "input"
-    handled = {"properties", "required", "type", "enum", "default", "items", "description", "title",
-               "additionalProperties", "$schema"}
-
-    # type
-    to, tn = _types(old), _types(new)
-    if old.get("type") != new.get("type"):
-        if to is not None and tn is not None and tn < to:
-            cls, what = (BREAKING, "narrowed") if inp else (MINOR, "narrowed")
-        elif to is not None and tn is not None and tn > to:
-            cls, what = (MINOR, "widened") if inp else (BREAKING, "widened")
-        elif tn is None and to is not None:
-            cls, what = (MINOR, "unconstrained") if inp else (BREAKING, "unconstrained")
-        else:
-            cls, what = BREAKING, "changed"
-        out.append(Change(cls, f"type-{what}", f"{path}/type", f"type {what}: {_j(old.get('type'))} -> {_j(new.get('type'))}",
-                          old.get("type"), new.get("type")))
-
-    # enum
-    eo, en = old.get("enum"), new.get("enum")
-    if eo != en:
-        if isinstance(eo, list) and isinstance(en, list):
-            removed = [v for v in eo if v not in en]
-            added = [v for v in en if v not in eo]
-            if removed:
-                out.append(Change(BREAKING if inp else MINOR, "enum-value-removed", f"{path}/enum",
-                                  f"enum value(s) removed: {_j(removed)}", eo, en))
-            if added:
-                out.append(Change(DANGEROUS if inp else BREAKING, "enum-widened", f"{path}/enum",
-                                  f"enum value(s) added: {_j(added)}", eo, en))
-        elif isinstance(en, list):
-            out.append(Change(BREAKING if inp else MINOR, "enum-added", f"{path}/enum", "values now restricted to an enum", eo, en))
-        else:
-            out.append(Change(DANGEROUS if inp else BREAKING, "enum-dropped", f"{path}/enum", "enum restriction dropped", eo, en))
-
-    # default, descriptions
-    if old.get("default") != new.get("default"):
-        out.append(Change(DANGEROUS, "default-changed", f"{path}/default",
-                          f"default changed: {_j(old.get('default'))} -> {_j(new.get('default'))}", old.get("default"), new.get("default")))
-    if old.get("description") != new.get("description"):
-        out.append(Change(DANGEROUS, "description-changed", f"{path}/description", "description changed",
-                          old.get("description"), new.get("description")))
-    if old.get("title") != new.get("title"):
-        out.append(Change(MINOR, "title-changed", f"{path}/title", "title changed", old.get("title"), new.get("title")))
-
-    # properties and required
-    po = old.get("properties")
-    if not isinstance(po, dict):
-        po = {}
-    pn = new.get("properties")
-    if not isinstance(pn, dict):
-        pn = {}
-    ro = set(old.get("required") or []) if isinstance(old.get("required"), list) else set()
-    rn = set(new.get("required") or []) if isinstance(new.get("required"), list) else set()
-    for name in po:
-        p = f"{path}/properties/{_esc(name)}"
-        if name not in pn:
-            out.append(Change(BREAKING, "property-removed", p,
-                              f"{'argument' if inp else 'output member'} {name!r} removed", po[name], None))
-        else:
-            _schema_changes(po[name], pn[name], p, role, out)
-    for name in pn:
-        if name in po:
-            continue
-        p = f"{path}/properties/{_esc(name)}"
-        if name in rn and inp:
-            out.append(Change(BREAKING, "required-property-added", p, f"required argument {name!r} added", None, pn[name]))
-        else:
-            what = "optional argument" if inp else "output member"
-            out.append(Change(MINOR, "property-added", p, f"{what} {name!r} added", None, pn[name]))
-    for name in sorted((rn - ro) & set(po)):
-        if name in pn:
-            out.append(Change(BREAKING if inp else MINOR, "property-now-required", f"{path}/required",
-                              f"{name!r} is now required", sorted(ro), sorted(rn)))
-    for name in sorted((ro - rn) & set(pn)):
-        out.append(Change(MINOR if inp else BREAKING, "property-now-optional", f"{path}/required",
-                          f"{name!r} is no longer required", sorted(ro), sorted(rn)))
-
-    # additionalProperties: false -> anything else widens what is accepted (input) / may appear (output)
-    ao, an = old.get("additionalProperties", True), new.get("additionalProperties", True)
-    if ao != an:
-        closed_now = an is False
-        if inp:
-            cls = BREAKING if closed_now else MINOR
-        else:
-            cls = MINOR if closed_now else DANGEROUS
-        out.append(Change(cls, "additional-properties-changed", f"{path}/additionalProperties",
-                          f"additionalProperties {_j(ao)} -> {_j(an)}", ao, an))
-
-    if old.get("items") != new.get("items"):
-        _schema_changes(old.get("items"), new.get("items"), f"{path}/items", role, out)
-
-    # anything else (minimum, pattern, format, oneOf, $defs ...): not judged finely, but never silent
-    for key in sorted((set(old) | set(new)) - handled):
-        if old.get(key) != new.get(key):
-            out.append(Change(DANGEROUS, "schema-keyword-changed", f"{path}/{_esc(key)}",
-                              f"schema keyword {key!r} changed", old.get(key), new.get(key)))
+    schema_changes(old, new, path, role, out)
 
 
 # -- entries --------------------------------------------------------------------------------------------
 
 def _annotation_changes(old: Any, new: Any, path: str, out: list[Change]) -> None:
+    """A hint moved to its safe value is tightened (minor); moved off it, loosened (dangerous); moved
+    between two values neither of which is the safe one (a value that is not a boolean) is dangerous too:
+    a client cannot tell what it promises."""
     old = old if isinstance(old, dict) else {}
     new = new if isinstance(new, dict) else {}
     for key, (default, safe) in ANNOTATIONS.items():
         vo, vn = old.get(key, default), new.get(key, default)
-        if vo == vn:
+        if vo == vn and type(vo) is type(vn):
+            if (key in old) != (key in new):  # the spec's default, now spelled out or now left out
+                shown = [j(side[key]) if key in side else "absent" for side in (old, new)]
+                out.append(Change(MINOR, "annotation-rewritten", f"{path}/{key}",
+                                  f"{key}: {shown[0]} -> {shown[1]} (the spec's default: the same promise)",
+                                  old.get(key), new.get(key)))
             continue
-        if vo == safe and vn != safe:
-            out.append(Change(DANGEROUS, "annotation-loosened", f"{path}/{key}", f"{key} loosened: {_j(vo)} -> {_j(vn)}", vo, vn))
+        if vn is safe:
+            out.append(Change(MINOR, "annotation-tightened", f"{path}/{key}", f"{key} tightened: {j(vo)} -> {j(vn)}", vo, vn))
+        elif vo is safe:
+            out.append(Change(DANGEROUS, "annotation-loosened", f"{path}/{key}", f"{key} loosened: {j(vo)} -> {j(vn)}", vo, vn))
         else:
-            out.append(Change(MINOR, "annotation-tightened", f"{path}/{key}", f"{key} tightened: {_j(vo)} -> {_j(vn)}", vo, vn))
+            out.append(Change(DANGEROUS, "annotation-changed", f"{path}/{key}",
+                              f"{key} changed: {j(vo)} -> {j(vn)} (not a boolean)", vo, vn))
     for key in sorted((set(old) | set(new)) - set(ANNOTATIONS)):
-        if old.get(key) != new.get(key):
+        if not same(old.get(key), new.get(key)):
             cls = MINOR if key == "title" else DANGEROUS
-            out.append(Change(cls, "annotation-changed", f"{path}/{_esc(key)}", f"annotation {key!r} changed",
+            out.append(Change(cls, "annotation-changed", f"{path}/{esc(key)}", f"annotation {key!r} changed",
                               old.get(key), new.get(key)))
 
 
@@ -263,12 +125,12 @@ def _tool_changes(old: dict[str, Any], new: dict[str, Any], path: str, out: list
         out.append(Change(BREAKING, "output-schema-removed", f"{path}/outputSchema", "output schema removed", oo, None))
     elif oo is None and on is not None:
         out.append(Change(MINOR, "output-schema-added", f"{path}/outputSchema", "output schema added", None, on))
-    elif oo != on:
+    elif not same(oo, on):
         _schema_changes(oo, on, f"{path}/outputSchema", "output", out)
     _annotation_changes(old.get("annotations"), new.get("annotations"), f"{path}/annotations", out)
     for key in sorted((set(old) | set(new)) - {*_DESCRIBING, "name", "inputSchema", "outputSchema", "annotations"}):
-        if old.get(key) != new.get(key):
-            out.append(Change(DANGEROUS, "member-changed", f"{path}/{_esc(key)}", f"{key!r} changed", old.get(key), new.get(key)))
+        if not same(old.get(key), new.get(key)):
+            out.append(Change(DANGEROUS, "member-changed", f"{path}/{esc(key)}", f"{key!r} changed", old.get(key), new.get(key)))
 
 
 def _prompt_changes(old: dict[str, Any], new: dict[str, Any], path: str, out: list[Change]) -> None:
@@ -283,7 +145,7 @@ def _prompt_changes(old: dict[str, Any], new: dict[str, Any], path: str, out: li
 
     ao, an = args(old), args(new)
     for name, a in ao.items():
-        p = f"{path}/arguments/{_esc(name)}"
+        p = f"{path}/arguments/{esc(name)}"
         if name not in an:
             out.append(Change(BREAKING, "argument-removed", p, f"argument {name!r} removed", a, None))
             continue
@@ -297,7 +159,7 @@ def _prompt_changes(old: dict[str, Any], new: dict[str, Any], path: str, out: li
                               a.get("description"), b.get("description")))
     for name, b in an.items():
         if name not in ao:
-            p = f"{path}/arguments/{_esc(name)}"
+            p = f"{path}/arguments/{esc(name)}"
             if b.get("required"):
                 out.append(Change(BREAKING, "required-property-added", p, f"required argument {name!r} added", None, b))
             else:
@@ -306,10 +168,10 @@ def _prompt_changes(old: dict[str, Any], new: dict[str, Any], path: str, out: li
 
 def _resource_changes(old: dict[str, Any], new: dict[str, Any], path: str, out: list[Change]) -> None:
     for key in sorted((set(old) | set(new)) - {"uri", "uriTemplate"}):
-        if old.get(key) != new.get(key):
+        if not same(old.get(key), new.get(key)):
             cls = DANGEROUS if key == "description" else MINOR
             out.append(Change(cls, f"{key}-changed" if key in ("description", "title") else "member-changed",
-                              f"{path}/{_esc(key)}", f"{key!r} changed", old.get(key), new.get(key)))
+                              f"{path}/{esc(key)}", f"{key!r} changed", old.get(key), new.get(key)))
 
 
 def compare(old: Contract, new: Contract, *, fail_on: str = "dangerous") -> ContractDiff:
@@ -337,13 +199,13 @@ def _compare(old: Contract, new: Contract, fail_on: str) -> ContractDiff:
         one = _SINGULAR[kind]
         for name in olds:
             if name not in news:
-                out.append(Change(BREAKING, f"{one.replace(' ', '-')}-removed", f"/{kind}/{_esc(name)}",
+                out.append(Change(BREAKING, f"{one.replace(' ', '-')}-removed", f"/{kind}/{esc(name)}",
                                   f"{one} {name!r} removed", olds[name], None))
         for name in news:
-            p = f"/{kind}/{_esc(name)}"
+            p = f"/{kind}/{esc(name)}"
             if name not in olds:
                 out.append(Change(MINOR, f"{one.replace(' ', '-')}-added", p, f"{one} {name!r} added", None, news[name]))
-            elif olds[name] != news[name]:
+            elif not same(olds[name], news[name]):
                 before = len(out)
                 if kind == "tools":
                     _tool_changes(olds[name], news[name], p, out)
@@ -359,7 +221,7 @@ def _compare(old: Contract, new: Contract, fail_on: str) -> ContractDiff:
     if so.get("version") != sn.get("version") and so.get("version") and sn.get("version"):
         out.append(Change(MINOR, "server-version-changed", "/server/version", "server version changed",
                           so.get("version"), sn.get("version")))
-    out.sort(key=lambda ch: (_RANK[ch.cls], ch.path))
+    out.sort(key=lambda ch: (RANK[ch.cls], ch.path))
     return ContractDiff(out, fail_on)
 
 

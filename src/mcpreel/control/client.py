@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from mcpreel._infra import platform
 from mcpreel.control import protocol
 from mcpreel.control.discovery import running
 
@@ -74,7 +75,11 @@ class ControlClient:
 
     @classmethod
     def connect(cls, path: str | Path, timeout: float = 10.0) -> ControlClient:
-        """Connect to the socket at ``path``; :class:`ControlError` when nobody answers there."""
+        """Connect to the socket at ``path``; :class:`ControlError` when nobody answers there (or when this
+        system has no control channel: "live view is not available here")."""
+        unavailable = platform.control_unavailable()
+        if unavailable is not None:
+            raise ControlError(unavailable)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(timeout)
         try:

@@ -1,7 +1,9 @@
 """Where control sockets live, and which proxies are running.
 
 The runtime directory is ``$MCPREEL_RUNTIME_DIR`` if set, else ``$XDG_RUNTIME_DIR/mcpreel/`` when
-``XDG_RUNTIME_DIR`` is a directory we own, else ``/tmp/mcpreel-<uid>/``. It is created 0700 and refused
+``XDG_RUNTIME_DIR`` is a directory we own, else ``$TMPDIR/mcpreel/`` when ``TMPDIR`` is a folder only we may
+enter (macOS), else ``/tmp/mcpreel-<uid>/`` (:func:`mcpreel._infra.platform.runtime_base`; where there is no
+control channel, :func:`running` finds nothing). It is created 0700 and refused
 (:class:`~mcpreel.errors.UsageError`, one line) when it exists owned by someone else, is a symlink, or lets
 group or others in: the socket's own 0600 mode is the second lock, the directory the first.
 
@@ -21,7 +23,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from mcpreel._infra import jsonio
+from mcpreel._infra import jsonio, platform
 from mcpreel.errors import UsageError
 
 __all__ = ["ENV", "check_dir", "new_endpoint", "remove_endpoint", "runtime_dir", "running", "write_info"]
@@ -31,15 +33,7 @@ _counter = itertools.count()
 
 
 def _default_dir() -> Path:
-    xdg = os.environ.get("XDG_RUNTIME_DIR")
-    if xdg:
-        try:
-            st = os.stat(xdg)
-        except OSError:
-            st = None
-        if st is not None and stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
-            return Path(xdg) / "mcpreel"
-    return Path(f"/tmp/mcpreel-{os.getuid()}")
+    return platform.runtime_base()
 
 
 def check_dir(path: Path) -> None:
@@ -49,7 +43,9 @@ def check_dir(path: Path) -> None:
         raise UsageError(f"{path}: the control runtime directory is a symlink; refusing it")
     if not stat.S_ISDIR(st.st_mode):
         raise UsageError(f"{path}: the control runtime directory is not a directory")
-    if st.st_uid != os.getuid():
+    if not platform.has_file_modes():
+        return  # Windows: no uid, no modes (and no control channel to guard)
+    if st.st_uid != platform.user_id():
         raise UsageError(f"{path}: the control runtime directory belongs to uid {st.st_uid}, not to us; refusing it")
     if st.st_mode & 0o077:
         raise UsageError(f"{path}: the control runtime directory is mode {stat.S_IMODE(st.st_mode):04o}; "
@@ -88,7 +84,7 @@ def new_endpoint(directory: Path | None = None) -> tuple[Path, Path]:
 def write_info(path: Path, info: dict[str, Any]) -> None:
     """Write the description beside the socket, 0600, whole or not at all (a temp file renamed)."""
     tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | platform.NOFOLLOW, 0o600)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(jsonio.dumps(info) + b"\n")
@@ -108,13 +104,7 @@ def remove_endpoint(sock: Path, info: Path) -> None:
 def _pid_alive(pid: Any) -> bool:
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return platform.pid_alive(pid)
 
 
 def _answers(sock: str) -> bool:
@@ -135,6 +125,8 @@ def running(directory: Path | None = None, *, clean: bool = True) -> list[dict[s
     Stale entries (the pid is gone, the socket is missing or refuses connections, the file is unreadable)
     are left out and, when ``clean``, deleted with their socket.
     """
+    if platform.control_unavailable() is not None:
+        return []
     if directory is None:
         directory = runtime_dir(create=False)
         if not directory.exists():

@@ -1,4 +1,4 @@
-"""Filter tokens, as people know them from other MCP tools: ``method:tools/call tool:search dir:out``.
+"""Filter tokens, as people know them from other MCP tools: ``method:tools/call tool:search dir:c2s``.
 
 One grammar for ``record --intercept FILTER``, the matching of ``--rules`` and the viewer's ``/`` filter:
 ``parse(text)`` -> :class:`Filter`, and ``Filter.matches(record_or_message, direction)``. Tokens are
@@ -7,10 +7,11 @@ separated by spaces; different keys must all match (AND), the same key given twi
 - ``method:NAME`` — the JSON-RPC method (a response matches the method of the request it answers only when
   the caller says so: a bare message has no method);
 - ``tool:NAME`` — ``params.name`` of a ``tools/call``;
-- ``dir:out`` / ``dir:in`` — ``out`` is client -> server (the request going *out* to the server), ``in``
-  server -> client, as in mcpsnoop; ``client_to_server`` / ``server_to_client`` are accepted too. Note that
-  the reel's own ``dir`` values are the other way round (the reel's ``in`` is what comes *into* the
-  server); this module converts;
+- ``dir:c2s`` / ``dir:s2c`` — client -> server / server -> client: mcpreel's one direction vocabulary
+  (lists say C→S / S→C). Also accepted: ``client_to_server`` / ``server_to_client`` (qai's words) and
+  ``out`` / ``in`` as mcpsnoop says them (``out`` is the request going *out* to the server). The reel's
+  own ``dir`` values are the other way round (the reel's ``in`` is what comes *into* the server), which
+  is why the tokens do not lead with in/out; this module converts;
 - ``status:error`` / ``status:ok`` — a response with ``error`` (or a tools/call result with
   ``isError: true``) / any other response;
 - ``id:7`` — the JSON-RPC id (compared as text: ``id:7`` matches 7 and "7");
@@ -30,13 +31,15 @@ from typing import Any
 
 from mcpreel._infra import jsonio
 
-__all__ = ["DEFAULT_INTERCEPT", "KEYS", "Filter", "FilterError", "parse"]
+__all__ = ["DEFAULT_INTERCEPT", "DIRECTIONS", "KEYS", "Filter", "FilterError", "parse"]
 
 KEYS = ("method", "tool", "dir", "status", "id", "text", "kind")
-DEFAULT_INTERCEPT = "dir:out kind:request"
+DEFAULT_INTERCEPT = "dir:c2s kind:request"
 
-#: the filter's dir values -> the reel's direction (the filter's ``out`` is the reel's ``in``)
-_DIRS = {"out": "in", "in": "out", "client_to_server": "in", "server_to_client": "out"}
+#: the filter's dir values -> the reel's direction: c2s/s2c first (the words shown), then the aliases
+#: (mcpsnoop's ``out``/``in``, which are the reel's ``in``/``out``; qai's long words)
+DIRECTIONS = {"c2s": "in", "s2c": "out", "client_to_server": "in", "server_to_client": "out", "out": "in", "in": "out"}
+_DIRS = DIRECTIONS
 _KINDS = ("request", "response", "notification")
 _STATUSES = ("error", "ok")
 
@@ -181,7 +184,7 @@ def parse(text: str | None) -> Filter:
             raise FilterError(f"filter token {token!r} has no value")
         if key == "dir":
             if value not in _DIRS:
-                raise FilterError(f"filter token {token!r}: dir is out (client -> server) or in (server -> client)")
+                raise FilterError(f"filter token {token!r}: dir is c2s (client -> server) or s2c (server -> client)")
             value = _DIRS[value]
         elif key == "kind" and value not in _KINDS:
             raise FilterError(f"filter token {token!r}: kind is one of {', '.join(_KINDS)}")

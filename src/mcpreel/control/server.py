@@ -23,8 +23,11 @@ disconnected once it owes more than :data:`_OWED_LIMIT` bytes; at most :data:`MA
 attached at once (the next one gets an ``error`` line saying so, and is closed).
 
 Security: the socket lives in the 0700 runtime directory (:mod:`mcpreel.control.discovery`), is chmod 0600
-before it listens, and every connection's peer uid is checked with ``SO_PEERCRED`` (:func:`peer_uid`);
-another user's connection is closed before a byte is sent. Nothing goes to the proxy's stdout.
+before it listens, and every connection's peer uid is checked (:func:`peer_uid`: ``SO_PEERCRED`` on Linux,
+``LOCAL_PEERCRED``/``getpeereid`` on macOS and the BSDs); another user's connection is closed before a byte is
+sent. Where the system cannot tell (or has no Unix sockets: Windows) :meth:`ControlServer.start` refuses in
+one line ("live view is not available here"), and the recording goes on without a control channel.
+Nothing goes to the proxy's stdout.
 """
 
 from __future__ import annotations
@@ -34,7 +37,6 @@ import itertools
 import os
 import select
 import socket
-import struct
 import threading
 import time
 from collections import deque
@@ -42,9 +44,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mcpreel._infra import platform
 from mcpreel._infra.timeutil import iso_from_ms, iso_second, now_ms
 from mcpreel.control import discovery, protocol
 from mcpreel.control.filters import DEFAULT_INTERCEPT, Filter, parse
+from mcpreel.errors import UsageError
 from mcpreel.model import Kind, Message, SessionInfo
 from mcpreel.record.intercept import ABANDONED, Decision, InjectPort, Pending
 
@@ -71,10 +75,9 @@ _PROBE_SECONDS = 0.5
 
 
 def peer_uid(sock: socket.socket) -> int:
-    """The uid of the process at the other end of a connected AF_UNIX socket (``SO_PEERCRED``)."""
-    fmt = "3i"  # struct ucred: pid, uid, gid
-    data = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize(fmt))
-    return int(struct.unpack(fmt, data)[1])
+    """The uid of the process at the other end of a connected AF_UNIX socket (:class:`OSError` when the
+    system cannot tell: :func:`mcpreel._infra.platform.peer_uid`)."""
+    return platform.peer_uid(sock)
 
 
 class _Hold:
@@ -191,7 +194,7 @@ class ControlServer:
         self.timeout = timeout
         self._note_fn = note
         self._directory = directory
-        self._uid = os.getuid() if allowed_uid is None else allowed_uid
+        self._uid = platform.user_id() if allowed_uid is None else allowed_uid
         self.filter: Filter | None = None
         self.filter_text: str | None = None
         self.set_filter(intercept)
@@ -226,7 +229,12 @@ class ControlServer:
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def start(self) -> Path:
-        """Create the socket (0600, in the private runtime directory) and its description; returns its path."""
+        """Create the socket (0600, in the private runtime directory) and its description; returns its path.
+
+        :class:`~mcpreel.errors.UsageError` (one line) where this system has no control channel."""
+        unavailable = platform.control_unavailable()
+        if unavailable is not None:
+            raise UsageError(unavailable)
         directory = self._directory if self._directory is not None else discovery.runtime_dir()
         sock_path, info_path = discovery.new_endpoint(directory)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -299,7 +307,7 @@ class ControlServer:
                 break
             try:
                 uid = peer_uid(conn)
-            except OSError:
+            except (OSError, ValueError):  # the system could not say who it is: refused like a stranger
                 uid = -1
             if uid != self._uid:
                 self._note(f"control: refused a connection from uid {uid}")

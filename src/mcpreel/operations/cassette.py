@@ -84,6 +84,7 @@ class ClientItem:
     exchange: Turn | None = None
     after: list[dict[str, Any]] = field(default_factory=list)  # server messages it set off (notifications)
     source: int | None = None
+    t: int | None = None  # when the client sent it (epoch ms; replay --pace recorded keeps the gaps)
 
     @property
     def method(self) -> str:
@@ -176,9 +177,9 @@ class Builder:
             if self.keep:
                 cas.exchanges.append(turn)
             self.turns[ex.n] = turn
-            self._item(ClientItem(turn.request, turn, source=ex.source))
+            self._item(ClientItem(turn.request, turn, source=ex.source, t=ex.t))
         elif kind == "notification":
-            self._item(ClientItem(payload, None, source=step.msg.source))
+            self._item(ClientItem(payload, None, source=step.msg.source, t=step.msg.t))
         elif kind == "response":
             answered = self.turns.pop(step.exchange.n, None)
             if answered is not None:

@@ -118,7 +118,7 @@ def otlp_exporter(endpoint: str | None = None, *, timeout: float | None = None) 
 
     url = endpoint_url(endpoint)
     if url is None and not (os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")):
-        raise UsageError("no OTLP endpoint: give --endpoint URL or --out FILE, or set OTEL_EXPORTER_OTLP_ENDPOINT")
+        raise UsageError("no OTLP endpoint: give --endpoint URL or --output FILE, or set OTEL_EXPORTER_OTLP_ENDPOINT")
     return OTLPSpanExporter(endpoint=url, timeout=timeout)
 
 

@@ -166,7 +166,7 @@ def claim_reel(path: str | os.PathLike[str]) -> tuple[Path, int]:
         raise UsageError(f"{os.fspath(path)}: cannot append to the recording: {exc.strerror or exc}") from exc
     if nxt is None:
         raise UsageError(f"{os.fspath(path)}: exists and is not a reel; record appends sessions to a reel and "
-                         "replaces nothing else: give another --out or remove the file")
+                         "replaces nothing else: give another --output or remove the file")
     return target, nxt
 
 

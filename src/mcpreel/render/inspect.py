@@ -9,7 +9,7 @@ A row reads like qai's inspect: ``#000 > initialize id=1``, ``#001 < (response) 
 plus flags in brackets: ``[MODIFIED]``, ``[DROPPED]``, ``[INJECTED]``, ``[ERROR -32602 …]``, ``[isError]``,
 ``[UNANSWERED]``, ``[ENDED]`` (a listen stream the client cancelled), ``[ORPHAN]``. A file of several
 client sessions names each row's session after its index (``#004 s2 > tools/call``); a task's polls,
-result and status notifications name the task and the call that created it (``task=T1 of #003``). ``>`` is client -> server, ``<`` server -> client, ``!`` server stderr,
+result and status notifications name the task and the call that created it (``task=T1 of #003``). ``>`` is client -> server (c2s), ``<`` server -> client (s2c), ``!`` server stderr,
 ``·`` a line that is not MCP traffic.
 """
 
@@ -20,6 +20,7 @@ from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.timeutil import iso_from_ms
+from mcpreel.eras import era_name
 from mcpreel.inspect import EXACT_LATENCIES, SKETCH_ERROR, Report, Row
 
 __all__ = ["plain_lines", "renderables", "row_parts", "row_text", "to_json"]
@@ -174,14 +175,8 @@ def _header_pairs(report: Report) -> list[tuple[str, str]]:
     return pairs
 
 
-_ERA_NAMES = {"modern": "2026-07-28 (stateless)", "legacy": "handshake era", "unknown": "unknown (no handshake)"}
-
-
 def _session_text(s: dict[str, Any]) -> str:
-    era = _ERA_NAMES.get(s["era"], s["era"])
-    if s["era"] == "legacy" and s.get("protocol"):
-        era += f" {s['protocol']}"
-    parts = [era, f"{s['requests']} request{'s' if s['requests'] != 1 else ''}"]
+    parts = [era_name(s["era"], s.get("protocol")), f"{s['requests']} request{'s' if s['requests'] != 1 else ''}"]
     if s.get("client"):
         parts.append(f"client {s['client']}")
     if s.get("file"):
@@ -233,7 +228,7 @@ def _n(count: int, word: str) -> str:
 
 def _counts_line(report: Report) -> str:
     s = report.summary
-    parts = [f"{_n(s.messages, 'message')} ({s.client_to_server} >, {s.server_to_client} <)", _n(s.requests, "request"),
+    parts = [f"{_n(s.messages, 'message')} ({s.client_to_server} c2s >, {s.server_to_client} s2c <)", _n(s.requests, "request"),
              _n(s.responses, "response"), _n(s.notifications, "notification")]
     if s.batches:
         parts.append(_n(s.batches, "batch").replace("batchs", "batches"))

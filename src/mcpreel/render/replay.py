@@ -3,9 +3,11 @@
 :func:`renderables` yields the pieces for the CLI to print on its console (plain when piped: rich drops
 the colours itself); :func:`to_json` and :func:`to_junit` give the ``--output`` and ``--junit`` documents.
 
-The CLI draws results as they come (the report's ``sink``), none of them kept: :func:`result_lines` is
-one result's row and, when it differs, its differences (printed only for results that are not the same
-unless ``--all``); :func:`closing` what follows the rows; :class:`JsonSpool` and :func:`junit_case` write
+The CLI draws results as they come (the report's ``sink``), none of them kept, in the order a reader
+wants them: :func:`heading` first (what is replayed against what, which sessions, in which era: a
+:class:`~mcpreel.replay.ReplayPlan`, known before the first request), then :func:`result_lines`, one
+result's row and, when it differs, its differences (printed only for results that are not the same
+unless ``--all``), then :func:`closing` (the handshake, notes and the summary line); :class:`JsonSpool` and :func:`junit_case` write
 the ``--output`` and ``--junit`` documents from a spool on disk, the same documents :func:`to_json` and
 :func:`to_junit` give.
 """
@@ -22,11 +24,13 @@ from rich.table import Table
 from rich.text import Text
 
 from mcpreel._infra import jsonio
+from mcpreel.eras import era_name
 from mcpreel.render.junit import Case, junit_xml
+from mcpreel.replay import ReplayPlan
 from mcpreel.replay.verify import ReplayReport, RequestResult
 
-__all__ = ["JsonSpool", "closing", "junit_case", "ms", "renderables", "result_lines", "server_cases", "to_json",
-           "to_junit"]
+__all__ = ["JsonSpool", "closing", "heading", "junit_case", "ms", "renderables", "result_lines", "server_cases",
+           "to_json", "to_junit"]
 
 _STYLE = {"same": "green", "different": "bold red", "error": "bold magenta", "unrecorded": "yellow"}
 #: differences shown per item on a terminal (the JSON and JUnit documents hold them all)
@@ -94,10 +98,43 @@ def result_lines(r: RequestResult) -> list[str]:
     return [row] + [f"    {line}" for line in _detail(r)]
 
 
-def closing(report: ReplayReport) -> Iterator[RenderableType]:
-    """What follows the streamed rows: the handshake, what was replayed against what, the sessions or
-    the era, refused server requests, notes and the summary line."""
-    parts = _heading(report)
+_ERA_NAMES = {"modern": "2026-07-28 era", "legacy": "handshake era"}
+
+
+def heading(plan: ReplayPlan) -> Iterator[RenderableType]:
+    """What is said before the first row: the file against the target, and the client sessions replayed
+    (several: each on a fresh connection) or the one session, with the era each is replayed in."""
+    parts: list[RenderableType] = [
+        Text(f"replay of {plan.session} against {plan.target} ({plan.transport})", style="bold")]
+    pace = ("; pacing: as recorded (each message no earlier than its recorded time)" if plan.pace == "recorded"
+            else "")
+    if len(plan.sessions) > 1:
+        lines = Text(f"{len(plan.sessions)} client sessions, each on a fresh connection{pace}:\n", style="dim")
+        for s in plan.sessions:
+            lines.append(f"  {s['label']} -> replayed in the {_ERA_NAMES.get(s['replay_in'], s['replay_in'])}, "
+                         f"{s['requests']} request{'' if s['requests'] == 1 else 's'}\n")
+        parts.append(lines)
+    elif plan.sessions:
+        s = plan.sessions[0]
+        which = f"{s['label']} (of {plan.of})" if plan.of > 1 else s["label"]
+        recorded, used = s["era"], s["replay_in"]
+        name = _ERA_NAMES.get(used, used)
+        if recorded == used:
+            how = f"replayed in the {name}, as recorded"
+        elif recorded in _ERA_NAMES:
+            how = f"recorded in the {_ERA_NAMES[recorded]}, replayed in the {name}"
+        else:
+            how = f"replayed in the {name} (the recording does not say its era)"
+        parts.append(Text(which, style="dim"))
+        parts.append(Text(how + pace, style="dim"))
+    yield Group(*parts)
+
+
+def closing(report: ReplayReport, *, heading_said: bool = False) -> Iterator[RenderableType]:
+    """What follows the streamed rows: the handshake, refused server requests, notes and the summary line;
+    also what was replayed against what (the sessions or the era) unless :func:`heading` said it first."""
+    parts = _heading(report) if not heading_said else \
+        ([Text(report.handshake, style="dim")] if report.handshake else [])
     for asked in report.unmatched_server_requests:
         parts.append(Text(f"server request {asked.method} not in the recording: {asked.error}", style="red"))
     for note in report.notes:
@@ -143,7 +180,7 @@ def _heading(report: ReplayReport) -> list[RenderableType]:
     if len(report.sessions) > 1:
         lines = Text(f"{len(report.sessions)} client sessions, each on a fresh connection:\n", style="dim")
         for s in report.sessions:
-            lines.append(f"  {s['label']} -> replayed in the {s['replayed_in']} era, {s['requests']} requests\n")
+            lines.append(f"  {s['label']} -> replayed in the {era_name(s['replayed_in'])}, {s['requests']} requests\n")
         parts.append(lines)
     elif report.era is not None and report.recorded_era not in (None, "unknown"):
         parts.append(Text(_era_line(report), style="dim"))
@@ -151,11 +188,10 @@ def _heading(report: ReplayReport) -> list[RenderableType]:
 
 
 def _era_line(report: ReplayReport) -> str:
-    names = {"modern": "2026-07-28 era", "legacy": "handshake era"}
-    used = names.get(report.era or "", report.era or "")
+    used = era_name(report.era)
     if report.recorded_era == report.era:
         return f"replayed in the {used}, as recorded"
-    return f"recorded in the {names.get(report.recorded_era or '', report.recorded_era)}, replayed in the {used}"
+    return f"recorded in the {era_name(report.recorded_era)}, replayed in the {used}"
 
 
 def to_json(report: ReplayReport) -> str:

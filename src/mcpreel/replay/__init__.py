@@ -6,13 +6,19 @@ transport (:mod:`mcpreel.clients`). :func:`replay_file` is the library's entry p
 nothing else): it reads the session file, runs, and returns a report; it never prints.
 The other direction, a recording answering a live client, is :mod:`mcpreel.mock`; comparing two
 recordings is :mod:`mcpreel.compare`.
+
+What a replay is about to do (which file, against what, which client sessions, in which era) is known
+before its first request and handed to ``on_start`` as a :class:`ReplayPlan`, so a caller can say it
+first, then the results as they are judged, then the summary.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mcpreel.clients import open_target
 from mcpreel.compare.normalize import IgnorePath
@@ -21,7 +27,21 @@ from mcpreel.formats import open_session
 from mcpreel.replay.verify import ERA_CHOICES, ReplayOptions, ReplayReport, RequestResult, replay
 from mcpreel.sessions import ClientSession, split_sessions_streaming
 
-__all__ = ["ERA_CHOICES", "IgnorePath", "ReplayOptions", "ReplayReport", "replay", "replay_file"]
+__all__ = ["ERA_CHOICES", "IgnorePath", "ReplayOptions", "ReplayPlan", "ReplayReport", "replay", "replay_file"]
+
+
+@dataclass
+class ReplayPlan:
+    """What a replay will do, known before it sends anything: the file, the target, and each client
+    session to replay (``index``, ``label``, ``era`` as recorded, ``replay_in`` the era it is replayed in)."""
+
+    session: str
+    target: str
+    transport: str
+    era: str  # ReplayOptions.era: auto (each session's own), legacy or modern
+    pace: str
+    sessions: list[dict[str, Any]] = field(default_factory=list)
+    of: int = 1  # client sessions in the file (``--session N`` replays one of them)
 
 
 def replay_file(
@@ -38,6 +58,7 @@ def replay_file(
     source: str | None = None,
     sink: Callable[[RequestResult], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
+    on_start: Callable[[ReplayPlan], None] | None = None,
 ) -> ReplayReport:
     """Replay the session in ``path`` against a server command or URL; return the report.
 
@@ -49,7 +70,8 @@ def replay_file(
     source against the one target, and ``on_event`` says so. ``sink`` takes each result as soon as it
     is judged, in request order, instead of the report's ``results`` (see :class:`ReplayReport`).
     ``on_progress`` gets the bytes of the file read so far, on each of its passes (the last pass is the
-    one that sends the requests).
+    one that sends the requests). ``on_start`` gets the :class:`ReplayPlan` once, before the first
+    request is sent.
     """
     from mcpreel.merge import merged_sources, select_source
 
@@ -60,6 +82,7 @@ def replay_file(
         on_event(f"{path} merges {len(names)} servers ({', '.join(names)}): each is replayed in its own target "
                  f"session against the one target; --source NAME replays one source against its own server")
     parts = split_sessions_streaming(session)
+    of = len(parts)
     if session_index is not None:
         if not 1 <= session_index <= len(parts):
             listing = "; ".join(p.label() for p in parts)
@@ -67,11 +90,22 @@ def replay_file(
                              f"session{'s' if len(parts) != 1 else ''} ({listing})")
         parts = [parts[session_index - 1]]
     shown = url if url is not None else (command if isinstance(command, str) else " ".join(command or []))
+    opts = options or ReplayOptions()
 
     many = len(parts) > 1
+    announced = on_start is None
 
     def run_one(part: ClientSession, first_index: int = 1) -> ReplayReport:
+        nonlocal announced
         target = open_target(command, url, transport=transport, headers=headers)
+        if not announced:
+            announced = True
+            assert on_start is not None
+            chosen = [p for p in parts if p.requests or not many]
+            on_start(ReplayPlan(str(path), shown, target.name, opts.era, opts.pace, of=of, sessions=[
+                {"index": p.index, "label": p.label(), "era": p.era, "requests": p.requests,
+                 "replay_in": opts.era if opts.era != "auto" else (p.era if p.era in ("legacy", "modern") else "legacy")}
+                for p in chosen]))
         sub = part.as_session(session.info) if many or session_index is not None else session
         return asyncio.run(replay(sub, target, options, target=shown, on_event=on_event, sink=sink,
                                   first_index=first_index, session_index=part.index if many else None))

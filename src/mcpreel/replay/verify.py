@@ -4,7 +4,11 @@ The client's requests and notifications are sent in recorded order, never its an
 requests. Pacing follows the recording: before a message is sent, the responses that were recorded
 *before* it are awaited (so a request that depended on an earlier answer still follows it), while
 requests that were in flight together in the recording are sent together again (so a
-``notifications/cancelled`` still reaches a request that is running).
+``notifications/cancelled`` still reaches a request that is running). That is the order, not the clock:
+by default a message goes as soon as what it waited for is answered, so a session recorded over an
+hour replays in seconds. ``ReplayOptions.pace = "recorded"`` (``--pace recorded``) adds the clock: each
+client message also waits until its recorded offset from the first one has passed (a slower server
+makes it later, never earlier).
 
 - Era: a session is replayed in the era it was recorded in (:mod:`mcpreel.eras`), or in the one
   ``ReplayOptions.era`` names. Handshake era: a recorded ``initialize`` is replayed as recorded (the
@@ -64,6 +68,7 @@ from mcpreel.eras import (
     absent_in_era,
     client_identity,
     discover_request,
+    era_name,
     initialize_request,
     to_legacy_request,
     to_modern_request,
@@ -101,6 +106,9 @@ class ReplayOptions:
     unrecorded_grace: float = 1.0  # how long requests the recording never saw answered may take
     match: str = "method-params"  # how server requests are matched against the recording
     era: str = "auto"  # the era to replay in: the recording's own ("auto"), "legacy" or "modern"
+    #: ``none``: each client message goes as soon as what it waited for in the recording is answered (the
+    #: order, not the clock); ``recorded``: also no earlier than its recorded time after the first one
+    pace: str = "none"
 
 
 @dataclass
@@ -684,6 +692,7 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
         pendings: dict[int, _Pending] = {}
         # pacing: a client item waits for the exchanges whose responses were recorded before it
         answered: list[Turn] = []
+        pacer = _Pacer(options.pace == "recorded")
         first_request = True
         left_out = False
         absent: dict[str, int] = {}  # what the target era does not have, left out: method -> how many
@@ -703,12 +712,13 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
             if _translate(item, era, facts):
                 if era == LEGACY and not left_out:
                     report.notes.append("the recorded server/discover was not sent: the session was replayed in "
-                                        "the handshake era (--era legacy)")
+                                        f"the {era_name(LEGACY)} (--era legacy)")
                 left_out = True
                 continue
             ex = item.exchange
             if ex is not None and _task_member(ex):
                 continue  # the task's runner asks the live server itself (see _run_task)
+            await pacer.wait(item.t)
             if ex is None:
                 stream = _stream_ended_by(run, item.message)
                 if stream is not None:
@@ -738,8 +748,7 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
             first_request = False
         if absent:
             said = ", ".join(f"{n} {method}" for method, n in absent.items())
-            name = "the 2026-07-28 era" if era == MODERN else "the handshake era"
-            report.notes.append(f"left out {said}: {name} has no such method (--era {era})")
+            report.notes.append(f"left out {said}: the {era_name(era)} has no such method (--era {era})")
         # the rest, together: recorded answers wait the full timeout, unrecorded ones a short grace
         await asyncio.gather(*(_settle(run, p.exchange, pendings, results) for p in list(pendings.values())
                                if p.exchange is not None))
@@ -757,6 +766,26 @@ async def replay(session: Session, transport: Transport, options: ReplayOptions 
             pass
         await transport.close()
     return report
+
+
+class _Pacer:
+    """``--pace recorded``: each client message is sent no earlier than its recorded offset from the first
+    client message (later when the server is slower than it was); ``none`` sends at once."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+        self.origin: tuple[int, float] | None = None  # (recorded ms, loop time) of the first message
+
+    async def wait(self, t: int | None) -> None:
+        if not self.on or t is None:
+            return
+        loop = asyncio.get_running_loop()
+        if self.origin is None:
+            self.origin = (t, loop.time())
+            return
+        delay = (t - self.origin[0]) / 1000 - (loop.time() - self.origin[1])
+        if delay > 0:
+            await asyncio.sleep(delay)
 
 
 async def _settle(run: _Run, ex: Turn, pendings: dict[int, _Pending], results: dict[int, RequestResult]) -> None:
@@ -1038,10 +1067,10 @@ async def _discover(run: _Run, facts: _Facts) -> None:
     answer, error, _ = await run.wait(p, run.options.timeout)
     if answer is None or "result" not in answer:
         why = error or f"server/discover was answered with an error: {answer.get('error') if answer else None}"
-        raise TransportError(_dead(run, "server/discover (the 2026-07-28 era; --era legacy replays the "
-                                        "handshake era)", why))
+        raise TransportError(_dead(run, f"server/discover (the {era_name(MODERN)}; --era legacy replays the "
+                                        f"{era_name(LEGACY)})", why))
     run.report.handshake = ("the recording's initialize was sent as server/discover: the session was replayed "
-                            "in the 2026-07-28 era (--era modern)")
+                            f"in the {era_name(MODERN)} (--era modern)")
 
 
 async def _handshake(run: _Run, facts: _Facts) -> None:
@@ -1059,8 +1088,9 @@ async def _handshake(run: _Run, facts: _Facts) -> None:
     result = answer["result"]
     version = result.get("protocolVersion") if isinstance(result, dict) else None
     if run.report.recorded_era == MODERN:
-        run.report.handshake = (f"the session was recorded in the 2026-07-28 era and replayed in the handshake "
-                                f"era (--era legacy): mcpreel performed the handshake (protocol {version or 'unknown'})")
+        run.report.handshake = (f"the session was recorded in the {era_name(MODERN)} and replayed in the "
+                                f"{era_name(LEGACY)} (--era legacy): mcpreel performed the handshake (protocol "
+                                f"{version or 'unknown'})")
     else:
         run.report.handshake = (f"the recording has no initialize: mcpreel performed the handshake "
                                 f"(protocol {version or 'unknown'})")

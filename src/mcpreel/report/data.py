@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpreel._infra import jsonio
+from mcpreel.eras import LEGACY, MODERN, era_name
 from mcpreel.inspect import Header, LatencyStats, ToolStats, _text_of_transport, percentile
 from mcpreel.model import Kind, Message, Session
 from mcpreel.operations.facts import (
@@ -445,13 +446,13 @@ class _Collector:
         data.calls_total = self.n_ops
         data.timeline_omitted = max(0, c["records"] - self.limits.timeline)
         if self.era_handshake and self.era_modern:
-            data.era = "both: handshake (initialize) and 2026-07-28 (server/discover) sessions"
+            data.era = f"both: {era_name(LEGACY)} and {era_name(MODERN)} sessions"
         elif self.era_handshake:
-            data.era = "handshake (initialize)"
+            data.era = era_name(LEGACY)
             if self.discover_failed:
                 data.era += ", after a failed server/discover"
         elif self.era_modern or self.meta_version:
-            data.era = "2026-07-28 (no initialize, _meta on every request)"
+            data.era = era_name(MODERN)
         data.sessions = max(1, self.client_sessions)
         for method, values in sorted(self.latencies.items()):
             ordered = sorted(values)

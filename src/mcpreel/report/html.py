@@ -21,7 +21,7 @@ from typing import Any
 from mcpreel._version import __version__
 from mcpreel.report.data import ReportData
 from mcpreel.report.page import asset, fill, script_json
-from mcpreel.report.svg import activity_chart, fmt_ms, latency_chart
+from mcpreel.report.svg import activity_chart, fmt_ms, latency_chart, plural
 
 __all__ = ["render"]
 
@@ -121,9 +121,9 @@ def _tools(data: ReportData) -> str:
 def _calls_note(data: ReportData) -> str:
     shown, total, lim = len(data.calls), data.calls_total, data.limits
     if shown >= total:
-        text = f"All {total:,} calls."
+        text = "The only call." if total == 1 else f"All {plural(total, 'call')}."
     else:
-        text = (f"{shown:,} of {total:,} calls in detail: the first {lim.detail:,}, the {lim.detail:,} slowest and "
+        text = (f"{shown:,} of {plural(total, 'call')} in detail: the first {lim.detail:,}, the {lim.detail:,} slowest and "
                 f"every failed or unanswered call")
         if data.failures_total > lim.max_errors:
             text += f" (the first {lim.max_errors:,} of {data.failures_total:,})"
@@ -135,9 +135,9 @@ def _calls_note(data: ReportData) -> str:
 def _sequence_note(data: ReportData) -> str:
     records = data.counts.get("records", 0)
     if data.timeline_omitted:
-        return escape(f"The first {data.limits.timeline:,} of {records:,} records; "
+        return escape(f"The first {data.limits.timeline:,} of {plural(records, 'record')}; "
                       f"{data.timeline_omitted:,} more are summarised in the counts, charts and calls above.")
-    return escape(f"All {records:,} records.")
+    return escape("The only record." if records == 1 else f"All {plural(records, 'record')}.")
 
 
 def _data_json(data: ReportData) -> str:

@@ -4,7 +4,7 @@ A file is a list of rules, or a mapping with a ``rules`` list (room for settings
 
     - name: search-fails            # optional; default "rule-N" (N from 1)
       match:                        # every key given must hold (AND); a list of values is OR
-        direction: client_to_server # or server_to_client; "out"/"in" as in the filter tokens
+        direction: client_to_server # or server_to_client; c2s/s2c (and out/in) as in the filter tokens
         kind: request               # request | response | notification
         method: tools/call          # a response is matched by the request it answers
         tool: search                # params.name of a tools/call (a response: its request's)
@@ -42,8 +42,8 @@ __all__ = ["ACTIONS", "Action", "Match", "Rule", "load_rules", "parse_rules"]
 
 #: the actions a rule can take (besides ``delay``, which may come before any of them)
 ACTIONS = ("rewrite", "drop", "timeout", "error", "malformed", "close", "disconnect")
-DIRECTIONS = {"client_to_server": "client_to_server", "out": "client_to_server",
-              "server_to_client": "server_to_client", "in": "server_to_client"}
+DIRECTIONS = {"client_to_server": "client_to_server", "c2s": "client_to_server", "out": "client_to_server",
+              "server_to_client": "server_to_client", "s2c": "server_to_client", "in": "server_to_client"}
 KINDS = ("request", "response", "notification")
 _MATCH_KEYS = ("direction", "kind", "method", "tool", "id", "path", "equals", "filter")
 _RULE_KEYS = frozenset({"name", "match", "delay", "times", "after", *ACTIONS})

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 import uvicorn
 
 from mcpreel._infra import signals as early_signals
+from mcpreel._infra.platform import STOP_SIGNALS
 from mcpreel.errors import TransportError
 from mcpreel.serving.limits import BodyLimit, Limits
 from mcpreel.serving.listen import listening_socket
@@ -33,7 +34,7 @@ from mcpreel.serving.wire import listener_protocol, loop_factory
 __all__ = ["DropConnection", "Server", "run"]
 
 T = TypeVar("T")
-_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_SIGNALS = STOP_SIGNALS  # the stop signals this system has (mcpreel._infra.platform)
 
 
 class DropConnection(Exception):

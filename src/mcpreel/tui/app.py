@@ -8,7 +8,13 @@ of :mod:`mcpreel.control.filters` (the same words ``--intercept`` and ``--rules`
 Records reach the app in batches through :meth:`ViewerApp.add_records`, whoever reads them: a worker
 thread reading a file (:class:`FileFeed`) or the control client of a live proxy (:mod:`mcpreel.tui.live`).
 Held messages (live intercept) are listed after the records, marked HELD, until the proxy says they were
-released; their keys (forward, edit, drop, inject) go to the feed, which speaks the control protocol.
+released; their keys (forward, edit, drop, inject) go to the feed, which speaks the control protocol. The
+footer shows the keys of where the cursor is (a HELD row: forward, edit, drop), and quitting while
+messages are held asks first: they would wait for another viewer, or their timeout.
+
+The list has a heading line, and its columns are as wide as the longest method and tool seen (up to a
+bound), each followed by a space, so a long name is cut with ``…`` rather than running into the next
+column. ``s`` saves what the list shows (the filter applies), ``S`` every record.
 """
 
 from __future__ import annotations
@@ -24,12 +30,14 @@ from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
 from textual import events, on, work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, ScreenStackError
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.widgets import Footer, Input, Static
 
+from mcpreel._infra import jsonio
+from mcpreel._infra.timeutil import ms_from_iso, now_ms
 from mcpreel.errors import McpreelError
 from mcpreel.model import Kind, Message, Session, SessionInfo
 from mcpreel.tui.entries import PENDING, Entries, Entry, pretty, when
@@ -136,9 +144,49 @@ class FileFeed:
 
 _DIR = {"in": ("C→S", "cyan"), "out": ("S→C", "green")}
 
+#: the bounds of the method and tool columns (as wide as the longest name seen, between these)
+METHOD_WIDTH, TOOL_WIDTH = (12, 30), (6, 24)
+ID_WIDTH, STATUS_WIDTH, LATENCY_WIDTH = 6, 13, 8
+#: the bounds of the marks column ("[MODIFIED]", "[HELD 12.3s] [MODIFIED]"), as wide as the widest seen
+MARKS_WIDTH = (5, 34)
+
 
 def _cell(text: str, width: int) -> str:
-    return text[: width - 1] + "…" if len(text) > width else text.ljust(width)
+    """``text`` in a column of ``width`` characters and the space after it: cut with … when longer."""
+    return (text[: width - 1] + "…" if len(text) > width else text.ljust(width)) + " "
+
+
+def _seconds(ms: int) -> str:
+    return f"{ms}ms" if ms < 1000 else f"{ms / 1000:.1f}s"
+
+
+def marks_of(e: Entry) -> str:
+    """A row's marks: how long it was held (live), and what an intercept did to it."""
+    marks = e.flags()
+    if e.held_ms is not None:
+        marks.insert(0, f"[HELD {_seconds(e.held_ms)}]")
+    return " ".join(marks)
+
+
+@dataclass
+class Columns:
+    """The widths of the list's columns, grown as longer names and marks arrive (the heading follows)."""
+
+    method: int = METHOD_WIDTH[0]
+    tool: int = TOOL_WIDTH[0]
+    marks: int = MARKS_WIDTH[0]
+
+    def fit(self, entries: Iterable[Entry]) -> bool:
+        """Widen for ``entries``; True when a width changed."""
+        before = (self.method, self.tool, self.marks)
+        for e in entries:
+            if len(e.label) > self.method:
+                self.method = min(len(e.label), METHOD_WIDTH[1])
+            if e.tool and len(e.tool) > self.tool:
+                self.tool = min(len(e.tool), TOOL_WIDTH[1])
+            if e.msg.modified or e.msg.dropped or e.msg.injected or e.held_ms is not None:
+                self.marks = min(max(self.marks, len(marks_of(e))), MARKS_WIDTH[1])
+        return (self.method, self.tool, self.marks) != before
 
 
 class ViewerApp(App[None]):
@@ -148,10 +196,12 @@ class ViewerApp(App[None]):
     CSS = """
     #header { height: auto; max-height: 4; background: $boost; padding: 0 1; }
     #main { height: 1fr; }
-    MessageList { width: 3fr; border-right: solid $primary-darken-2; }
+    #list-pane { width: 3fr; border-right: solid $primary-darken-2; }
+    #columns { height: 1; background: $boost; text-style: bold; }
+    MessageList { height: 1fr; }
     #detail-scroll { width: 2fr; padding: 0 1; }
     .-narrow #main { layout: vertical; }
-    .-narrow MessageList { width: 1fr; height: 1fr; border-right: none; border-bottom: solid $primary-darken-2; }
+    .-narrow #list-pane { width: 1fr; height: 1fr; border-right: none; border-bottom: solid $primary-darken-2; }
     .-narrow #detail-scroll { width: 1fr; height: 1fr; }
     #filter { dock: bottom; display: none; }
     #filter.shown { display: block; }
@@ -165,25 +215,37 @@ class ViewerApp(App[None]):
         Binding("slash", "filter", "Filter"),
         Binding("p", "pair", "Pair"),
         Binding("tab", "switch", "Detail", show=False),
-        Binding("s", "save", "Save"),
+        Binding("s", "save", "Save shown"),
+        Binding("S", "save_all", "Save all"),
         Binding("e", "export", "Export"),
-        Binding("f", "forward", "Forward", show=False),
-        Binding("m", "edit", "Edit", show=False),
-        Binding("d", "drop", "Drop", show=False),
-        Binding("i", "inject", "Inject", show=False),
-        Binding("I", "intercept", "Intercept", show=False),
+        Binding("f", "forward", "Forward"),
+        Binding("m", "edit", "Edit"),
+        Binding("d", "drop", "Drop"),
+        Binding("i", "inject", "Inject"),
+        Binding("I", "intercept", "Intercept"),
         Binding("question_mark", "help", "Help"),
         Binding("q", "quit", "Quit"),
     ]
 
+    #: the keys of a HELD row, and the keys of browsing (not offered on a HELD row: the footer shows
+    #: what the cursor's row can do)
+    HELD_ACTIONS = frozenset({"forward", "edit", "drop"})
+    BROWSE_ACTIONS = frozenset({"pair", "save", "save_all", "export", "filter"})
+    LIVE_ACTIONS = frozenset({"inject", "intercept"})
+
     def __init__(self, feed: Feed, info: SessionInfo, *, title: str, save_path: str | None = None,
-                 save_format: str = "reel", filter_text: str = ""):
+                 save_format: str = "auto", filter_text: str = ""):
         super().__init__()
         self.feed = feed
         self.entries = Entries(info)
         self.title_text = title
         self.save_path = save_path or default_save_path(info, title)
-        self.save_format = save_format
+        #: the format ``s``, ``S`` and ``e`` write; ``auto``: from the file name's ending
+        self.save_format = save_format or "auto"
+        self.columns = Columns()
+        self._on_held = False  # the cursor is on a HELD row (the footer offers its keys)
+        #: live: how long each released request was held, by (reel direction, id), until its record comes
+        self._held_for: dict[tuple[str, str], int] = {}
         self.filter_text = filter_text
         self._filter: Any = None
         self.held: dict[str, Held] = {}
@@ -200,11 +262,13 @@ class ViewerApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="header")
         with Horizontal(id="main"):
-            yield MessageList(self.line_of, id="list")
+            with Vertical(id="list-pane"):
+                yield Static(id="columns")
+                yield MessageList(self.line_of, id="list")
             with VerticalScroll(id="detail-scroll"):
                 yield Static(id="detail")
         yield Static(id="status")
-        yield Input(placeholder="filter: method:tools/call tool:search dir:out status:error id:7 text:… (Enter)",
+        yield Input(placeholder="filter: method:tools/call tool:search dir:c2s status:error id:7 text:… (Enter)",
                     id="filter")
         yield Footer()
 
@@ -216,6 +280,7 @@ class ViewerApp(App[None]):
         if self.filter_text:
             self._set_filter(self.filter_text)
         self._show_header()
+        self._show_columns()
         if self.show_stderr:
             self.begin_capture_print(self, stdout=False, stderr=True)
         self.feed.start(self)
@@ -241,6 +306,11 @@ class ViewerApp(App[None]):
         added = self.entries.extend(messages)
         if not added:
             return
+        if self._held_for:
+            for e in added:
+                self._take_held_time(e)
+        if self.columns.fit(added):
+            self._show_columns()
         shown = [e.index for e in added if self._keep(e)]
         held = [k for k in self.list.items if isinstance(k, str)]
         if held:  # held messages stay last
@@ -297,15 +367,66 @@ class ViewerApp(App[None]):
         self.list.refresh()
 
     def released(self, hold: str, action: str, by: str) -> None:
-        if self.held.pop(hold, None) is None:
+        held = self.held.pop(hold, None)
+        if held is None:
             return
+        if action in ("forward", "edit") and held.is_request:
+            self._held_time(held)
         current = self.list.current()
         self.list.set_items([k for k in self.list.items if k != hold],
                             keep=current if current != hold else None)
         self.notify(f"{hold}: {action} (by {by})", timeout=3)
         self._show_status()
 
+    def _held_time(self, held: Held) -> None:
+        """A held request went on: how long it waited, kept for its row (its record may come before or after)."""
+        try:
+            since = ms_from_iso(held.since) if isinstance(held.since, str) else None
+        except ValueError:
+            since = None
+        if since is None:
+            return
+        key = (_reel_dir(held.direction), _id_key(held.message.get("id")))
+        self._held_for[key] = max(0, now_ms() - since)
+        for e in reversed(self.entries.rows[-200:]):  # the record came first
+            if self._take_held_time(e):
+                self.list.refresh()
+                break
+
+    def _take_held_time(self, e: Entry) -> bool:
+        """Give a request row (and its answer) the time it was held, if it is one the viewer saw released."""
+        msg = e.msg
+        if not e.is_request or e.held_ms is not None or msg.decided_by is None or not isinstance(msg.raw, dict):
+            return False
+        ms = self._held_for.pop((msg.dir or "", _id_key(msg.raw.get("id"))), None)
+        if ms is None:
+            return False
+        e.held_ms = ms
+        if e.pair is not None:
+            self.entries.rows[e.pair].held_ms = ms
+        if self.columns.fit([e]):
+            self._show_columns()
+        return True
+
     # -- drawing -----------------------------------------------------------------------------------
+    def heading(self) -> Text:
+        """The column names over the list, in the widths of its rows."""
+        c = self.columns
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f"{'#':>5} ")
+        text.append("dir ")
+        if len(self.entries.sessions) > 1:
+            text.append("S  ")
+        text.append(_cell("method", c.method) + _cell("tool", c.tool) + _cell("id", ID_WIDTH)
+                    + _cell("status", STATUS_WIDTH) + f"{'latency':>{LATENCY_WIDTH}} " + _cell("marks", c.marks)
+                    + "time (UTC)")
+        return text
+
+    def _show_columns(self) -> None:
+        columns = self._static("#columns")
+        if columns is not None:
+            columns.update(self.heading())
+
     def line_of(self, item: Any) -> Text:
         if isinstance(item, str):
             return self._held_line(item)
@@ -323,9 +444,11 @@ class ViewerApp(App[None]):
         line = Text()
         line.append(" HELD ", style="bold black on yellow")
         line.append(f"{_DIR[d][0]} ")
-        line.append(_cell(held.label, 24), style="bold yellow")
-        line.append(_cell(tool, 12))
-        line.append(_cell(str(msg.get("id", "")), 6))
+        if len(self.entries.sessions) > 1:
+            line.append("   ")
+        line.append(_cell(held.label, self.columns.method), style="bold yellow")
+        line.append(_cell(tool, self.columns.tool))
+        line.append(_cell(str(msg.get("id", "")), ID_WIDTH))
         line.append(f"{hold}: f forward · m edit · d drop", style="yellow")
         if held.timeout is not None:
             line.append(f" (goes on unchanged after {held.timeout:g}s)", style="dim yellow")
@@ -339,22 +462,23 @@ class ViewerApp(App[None]):
         line.append(f"{number:>5} ", style="dim")
         arrow, colour = _DIR.get(msg.dir or "", ("   ", "white"))
         line.append((arrow if msg.kind == Kind.MESSAGE else "   ") + " ", style=colour)
-        line.append(f"S{e.session} " if e.session is not None and len(self.entries.sessions) > 1 else "")
+        if len(self.entries.sessions) > 1:
+            line.append(_cell(f"S{e.session}" if e.session is not None else "", 2))
         if msg.kind != Kind.MESSAGE:
             style = "red" if msg.kind == Kind.INVALID else "magenta" if msg.kind == Kind.STDERR else "dim"
-            line.append(_cell(e.label, 10), style=style + " bold")
+            line.append(_cell(e.label, self.columns.method), style=style + " bold")
             line.append(e.text() + " ", style=style)
             line.append(when(msg), style="dim")
             return line
-        line.append(_cell(e.label, 24), style="bold")
-        line.append(_cell(e.tool or "", 12), style="cyan")
-        line.append(_cell("" if e.id is None else str(e.id), 6))
+        line.append(_cell(e.label, self.columns.method), style="bold")
+        line.append(_cell(e.tool or "", self.columns.tool), style="cyan")
+        line.append(_cell("" if e.id is None else str(e.id), ID_WIDTH))
         status_style = "red" if e.failed or e.status == "no answer" else "yellow" if e.status == PENDING else "green"
-        line.append(_cell(e.status, 13), style=status_style)
-        for flag in e.flags():
-            line.append(flag + " ", style="bold magenta" if flag != "[DROPPED]" else "bold red")
-        if e.latency_ms is not None:
-            line.append(f"{e.latency_ms}ms ", style="dim")
+        line.append(_cell(e.status, STATUS_WIDTH), style=status_style)
+        server = e.server_ms
+        line.append(f"{'' if server is None else f'{server}ms':>{LATENCY_WIDTH}} ", style="dim")
+        marks = marks_of(e)
+        line.append(_cell(marks, self.columns.marks), style="bold red" if "[DROPPED]" in marks else "bold magenta")
         line.append(when(msg), style="dim")
         return line
 
@@ -375,6 +499,7 @@ class ViewerApp(App[None]):
         header = self._static("#header")
         if header is not None:
             header.update(text)
+        self._show_columns()
 
     def _show_status(self) -> None:
         n, shown = len(self.entries), len(self.list.items) - len(self.held)
@@ -394,6 +519,26 @@ class ViewerApp(App[None]):
     @on(MessageList.Highlighted)
     def _highlighted(self, event: MessageList.Highlighted) -> None:
         self._show_detail(event.item)
+        on_held = isinstance(event.item, str)
+        if on_held != self._on_held:  # the footer shows what this row can do (redrawn only when that changes)
+            self._on_held = on_held
+            try:
+                self.refresh_bindings()
+            except ScreenStackError:
+                pass  # the app is closing: no footer to refresh
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Which keys the footer offers (and which work) where the cursor is: a HELD row's decisions there
+        only, the browsing keys everywhere else, inject and intercept only live."""
+        if action in self.HELD_ACTIONS or action in self.BROWSE_ACTIONS:
+            try:
+                on_held = isinstance(self.list.current(), str)
+            except NoMatches:
+                return True
+            return on_held if action in self.HELD_ACTIONS else not on_held
+        if action in self.LIVE_ACTIONS:
+            return bool(self.feed.live)
+        return True
 
     def _static(self, selector: str) -> Static | None:
         """A pane of the main screen; None while the app is closing (late messages find no widgets)."""
@@ -449,7 +594,9 @@ class ViewerApp(App[None]):
             text.append(f" tool={e.tool}")
         if e.id is not None:
             text.append(f" id={e.id}")
-        if e.latency_ms is not None:
+        if e.latency_ms is not None and e.held_ms is not None:
+            text.append(f" {e.latency_ms}ms: held {e.held_ms}ms, server {e.server_ms}ms")
+        elif e.latency_ms is not None:
             text.append(f" {e.latency_ms}ms")
         if e.status:
             text.append(f" {e.status}", style="red" if e.failed else "")
@@ -457,6 +604,9 @@ class ViewerApp(App[None]):
             text.append(" " + flag, style="magenta")
         if msg.decided_by:
             text.append(f" decided by {msg.decided_by}", style="magenta")
+            if e.held_ms is None and e.latency_ms is not None and e.is_request:
+                text.append(" (its latency includes the time it was held: a recording does not say how long)",
+                            style="dim magenta")
         if e.session is not None and self.entries.sessions:
             s = self.entries.sessions[e.session - 1]
             text.append(f"\n{s.label()}", style="italic dim")
@@ -527,44 +677,89 @@ class ViewerApp(App[None]):
             self.list.focus()
 
     # -- save and export -----------------------------------------------------------------------------
-    def action_save(self) -> None:
+    def shown_rows(self) -> Sequence[int]:
+        """The records the list shows (the filter applied), in order; held messages are not records."""
+        return [item for item in self.list.items if isinstance(item, int)]
+
+    def _open_save(self, *, everything: bool, choose: bool) -> None:
         from mcpreel.tui.screens import SaveScreen
 
-        self.push_screen(SaveScreen(self.save_path, self.save_format, title="Save the session"), self._save_chosen)
+        n = len(self.entries) if everything else len(self.shown_rows())
+        what = f"every record ({n:,})" if everything or not self.filter_text else \
+            f"the {n:,} records shown (filter: {self.filter_text})"
+        verb = "Export" if choose else "Save"
+
+        def chosen(choice: tuple[str, str] | None) -> None:
+            if choice is not None:
+                self.save_to(choice[0], choice[1], None if everything else self.shown_rows())
+
+        self.push_screen(SaveScreen(self.save_path, self.save_format, title=f"{verb} {what}", choose=choose), chosen)
+
+    def action_save(self) -> None:
+        """``s``: what the list shows (the filter applies)."""
+        self._open_save(everything=False, choose=False)
+
+    def action_save_all(self) -> None:
+        """``S``: every record, whatever the filter."""
+        self._open_save(everything=True, choose=False)
 
     def action_export(self) -> None:
-        from mcpreel.tui.screens import SaveScreen
-
-        self.push_screen(SaveScreen(self.save_path, self.save_format, title="Export the session", choose=True),
-                         self._save_chosen)
-
-    def _save_chosen(self, choice: tuple[str, str] | None) -> None:
-        if choice is None:
-            return
-        path, fmt = choice
-        self.save_to(path, fmt)
+        """``e``: what the list shows, the format chosen first (or ``auto``: from the file name)."""
+        self._open_save(everything=False, choose=True)
 
     @work(thread=True, exclusive=True, group="save")
-    def save_to(self, path: str, fmt: str) -> None:
-        """Write everything shown so far (filter or not) to ``path`` as ``fmt`` (atomic, mode 0600)."""
-        from mcpreel.convert import choose_output_format, write_session
+    def save_to(self, path: str, fmt: str, rows: Sequence[int] | None = None) -> None:
+        """Write ``rows`` (every record when None) to ``path`` as ``fmt`` (atomic, mode 0600); ``auto`` takes
+        the format from the file name's ending and refuses a name that does not say one."""
+        from mcpreel.convert import write_session
+        from mcpreel.formats import format_for_name, writer_names
 
-        session = self.entries.session()
+        session = self.entries.session(rows)
         try:
-            choice = choose_output_format(path, session, fmt)
-            features, lost, _ = write_session(session, path, choice.format)
+            if fmt in ("", "auto"):
+                match = format_for_name(path, session.info.transport)
+                if match is None:
+                    raise McpreelError(f"cannot tell the format from the name {path!r}: end it with a format's "
+                                       f"ending (.jsonl, .har, .qai.json …) or choose one "
+                                       f"({', '.join(writer_names())})")
+                fmt, how = match.format, "from the file name"
+            else:
+                how = "chosen"
+            features, lost, _ = write_session(session, path, fmt)
         except McpreelError as exc:
             self.call_from_thread(self.notify, str(exc), severity="error", timeout=8)
             return
-        note = f"saved {features.records:,} records to {path} ({choice.format})"
+        note = f"saved {features.records:,} records to {path} ({fmt}, {how})"
         if lost:
-            note += f"; {choice.format} drops {', '.join(lost)}"
+            note += f"; {fmt} drops {', '.join(lost)}"
         self.call_from_thread(self._saved, note)
 
     def _saved(self, note: str) -> None:
         self.status_text = note
         self._show_status()
         self.notify(note, timeout=5)
+
+    # -- quitting ------------------------------------------------------------------------------------
+    async def action_quit(self) -> None:
+        """``q``: with messages held, asked first (they would wait for another viewer, or their timeout)."""
+        if not self.held:
+            self.exit()
+            return
+        from mcpreel.tui.screens import QuitScreen
+
+        def chosen(leave: bool | None) -> None:
+            if leave:
+                self.exit()
+
+        self.push_screen(QuitScreen(len(self.held), self._held_fate()), chosen)
+
+    def _held_fate(self) -> str:
+        timeouts = {h.timeout for h in self.held.values()}
+        if timeouts == {None}:
+            return "they keep waiting until a viewer attaches again"
+        if None not in timeouts and len(timeouts) == 1:
+            return f"they go on unchanged after their {timeouts.pop():g}s timeout"
+        return "they keep waiting for a viewer, or go on unchanged after their timeout"
 
     def action_help(self) -> None:
         from mcpreel.tui.screens import HelpScreen
@@ -678,6 +873,16 @@ class ViewerApp(App[None]):
         self.status_text = f"the recording ended ({reason}, exit {exit_code})"
         self._show_status()
         self.notify(self.status_text, timeout=10)
+
+
+def _reel_dir(direction: str) -> str:
+    """The control protocol's direction as the reel's (``in``: client to server)."""
+    return "in" if direction == "client_to_server" else "out"
+
+
+def _id_key(value: Any) -> str:
+    """A JSON-RPC id as a key (7 and "7" are different ids)."""
+    return jsonio.dumps(value).decode("utf-8", "replace")
 
 
 def _json(value: Any) -> RenderableType:

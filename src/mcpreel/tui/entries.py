@@ -8,7 +8,9 @@ request row learns the answer's status and latency too, so an unanswered call is
 when an operation completes (a multi-round-trip call's last round, a task's result) the row of the call
 that opened it shows the operation's status. The filter (:meth:`Entries.matches`) matches an operation:
 ``method:``, ``tool:`` and ``status:`` look at the request and its answer together, so
-``status:error tool:run_sql`` finds the failed calls of that tool (both rows of each).
+``status:error tool:run_sql`` finds the failed calls of that tool (both rows of each). Words of text all
+match (``user 99999`` is a row holding both; ``"user 99999"`` in quotes, the phrase), unlike the other keys,
+where the same key twice means either: a search box narrows as words are added.
 
 Nothing here knows Textual: the rows, the pairing, the sessions and the filtering are tested alone, and a
 100k-record file is turned into rows in a worker thread without touching the screen.
@@ -45,6 +47,18 @@ class Entry:
     status: str = ""
     session: int | None = None  # 1-based client session (:mod:`mcpreel.sessions`), once known
     operation: Operation | None = None  # the operation its request or answer belongs to (the walk's)
+    #: how long the proxy held the request for a decision (live only: the viewer saw the hold and its
+    #: release; a reel does not record the decision's time), so the latency splits into held and server
+    held_ms: int | None = None
+
+    @property
+    def server_ms(self) -> int | None:
+        """The latency without the time the request was held: what the server took."""
+        if self.latency_ms is None:
+            return None
+        if self.held_ms is None:
+            return self.latency_ms
+        return max(0, self.latency_ms - self.held_ms)
 
     @property
     def is_request(self) -> bool:
@@ -203,6 +217,7 @@ class Entries:
             req.status = entry.status
         if req.msg.t is not None and msg.t is not None:
             entry.latency_ms = req.latency_ms = max(0, msg.t - req.msg.t)
+        entry.held_ms = req.held_ms
         if ex.operation is not None and ex.operation.complete:
             self._completed(ex.operation)
         return entry
@@ -230,15 +245,19 @@ class Entries:
     def matches(self, flt: Any, e: Entry) -> bool:
         """Whether row ``e`` passes the filter ``flt`` (:class:`mcpreel.control.filters.Filter`): ``method``,
         ``tool`` and ``status`` match its operation (any request or answer of it; ``status`` the
-        operation's outcome once it has one), the other keys the row's own message."""
-        if e.operation is None:
-            return bool(flt.matches(e.msg, e.msg.dir))
+        operation's outcome once it has one), the other keys the row's own message. Every ``text`` word
+        must be found (a search narrows as words are added); the same other key twice means either."""
         check = flt.term_matches
+        msg = e.msg
         for key, values in flt.terms:
-            if key == "status":
+            if key == "text":
+                ok = all(check(key, v, msg) for v in values)
+            elif e.operation is None:
+                ok = any(check(key, v, msg) for v in values)
+            elif key == "status":
                 outcome = _operation_status(e.operation)
                 if outcome in (PENDING, NO_ANSWER):
-                    ok = any(check(key, v, e.msg) for v in values)
+                    ok = any(check(key, v, msg) for v in values)
                 else:
                     failed = outcome.startswith("error") or outcome == IS_ERROR
                     ok = ("error" if failed else "ok") in values
@@ -246,7 +265,7 @@ class Entries:
                 group = _messages_of(e.operation)
                 ok = any(check(key, v, raw, d) for v in values for raw, d in group)
             else:
-                ok = any(check(key, v, e.msg) for v in values)
+                ok = any(check(key, v, msg) for v in values)
             if not ok:
                 return False
         return True
@@ -276,9 +295,11 @@ class Entries:
             return ""
         return " | ".join(s.label() for s in self.sessions)
 
-    def session(self) -> Session:
-        """Everything shown so far as a session (for save and export)."""
-        return Session(self.info, [e.msg for e in self.rows])
+    def session(self, indexes: Iterable[int] | None = None) -> Session:
+        """The rows at ``indexes`` (what the list shows), or every row so far, as a session (save, export)."""
+        if indexes is None:
+            return Session(self.info, [e.msg for e in self.rows])
+        return Session(self.info, [self.rows[i].msg for i in indexes])
 
     def select(self, keep: Callable[[Entry], bool]) -> list[int]:
         """The indexes of the rows ``keep`` accepts (the filtered view)."""

@@ -158,7 +158,7 @@ def connect(path: str | Path) -> ControlClient:
         raise UsageError(str(exc)) from exc
 
 
-def live_app(path: str | Path, *, save_path: str | None = None, save_format: str = "reel",
+def live_app(path: str | Path, *, save_path: str | None = None, save_format: str = "auto",
              filter_text: str = "") -> ViewerApp:
     """The viewer attached to the proxy whose control socket is ``path``."""
     client = connect(path)

@@ -1,4 +1,4 @@
-"""The viewer's dialogs: save/export, help, and the live ones (edit a held message, drop it, inject one).
+"""The viewer's dialogs: save/export, help, quit, and the live ones (edit a held message, drop it, inject one).
 
 An edited or injected message is checked here as a JSON-RPC message (the control protocol's own check,
 :func:`mcpreel.control.protocol.validate_message`) before it goes to the proxy, which checks it again: the
@@ -24,7 +24,7 @@ from mcpreel._infra import jsonio
 from mcpreel.control.protocol import validate_message
 from mcpreel.formats import writer_names
 
-__all__ = ["DropScreen", "EditScreen", "HelpScreen", "InjectScreen", "InterceptScreen", "SaveScreen"]
+__all__ = ["DropScreen", "EditScreen", "HelpScreen", "InjectScreen", "InterceptScreen", "QuitScreen", "SaveScreen"]
 
 _DIALOG_CSS = """
 {name} {{ align: center middle; }}
@@ -54,7 +54,8 @@ def _parse(text: str) -> tuple[Any, str | None]:
 
 
 class SaveScreen(ModalScreen[tuple[str, str] | None]):
-    """Where to write the session, and as what (``s``: the save format; ``e``: pick one)."""
+    """Where to write the session, and as what: ``auto`` (the format the file name's ending says, unless
+    --save-format chose one) or a format picked here (``e`` opens with the list focused)."""
 
     DEFAULT_CSS = _DIALOG_CSS.format(name="SaveScreen")
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
@@ -120,21 +121,23 @@ HELP = """\
   tab        switch between the list and the detail pane
   p          jump to the pair: a request's response, a response's request
   /          filter (Enter applies, an empty filter shows all, Esc closes)
-  s          save the session (reel, or the format given with --save-format)
-  e          export: choose a format and a file
-  ?          this help       q  quit
-[b]Live (mcpreel tui --attach)[/b]
+  s          save what is shown (the filter applies)      S  save every record
+  e          export what is shown: choose a format (auto: from the file name's ending) and a file
+  ?          this help       q  quit (asks first while messages are held)
+[b]Live (mcpreel tui --attach)[/b] — the footer shows the keys of the row you are on: on a HELD row f m d i I
   f          forward the HELD message as it is
   m          edit it: a JSON editor, checked as JSON-RPC before it goes (ctrl+o: your $EDITOR)
   d          drop it; a dropped request is answered with a JSON-RPC error you choose
   i          inject a new message, to the server or to the client
   I          change what the proxy holds (its --intercept filter; empty: hold nothing)
-[b]Filter tokens[/b] (combined: all must match; the same key twice: either)
-  method:tools/call  tool:search  dir:out (client→server) | dir:in  status:error | status:ok
-  id:7  kind:request|response|notification  text:word   (a bare word is text:)
+[b]Filter tokens[/b] (combined: all must match; the same key twice: either, except words)
+  method:tools/call  tool:search  dir:c2s (C→S) | dir:s2c (S→C)  status:error | status:ok
+  id:7  kind:request|response|notification  text:word   (a bare word is text:; every word must be
+  found: user 99999 is both words, "user 99999" in quotes the phrase)
 [b]Marks[/b]
   C→S client to server, S→C server to client, \\[MODIFIED] edited on the way (the original is in
-  the detail), \\[DROPPED] never delivered, \\[INJECTED] made up by the proxy, HELD waiting for you
+  the detail), \\[DROPPED] never delivered, \\[INJECTED] made up by the proxy, HELD waiting for you,
+  \\[HELD 2.0s] how long you held it (live): the latency column is then the server's time alone
 """
 
 
@@ -153,6 +156,37 @@ class HelpScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+class QuitScreen(ModalScreen[bool]):
+    """Quit while messages are held? They are not lost: they wait for another viewer, or their timeout."""
+
+    DEFAULT_CSS = _DIALOG_CSS.format(name="QuitScreen")
+    BINDINGS = [Binding("y", "leave", "Quit"), Binding("escape,n", "stay", "Stay")]
+
+    def __init__(self, held: int, fate: str):
+        super().__init__()
+        self.held, self.fate = held, fate
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(f"{self.held} message{'s are' if self.held != 1 else ' is'} held — quit anyway?",
+                        classes="title")
+            yield Label(f"If you quit, {self.fate}.", id="fate")
+            with Horizontal():
+                yield Button("Quit (y)", variant="error", id="leave")
+                yield Button("Stay (n, Esc)", variant="primary", id="stay")
+
+    def on_mount(self) -> None:
+        self.query_one("#stay", Button).focus()
+
+    @on(Button.Pressed, "#leave")
+    def action_leave(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#stay")
+    def action_stay(self) -> None:
+        self.dismiss(False)
 
 
 class EditScreen(ModalScreen[Any]):
@@ -291,7 +325,7 @@ class InterceptScreen(ModalScreen[str | None]):
         with Vertical():
             yield Label("Hold what matches (filter tokens; empty: hold nothing) — Enter sends, Esc cancels",
                         classes="title")
-            yield Input(self.current or "", placeholder="dir:out kind:request", id="intercept")
+            yield Input(self.current or "", placeholder="dir:c2s kind:request", id="intercept")
 
     def on_mount(self) -> None:
         self.query_one("#intercept", Input).focus()

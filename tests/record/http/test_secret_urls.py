@@ -43,7 +43,7 @@ async def test_a_key_in_the_target_query_is_in_no_file_and_no_line(tmp_path: Pat
                        "--out", "r.jsonl", "--session-file", "q.json", "--envelope", "e.json", cwd=tmp_path)
         line = rec.wait_for("point your MCP client at")
         assert KEY not in line and "/mcp?api_key=[REDACTED]&region=eu&token=[REDACTED]" in line
-        assert "with the secret parameters of --target" in line
+        assert "with the secret parameters of --target-url" in line
         # the client knows the key: it uses the real URL, which the proxy forwards as it came
         result, _ = await streamable_session(f"http://127.0.0.1:{port}/mcp?api_key={KEY}&region=eu&token={TOKEN}",
                                              back_channel=False)

@@ -171,9 +171,9 @@ def test_usage_errors_are_one_line_and_exit_2(tmp_path):
         ([], b"no server command"),
         (["--listen", "127.0.0.1:9", "--", "cat"], b"--listen applies to HTTP transports only"),
         (["--allow-host", "dev.example", "--", "cat"], b"--allow-host applies to HTTP transports only"),
-        (["--target", "http://127.0.0.1:9/mcp", "--", "cat"], b"--target is for --transport streamable-http"),
+        (["--target-url", "http://127.0.0.1:9/mcp", "--", "cat"], b"--target-url is for --transport streamable-http"),
         (["--transport", "sse", "--", "cat"], b"records a server at a URL"),
-        (["--transport", "sse"], b"needs --target URL"),
+        (["--transport", "sse"], b"needs --target-url URL"),
     ]:
         proc = subprocess.run(base + args, capture_output=True, timeout=30)
         assert proc.returncode == 2, (args, proc.stderr)

@@ -1,5 +1,6 @@
 // mcpreel diff / replay page: the calls table (filter, kind, expansion to A and B side by side) from #report-data.
-// Every text from the sessions goes in through textContent, never as markup.
+// Every text from the sessions goes in through textContent (or a text node), never as markup. The lines of the
+// JSON that a difference changed (their numbers come with the data: *_marks) are drawn inside <mark>.
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("report-data").textContent);
@@ -22,13 +23,35 @@
       .join(" ").toLowerCase();
   });
 
-  function pane(title, request, response) {
+  function json(cls, text, marks) {
+    // the JSON as text nodes, a changed line inside <mark class="changed">
+    var pre = el("pre", { "class": "json " + cls });
+    if (!marks || !marks.length) { pre.textContent = text; return pre; }
+    var marked = {};
+    marks.forEach(function (n) { marked[n] = true; });
+    var lines = String(text).split("\n");
+    lines.forEach(function (line, n) {
+      if (n) pre.appendChild(document.createTextNode("\n"));
+      if (marked[n]) pre.appendChild(el("mark", { "class": "changed" }, line));
+      else pre.appendChild(document.createTextNode(line));
+    });
+    return pre;
+  }
+
+  function pane(title, request, response, requestMarks, responseMarks) {
     var d = el("div");
     d.appendChild(el("h3", null, title));
-    d.appendChild(el("pre", { "class": "json request" }, request === null || request === undefined ? "— not in this recording" : request));
-    if (request !== null && request !== undefined) d.appendChild(el("pre", { "class": "json response" }, response === null || response === undefined ? "— no response" : response));
+    if (request === null || request === undefined) {
+      d.appendChild(el("pre", { "class": "json request" }, "— not in this recording"));
+      return d;
+    }
+    d.appendChild(json("request", request, requestMarks));
+    if (response === null || response === undefined) d.appendChild(el("pre", { "class": "json response" }, "— no response"));
+    else d.appendChild(json("response", response, responseMarks));
     return d;
   }
+
+  function path(text) { return el("code", { "class": "path" }, text); }
 
   function toggle(tr, c) {
     var next = tr.nextElementSibling;
@@ -40,7 +63,8 @@
       t.appendChild(head);
       c.diffs.forEach(function (d) {
         var r = el("tr", { "class": "path" });
-        r.appendChild(el("td", null, d.path)); r.appendChild(el("td", null, d.kind));
+        var cell = el("td"); cell.appendChild(path(d.path));
+        r.appendChild(cell); r.appendChild(el("td", null, d.kind));
         r.appendChild(el("td", null, d.recorded === undefined ? "" : d.recorded));
         r.appendChild(el("td", null, d.new === undefined ? "" : d.new));
         t.appendChild(r);
@@ -49,8 +73,10 @@
     }
     if (c.json) {
       var pair = el("div", { "class": "json-pair" });
-      pair.appendChild(pane(c.a_title || ("A: " + (c.a_line === null ? "absent" : "record " + c.a_line)), c.a_request, c.a_response));
-      pair.appendChild(pane(c.b_title || ("B: " + (c.b_line === null ? "absent" : "record " + c.b_line)), c.b_request, c.b_response));
+      pair.appendChild(pane(c.a_title || ("A: " + (c.a_line === null ? "absent" : "record " + c.a_line)), c.a_request, c.a_response,
+                            c.a_request_marks, c.a_response_marks));
+      pair.appendChild(pane(c.b_title || ("B: " + (c.b_line === null ? "absent" : "record " + c.b_line)), c.b_request, c.b_response,
+                            c.b_request_marks, c.b_response_marks));
       td.appendChild(pair);
     } else {
       td.appendChild(el("p", { "class": "note" }, "The same in both; its JSON is not kept in this page."));
@@ -83,7 +109,7 @@
       frag.appendChild(tr);
     });
     tbody.appendChild(frag);
-    countBox.textContent = shown.length + " of " + calls.length + " calls shown";
+    countBox.textContent = shown.length + " of " + calls.length + (calls.length === 1 ? " call shown" : " calls shown");
   }
   filterBox.addEventListener("input", render);
   kindBox.addEventListener("change", render);

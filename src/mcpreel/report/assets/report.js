@@ -99,7 +99,7 @@
     var frag = document.createDocumentFragment();
     shown.forEach(function (c) { frag.appendChild(callRow(c)); });
     tbody.appendChild(frag);
-    countBox.textContent = shown.length + " of " + calls.length + " calls shown";
+    countBox.textContent = shown.length + " of " + calls.length + (calls.length === 1 ? " call shown" : " calls shown");
   }
 
   document.querySelectorAll("#calls-table th[data-key]").forEach(function (th) {
