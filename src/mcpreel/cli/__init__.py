@@ -39,6 +39,10 @@ COMMANDS: dict[str, str] = {
     "audit": "mcpreel.cli.audit_cmd:audit_command",
     "tui": "mcpreel.cli.tui_cmd:tui_command",
     "help": "mcpreel.cli.help_cmd:help_command",
+    "index": "mcpreel.cli.index_cmd:index_command",
+    "query": "mcpreel.cli.query_cmd:query_command",
+    "sessions": "mcpreel.cli.sessions_cmd:sessions_command",
+    "show": "mcpreel.cli.show_cmd:show_command",
 }
 
 

@@ -59,3 +59,22 @@ def otlp_command(path: str, out: str | None, endpoint: str | None, include_conte
         summary = export_session(session, exporter=exporter, include_content=include_content)
         where = getattr(exporter, "_endpoint", endpoint or "the OTLP endpoint")
     output.info(f"exported {summary.spans:,} spans in {len(summary.traces):,} traces to {where}")
+
+
+@export_group.command("parquet", epilog=examples(
+    "mcpreel export parquet -o bucket/laptop-7  # the default index, ~/.mcpreel/corpus.duckdb",
+    "mcpreel export parquet --db team.duckdb -o parquet/",
+))
+@click.option("--db", type=click.Path(dir_okay=False), help="The corpus index [default: ~/.mcpreel/corpus.duckdb].")
+@click.option("-o", "--output", "out_dir", **hidden("--out"), required=True, type=click.Path(file_okay=False),
+              metavar="DIR", help="Where the tables go: DIR/<table>/day=YYYY-MM-DD/*.parquet.")
+@output.run_command
+def parquet_command(db: str | None, out_dir: str) -> None:
+    """Write the corpus index's tables (files, sessions, operations, tools) as Parquet, partitioned by day."""
+    from pathlib import Path
+
+    from mcpreel.corpus.db import default_db
+    from mcpreel.corpus.parquet import export_parquet
+
+    written = export_parquet(Path(db) if db else default_db(), Path(out_dir))
+    output.info(f"wrote {', '.join(f'{n:,} {t}' for t, n in written.items())} to {out_dir}")

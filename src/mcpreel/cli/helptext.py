@@ -37,7 +37,7 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("trace", "import-mcp: the importer in assay's words"),
         ("merge", "several servers' sessions in one file, interleaved by time"),
         ("redact", "a copy of a session with its secrets replaced"),
-        ("export", "otlp: a session as OpenTelemetry spans"),
+        ("export", "otlp: a session as OpenTelemetry spans; parquet: the index as Parquet"),
     )),
     ("Verify", (
         ("replay", "re-send a recording to a server and compare every answer"),

@@ -15,8 +15,9 @@ from mcpreel.cli.vocabulary import hidden
 @click.command("report", epilog=examples(
     "mcpreel report session.jsonl  # writes ./session.html",
     "mcpreel report capture.har -o report.html --detail 500",
+    "mcpreel report --db ~/.mcpreel/corpus.duckdb -o fleet.html  # every indexed session (mcpreel index)",
 ))
-@click.argument("path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.argument("path", metavar="SESSION", type=click.Path(dir_okay=False), required=False)
 @click.option("-o", "--output", "out", **hidden("--out"), type=click.Path(dir_okay=False),
               help="The HTML file to write [default: ./<session name>.html].")
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True,
@@ -30,10 +31,15 @@ from mcpreel.cli.vocabulary import hidden
 @click.option("--redact/--no-redact", default=True, show_default=True,
               help="Redact secrets in what the page shows (the rules of `mcpreel redact`); --no-redact shows "
                    "them as recorded.")
+@click.option("--db", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Report on the corpus index FILE (`mcpreel index`) instead of one SESSION [default -o: corpus.html].")
 @output.run_command
-def report_command(path: str, out: str | None, fmt: str, detail: int, max_errors: int, timeline: int,
-                   redact: bool) -> None:
+def report_command(path: str | None, out: str | None, fmt: str, detail: int, max_errors: int, timeline: int,
+                   redact: bool, db: str | None = None) -> None:
     """Write an HTML report of a session: header, latency chart, calls per tool, calls, sequence."""
+    if db is not None or path is None:
+        _corpus_report(path, db, out, redact)
+        return
     from mcpreel.formats import open_session
     from mcpreel.report import Limits, write_report
 
@@ -45,3 +51,19 @@ def report_command(path: str, out: str | None, fmt: str, detail: int, max_errors
     c = data.counts
     output.info(f"wrote {target}: {c.get('messages', 0):,} messages, {data.calls_total:,} calls "
                 f"({len(data.calls):,} in detail), {data.failures_total:,} failed or unanswered")
+
+
+def _corpus_report(path: str | None, db: str | None, out: str | None, redact: bool) -> None:
+    """``report --db FILE``: the corpus report (:mod:`mcpreel.corpus.page`)."""
+    from mcpreel.errors import UsageError
+
+    if path is not None:
+        raise UsageError("give a SESSION or --db FILE, not both")
+    if db is None:
+        raise UsageError("give a SESSION file to report on (or --db FILE for the corpus index)")
+    from mcpreel.corpus.page import write_corpus_report
+
+    target = out or "corpus.html"
+    data = write_corpus_report(Path(db), target, redact=redact)
+    t = data.totals
+    output.info(f"wrote {target}: {t['sessions']:,} sessions, {t['operations']:,} operations, {t['failed']:,} failed")

@@ -1,0 +1,777 @@
+"""``mcpreel index``: every session file under some folders, read once each into the corpus index.
+
+A pass (:func:`index_paths`):
+
+1. **finds** the files under the paths (hidden names and the index's own files left out; links not
+   followed) and compares each with what the index knows: the same size, modification time and hash of its
+   first 64 KiB is **skipped**; a new or changed one is **read**; one the index knows under these paths that
+   is gone is **dropped**;
+2. **reads** each file to read with the one reading of a session (:class:`~mcpreel.operations.walk.Walker`,
+   fed record by record: what it holds is what is still open), the format sniffed as every verb does
+   (:func:`~mcpreel.formats.open_session`); its rows go to spool files on disk as they are made, so memory
+   stays flat whatever the corpus' size. A file that cannot be read is kept with its one-line error (the
+   rows it had made are cut off the spools) and the pass goes on; a reel with no end line yet is
+   ``in-progress`` and is read again once its recorder has written more;
+3. **writes** in batches: one transaction drops the old rows of the batch's files and loads the spools
+   (DuckDB's CSV reader: a hundred times faster than inserting rows one by one from Python). A pass that
+   stops half-way (a crash, Ctrl-C) loses only its open batch, whose files are read again next time.
+
+The counts are those of ``inspect --json`` (the same walk, counted the same way; ``tests/corpus`` checks it
+file by file). Writers take the index's lock (:class:`~mcpreel.corpus.db.IndexLock`).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from mcpreel.corpus import schema
+from mcpreel.corpus.db import IndexLock, connect, lock_path
+from mcpreel.errors import McpreelError
+from mcpreel.model import Session
+from mcpreel.operations.facts import FAILED, META_SERVER_INFO
+from mcpreel.operations.walk import REQUEST, TASK, Operation, Walker
+
+__all__ = ["IndexStats", "find_files", "index_paths", "watch"]
+
+#: bytes hashed at the head of a file to tell a rewrite of the same size and time
+HEAD_BYTES = 65536
+#: rows spooled before a batch is written (operations), and files per batch
+BATCH_ROWS = 50_000
+BATCH_FILES = 2000
+#: what DuckDB may hold in memory while a pass writes (it spills to a temporary file past it)
+DUCKDB_MEMORY = "64MB"
+#: an error message or a tool description kept in the index, at most
+TEXT_MAX = 500
+#: requests (answers) of a session looked at for clientInfo (serverInfo in ``_meta``) while none is known
+_IDENTITY_PROBES = 8
+_HELLO = frozenset(("initialize", "server/discover"))
+_UNANSWERED = frozenset(("unanswered", "cancelled", "dropped"))
+
+
+@dataclass
+class IndexStats:
+    """What one pass did."""
+
+    found: int = 0
+    read: int = 0
+    skipped: int = 0
+    removed: int = 0
+    errors: int = 0
+    in_progress: int = 0
+    sessions: int = 0
+    operations: int = 0
+    messages: int = 0
+    records: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    failed_files: list[tuple[str, str]] = field(default_factory=list)  # (path, error) of this pass
+
+
+# -- finding files ---------------------------------------------------------------------------------
+
+
+#: files that are never sessions: corpus indexes (this one's or another's), their write-ahead logs and locks
+_NOT_SESSIONS = (".duckdb", ".duckdb.wal", ".duckdb.lock")
+
+
+def find_files(paths: Iterable[Path], exclude: frozenset[Path] = frozenset()) -> Iterator[Path]:
+    """Every regular file under ``paths`` (absolute), in a stable order: a file given by name always, a
+    folder's files without hidden names (``.git``, a writer's ``.x.part``), corpus indexes and their locks, and
+    without following links."""
+    for root in paths:
+        root = Path(os.path.abspath(root))
+        if root.is_file():
+            if root not in exclude:
+                yield root
+            continue
+        for folder, dirs, names in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in sorted(names):
+                if name.startswith(".") or name.endswith(_NOT_SESSIONS):
+                    continue
+                path = Path(folder) / name
+                if path in exclude or path.is_symlink() or not path.is_file():
+                    continue
+                yield path
+
+
+def head_hash(path: Path) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.blake2b(fh.read(HEAD_BYTES), digest_size=16).hexdigest()
+
+
+def _under(path: str, roots: list[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
+# -- small conversions -----------------------------------------------------------------------------
+
+_DAYS: dict[int, str] = {}
+_MS_PER_DAY = 86_400_000
+#: times before 2000-01-01 are a format's relative clock (0 at the start), not a day: the file's day is used;
+#: past 9999-12-31 no calendar has them
+_EPOCH_FLOOR_MS = 946_684_800_000
+_EPOCH_CEILING_MS = 253_402_300_799_999
+#: the columns of a plain operation's short row (see :meth:`_FileReader._plain_ok`)
+PLAIN_COLUMNS = (("id", "BIGINT"), ("k", "BIGINT"), ("session", "INTEGER"), ("n", "INTEGER"), ("method", "VARCHAR"),
+                 ("target", "VARCHAR"), ("start_ms", "BIGINT"), ("end_ms", "BIGINT"), ("request_index", "BIGINT"),
+                 ("request_line", "BIGINT"), ("response_index", "BIGINT"), ("response_line", "BIGINT"),
+                 ("request_bytes", "BIGINT"), ("response_bytes", "BIGINT"))
+
+
+def _day(ms: int | None) -> str | None:
+    if ms is None or type(ms) is not int or not _EPOCH_FLOOR_MS <= ms <= _EPOCH_CEILING_MS:
+        return None
+    key = ms // _MS_PER_DAY
+    day = _DAYS.get(key)
+    if day is None:
+        try:
+            day = datetime.fromtimestamp(key * 86_400, UTC).date().isoformat()
+        except (OverflowError, OSError, ValueError):
+            return None
+        if len(_DAYS) < 100_000:
+            _DAYS[key] = day
+    return day
+
+
+def _int64(value: Any) -> int | None:
+    return value if type(value) is int and -(1 << 63) <= value < (1 << 63) else None
+
+
+def _text(value: Any) -> str | None:
+    """A short free text for the index: a string, NULs out, cut to :data:`TEXT_MAX`."""
+    if not isinstance(value, str) or not value:
+        return None
+    if "\x00" in value:
+        value = value.replace("\x00", "\\0")
+    return value if len(value) <= TEXT_MAX else value[:TEXT_MAX - 1] + "…"
+
+
+_dumps = orjson.dumps
+
+
+def _size(payload: Any) -> int | None:
+    try:
+        return len(orjson.dumps(payload))
+    except (TypeError, orjson.JSONEncodeError):
+        return None  # a big integer past 64 bits, kept faithfully by a reader: its size is not known here
+
+
+def _name_version(info: Any) -> tuple[str | None, str | None]:
+    if not isinstance(info, dict):
+        return None, None
+    name, version = info.get("name"), info.get("version")
+    return (_text(name), _text(version) if isinstance(version, str) else None)
+
+
+# -- the spools ------------------------------------------------------------------------------------
+
+
+class _Spool:
+    """One table's rows of the open batch, as CSV in a temporary file (read back by DuckDB's CSV reader)."""
+
+    def __init__(self, folder: Path, table: schema.Table, name: str | None = None) -> None:
+        self.table = table
+        self.path = folder / f"{name or table.name}.csv"
+        self._fh = open(self.path, "w", newline="", encoding="utf-8", errors="backslashreplace")
+        self.writer = csv.writer(self._fh, lineterminator="\n")
+        self.rows = 0
+
+    def mark(self) -> tuple[int, int]:
+        self._fh.flush()
+        return self._fh.tell(), self.rows
+
+    def rollback(self, mark: tuple[int, int]) -> None:
+        self._fh.flush()
+        self._fh.seek(mark[0])
+        self._fh.truncate()
+        self.rows = mark[1]
+
+    def load(self, con: Any) -> None:
+        self._fh.flush()
+        if self.rows:
+            cols = ", ".join(f"'{c.name}': '{c.type}'" for c in self.table.columns)
+            con.execute(f"INSERT INTO {self.table.name} SELECT * FROM read_csv(?, header = false, delim = ',', "
+                        f"quote = '\"', escape = '\"', new_line = '\\n', auto_detect = false, "
+                        f"allow_quoted_nulls = false, columns = {{{cols}}})", [str(self.path)])
+        self._fh.seek(0)
+        self._fh.truncate()
+        self.rows = 0
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+# -- one file --------------------------------------------------------------------------------------
+
+
+class _SessionAcc:
+    """What one client session of the file being read adds up to."""
+
+    __slots__ = ("records", "messages", "requests", "notifications", "responses", "orphans", "operations",
+                 "tool_calls", "failed", "unanswered", "tasks", "start", "end", "line", "client", "server",
+                 "probes", "answers", "tools")
+
+    def __init__(self) -> None:
+        self.records = self.messages = self.requests = self.notifications = self.responses = 0
+        self.orphans = self.operations = self.tool_calls = self.failed = self.unanswered = self.tasks = 0
+        self.start: int | None = None
+        self.end: int | None = None
+        self.line: int | None = None
+        self.client: tuple[str | None, str | None] | None = None
+        self.server: tuple[str | None, str | None] | None = None
+        self.probes = 0
+        self.answers = 0
+        self.tools: set[tuple[str, str]] = set()
+
+
+class _FileReader:
+    """Reads one file into the spools (sessions, operations, tools) and returns its ``files`` row values."""
+
+    def __init__(self, indexer: _Indexer, path: Path, day_fallback: str, key: int = 0) -> None:
+        self.indexer = indexer
+        self.key = key  # the file's number in the open batch (the plain spool's rows name it so)
+        self.path = str(path)
+        self.day_fallback = day_fallback
+        self.accs: dict[int, _SessionAcc] = {}
+        self.operations = 0
+        self.redactor: Any = None
+
+    def _acc(self, session: int) -> _SessionAcc:
+        acc = self.accs.get(session)
+        if acc is None:
+            acc = self.accs[session] = _SessionAcc()
+        return acc
+
+    def redact(self, text: str | None) -> str | None:
+        if text is None:
+            return None
+        if self.redactor is None:
+            from mcpreel.redact import Redactor
+
+            self.redactor = Redactor()
+        return _text(self.redactor.text(text))
+
+    def read(self, session: Session, fmt: str) -> dict[str, Any]:
+        walker = Walker()
+        feed = walker.feed
+        accs = self.accs
+        records = 0
+        op_row = self._operation
+        for index, msg in enumerate(session):
+            steps = feed(index, msg)
+            records += 1
+            first = steps[0]
+            sid = first.session
+            acc = accs.get(sid)
+            if acc is None:
+                acc = self._acc(sid)
+                acc.line = msg.source
+            acc.records += 1
+            t = msg.t
+            if t is not None:
+                if acc.start is None:
+                    acc.start = t
+                acc.end = t
+            for step in steps:
+                kind = step.kind
+                if kind == "request":
+                    acc.messages += 1
+                    acc.requests += 1
+                    if acc.client is None and acc.probes < _IDENTITY_PROBES:
+                        self._client(acc, step.exchange)
+                elif kind == "response":
+                    acc.messages += 1
+                    acc.responses += 1
+                    ex = step.exchange
+                    if ex is not None:
+                        method = ex.method
+                        if method == "tools/list":
+                            self._tools(acc, step.session, step.member, msg.source, t)
+                        elif acc.server is None and (method in _HELLO or acc.answers < _IDENTITY_PROBES):
+                            self._server(acc, method, step.member)
+                        acc.answers += 1
+                elif kind == "operation":
+                    op = step.operation
+                    if op is not None:
+                        op_row(op)
+                elif kind == "notification":
+                    acc.messages += 1
+                    acc.notifications += 1
+                elif kind == "orphan":
+                    acc.messages += 1
+                    acc.responses += 1
+                    if not msg.dropped:
+                        acc.orphans += 1
+                elif kind == "other":
+                    acc.messages += 1
+        for step in walker.finish():
+            if step.kind == "operation" and step.operation is not None:
+                op_row(step.operation)
+        clients = walker.client_sessions()
+        return self._sessions(session, fmt, clients, records)
+
+    def _client(self, acc: _SessionAcc, ex: Any) -> None:
+        if ex is None or ex.dir != "in":
+            return
+        acc.probes += 1
+        from mcpreel.eras import client_identity
+
+        info, _ = client_identity(ex.request)
+        if info is not None:
+            acc.client = _name_version(info)
+
+    def _server(self, acc: _SessionAcc, method: str, member: Any) -> None:
+        result = member.get("result") if isinstance(member, dict) else None
+        if not isinstance(result, dict):
+            return
+        info = result.get("serverInfo") if method in _HELLO else None
+        if not isinstance(info, dict):
+            meta = result.get("_meta")
+            info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
+        if isinstance(info, dict):
+            acc.server = _name_version(info)
+
+    def _tools(self, acc: _SessionAcc, session: int, member: Any, line: int | None, t: int | None) -> None:
+        result = member.get("result") if isinstance(member, dict) else None
+        tools = result.get("tools") if isinstance(result, dict) else None
+        if not isinstance(tools, list):
+            return
+        for tool in tools:
+            if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+                continue
+            try:
+                digest = hashlib.sha256(orjson.dumps(tool, option=orjson.OPT_SORT_KEYS)).hexdigest()
+            except (TypeError, orjson.JSONEncodeError):
+                digest = hashlib.sha256(repr(sorted(tool.items(), key=lambda kv: str(kv[0]))).encode(
+                    "utf-8", "backslashreplace")).hexdigest()
+            key = (tool["name"], digest)
+            if key in acc.tools:
+                continue
+            acc.tools.add(key)
+            description = tool.get("description")
+            self.indexer.tools_rows.append([
+                self.path, session, _text(tool["name"]), digest,
+                self.redact(description) if isinstance(description, str) else None,
+                None, line, t, None])  # server name and day are filled in at the end of the file
+
+    def _operation(self, op: Operation) -> None:
+        """One ``operations`` row (spooled at once: the operation is complete, or open at the end)."""
+        exchanges = op.exchanges
+        opening = exchanges[0]
+        if op.kind == REQUEST and len(exchanges) == 1 and not op.children:
+            response = opening.response
+            if response is not None and "error" not in response and not (
+                    opening.edited or opening.dropped or opening.injected or opening.response_edited
+                    or opening.response_dropped or opening.response_injected):
+                result = response.get("result")
+                if type(result) is not dict or (result.get("isError") is not True and "resultType" not in result
+                                                and "task" not in result):
+                    self._plain_ok(op, opening, response)
+                    return
+        self._general(op)
+
+    def _plain_ok(self, op: Operation, opening: Any, response: dict[str, Any]) -> None:
+        """The common operation: one client request, answered ``ok``, unmarked. Its row is what
+        :meth:`_general` would write (``tests/corpus`` compares both), but only the columns that vary go
+        to the spool (:data:`PLAIN_COLUMNS`): the load fills in the rest. Most operations of a corpus
+        are these, so this is where the indexer's own time goes."""
+        session = op.session
+        acc = self.accs.get(session)
+        if acc is None:
+            acc = self._acc(session)
+        acc.operations += 1
+        method = opening.method
+        if len(method) > TEXT_MAX or "\x00" in method:
+            method = _text(method)
+        target = opening.target
+        if target is not None and (len(target) > TEXT_MAX or "\x00" in target):
+            target = _text(target)
+        if method == "tools/call":
+            acc.tool_calls += 1
+        indexer = self.indexer
+        n_id = indexer.next_id
+        indexer.next_id = n_id + 1
+        size_in: int | None
+        size_out: int | None
+        try:
+            size_in, size_out = len(_dumps(opening.request)), len(_dumps(response))
+        except (TypeError, orjson.JSONEncodeError):
+            size_in, size_out = _size(opening.request), _size(response)
+        indexer.plain.writer.writerow((
+            n_id, self.key, session, op.n, method, target, opening.t, opening.t_end, opening.index, opening.source,
+            opening.response_index, opening.response_source, size_in, size_out))
+        indexer.plain.rows += 1
+        self.operations += 1
+
+    def _general(self, op: Operation) -> None:
+        opening = op.exchanges[0]
+        acc = self.accs.get(op.session)
+        if acc is None:
+            acc = self._acc(op.session)
+        acc.operations += 1
+        kind = op.kind
+        simple = len(op.exchanges) == 1 and not op.children
+        if simple:
+            final = opening if opening.response is not None else None
+        else:
+            final = op.final
+        status, code, message = op.status()
+        dropped = opening.dropped
+        if dropped and status in ("unanswered", "cancelled"):
+            status = "dropped"
+        failed = status in FAILED
+        method = opening.method
+        tool = opening.tool
+        if tool is not None:
+            acc.tool_calls += 1
+        if failed:
+            acc.failed += 1
+            message = self.redact(message)
+        elif status in _UNANSWERED:
+            acc.unanswered += 1
+            message = None
+        else:
+            message = None
+        task_id = op.task_id
+        if kind == TASK:
+            acc.tasks += 1
+        if simple and not (opening.edited or dropped or opening.injected or opening.response_edited
+                           or opening.response_dropped or opening.response_injected):
+            marks = None
+        else:
+            marks = ",".join(op.marks) or None
+        t0 = opening.t
+        if simple:
+            t1 = opening.t_end
+            latency = (t1 - t0 if t1 > t0 else 0) if (t0 is not None and t1 is not None and kind == REQUEST
+                                                     and final is not None) else op.latency_ms
+            end = t1
+        else:
+            latency = op.latency_ms
+            end = op.t_end
+        response = final.response if final is not None else None
+        n_id = self.indexer.next_id
+        self.indexer.next_id = n_id + 1
+        day = _day(t0)
+        if day is None:
+            day = self.day_fallback
+        target = opening.target
+        self.indexer.ops.writer.writerow((
+            n_id, self.path, op.session, op.n, kind, opening.dir, _text(method),
+            _text(target) if target is not None else None, _text(tool) if tool is not None else None,
+            status, failed, _int64(code), message, dropped, marks, latency, op.rounds,
+            op.polls if kind == TASK else 0, _text(str(task_id)) if task_id is not None else None, _text(op.task_status),
+            len(op.children), t0, end, opening.index, opening.source,
+            final.response_index if final is not None else None,
+            final.response_source if final is not None else None,
+            _size(opening.request), _size(response) if response is not None else None, day))
+        self.indexer.ops.rows += 1
+        self.operations += 1
+
+    def _sessions(self, session: Session, fmt: str, clients: list[Any], records: int) -> dict[str, Any]:
+        info = session.info
+        rows = []
+        starts: list[int] = []
+        ends: list[int] = []
+        messages = 0
+        for cs in clients:
+            acc = self.accs.get(cs.index) or _SessionAcc()
+            start = acc.start if acc.start is not None else info.started
+            if start is not None:
+                starts.append(start)
+            if acc.end is not None:
+                ends.append(acc.end)
+            messages += acc.messages
+            client = acc.client or (None, None)
+            if client == (None, None) and cs.client:
+                name, _, version = cs.client.partition(" ")
+                client = (_text(name), _text(version) or None)
+            server = acc.server or (None, None)
+            day = _day(start) or self.day_fallback
+            rows.append([
+                self.path, cs.index, _text(info.id), _text(cs.http_session), _text(info.label), fmt,
+                _text(info.transport), cs.era, _text(cs.protocol), client[0], client[1], server[0], server[1],
+                start, acc.end, None, acc.line, acc.records, acc.messages, acc.requests, acc.notifications,
+                acc.responses, acc.orphans, acc.operations, acc.tool_calls, acc.failed, acc.unanswered, acc.tasks,
+                day])
+        for row in self.indexer.tools_rows:
+            acc_server = self.accs.get(row[1])
+            row[5] = acc_server.server[0] if acc_server is not None and acc_server.server else None
+            row[8] = _day(row[7]) or next((r[-1] for r in rows if r[1] == row[1]), self.day_fallback)
+        start = info.started if info.started is not None else (min(starts) if starts else None)
+        end = info.ended if info.ended is not None else (max(ends) if ends else None)
+        return {"rows": rows, "sessions": len(rows), "records": records, "messages": messages,
+                "operations": self.operations, "start": start, "end": end}
+
+
+def _in_progress(session: Session, fmt: str) -> bool:
+    """A reel with no end line: its recorder has not finished it (or died before it could)."""
+    info = session.info
+    return fmt == "reel" and info.ended is None and info.exit_code is None and info.duration_ms is None \
+        and info.end_reason is None
+
+
+# -- the pass --------------------------------------------------------------------------------------
+
+
+class _Indexer:
+    def __init__(self, con: Any, folder: Path) -> None:
+        self.con = con
+        by_name = {t.name: t for t in schema.TABLES}
+        self.files = _Spool(folder, by_name["files"])
+        self.sessions = _Spool(folder, by_name["sessions"])
+        self.ops = _Spool(folder, by_name["operations"])
+        self.plain = _Spool(folder, by_name["operations"], "plain")
+        self.batch_paths: list[str] = []  # the plain spool's file numbers -> path
+        self.batch_days: list[str] = []  # -> the day of a row without a time (the file's)
+        self.tools = _Spool(folder, by_name["tools"])
+        self.tools_rows: list[list[Any]] = []  # the open file's (written when the file is done)
+        row = con.execute("SELECT value FROM meta WHERE key = 'next_operation_id'").fetchone()
+        self.next_id = int(row[0]) if row else 1
+        self.stale: list[str] = []  # paths whose old rows the batch replaces or drops
+        self.batch_files = 0
+
+    def close(self) -> None:
+        for spool in (self.files, self.sessions, self.ops, self.plain, self.tools):
+            spool.close()
+
+    def read_file(self, path: Path, st: os.stat_result, digest: str, now: int,
+                  on_progress: Callable[[int], None] | None) -> tuple[str, str | None, dict[str, Any] | None]:
+        """Read one file into the spools; (status, error, counts)."""
+        from mcpreel.formats import open_session
+
+        marks = [s.mark() for s in (self.sessions, self.ops, self.plain, self.tools)]
+        next_id = self.next_id
+        self.tools_rows = []
+        day_fallback = _day(st.st_mtime_ns // 1_000_000) or "1970-01-01"
+        reader = _FileReader(self, path, day_fallback, len(self.batch_paths))
+        self.batch_paths.append(str(path))
+        self.batch_days.append(day_fallback)
+        fmt: str | None = None
+        try:
+            session, detection = open_session(path, on_progress=on_progress)
+            fmt = detection.format
+            counts = reader.read(session, fmt)
+            in_progress = _in_progress(session, fmt)
+        except (McpreelError, OSError, ValueError, TypeError, KeyError, IndexError, AttributeError,
+                RecursionError, UnicodeError, OverflowError, MemoryError, AssertionError) as exc:
+            for spool, mark in zip((self.sessions, self.ops, self.plain, self.tools), marks, strict=True):
+                spool.rollback(mark)
+            self.next_id = next_id
+            self.tools_rows = []
+            error = _one_line(exc, path)
+            self.files.writer.writerow((str(path), fmt, st.st_size, st.st_mtime_ns, digest, "error", error,
+                                        0, 0, 0, 0, None, None, now, day_fallback))
+            self.files.rows += 1
+            return "error", error, None
+        for row in counts["rows"]:
+            row[15] = in_progress
+            self.sessions.writer.writerow(row)
+            self.sessions.rows += 1
+        for row in self.tools_rows:
+            self.tools.writer.writerow(row)
+            self.tools.rows += 1
+        self.tools_rows = []
+        status = "in-progress" if in_progress else "ok"
+        self.files.writer.writerow((str(path), fmt, st.st_size, st.st_mtime_ns, digest, status, None,
+                                    counts["sessions"], counts["records"], counts["messages"], counts["operations"],
+                                    counts["start"], counts["end"], now, _day(counts["start"]) or day_fallback))
+        self.files.rows += 1
+        return status, None, counts
+
+    def flush(self) -> None:
+        """Write the open batch in one transaction: the old rows of its files out, the spools in."""
+        con = self.con
+        con.execute("BEGIN TRANSACTION")
+        try:
+            if self.stale:
+                for table, key in (("operations", "file"), ("sessions", "file"), ("tools", "file"), ("files", "path")):
+                    con.execute(f"DELETE FROM {table} WHERE list_contains(?, {key})", [self.stale])
+            for spool in (self.files, self.sessions, self.ops, self.tools):
+                spool.load(con)
+            self._load_plain(con)
+            con.execute("UPDATE meta SET value = ? WHERE key = 'next_operation_id'", [str(self.next_id)])
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        self.stale = []
+        self.batch_files = 0
+        self.batch_paths = []
+        self.batch_days = []
+
+    def _load_plain(self, con: Any) -> None:
+        """The plain operations' short rows, with the columns they all share filled in (see
+        :meth:`_FileReader._plain_ok`; the same values :meth:`_FileReader._general` writes)."""
+        spool = self.plain
+        spool._fh.flush()
+        if spool.rows:
+            cols = ", ".join(f"'{name}': '{type_}'" for name, type_ in PLAIN_COLUMNS)
+            con.execute(f"""
+                INSERT INTO operations
+                SELECT p.id, f.path, p.session, p.n, 'request', 'in', p.method, p.target,
+                       CASE WHEN p.method = 'tools/call' THEN coalesce(p.target, 'unknown_tool') END,
+                       'ok', false, NULL, NULL, false, NULL,
+                       CASE WHEN p.start_ms IS NOT NULL AND p.end_ms IS NOT NULL
+                            THEN greatest(p.end_ms - p.start_ms, 0) END,
+                       1, 0, NULL, NULL, 0, p.start_ms, p.end_ms, p.request_index, p.request_line,
+                       p.response_index, p.response_line, p.request_bytes, p.response_bytes,
+                       CASE WHEN p.start_ms BETWEEN {_EPOCH_FLOOR_MS} AND {_EPOCH_CEILING_MS}
+                            THEN CAST(make_timestamp(p.start_ms * 1000) AS DATE) ELSE f.day END
+                FROM read_csv(?, header = false, delim = ',', quote = '"', escape = '"', new_line = '\\n',
+                              auto_detect = false, allow_quoted_nulls = false, columns = {{{cols}}}) p
+                JOIN (SELECT unnest(?::VARCHAR[]) AS path, unnest(?::DATE[]) AS day,
+                             unnest(range(?::BIGINT)) AS k) f ON p.k = f.k""",
+                        [str(spool.path), self.batch_paths, self.batch_days, len(self.batch_paths)])
+        spool._fh.seek(0)
+        spool._fh.truncate()
+        spool.rows = 0
+
+
+def _one_line(exc: BaseException, path: Path) -> str:
+    if isinstance(exc, McpreelError):
+        text = str(exc)
+    elif isinstance(exc, OSError):
+        text = f"{path}: cannot be read: {exc.strerror or exc}"
+    elif isinstance(exc, RecursionError):
+        text = f"{path}: nested too deep to read"
+    else:
+        text = f"{path}: cannot be read: {type(exc).__name__}: {exc}"
+    prefix = f"{path}: "
+    if text.startswith(prefix):
+        text = text[len(prefix):]  # the row names the file
+    line = " ".join(text.split())
+    return line if len(line) <= 1000 else line[:999] + "…"
+
+
+def index_paths(
+    paths: list[Path],
+    db: Path,
+    *,
+    wait: bool = True,
+    on_wait: Callable[[str], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> IndexStats:
+    """One indexing pass of ``paths`` into ``db`` (see the module doc), under the writers' lock.
+
+    ``on_start(files_to_read, bytes_to_read)`` is told once what the pass will read, ``on_progress(bytes)``
+    how much of it is read so far.
+    """
+    t_start = time.perf_counter()
+    db = Path(os.path.abspath(db))
+    with IndexLock(db).held(wait=wait, on_wait=on_wait):
+        con = connect(db, read_only=False)
+        try:
+            # flat memory: DuckDB's own buffers bounded (it spills to disk past them), one thread (one process)
+            con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
+            con.execute("SET threads = 1")
+            return _pass(con, paths, db, t_start, on_start, on_progress)
+        finally:
+            con.close()
+
+
+def _pass(con: Any, paths: list[Path], db: Path, t_start: float, on_start: Callable[[int, int], None] | None,
+          on_progress: Callable[[int], None] | None) -> IndexStats:
+    stats = IndexStats()
+    roots = [os.path.abspath(p) for p in paths]
+    known = {r[0]: (r[1], r[2], r[3]) for r in con.execute("SELECT path, size, mtime_ns, head_hash FROM files").fetchall()}
+    own = frozenset({db, db.with_name(db.name + ".wal"), lock_path(db)})
+    todo: list[tuple[Path, os.stat_result, str]] = []
+    seen: set[str] = set()
+    for path in find_files(paths, own):
+        key = str(path)
+        if key in seen:
+            continue
+        seen.add(key)
+        stats.found += 1
+        try:
+            st = path.stat()
+            digest = head_hash(path)
+        except OSError:
+            continue  # gone between the listing and now: the next pass sees it, or sees it gone
+        old = known.get(key)
+        if old is not None and old == (st.st_size, st.st_mtime_ns, digest):
+            stats.skipped += 1
+            continue
+        todo.append((path, st, digest))
+    removed = [p for p in known if p not in seen and _under(p, roots)]
+    stats.removed = len(removed)
+    total = sum(st.st_size for _, st, _ in todo)
+    if on_start is not None:
+        on_start(len(todo), total)
+    folder = Path(tempfile.mkdtemp(prefix="mcpreel-index-"))
+    indexer = _Indexer(con, folder)
+    try:
+        indexer.stale.extend(removed)
+        done_bytes = 0
+        now = int(time.time() * 1000)
+        for path, st, digest in todo:
+            base = done_bytes
+            progress = None if on_progress is None else (lambda n, base=base: on_progress(base + n))
+            if str(path) in known:
+                indexer.stale.append(str(path))
+            status, error, counts = indexer.read_file(path, st, digest, now, progress)
+            stats.read += 1
+            stats.bytes += st.st_size
+            done_bytes += st.st_size
+            if on_progress is not None:
+                on_progress(done_bytes)
+            if status == "error":
+                stats.errors += 1
+                stats.failed_files.append((str(path), error or ""))
+            else:
+                if status == "in-progress":
+                    stats.in_progress += 1
+                assert counts is not None
+                stats.sessions += counts["sessions"]
+                stats.operations += counts["operations"]
+                stats.messages += counts["messages"]
+                stats.records += counts["records"]
+            indexer.batch_files += 1
+            if indexer.ops.rows + indexer.plain.rows >= BATCH_ROWS or indexer.batch_files >= BATCH_FILES:
+                indexer.flush()
+        indexer.flush()
+    finally:
+        indexer.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    stats.seconds = time.perf_counter() - t_start
+    return stats
+
+
+def watch(
+    paths: list[Path],
+    db: Path,
+    *,
+    interval: float = 2.0,
+    on_pass: Callable[[IndexStats], None] | None = None,
+    on_wait: Callable[[str], None] | None = None,
+    stop: Callable[[], bool] = lambda: False,
+) -> None:
+    """Keep the index current: a pass, then another every ``interval`` seconds until ``stop()``. The lock
+    and the database are taken for each pass only, so queries (and another indexer) get in between."""
+    while True:
+        stats = index_paths(paths, db, wait=True, on_wait=on_wait)
+        if on_pass is not None:
+            on_pass(stats)
+        deadline = time.monotonic() + interval
+        while time.monotonic() < deadline:
+            if stop():
+                return
+            time.sleep(min(0.2, interval))
+        if stop():
+            return
+

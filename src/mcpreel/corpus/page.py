@@ -1,0 +1,255 @@
+"""The corpus report: the whole index as one self-contained HTML page (``mcpreel report --db FILE``).
+
+In the session report's style and under its rules (:mod:`mcpreel.report.page`): its stylesheet, a
+Content-Security-Policy that allows only the page's own stylesheet by its hash and fetches nothing
+(``default-src 'none'``), every text from a session HTML-escaped, charts drawn here as inline SVG. The page
+needs no script: its tables are bounded (:data:`TOP`) and ordered by what matters.
+
+What it shows: sessions per day (with their failed operations), tools by calls with error rate and p95,
+the slowest and the failed operations each with the file and line to open and the id for ``mcpreel show``,
+servers and clients and their eras, the tool definitions that changed, and the files that could not be read.
+Error messages are stored redacted in the index; with ``redact`` (the default) every text the page shows
+passes the redactor again, paths included.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from mcpreel._version import __version__
+from mcpreel.corpus.db import connect
+
+__all__ = ["CorpusData", "collect", "render", "write_corpus_report"]
+
+#: rows of each table on the page, at most (the counts above them are whole)
+TOP = 50
+
+
+@dataclass
+class CorpusData:
+    db: str
+    totals: dict[str, int] = field(default_factory=dict)
+    per_day: list[tuple[Any, ...]] = field(default_factory=list)
+    tools: list[tuple[Any, ...]] = field(default_factory=list)
+    slowest: list[tuple[Any, ...]] = field(default_factory=list)
+    failed: list[tuple[Any, ...]] = field(default_factory=list)
+    peers: list[tuple[Any, ...]] = field(default_factory=list)
+    changed: list[tuple[Any, ...]] = field(default_factory=list)
+    unreadable: list[tuple[Any, ...]] = field(default_factory=list)
+    redacted: bool = True
+
+
+_QUERIES = {
+    "per_day": "SELECT day, count(*), sum(failed), sum(operations) FROM sessions GROUP BY day ORDER BY day",
+    "tools": "SELECT tool, count(*) AS calls, count(*) FILTER (WHERE failed), "
+             "count(*) FILTER (WHERE status IN ('unanswered', 'cancelled', 'dropped')), "
+             "quantile_disc(latency_ms, 0.5), quantile_disc(latency_ms, 0.95), max(latency_ms) "
+             "FROM operations WHERE tool IS NOT NULL GROUP BY tool ORDER BY calls DESC, tool LIMIT ?",
+    "slowest": "SELECT id, file, request_line, method, coalesce(tool, target), latency_ms, status FROM operations "
+               "WHERE latency_ms IS NOT NULL AND kind <> 'listen' ORDER BY latency_ms DESC, id LIMIT ?",
+    "failed": "SELECT id, file, request_line, method, coalesce(tool, target), status, code, message, start_ms "
+              "FROM operations WHERE failed ORDER BY start_ms DESC NULLS LAST, id LIMIT ?",
+    "peers": "SELECT server_name, server_version, client_name, client_version, era, protocol, count(*) AS n, "
+             "sum(failed) FROM sessions GROUP BY ALL ORDER BY n DESC, server_name NULLS LAST, client_name NULLS LAST "
+             "LIMIT ?",
+    "changed": "SELECT server_name, name, count(DISTINCT hash), count(DISTINCT file), min(day), max(day) FROM tools "
+               "GROUP BY server_name, name HAVING count(DISTINCT hash) > 1 ORDER BY server_name NULLS LAST, name LIMIT ?",
+    "unreadable": "SELECT path, error FROM files WHERE status = 'error' ORDER BY path LIMIT ?",
+}
+
+
+def collect(db: Path, *, redact: bool = True) -> CorpusData:
+    """What the page shows, from the index at ``db`` (read-only)."""
+    con = connect(db, read_only=True)
+    try:
+        data = CorpusData(str(db), redacted=redact)
+        row = con.execute(
+            "SELECT count(*), count(*) FILTER (WHERE status = 'error'), count(*) FILTER (WHERE status = 'in-progress'), "
+            "coalesce(sum(messages), 0) FROM files").fetchone()
+        data.totals.update(files=row[0], unreadable=row[1], in_progress=row[2], messages=row[3])
+        row = con.execute("SELECT count(*), coalesce(sum(operations), 0), coalesce(sum(failed), 0), "
+                          "coalesce(sum(unanswered), 0), count(DISTINCT server_name) FROM sessions").fetchone()
+        data.totals.update(sessions=row[0], operations=row[1], failed=row[2], unanswered=row[3], servers=row[4])
+        for name, sql in _QUERIES.items():
+            params = [] if name == "per_day" else [TOP]
+            setattr(data, name, con.execute(sql, params).fetchall())
+    finally:
+        con.close()
+    if redact:
+        from mcpreel.redact import Redactor
+
+        redactor = Redactor()
+
+        def clean(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+            return [tuple(redactor.text(v) if isinstance(v, str) else v for v in r) for r in rows]
+
+        for name in ("slowest", "failed", "unreadable", "tools", "peers", "changed"):
+            setattr(data, name, clean(getattr(data, name)))
+    return data
+
+
+def _ms(value: Any) -> str:
+    from mcpreel.report.svg import fmt_ms
+
+    return fmt_ms(value) if value is not None else "–"
+
+
+def _cell(value: Any, cls: str = "") -> str:
+    text = "–" if value is None else (f"{value:,}" if isinstance(value, int) and not isinstance(value, bool)
+                                        else str(value))
+    return f'<td class="{cls}">{escape(text)}</td>' if cls else f"<td>{escape(text)}</td>"
+
+
+def _where(file: str, line: Any) -> str:
+    name = os.path.basename(file)
+    at = f"{name}:{line}" if line is not None else name
+    return f'<td title="{escape(file)}"><code>{escape(at)}</code></td>'
+
+
+def _table(table_id: str, heads: list[tuple[str, bool]], rows: list[str], empty: str) -> str:
+    if not rows:
+        return f'<p class="empty">{escape(empty)}</p>'
+    head = "".join(f'<th class="num">{escape(h)}</th>' if num else f"<th>{escape(h)}</th>" for h, num in heads)
+    return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def _day_chart(per_day: list[tuple[Any, ...]]) -> str:
+    """Sessions per day as bars; a day with failed operations has a red mark on its bar."""
+    if not per_day:
+        return '<p class="empty">No sessions indexed.</p>'
+    shown = per_day[-120:]  # the last 120 days that have sessions
+    plot_w, plot_h, left = 760, 120, 50
+    width, height = left + plot_w + 10, plot_h + 44
+    peak = max(int(r[1]) for r in shown) or 1
+    bw = plot_w / len(shown)
+    out = [f'<svg class="chart" id="sessions-chart" role="img" viewBox="0 0 {width} {height}" width="{width}" '
+           f'height="{height}" xmlns="http://www.w3.org/2000/svg"><title>Sessions per day</title>',
+           f'<text class="tick" x="{left - 6}" y="16" text-anchor="end">{peak}</text>',
+           f'<text class="tick" x="{left - 6}" y="{plot_h + 10}" text-anchor="end">0</text>',
+           f'<line class="axis" x1="{left}" y1="{plot_h + 10}" x2="{left + plot_w}" y2="{plot_h + 10}"/>']
+    for i, (day, sessions, failed, operations) in enumerate(shown):
+        h = plot_h * int(sessions) / peak
+        x = left + i * bw
+        tip = f"{day}: {int(sessions):,} sessions, {int(operations or 0):,} operations, {int(failed or 0):,} failed"
+        out.append(f'<g class="bucket"><title>{escape(tip)}</title><rect class="c2s" x="{x:.1f}" '
+                   f'y="{plot_h + 10 - h:.1f}" width="{max(bw - 1, 1):.1f}" height="{h:.1f}"/>')
+        if failed:
+            out.append(f'<circle class="fail" cx="{x + bw / 2:.1f}" cy="{plot_h + 10 - h:.1f}" r="3"/>')
+        out.append("</g>")
+    out.append(f'<text class="tick" x="{left}" y="{height - 6}">{escape(str(shown[0][0]))}</text>'
+               f'<text class="tick" x="{left + plot_w}" y="{height - 6}" text-anchor="end">'
+               f'{escape(str(shown[-1][0]))}</text></svg>')
+    return "".join(out)
+
+
+def _cards(t: dict[str, int]) -> str:
+    items = [("sessions", t["sessions"], False), ("operations", t["operations"], False),
+             ("failed", t["failed"], True), ("unanswered", t["unanswered"], True),
+             ("messages", t["messages"], False), ("files", t["files"], False), ("servers", t["servers"], False),
+             ("unreadable files", t["unreadable"], True), ("still being written", t["in_progress"], False)]
+    out = ['<div class="cards" id="counts">']
+    for name, value, bad in items:
+        cls = "card bad" if bad and value else "card"
+        out.append(f'<div class="{cls}"><b>{value:,}</b><span>{escape(name)}</span></div>')
+    out.append("</div>")
+    return "".join(out)
+
+
+def _sections(d: CorpusData) -> str:
+    tools = [f'<tr class="tool{" failed" if r[2] else ""}"><td>{escape(str(r[0]))}</td>{_cell(r[1], "num")}'
+             f'{_cell(r[2], "num")}{_cell(f"{r[2] / r[1]:.1%}" if r[1] else None, "num")}{_cell(r[3], "num")}'
+             f'<td class="num">{_ms(r[4])}</td><td class="num">{_ms(r[5])}</td><td class="num">{_ms(r[6])}</td></tr>'
+             for r in d.tools]
+    slowest = [f'<tr>{_cell(r[0], "num")}{_where(r[1], r[2])}{_cell(r[3])}{_cell(r[4])}'
+               f'<td class="num">{_ms(r[5])}</td>{_cell(r[6], "status")}</tr>' for r in d.slowest]
+    failed = [f'<tr class="failed">{_cell(r[0], "num")}{_where(r[1], r[2])}{_cell(r[3])}{_cell(r[4])}'
+              f'{_cell(r[5], "status")}{_cell(r[6], "num")}{_cell(r[7])}</tr>' for r in d.failed]
+    peers = [f"<tr>{_cell(r[0])}{_cell(r[1])}{_cell(r[2])}{_cell(r[3])}{_cell(r[4])}{_cell(r[5])}"
+             f'{_cell(r[6], "num")}{_cell(r[7], "num")}</tr>' for r in d.peers]
+    changed = [f'<tr>{_cell(r[0])}{_cell(r[1])}{_cell(r[2], "num")}{_cell(r[3], "num")}{_cell(r[4])}{_cell(r[5])}</tr>'
+               for r in d.changed]
+    unreadable = [f'<tr>{_where(r[0], None)}{_cell(r[1])}</tr>' for r in d.unreadable]
+    top = f"the first {TOP}"
+    return "".join([
+        '<section id="per-day"><h2>Sessions over time <span class="sub">per day; a red dot: a day with failed '
+        'operations</span></h2>', _day_chart(d.per_day), "</section>",
+        f'<section id="tools"><h2>Tools by calls <span class="sub">{top}; error rate is failed ÷ calls</span></h2>',
+        _table("tools-table", [("tool", False), ("calls", True), ("failed", True), ("error rate", True),
+                               ("unanswered", True), ("p50", True), ("p95", True), ("max", True)], tools,
+               "No tools/call in the corpus."), "</section>",
+        f'<section id="slowest"><h2>The slowest operations <span class="sub">{top}; '
+        '<code>mcpreel show ID</code> prints one</span></h2>',
+        _table("slowest-table", [("id", True), ("file:line", False), ("method", False), ("tool / target", False),
+                                 ("latency", True), ("status", False)], slowest, "No latencies recorded."),
+        "</section>",
+        f'<section id="failed"><h2>Failed operations <span class="sub">the latest {TOP}</span></h2>',
+        _table("failed-table", [("id", True), ("file:line", False), ("method", False), ("tool / target", False),
+                                ("status", False), ("code", True), ("message", False)], failed, "Nothing failed."),
+        "</section>",
+        f'<section id="peers"><h2>Servers and clients <span class="sub">{top}, with the protocol era each pair '
+        'spoke</span></h2>',
+        _table("peers-table", [("server", False), ("version", False), ("client", False), ("version", False),
+                               ("era", False), ("protocol", False), ("sessions", True), ("failed", True)], peers,
+               "No sessions."), "</section>",
+        '<section id="changed"><h2>Tool definitions that changed <span class="sub">a tool seen with more than one '
+        'definition (description, schema, annotations)</span></h2>',
+        _table("changed-table", [("server", False), ("tool", False), ("definitions", True), ("files", True),
+                                 ("first seen", False), ("last seen", False)], changed,
+               "No tool definition changed."), "</section>",
+        '<section id="unreadable"><h2>Files that could not be read</h2>',
+        _table("unreadable-table", [("file", False), ("why", False)], unreadable, "Every file was read."),
+        "</section>",
+    ])
+
+
+_TEMPLATE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="{csp}">
+<meta name="generator" content="{generator}">
+<title>{title}</title>
+<style>{css}</style>
+</head>
+<body>
+<header>
+<h1>{title}<small>mcpreel corpus report</small></h1>
+<dl class="facts"><dt>index</dt><dd>{db}</dd></dl>
+{cards}
+<p class="note">{note}</p>
+</header>
+<main>
+{sections}
+</main>
+</body>
+</html>
+"""
+
+
+def render(data: CorpusData) -> str:
+    """The whole page, as text."""
+    from mcpreel.report.page import asset, content_security_policy, source_hash
+
+    css = asset("report.css")
+    note = ("Texts redacted ([REDACTED])." if data.redacted else
+            "Not redacted again (--no-redact); the index stores error messages redacted all the same.")
+    return _TEMPLATE.format(
+        csp=content_security_policy("", css).replace(f"script-src {source_hash('')}", "script-src 'none'"), generator=escape(f"mcpreel {__version__}"),
+        title="MCP sessions", css=css, db=escape(data.db), cards=_cards(data.totals), note=escape(note),
+        sections=_sections(data))
+
+
+def write_corpus_report(db: Path, out: str | os.PathLike[str], *, redact: bool = True) -> CorpusData:
+    """Write the corpus report of the index at ``db`` to ``out`` (atomically, mode 0600)."""
+    from mcpreel._infra.fileio import atomic_output
+
+    data = collect(db, redact=redact)
+    page = render(data).encode("utf-8", "replace")
+    with atomic_output(out) as fh:
+        fh.write(page)
+    return data

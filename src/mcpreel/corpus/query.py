@@ -1,0 +1,189 @@
+"""Asking the index: any SQL (``mcpreel query``) and the named questions that need none (``mcpreel sessions``).
+
+A :class:`Result` is the column names and the rows; :func:`to_json`, :func:`to_csv` and :func:`table_lines`
+are its three renderings (the CLI writes them). The database is opened read-only, so a query can never
+change the index, and while an indexer writes it the query waits a few seconds for it
+(:func:`~mcpreel.corpus.db.connect`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from mcpreel.corpus.db import connect
+from mcpreel.errors import InputError, UsageError
+
+__all__ = ["Result", "parse_since", "run_sql", "sessions", "table_lines", "to_csv", "to_json"]
+
+
+@dataclass
+class Result:
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+
+
+def run_sql(db: Path, sql: str, params: list[Any] | None = None) -> Result:
+    """``sql`` on the index at ``db`` (read-only); a query DuckDB refuses is a usage error naming why."""
+    import duckdb
+
+    con = connect(db, read_only=True)
+    try:
+        try:
+            cur = con.execute(sql, params or [])
+        except duckdb.Error as exc:
+            raise UsageError(f"the query failed: {str(exc).splitlines()[0]}") from exc
+        if cur.description is None:
+            return Result([], [])
+        columns = [d[0] for d in cur.description]
+        return Result(columns, cur.fetchall())
+    finally:
+        con.close()
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_since(text: str, now_ms: int | None = None) -> int:
+    """``30m``, ``2h``, ``2d``, ``1w`` (that long ago) or an ISO date or time -> epoch ms."""
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text)
+    if m:
+        return now - int(float(m.group(1)) * _UNITS[m.group(2)] * 1000)
+    from mcpreel._infra.timeutil import ms_from_iso
+
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text.strip()):
+            return ms_from_iso(text.strip() + "T00:00:00Z")
+        return ms_from_iso(text.strip())
+    except ValueError as exc:
+        raise UsageError(f"--since {text!r}: give a duration (30m, 2h, 2d, 1w) or an ISO date or time") from exc
+
+
+def sessions(db: Path, *, server: str | None = None, tool: str | None = None, failed: bool = False,
+             since: str | None = None, client: str | None = None, limit: int | None = None) -> Result:
+    """The client sessions that match, newest first, each naming the file and the line to open: the first
+    failed operation's line with ``failed``, the first call of ``tool`` with ``tool``, else the session's
+    first record. ``server``/``client`` match a name (case-insensitive, ``*`` a wildcard)."""
+    where = ["TRUE"]
+    where_params: list[Any] = []
+    if server:
+        where.append("s.server_name ILIKE ?")
+        where_params.append(server.replace("*", "%"))
+    if client:
+        where.append("s.client_name ILIKE ?")
+        where_params.append(client.replace("*", "%"))
+    if since:
+        where.append("s.start_ms >= ?")
+        where_params.append(parse_since(since))
+    on = ["o.file = s.file", "o.session = s.session"]
+    join_params: list[Any] = []
+    if tool:
+        on.append("o.tool = ?")
+        join_params.append(tool)
+    if failed:
+        on.append("o.failed")
+    if tool or failed:
+        join = "JOIN operations o ON " + " AND ".join(on)  # only sessions that have such an operation
+    else:
+        join = "LEFT JOIN operations o ON FALSE"
+    sql = f"""
+        SELECT s.file, coalesce(min(o.request_line), s.line) AS line, s.session,
+               strftime(make_timestamp(s.start_ms * 1000), '%Y-%m-%d %H:%M:%S') AS start,
+               s.client_name AS client, s.server_name AS server, s.era, s.operations, s.failed,
+               s.unanswered, min(o.id) AS operation
+        FROM sessions s {join}
+        WHERE {" AND ".join(where)}
+        GROUP BY s.file, s.line, s.session, s.start_ms, s.client_name, s.server_name, s.era, s.operations,
+                 s.failed, s.unanswered
+        ORDER BY s.start_ms DESC NULLS LAST, s.file, s.session
+        {f"LIMIT {int(limit)}" if limit else ""}"""
+    return run_sql(db, sql, join_params + where_params)
+
+
+# -- renderings ------------------------------------------------------------------------------------
+
+
+def _plain(value: Any) -> Any:
+    """A value as JSON has it (dates and times as ISO text, decimals as numbers, bytes as hex)."""
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).hex()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def to_json(result: Result) -> bytes:
+    """One JSON array of objects, a member per column."""
+    from mcpreel._infra import jsonio
+
+    return jsonio.dumps([dict(zip(result.columns, (_plain(v) for v in row), strict=True)) for row in result.rows])
+
+
+def to_csv(result: Result) -> str:
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(result.columns)
+    for row in result.rows:
+        w.writerow(["" if v is None else _plain(v) for v in row])
+    return out.getvalue()
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    text = str(_plain(value))
+    return text.replace("\n", "\\n").replace("\r", "\\r")
+
+
+def table_lines(result: Result, *, max_width: int = 60) -> Iterator[str]:
+    """Aligned plain-text columns (numbers to the right), a header line, then a row count."""
+    cells = [[_cell(v) for v in row] for row in result.rows]
+    cells = [[c if len(c) <= max_width else "…" + c[-(max_width - 1):] for c in row] for row in cells]
+    widths = [len(c) for c in result.columns]
+    for row in cells:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+    numeric = [all(isinstance(r[i], (int, float, Decimal)) and not isinstance(r[i], bool) or r[i] is None
+                   for r in result.rows) and any(r[i] is not None for r in result.rows)
+               for i in range(len(result.columns))]
+
+    def line(values: list[str]) -> str:
+        return "  ".join(v.rjust(w) if num else v.ljust(w)
+                         for v, w, num in zip(values, widths, numeric, strict=True)).rstrip()
+
+    yield line(list(result.columns))
+    yield line(["-" * w for w in widths])
+    for row in cells:
+        yield line(row)
+    yield f"({len(result.rows):,} row{'s' if len(result.rows) != 1 else ''})"
+
+
+def check_exists(db: Path) -> None:
+    if not db.exists():
+        raise InputError("no corpus index here: run `mcpreel index` first (or give --db)", path=str(db))
+
+
+def example_queries(readme: str) -> list[str]:
+    """The README's example queries: every ```sql block between its ``corpus-example-queries`` markers
+    (the Spark test and the benchmark run exactly what the README shows)."""
+    start = readme.index("<!-- corpus-example-queries")
+    end = readme.index("<!-- end corpus-example-queries -->", start)
+    return [block.strip() for block in re.findall(r"```sql\n(.*?)```", readme[start:end], flags=re.S)]
