@@ -16,10 +16,6 @@ LIMIT = 8
 #: offenders in files another engineer is rewriting this round (issue 27/29), with who: they leave
 #: this list as their branches merge (the second test says when an entry is stale)
 OWNED_ELSEWHERE = {
-    "cli/replay_cmd.py:replay_command": "viewer (cli/replay_cmd.py logic)",
-    "cli/replay_cmd.py:run_replay": "viewer (cli/replay_cmd.py logic)",
-    "cli/replay_cmd.py:proxy_replay_command": "viewer (cli/replay_cmd.py logic)",
-    "replay/__init__.py:replay_file": "viewer (replay/)",
     "cli/check_cmd.py:check_command": "checkstack",
     "check/probe.py:HttpProbe.send": "checkstack",
     "check/context.py:result": "checkstack",

@@ -13,7 +13,7 @@ Sessions: :class:`Session` (a header, :class:`SessionInfo`, and a re-iterable st
 :class:`Message`), :class:`Direction`. Files: :func:`open_session` reads any known format (sniffed),
 :func:`convert` writes another, :func:`merge` several into one, :func:`redact_file` takes the secrets
 out. Comparing and serving: :func:`diff_files` (:class:`DiffOptions`), :func:`replay_file`
-(:class:`ReplayOptions`), :func:`serve_file` (:class:`MockOptions`: a recording as a server),
+(:class:`ReplayTarget`, :class:`ReplayOptions`), :func:`serve_file` (:class:`MockOptions`: a recording as a server),
 :func:`run_check` (:class:`CheckOptions`), :func:`audit_session`. Tests: :class:`MemoryTransport` and
 :func:`memory_pair` (a client and a server in one process).
 
@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers (nothing is i
     from mcpreel.mock import MockOptions, serve_file
     from mcpreel.model import Direction, Message, Session, SessionInfo
     from mcpreel.redact.files import redact_file
-    from mcpreel.replay import ReplayOptions, replay_file
+    from mcpreel.replay import ReplayOptions, ReplayTarget, replay_file
 
 __all__ = [
     "CheckOptions",
@@ -81,6 +81,7 @@ __all__ = [
     "open_session",
     "redact_file",
     "replay_file",
+    "ReplayTarget",
     "run_check",
     "serve_file",
 ]
@@ -111,6 +112,7 @@ _HOMES = {
     "DiffOptions": "mcpreel.compare",
     "replay_file": "mcpreel.replay",
     "ReplayOptions": "mcpreel.replay",
+    "ReplayTarget": "mcpreel.replay",
     "serve_file": "mcpreel.mock",
     "MockOptions": "mcpreel.mock",
     "run_check": "mcpreel.check",

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from mcpreel.eras import era_name
 from mcpreel.model import Message, Session, SessionInfo
 from mcpreel.replay import verify
 from mcpreel.replay.verify import ReplayOptions
@@ -69,7 +70,7 @@ def test_the_heading_comes_first_then_the_rows_then_the_summary(recordings, tmp_
     assert heading == 0 and heading < label < era < rows < row < summary == len(lines) - 1
     said = "".join(lines[heading:label]).replace(" ", "")  # piped output wraps at 120 columns
     assert ("against" + SERVER + "(stdio)").replace(" ", "") in said
-    assert lines[era] == "replayed in the handshake era, as recorded"
+    assert lines[era] == f"replayed in the {era_name('legacy')}, as recorded"
     assert sum(line.startswith("replay of ") for line in lines) == 1  # said once, not again at the end
 
 
@@ -83,7 +84,7 @@ def test_the_sessions_of_a_file_are_listed_before_the_rows(recordings, tmp_path)
     rows = _at(lines, "results")
     summary = _at(lines, "20 requests replayed")
     assert heading == 0 < listed < first < second < rows < summary
-    assert "-> replayed in the handshake era, 10 requests" in lines[first]
+    assert f"-> replayed in the {era_name('legacy')}, 10 requests" in lines[first]
     body = lines[rows + 1:summary]
     assert sum(" session 1 " in line for line in body if line.startswith("  #")) == 10
     assert sum(" session 2 " in line for line in body if line.startswith("  #")) == 10
@@ -105,7 +106,7 @@ def test_the_heading_says_the_pacing():
     said = console.export_text().splitlines()
     assert said == ["replay of x.jsonl against srv (stdio)",
                     "session 2, modern 2026-07-28 (of 3)",
-                    "replayed in the 2026-07-28 era, as recorded; pacing: as recorded (each message no earlier than "
+                    f"replayed in the {era_name('modern')}, as recorded; pacing: as recorded (each message no earlier than "
                     "its recorded time)"]
 
 

@@ -91,14 +91,14 @@ def replays(recordings):
     real (a server process over stdio): ``{"hostile": ReplayReport, "plain": ReplayReport}``."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from mcpreel.replay import ReplayOptions, replay_file
+    from mcpreel.replay import ReplayOptions, ReplayTarget, replay_file
 
     out = {}
     for name, s in (("hostile", hostile), ("plain", plain)):
         command = [sys.executable, str(PEERS / "hostile_server.py"), name, s("target-argv")]
         # a thread of its own: Playwright's sync API keeps an event loop running in this one
         with ThreadPoolExecutor(1) as pool:
-            out[name] = pool.submit(replay_file, recordings.file(name), command=command,
+            out[name] = pool.submit(replay_file, recordings.file(name), ReplayTarget(command=command),
                                     options=ReplayOptions(timeout=20)).result(timeout=60)
         assert out[name].results, f"the {name} replay sent nothing"
     return out

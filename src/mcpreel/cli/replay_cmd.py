@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import click
@@ -9,6 +11,7 @@ import click
 from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
 from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.cli.records import options_record
 from mcpreel.errors import UsageError
 
 if TYPE_CHECKING:
@@ -28,11 +31,31 @@ def parse_headers(values: tuple[str, ...]) -> dict[str, str]:
     return headers
 
 
-def run_replay(session: str, fmt: str, target_command: str | None, target_url: str | None, transport: str,
-               headers: tuple[str, ...], ignore_paths: tuple[str, ...], out_json: str | None, junit: str | None,
-               original: bool, timeout: float, era: str = "auto", session_index: int | None = None,
-               html: str | None = None, source: str | None = None, all_rows: bool = False,
-               redact: bool = True, pace: str = "none") -> int:
+@dataclass(frozen=True)
+class ReplayArgs:
+    """What ``replay``'s options said, as one record (:func:`mcpreel.cli.records.options_record`): the fields
+    are the click parameter names, so a new option is a decorator line and a field here."""
+
+    target_command: str | None
+    target_url: str | None
+    transport: str
+    ignore_paths: tuple[str, ...]
+    out_json: str | None
+    junit: str | None
+    original: bool
+    timeout: float
+    all_rows: bool
+    fmt: str = "auto"
+    headers: tuple[str, ...] = ()
+    html: str | None = None
+    era: str = "auto"
+    session_index: int | None = None
+    source: str | None = None
+    pace: str = "none"
+    redact: bool = True
+
+
+def run_replay(session: str, args: ReplayArgs) -> int:
     """Parse, run, render, write; returns the exit code (0 all same, 1 differences).
 
     The heading (what against what, which sessions) is said before the first request; then results are
@@ -44,12 +67,14 @@ def run_replay(session: str, fmt: str, target_command: str | None, target_url: s
 
     from mcpreel.render import replay as render
     from mcpreel.render.junit import JunitSpool
-    from mcpreel.replay import IgnorePath, ReplayOptions, replay_file
+    from mcpreel.replay import IgnorePath, ReplayHooks, ReplayOptions, ReplayTarget, replay_file
 
-    if (target_command is None) == (target_url is None):
+    if (args.target_command is None) == (args.target_url is None):
         raise UsageError("give the server to replay against: --target-command \"CMD\" or --target-url URL")
-    options = ReplayOptions(ignore_paths=[IgnorePath(p) for p in ignore_paths], original=original, timeout=timeout,
-                            era=era, pace=pace)
+    options = ReplayOptions(ignore_paths=[IgnorePath(p) for p in args.ignore_paths], original=args.original,
+                            timeout=args.timeout, era=args.era, pace=args.pace, session_index=args.session_index,
+                            source=args.source)
+    out_json, junit, html, all_rows, redact = args.out_json, args.junit, args.html, args.all_rows, args.redact
     json_spool = render.JsonSpool() if out_json else None
     junit_spool = JunitSpool() if junit else None
     kept: list = []
@@ -83,10 +108,9 @@ def run_replay(session: str, fmt: str, target_command: str | None, target_url: s
 
     try:
         with output.byte_progress(output.file_size(session), "replaying") as progress:
-            report = replay_file(session, command=target_command, url=target_url, transport=transport,
-                                 headers=parse_headers(headers), format=fmt, options=options,
-                                 on_event=lambda line: output.warning(line), session_index=session_index,
-                                 source=source, sink=sink, on_progress=progress, on_start=start)
+            target = ReplayTarget(args.target_command, args.target_url, args.transport, parse_headers(args.headers))
+            hooks = ReplayHooks(on_event=output.warning, sink=sink, on_progress=progress, on_start=start)
+            report = replay_file(session, target, format=args.fmt, options=options, hooks=hooks)
         output.show(render.closing(report, heading_said=bool(said)))
         if json_spool is not None and out_json:
             output.save(out_json, lambda fh: json_spool.write(fh, report))
@@ -121,6 +145,21 @@ def _redact_result(result: RequestResult, redactor: Redactor) -> None:
 
 
 _TRANSPORTS = click.Choice(["auto", "streamable-http", "sse"])
+
+
+@dataclass(frozen=True)
+class ProxyReplayArgs:
+    """``proxy replay``'s options (qai's spelling: fewer of them; the rest take ``replay``'s defaults)."""
+
+    target_command: str | None
+    target_url: str | None
+    transport: str
+    ignore_paths: tuple[str, ...]
+    out_json: str | None
+    junit: str | None
+    original: bool
+    timeout: float
+    all_rows: bool
 
 
 @click.command("replay", epilog=examples(
@@ -160,11 +199,8 @@ _TRANSPORTS = click.Choice(["auto", "streamable-http", "sse"])
                    "`mcpreel redact`); --no-redact shows them as recorded.")
 @click.pass_context
 @output.run_command
-def replay_command(ctx: click.Context, session: str, target_command: str | None, target_url: str | None,
-                   transport: str, headers: tuple[str, ...], fmt: str, ignore_paths: tuple[str, ...],
-                   out_json: str | None, junit: str | None, html: str | None, original: bool, timeout: float,
-                   era: str, session_index: int | None, source: str | None, all_rows: bool = False,
-                   pace: str = "none", redact: bool = True) -> None:
+@options_record(ReplayArgs)
+def replay_command(ctx: click.Context, session: str, args: ReplayArgs) -> None:
     """Replay a recorded session against a server and compare every response.
 
     A file holding several client sessions is replayed session by session, each on a fresh connection
@@ -175,8 +211,7 @@ def replay_command(ctx: click.Context, session: str, target_command: str | None,
 
     Exit 0 when every response matches the recording, 1 on any difference, 2 when the replay could not run.
     """
-    output.finish(run_replay(session, fmt, target_command, target_url, transport, headers, ignore_paths, out_json,
-                        junit, original, timeout, era, session_index, html, source, all_rows, redact, pace))
+    output.finish(run_replay(session, args))
 
 
 @click.command("replay", epilog=examples(
@@ -196,9 +231,7 @@ def replay_command(ctx: click.Context, session: str, target_command: str | None,
 @click.option("--all", "all_rows", is_flag=True, help="List every request's result, not only those that are not the same.")
 @click.pass_context
 @output.run_command
-def proxy_replay_command(ctx: click.Context, session: str, target_command: str | None, target_url: str | None,
-                         transport: str, out_json: str | None, junit: str | None, ignore_paths: tuple[str, ...],
-                         original: bool, timeout: float, all_rows: bool = False) -> None:
+@options_record(ProxyReplayArgs)
+def proxy_replay_command(ctx: click.Context, session: str, args: ProxyReplayArgs) -> None:
     """Replay a saved session against a server (qai's spelling of `mcpreel replay`)."""
-    output.finish(run_replay(session, "auto", target_command, target_url, transport, (), ignore_paths, out_json, junit,
-                        original, timeout, all_rows=all_rows))
+    output.finish(run_replay(session, ReplayArgs(**dataclasses.asdict(args))))

@@ -98,7 +98,6 @@ def result_lines(r: RequestResult) -> list[str]:
     return [row] + [f"    {line}" for line in _detail(r)]
 
 
-_ERA_NAMES = {"modern": "2026-07-28 era", "legacy": "handshake era"}
 
 
 def heading(plan: ReplayPlan) -> Iterator[RenderableType]:
@@ -111,18 +110,18 @@ def heading(plan: ReplayPlan) -> Iterator[RenderableType]:
     if len(plan.sessions) > 1:
         lines = Text(f"{len(plan.sessions)} client sessions, each on a fresh connection{pace}:\n", style="dim")
         for s in plan.sessions:
-            lines.append(f"  {s['label']} -> replayed in the {_ERA_NAMES.get(s['replay_in'], s['replay_in'])}, "
+            lines.append(f"  {s['label']} -> replayed in the {era_name(s['replay_in'])}, "
                          f"{s['requests']} request{'' if s['requests'] == 1 else 's'}\n")
         parts.append(lines)
     elif plan.sessions:
         s = plan.sessions[0]
         which = f"{s['label']} (of {plan.of})" if plan.of > 1 else s["label"]
         recorded, used = s["era"], s["replay_in"]
-        name = _ERA_NAMES.get(used, used)
+        name = era_name(used)
         if recorded == used:
             how = f"replayed in the {name}, as recorded"
-        elif recorded in _ERA_NAMES:
-            how = f"recorded in the {_ERA_NAMES[recorded]}, replayed in the {name}"
+        elif recorded in ("legacy", "modern"):
+            how = f"recorded in the {era_name(recorded)}, replayed in the {name}"
         else:
             how = f"replayed in the {name} (the recording does not say its era)"
         parts.append(Text(which, style="dim"))

@@ -27,7 +27,8 @@ from mcpreel.formats import open_session
 from mcpreel.replay.verify import ERA_CHOICES, ReplayOptions, ReplayReport, RequestResult, replay
 from mcpreel.sessions import ClientSession, split_sessions_streaming
 
-__all__ = ["ERA_CHOICES", "IgnorePath", "ReplayOptions", "ReplayPlan", "ReplayReport", "replay", "replay_file"]
+__all__ = ["ERA_CHOICES", "IgnorePath", "ReplayHooks", "ReplayOptions", "ReplayPlan", "ReplayReport", "ReplayTarget",
+           "replay", "replay_file"]
 
 
 @dataclass
@@ -44,35 +45,48 @@ class ReplayPlan:
     of: int = 1  # client sessions in the file (``--session N`` replays one of them)
 
 
-def replay_file(
-    path: str | Path,
-    *,
-    command: str | Sequence[str] | None = None,
-    url: str | None = None,
-    transport: str = "auto",
-    headers: dict[str, str] | None = None,
-    format: str = "auto",
-    options: ReplayOptions | None = None,
-    on_event: Callable[[str], None] | None = None,
-    session_index: int | None = None,
-    source: str | None = None,
-    sink: Callable[[RequestResult], None] | None = None,
-    on_progress: Callable[[int], None] | None = None,
-    on_start: Callable[[ReplayPlan], None] | None = None,
-) -> ReplayReport:
-    """Replay the session in ``path`` against a server command or URL; return the report.
+@dataclass(frozen=True)
+class ReplayTarget:
+    """The live server a recording is replayed against: a command (over its stdio) or a URL (``transport``:
+    ``auto`` -- legacy SSE for a path ending in ``/sse``, else Streamable HTTP), with extra HTTP ``headers``."""
+
+    command: str | Sequence[str] | None = None
+    url: str | None = None
+    transport: str = "auto"
+    headers: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class ReplayHooks:
+    """What the caller is told while a replay runs (the library never prints), each optional.
+
+    ``on_event`` a line worth saying (a merged file replayed source by source); ``sink`` each result as soon
+    as it is judged, in request order, instead of the report's ``results`` (see :class:`ReplayReport`);
+    ``on_progress`` the bytes of the file read so far, on each of its passes (the last pass is the one that
+    sends the requests); ``on_start`` the :class:`ReplayPlan`, once, before the first request is sent."""
+
+    on_event: Callable[[str], None] | None = None
+    sink: Callable[[RequestResult], None] | None = None
+    on_progress: Callable[[int], None] | None = None
+    on_start: Callable[[ReplayPlan], None] | None = None
+
+
+def replay_file(path: str | Path, target: ReplayTarget, *, format: str = "auto", options: ReplayOptions | None = None,
+                hooks: ReplayHooks | None = None) -> ReplayReport:
+    """Replay the session in ``path`` against ``target``; return the report.
 
     A file that holds several client sessions (:func:`mcpreel.sessions.split_sessions_streaming`) is replayed
     session by session, each on a fresh connection (a fresh server process over stdio), in recorded
-    order; ``session_index`` (1-based) picks one. A merged file's sources are sessions of their own (never
-    one target session for two servers); ``source`` replays one source only, against its own server
-    (:func:`mcpreel.merge.select_source`); without it, a file of several sources is replayed source by
-    source against the one target, and ``on_event`` says so. ``sink`` takes each result as soon as it
-    is judged, in request order, instead of the report's ``results`` (see :class:`ReplayReport`).
-    ``on_progress`` gets the bytes of the file read so far, on each of its passes (the last pass is the
-    one that sends the requests). ``on_start`` gets the :class:`ReplayPlan` once, before the first
-    request is sent.
+    order; ``options.session_index`` (1-based) picks one. A merged file's sources are sessions of their own
+    (never one target session for two servers); ``options.source`` replays one source only, against its own
+    server (:func:`mcpreel.merge.select_source`); without it, a file of several sources is replayed source by
+    source against the one target, and ``hooks.on_event`` says so.
     """
+    opts = options or ReplayOptions()
+    hooks = hooks or ReplayHooks()
+    command, url, transport, headers = target.command, target.url, target.transport, target.headers
+    on_event, sink, on_progress, on_start = hooks.on_event, hooks.sink, hooks.on_progress, hooks.on_start
+    session_index, source = opts.session_index, opts.source
     from mcpreel.merge import merged_sources, select_source
 
     session, _ = open_session(path, format, on_progress=on_progress)  # a stream, never whole (see replay())
@@ -90,24 +104,23 @@ def replay_file(
                              f"session{'s' if len(parts) != 1 else ''} ({listing})")
         parts = [parts[session_index - 1]]
     shown = url if url is not None else (command if isinstance(command, str) else " ".join(command or []))
-    opts = options or ReplayOptions()
 
     many = len(parts) > 1
     announced = on_start is None
 
     def run_one(part: ClientSession, first_index: int = 1) -> ReplayReport:
         nonlocal announced
-        target = open_target(command, url, transport=transport, headers=headers)
+        client = open_target(command, url, transport=transport, headers=headers)
         if not announced:
             announced = True
             assert on_start is not None
             chosen = [p for p in parts if p.requests or not many]
-            on_start(ReplayPlan(str(path), shown, target.name, opts.era, opts.pace, of=of, sessions=[
+            on_start(ReplayPlan(str(path), shown, client.name, opts.era, opts.pace, of=of, sessions=[
                 {"index": p.index, "label": p.label(), "era": p.era, "requests": p.requests,
                  "replay_in": opts.era if opts.era != "auto" else (p.era if p.era in ("legacy", "modern") else "legacy")}
                 for p in chosen]))
         sub = part.as_session(session.info) if many or session_index is not None else session
-        return asyncio.run(replay(sub, target, options, target=shown, on_event=on_event, sink=sink,
+        return asyncio.run(replay(sub, client, opts, target=shown, on_event=on_event, sink=sink,
                                   first_index=first_index, session_index=part.index if many else None))
 
     if not many:

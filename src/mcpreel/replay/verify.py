@@ -109,6 +109,9 @@ class ReplayOptions:
     #: ``none``: each client message goes as soon as what it waited for in the recording is answered (the
     #: order, not the clock); ``recorded``: also no earlier than its recorded time after the first one
     pace: str = "none"
+    #: which client sessions of the file: the Nth only (1-based), and of a merged file one source only
+    session_index: int | None = None
+    source: str | None = None
 
 
 @dataclass
