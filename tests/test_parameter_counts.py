@@ -19,7 +19,6 @@ OWNED_ELSEWHERE = {
     "cli/check_cmd.py:check_command": "checkstack",
     "check/probe.py:HttpProbe.send": "checkstack",
     "check/context.py:result": "checkstack",
-    "cli/contract_cmd.py:check_command": "gates",
 }
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 
 import click
 
 from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
 from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.cli.records import options_record
+from mcpreel.cli.sources import SourceArgs
 from mcpreel.cli.vocabulary import hidden
 from mcpreel.errors import InputError
 
@@ -97,6 +100,16 @@ def contract_sarif(diff, contract_path: str, target=None) -> dict:
                      properties={"failOn": diff.fail_on, "counts": diff.counts()}, target=target)
 
 
+@dataclass(frozen=True)
+class CheckArgs:
+    """What ``contract check``'s own options said, as one record (:func:`mcpreel.cli.records.options_record`)."""
+
+    fail_on: str
+    fmt: str
+    sarif_path: str | None
+    update: bool
+
+
 @contract_group.command("check", epilog=examples(
     "mcpreel contract check mcp-contract.json --target-command 'python server.py' --fail-on dangerous",
     "mcpreel contract check mcp-contract.json new-session.jsonl --sarif contract.sarif",
@@ -113,21 +126,23 @@ def contract_sarif(diff, contract_path: str, target=None) -> dict:
 @click.option("--update", is_flag=True, help="Accept the changes: rewrite CONTRACT from SOURCE (exit 0).")
 @click.pass_context
 @output.run_command
-def check_command(ctx: click.Context, contract_file: str, source: str | None, command: str | None, url: str | None,
-                  transport: str, headers: tuple[str, ...], input_format: str, timeout: float, fail_on: str,
-                  fmt: str, sarif_path: str | None, update: bool) -> None:
+@options_record(SourceArgs, "origin")
+@options_record(CheckArgs)
+def check_command(ctx: click.Context, contract_file: str, source: str | None, origin: SourceArgs,
+                  args: CheckArgs) -> None:
     """Compare SOURCE's offer with CONTRACT; class every change breaking, dangerous or minor.
 
     Exit 0 when nothing at or above --fail-on changed, 1 when something did, 2 when it could not run.
     """
     from mcpreel._infra import jsonio
     from mcpreel.cli.output import save
-    from mcpreel.cli.sources import open_source, sarif_target
+    from mcpreel.cli.sources import sarif_target
     from mcpreel.contract import compare, from_session, load_contract
 
+    fail_on, fmt, sarif_path, update = args.fail_on, args.fmt, args.sarif_path, args.update
+    command, url = origin.command, origin.url
     old = load_contract(contract_file)
-    session, name = open_source(source, command=command, url=url, fmt=input_format, transport=transport,
-                                headers=headers, timeout=timeout)
+    session, name = origin.open(source)
     new = from_session(session, source=name)
     _one_server(new, name)
     if not new.listed:
