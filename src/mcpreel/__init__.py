@@ -18,8 +18,8 @@ out. Comparing and serving: :func:`diff_files` (:class:`DiffOptions`), :func:`re
 :func:`memory_pair` (a client and a server in one process).
 
 Errors: every error mcpreel raises on purpose is a :class:`McpreelError` -- :class:`UsageError`,
-:class:`InputError` (:class:`FormatError`), :class:`TransportError`, :class:`ProblemsReported` (exit 2)
-and :class:`DifferenceFound` (a comparison found differences: exit 1); see :mod:`mcpreel.errors`.
+:class:`InputError` (:class:`FormatError`), :class:`TransportError`, :class:`ProblemsReported` (exit 2),
+:class:`ServerExited` (a recording proxy exits as its server did) and :class:`DifferenceFound` (a comparison found differences: exit 1); see :mod:`mcpreel.errors`.
 
 Importing this package costs nothing more than its version: every name loads its module on first use,
 so ``python -m mcpreel`` reaches its entry point (and the early-signal latch, ``mcpreel.__main__``) before
@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers (nothing is i
         InputError,
         McpreelError,
         ProblemsReported,
+        ServerExited,
         TransportError,
         UsageError,
     )
@@ -67,6 +68,7 @@ __all__ = [
     "Message",
     "MockOptions",
     "ProblemsReported",
+    "ServerExited",
     "ReplayOptions",
     "Session",
     "SessionInfo",
@@ -100,6 +102,7 @@ _HOMES = {
     "InputError": "mcpreel.errors",
     "McpreelError": "mcpreel.errors",
     "ProblemsReported": "mcpreel.errors",
+    "ServerExited": "mcpreel.errors",
     "TransportError": "mcpreel.errors",
     "UsageError": "mcpreel.errors",
     "MemoryTransport": "mcpreel.clients.memory",

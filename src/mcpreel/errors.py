@@ -59,6 +59,16 @@ class ProblemsReported(McpreelError):
         super().__init__(message)
 
 
+class ServerExited(McpreelError):
+    """The server a recording proxy ran ended with a code the proxy passes on as its own (a transparent
+    recorder exits as its server did: 128+N for signal N, 127 when it could not start). No message: the
+    recording's summary already said what happened."""
+
+    def __init__(self, code: int):
+        super().__init__("")
+        self.exit_code = code
+
+
 class DifferenceFound(McpreelError):
     """A comparison found differences; not a failure to run (exit 1, which CI tells apart from 2).
 

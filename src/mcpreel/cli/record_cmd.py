@@ -12,7 +12,6 @@ stdout belongs to the MCP client: everything this command says goes to stderr.
 from __future__ import annotations
 
 import shlex
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
 from mcpreel.cli.limit_options import LIMIT_FLAGS, limit_options, limits_of
 from mcpreel.cli.vocabulary import hidden
-from mcpreel.errors import UsageError
+from mcpreel.errors import ServerExited, UsageError
 
 if TYPE_CHECKING:  # the recording library is imported when a recording runs, not for every command line
     from mcpreel.record.options import RecordOptions
@@ -228,8 +227,11 @@ def run_record(ctx: click.Context, words: RecordWords, server: ServerWords) -> N
     if options.transport != "stdio":
         from mcpreel.cli.record_http import run_http_record
 
-        sys.exit(run_http_record(options, quiet=words.quiet, tui=words.tui))
-    sys.exit(_run_stdio_record(options, quiet=words.quiet))
+        code = run_http_record(options, quiet=words.quiet, tui=words.tui)
+    else:
+        code = _run_stdio_record(options, quiet=words.quiet)
+    if code:
+        raise ServerExited(code)  # the one exit path (output.run_command) exits with the server's code
 
 
 def _run_stdio_record(options: RecordOptions, *, quiet: bool) -> int:
