@@ -8,21 +8,12 @@ import click
 
 from mcpreel.cli import output
 from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.clients.headers import parse_headers
 from mcpreel.errors import UsageError
 
 if TYPE_CHECKING:
     from mcpreel.redact import Redactor
     from mcpreel.replay.verify import RequestResult
-
-
-def parse_headers(values: tuple[str, ...]) -> dict[str, str]:
-    headers: dict[str, str] = {}
-    for value in values:
-        name, sep, text = value.partition(":")
-        if not sep or not name.strip():
-            raise UsageError(f"--header {value!r}: write it as 'Name: value'")
-        headers[name.strip()] = text.strip()
-    return headers
 
 
 def run_replay(session: str, fmt: str, target_command: str | None, target_url: str | None, transport: str,

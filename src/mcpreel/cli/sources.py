@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
+from mcpreel.clients.headers import parse_headers
 from mcpreel.errors import UsageError
 from mcpreel.model import Session
 
 
 def is_url(text: str) -> bool:
     return text.startswith(("http://", "https://"))
-
-
-def parse_headers(headers: tuple[str, ...]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for h in headers:
-        name, sep, value = h.partition(":")
-        if not sep or not name.strip():
-            raise UsageError(f"--header {h!r}: expected 'Name: value'")
-        out[name.strip()] = value.strip()
-    return out
 
 
 def open_source(source: str | None, *, command: str | None, url: str | None, fmt: str = "auto",
