@@ -26,7 +26,7 @@ def test_what_is_read(text, expected):
 
 
 @pytest.mark.parametrize(("text", "said"), [
-    ("Authorization Bearer abc", "write it as 'Name: value'"),
+    ("Authorization Bearer abc", "expected 'Name: value'"),
     (": value", "the header has no name"),
     ("Bad Name: v", "'Bad Name' is not an HTTP header name"),
     ("X(y): v", "is not an HTTP header name"),

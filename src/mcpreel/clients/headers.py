@@ -30,9 +30,9 @@ def parse_header(text: str) -> tuple[str, str]:
     name, sep, value = text.partition(":")
     name, value = name.strip(" \t"), value.strip(" \t")
     if not sep:
-        raise UsageError(f"--header {text!r}: write it as 'Name: value'")
+        raise UsageError(f"--header {text!r}: expected 'Name: value'")
     if not name:
-        raise UsageError(f"--header {text!r}: the header has no name; write it as 'Name: value'")
+        raise UsageError(f"--header {text!r}: the header has no name; expected 'Name: value'")
     if not _TOKEN.fullmatch(name):
         raise UsageError(f"--header {text!r}: {name!r} is not an HTTP header name "
                          "(letters, digits and !#$%&'*+-.^_`|~ only)")
