@@ -231,3 +231,52 @@ def test_a_check_runs_from_inside_a_running_event_loop():
 
     report = asyncio.run(caller())
     assert report.get("initialize").status == "pass"
+
+
+def test_the_legacy_sse_probe_reads_answers_off_the_stream_through_the_transport():
+    """check's legacy SSE probe: POSTs in the probe mode, answers read off the transport's event stream
+    (an event of another type read for what it carries, data that is not JSON kept, the server's own
+    request answered on the endpoint)."""
+    from mcpreel.check.legacy_sse import SseProbe
+
+    pending: list[bytes] = []
+    posted: list[dict] = []
+    wake: list[asyncio.Event] = []
+
+    async def stream():
+        yield b"event: endpoint\ndata: /messages/?session_id=abc\n\n"
+        while True:
+            if not wake:
+                wake.append(asyncio.Event())
+            await wake[0].wait()
+            wake[0].clear()
+            while pending:
+                yield pending.pop(0)
+
+    def push(*chunks: bytes) -> None:
+        pending.extend(chunks)
+        if wake:
+            wake[0].set()
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        if request.method == "GET":
+            return httpx2.Response(200, headers={"Content-Type": "text/event-stream"}, content=stream())
+        assert request.url.path == "/messages/" and request.url.params["session_id"] == "abc"
+        msg = json.loads(request.content)
+        posted.append(msg)
+        if msg.get("method") == "ping":
+            push(b"data: {not json\n\n",
+                 b'event: message\ndata: {"jsonrpc": "2.0", "id": "srv-1", "method": "ping"}\n\n',
+                 b'event: other\ndata: {"jsonrpc": "2.0", "id": ' + str(msg["id"]).encode() + b', "result": {}}\n\n')
+        return httpx2.Response(202, content=b"Accepted")
+
+    probe = SseProbe("http://server.test/sse", timeout=2, transport=httpx2.MockTransport(handler))
+    try:
+        assert probe.endpoint == "http://server.test/messages/?session_id=abc"
+        ex = probe.request("ping")
+        assert ex.response == {"jsonrpc": "2.0", "id": 1, "result": {}} and ex.error is None
+        assert ex.bad_frames == ["{not json"] and probe.noise == ["{not json"]
+        assert {"jsonrpc": "2.0", "id": "srv-1", "result": {}} in posted  # the server's ping, answered
+        assert probe.alive
+    finally:
+        probe.close()

@@ -289,26 +289,33 @@ class _Arrivals:
         self.noise: list[str] = []
         self.eof = False
 
-    async def _next(self, remaining: float) -> Any:
+    async def _next(self, deadline: float) -> Any:
         """The next message, a ``str`` frame that was not JSON, or None at the end; TimeoutError when nothing
-        came within ``remaining`` seconds. Other records (stderr lines, HTTP statuses) are passed over."""
+        came by ``deadline``. Other records (stderr lines, HTTP statuses) are passed over; an SSE event of
+        another type than ``message`` is read for what it carries, as the check always read it."""
         while True:
-            msg = await asyncio.wait_for(self.transport.receive(), remaining)
+            msg = await asyncio.wait_for(self.transport.receive(), max(deadline - time.monotonic(), 0.0))
             if msg is None:
                 self.eof = True
                 return None
             if msg.kind == Kind.MESSAGE:
                 return msg.raw
-            if msg.kind == Kind.INVALID:
-                text = msg.text or ""
-                self.noise.append(text)
-                return text
+            text: str | None = msg.text
+            if msg.kind == Kind.TRANSPORT and msg.ctx and "sse" in msg.ctx and isinstance(msg.ctx.get("data"), str):
+                try:
+                    return jsonio.loads(msg.ctx["data"])
+                except (ValueError, UnicodeDecodeError, RecursionError):
+                    text = msg.ctx["data"]
+            elif msg.kind != Kind.INVALID:
+                continue
+            self.noise.append(text or "")
+            return text or ""
 
     async def collect(self, ex: Exchange, deadline: float) -> None:
         """Take what arrives into ``ex`` until the response to its request, the end or ``deadline``."""
-        while (remaining := deadline - time.monotonic()) > 0:
+        while deadline - time.monotonic() > 0:
             try:
-                value = await self._next(remaining)
+                value = await self._next(deadline)
             except TimeoutError:
                 break
             if value is None:
@@ -326,9 +333,9 @@ class _Arrivals:
     async def drain(self, seconds: float) -> list[Any]:
         out: list[Any] = []
         deadline = time.monotonic() + seconds
-        while not self.eof and (remaining := deadline - time.monotonic()) > 0:
+        while not self.eof and deadline - time.monotonic() > 0:
             try:
-                value = await self._next(remaining)
+                value = await self._next(deadline)
             except TimeoutError:
                 break
             if value is None or isinstance(value, str):
