@@ -156,6 +156,23 @@ class WireExchange:
         return self.status is not None and 200 <= self.status < 300
 
 
+#: how long the probe mode waits, once it has its answer, for a stream to end (unread), so that its
+#: connection serves the next request instead of a new one being opened
+_END_GRACE = 0.02
+
+
+async def _finish_quietly(chunks: Any) -> None:
+    """Read a stream's rest for at most ``_END_GRACE`` seconds and 64 KiB, unkept: a server closes its
+    stream right after the response, and a response read to its end leaves its connection reusable."""
+    left = 1 << 16
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(_END_GRACE):
+            async for chunk in chunks:
+                left -= len(chunk)
+                if left < 0:
+                    return
+
+
 class _HTTPBase(Transport):
     """What both HTTP transports share: the URL, ``--header`` values, one httpx2 client, SSE pumping, and
     the probe mode (:meth:`exchange`).
@@ -231,8 +248,9 @@ class _HTTPBase(Transport):
     @staticmethod
     async def _read_body(resp: httpx2.Response, wire: WireExchange, deadline: float, max_body: int) -> None:
         buf = bytearray()
+        chunks = resp.aiter_bytes()
         try:
-            async for chunk in resp.aiter_bytes():
+            async for chunk in chunks:
                 buf += chunk
                 if len(buf) > max_body:
                     wire.truncated = True
@@ -241,6 +259,8 @@ class _HTTPBase(Transport):
                     wire.error = "body still arriving at the time limit"
                     break
         finally:
+            with contextlib.suppress(Exception):
+                await chunks.aclose()
             wire.body = bytes(buf)
 
     @staticmethod
@@ -266,9 +286,13 @@ class _HTTPBase(Transport):
                 if len(buf) > max_body:
                     wire.truncated = True
                     break
+            if done:
+                await _finish_quietly(chunks)
         except httpx2.TimeoutException:
             wire.error = f"no response on the event stream within {limit:g} s"
         finally:
+            with contextlib.suppress(Exception):
+                await chunks.aclose()  # a read stopped early: no generator left for the loop to finalize
             wire.body = bytes(buf)
             if not done:
                 # the stream ended (or stalled) inside an event: what a blank line would have dispatched
