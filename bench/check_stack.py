@@ -7,9 +7,11 @@ exported with ``git archive``) and by this tree's, alternately, ``--rounds`` tim
 median: the command's wall time (interpreter start included) and the report's own ``duration_ms`` (the
 run of the checks). The two revisions' verdicts and summaries (durations masked) are compared too.
 
-The stdio rows are dominated by starting Python servers (the check starts three: one per era, and more
-for version negotiation), so they say little about the probes; on a loaded machine the 10 s per-answer
-limit can cost a version-negotiation verdict in either revision, which the comparison then reports.
+The ``stdio`` row is dominated by starting the demo server (the official SDK: the check starts one per
+era and more for version negotiation), so it says little about the probes; ``stdio-small`` checks the
+tests' small stdio server (``tests/check/servers.py``: no SDK to import). On a loaded machine the 10 s
+per-answer limit can cost a version-negotiation verdict in either revision, which the comparison
+then reports.
 
 Run: ``python bench/check_stack.py`` (``--rounds 3`` for a smoke run).
 """
@@ -72,10 +74,16 @@ def main() -> None:
         subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
         trees = {"before": os.path.join(tmp, "src"), "after": str(ROOT / "src")}
         servers = {t: start_demo(t, trees["after"]) for t in ("streamable-http", "sse")}
+        small = os.path.join(tmp, "small_server.py")
+        sys.path.insert(0, str(ROOT))
+        from tests.check.servers import STDIO_SERVER
+
+        Path(small).write_text(STDIO_SERVER, encoding="utf-8")
         targets = {
             "http": [f"http://127.0.0.1:{servers['streamable-http'][1]}/mcp"],
             "sse": [f"http://127.0.0.1:{servers['sse'][1]}/sse"],
             "stdio": ["--command", f"{sys.executable} -m mcpreel demo-server"],
+            "stdio-small": ["--command", f"{sys.executable} {small}"],
         }
         wall: dict[tuple[str, str], list[float]] = {}
         own: dict[tuple[str, str], list[float]] = {}
@@ -103,15 +111,15 @@ def main() -> None:
     for kind in targets:
         b, a = wall.get((kind, "before"), [0.0]), wall.get((kind, "after"), [0.0])
         ob, oa = own.get((kind, "before"), [0.0]), own.get((kind, "after"), [0.0])
-        print(f"  {kind:6} wall {statistics.median(b):.3f} s -> {statistics.median(a):.3f} s   "
+        print(f"  {kind:11} wall {statistics.median(b):.3f} s -> {statistics.median(a):.3f} s   "
               f"checks (duration_ms) {statistics.median(ob):.3f} s -> {statistics.median(oa):.3f} s")
     for kind in targets:
         before = {json.dumps(x) for x in seen.get((kind, "before"), [])}
         after = {json.dumps(x) for x in seen.get((kind, "after"), [])}
         if before == after and len(after) == 1:
-            print(f"  {kind:6} verdicts and summaries: the same in every run of both")
+            print(f"  {kind:11} verdicts and summaries: the same in every run of both")
             continue
-        print(f"  {kind:6} verdicts: {len(before)} distinct outcome(s) before, {len(after)} after; lines that "
+        print(f"  {kind:11} verdicts: {len(before)} distinct outcome(s) before, {len(after)} after; lines that "
               "differ between any two:")
         rows = {tuple(r) for doc in before | after for r in json.loads(doc)}
         common = set.intersection(*({tuple(r) for r in json.loads(doc)} for doc in before | after))
