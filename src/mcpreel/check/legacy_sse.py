@@ -59,6 +59,10 @@ class SseProbe(_HttpProbeBase):
             return f"{self.target}: no endpoint event on the event stream within {self.timeout:g} s"
         return "the server closed the event stream"
 
+    def _post_route(self) -> tuple[str, dict[str, Any]]:
+        assert self.endpoint is not None
+        return self.endpoint, {"Content-Type": "application/json", **self.extra_headers}
+
     @property
     def noise(self) -> list[str]:
         """event data that was not JSON"""
@@ -82,8 +86,8 @@ class SseProbe(_HttpProbeBase):
         if self._arrivals.eof:
             ex.error = self.exited_reason()
             return ex
-        wire = self._exchange(ex, body, headers={"Content-Type": "application/json", **self.extra_headers},
-                              limit=limit, url=self.endpoint)
+        url, headers = self._post_route()  # every message goes to the endpoint the stream named
+        wire = self._exchange(ex, body, headers=headers, limit=limit, url=url)
         if wire.status is None:
             ex.error = f"POST {urlsplit(self.endpoint).path} failed: {wire.reason or wire.error}"
             return ex

@@ -387,10 +387,16 @@ class _HttpProbeBase(_Base):
         return self._loop.run(go())
 
     async def _answer(self, req: dict[str, Any]) -> None:
+        """POST our answer to a request of the server's, in the probe mode too (nothing of the answer's
+        own HTTP answer changes the probe's state)."""
         self.server_requests.append(req)
         assert self.wire is not None
-        with contextlib.suppress(TransportError):
-            await self.wire.send(self._answer_for(req))
+        url, headers = self._post_route()
+        await self.wire.exchange(jsonio.dumps(self._answer_for(req)), headers=headers, url=url, limit=self.timeout)
+
+    def _post_route(self) -> tuple[str, dict[str, Any]]:
+        """Where our answers to the server's requests are POSTed, with which headers."""
+        raise NotImplementedError
 
     def close(self) -> None:
         self._close_transport(self.wire)
@@ -447,6 +453,9 @@ class HttpProbe(_HttpProbeBase):
     @protocol_version.setter
     def protocol_version(self, value: str | None) -> None:
         self.http.protocol_version = value
+
+    def _post_route(self) -> tuple[str, dict[str, Any]]:
+        return self.url, self.base_headers()
 
     def base_headers(self, *, session: bool = True) -> dict[str, Any]:
         h = self.http.post_headers()
