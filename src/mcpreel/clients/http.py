@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 import httpx2
@@ -42,6 +43,9 @@ from mcpreel._infra.sse import SSEEvent, SSEParser
 from mcpreel.clients.base import Transport
 from mcpreel.eras import protocol_of_request
 from mcpreel.errors import TransportError
+
+if TYPE_CHECKING:
+    import ssl
 
 __all__ = ["MAX_WIRE_BODY", "LegacySSETransport", "StreamableHTTPTransport", "WireExchange"]
 
@@ -173,6 +177,14 @@ async def _finish_quietly(chunks: Any) -> None:
                     return
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """httpx2's default TLS context (its CA bundle, ``SSL_CERT_FILE``/``SSL_CERT_DIR``), built once a
+    process: loading the CA bundle costs tens of milliseconds, and a check opens a client per
+    connection it judges (each era, each version it negotiates)."""
+    return httpx2.create_ssl_context()
+
+
 class _HTTPBase(Transport):
     """What both HTTP transports share: the URL, ``--header`` values, one httpx2 client, SSE pumping, and
     the probe mode (:meth:`exchange`).
@@ -198,6 +210,8 @@ class _HTTPBase(Transport):
         kwargs: dict[str, Any] = {"timeout": httpx2.Timeout(self.timeout, read=None), "follow_redirects": False}
         if self.http_transport is not None:
             kwargs["transport"] = self.http_transport
+        else:
+            kwargs["verify"] = _tls_context()
         self.client = httpx2.AsyncClient(**kwargs)
 
     # -- the probe mode ---------------------------------------------------------------------------
