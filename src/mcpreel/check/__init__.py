@@ -1,8 +1,9 @@
 """``mcpreel check``: does a live MCP server speak the strict HTTP-SSE format (and what MCP allows)?
 
 Spec 05's checks are small named functions (:mod:`.http_checks`, :mod:`.protocol`, :mod:`.hygiene`, and
-:mod:`.era` for the 2026-07-28 era's own rules) over a probe that talks to the server (:mod:`.probe`:
-Streamable HTTP with httpx2, or a stdio child process; :mod:`.legacy_sse`: a legacy HTTP+SSE server).
+:mod:`.era` for the 2026-07-28 era's own rules) over a probe that talks to the server through the client
+transports of :mod:`mcpreel.clients` (:mod:`.probe`: Streamable HTTP in the transport's probe mode, or a
+stdio child process; :mod:`.legacy_sse`: a legacy HTTP+SSE server).
 They return results as data (:mod:`.result`), redacted (:mod:`.redaction`); :mod:`mcpreel.render.check`
 draws them as a table, JSON or JUnit XML. Only tools annotated ``readOnlyHint: true`` are called unless
 the options say otherwise.

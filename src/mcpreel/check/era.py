@@ -36,8 +36,6 @@ PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
-#: methods whose POST names its target in ``Mcp-Name``, and the parameter it copies
-NAME_PARAMS = {"tools/call": "name", "resources/read": "uri", "prompts/get": "name"}
 HEADER_MISMATCH = -32020
 UNSUPPORTED_VERSION = -32022
 #: a tool no server has: what a header check calls, so that a server that runs it anyway runs nothing
@@ -58,12 +56,13 @@ def _with_envelope(params: Any, version: str = MODERN) -> dict[str, Any]:
 
 
 def routing_headers(method: str, params: Any) -> dict[str, str]:
-    """``Mcp-Method`` (and ``Mcp-Name``) for a POST of ``method``."""
-    headers = {"Mcp-Method": method}
-    key = NAME_PARAMS.get(method)
-    if key is not None and isinstance(params, dict) and isinstance(params.get(key), str):
-        headers["Mcp-Name"] = params[key]
-    return headers
+    """``Mcp-Method`` (and ``Mcp-Name``) for a POST of ``method`` with these (enveloped) params: the
+    Streamable HTTP transport's own, as every client of this era sends them (``Mcp-Name`` in the SDK's
+    base64 sentinel when it is not plain ASCII)."""
+    from mcpreel.clients.http import modern_headers
+
+    headers = modern_headers({"jsonrpc": "2.0", "method": method, "params": params})
+    return {k: v for k, v in headers.items() if k != "MCP-Protocol-Version"} or {"Mcp-Method": method}
 
 
 class ModernHttpProbe(HttpProbe):

@@ -1,8 +1,16 @@
-"""Talking to the server under check: an HTTP probe (httpx2) and a stdio probe (a child process).
+"""Talking to the server under check, through the client transports of :mod:`mcpreel.clients`.
 
-Both send JSON-RPC and keep every exchange as an :class:`Exchange`: exactly what was sent, and exactly
-what came back (status, headers, raw body, SSE events, parsed messages, frames that were not JSON), so a
-check can judge the wire and a report can quote it. Neither probe judges anything.
+A probe speaks through a transport (:class:`~mcpreel.clients.StreamableHTTPTransport`,
+:class:`~mcpreel.clients.LegacySSETransport`, :class:`~mcpreel.clients.StdioTransport`) and keeps every
+exchange as an :class:`Exchange`: exactly what was sent, and exactly what came back (status, headers, raw
+body, SSE events, parsed messages, frames that were not JSON), so a check can judge the wire and a report
+can quote it. Over HTTP the transport's probe mode (:meth:`~mcpreel.clients.http._HTTPBase.exchange`)
+sends the bytes and headers as given and returns the answer as it was on the wire; over stdio and the
+legacy event stream the transport's received records are read in order (:class:`_Arrivals`). No probe
+judges anything.
+
+The checks are plain functions that call a probe and wait: each probe runs its transport on an event
+loop of its own (:class:`_Loop`), so a check reads like the exchange it makes.
 
 The probes answer what a server asks of the client on the way (``ping`` with ``{}``, anything else with
 ``-32601``: the check declares no client capabilities), so a server never hangs waiting for us.
@@ -14,31 +22,34 @@ Anything that goes wrong later is kept on the exchange (``error``) for the check
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import queue
 import shlex
-import subprocess
 import threading
 import time
-from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from mcpreel._infra import jsonio
-from mcpreel._infra.sse import SSEEvent, SSEParser
-from mcpreel.clients.process import ServerStartError, command_argv, spawn, stop
+from mcpreel._infra.sse import SSEEvent
+from mcpreel.clients.base import Transport
+from mcpreel.clients.process import ServerStartError, command_argv
+from mcpreel.clients.stdio import StdioTransport
 from mcpreel.errors import TransportError
+from mcpreel.model import Kind
 from mcpreel.redact import Redactor
 from mcpreel.redact.urls import redact_url, redact_urls_in
 
+if TYPE_CHECKING:  # the HTTP client loads with the first HTTP probe: a stdio check never needs it
+    from mcpreel.clients.http import StreamableHTTPTransport, WireExchange, _HTTPBase
+
 __all__ = ["Exchange", "HttpProbe", "StdioProbe", "Unreachable", "excerpt"]
 
-#: the most of one response body a probe keeps (a check needs the start, never gigabytes)
-MAX_BODY = 8 << 20
 #: what a report quotes of a body or a message
 EXCERPT = 320
+_T = TypeVar("_T")
 
 
 class Unreachable(TransportError):
@@ -143,6 +154,54 @@ class Exchange:
         return f"{self.status} {ctype}  {body}{tail}"
 
 
+class _Loop:
+    """The event loop a probe's transport lives on; the (plain, waiting) checks hand it one coroutine at a
+    time.
+
+    It runs in the calling thread, so a check's run stays in one thread (a test's scripted server, a
+    hypothesis draw in it, signals); the transport's readers pause between calls and catch up on the
+    next, the bytes waiting in the socket or pipe meanwhile. Called from inside a running event loop
+    (a library caller in async code), it runs in a helper thread instead.
+    """
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread: threading.Thread | None = None
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._thread = threading.Thread(target=self.loop.run_forever, name="mcpreel-check-probe", daemon=True)
+        self._thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, _T]) -> _T:
+        if self._thread is None:
+            return self.loop.run_until_complete(coro)
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def close(self) -> None:
+        """Cancel what still runs on the loop, then close it; safe to call twice."""
+        if self.loop.is_closed():
+            return
+        with contextlib.suppress(Exception):
+            self.run(_cancel_pending())
+        if self._thread is not None:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(timeout=5.0)
+            if self._thread.is_alive():
+                return
+        self.loop.close()
+
+
+async def _cancel_pending() -> None:
+    me = asyncio.current_task()
+    pending = [t for t in asyncio.all_tasks() if t is not me and not t.done()]
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    await asyncio.get_running_loop().shutdown_asyncgens()
+
+
 class _Base:
     transport = "?"
     target = ""
@@ -153,6 +212,7 @@ class _Base:
         self._next = 0
         #: ids the server used for its own requests, answered by us
         self.server_requests: list[dict[str, Any]] = []
+        self._loop = _Loop()
 
     def next_id(self) -> int:
         self._next += 1
@@ -184,6 +244,13 @@ class _Base:
     #: transport's own (an HTTP session header, a stdio settle time)
     send: Callable[..., Exchange]
 
+    def _close_transport(self, transport: Transport | None) -> None:
+        """Close the transport on its loop, then end the loop."""
+        if transport is not None and not self._loop.loop.is_closed():
+            with contextlib.suppress(Exception):
+                self._loop.run(transport.close())
+        self._loop.close()
+
     def close(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -194,65 +261,217 @@ class _Base:
         self.close()
 
 
+def _take(ex: Exchange, m: Any, answer: Callable[[dict[str, Any]], None]) -> bool:
+    """Keep one received message on the exchange; True when it is the response the exchange waits for.
+    A request of the server's own is handed to ``answer``."""
+    ex.messages.append(m)
+    if _is_server_request(m):
+        answer(m)
+        return False
+    if _is_response(m) and ex.request_id is not None and ex.response is None:
+        if m.get("id") == ex.request_id and type(m.get("id")) is type(ex.request_id):
+            ex.response = m
+            return True
+        if _same_id(m.get("id"), ex.request_id):
+            ex.response, ex.id_exact = m, False
+            return True
+    return False
+
+
+class _Arrivals:
+    """What a stream transport (stdio, the legacy event stream) received, read in order for a probe: each
+    message goes to the exchange waiting, frames that were not JSON are kept (``noise``), the end of the
+    stream is remembered (``eof``, with the transport's ``ended`` saying why)."""
+
+    def __init__(self, transport: Transport, answer: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
+        self.transport = transport
+        self._answer = answer
+        self.noise: list[str] = []
+        self.eof = False
+
+    async def _next(self, deadline: float) -> Any:
+        """The next message, a ``str`` frame that was not JSON, or None at the end; TimeoutError when nothing
+        came by ``deadline``. Other records (stderr lines, HTTP statuses) are passed over; an SSE event of
+        another type than ``message`` is read for what it carries, as the check always read it."""
+        while True:
+            msg = await asyncio.wait_for(self.transport.receive(), max(deadline - time.monotonic(), 0.0))
+            if msg is None:
+                self.eof = True
+                return None
+            if msg.kind == Kind.MESSAGE:
+                return msg.raw
+            text: str | None = msg.text
+            if msg.kind == Kind.TRANSPORT and msg.ctx and "sse" in msg.ctx and isinstance(msg.ctx.get("data"), str):
+                try:
+                    return jsonio.loads(msg.ctx["data"])
+                except (ValueError, UnicodeDecodeError, RecursionError):
+                    text = msg.ctx["data"]
+            elif msg.kind != Kind.INVALID:
+                continue
+            self.noise.append(text or "")
+            return text or ""
+
+    async def collect(self, ex: Exchange, deadline: float) -> None:
+        """Take what arrives into ``ex`` until the response to its request, the end or ``deadline``."""
+        while deadline - time.monotonic() > 0:
+            try:
+                value = await self._next(deadline)
+            except TimeoutError:
+                break
+            if value is None:
+                return
+            if isinstance(value, str):
+                ex.bad_frames.append(value)
+                continue
+            answered: list[dict[str, Any]] = []
+            found = _take(ex, value, answered.append)
+            for req in answered:
+                await self._answer(req)
+            if found:
+                return
+
+    async def drain(self, seconds: float) -> list[Any]:
+        out: list[Any] = []
+        deadline = time.monotonic() + seconds
+        while not self.eof and deadline - time.monotonic() > 0:
+            try:
+                value = await self._next(deadline)
+            except TimeoutError:
+                break
+            if value is None or isinstance(value, str):
+                continue
+            if _is_server_request(value):
+                await self._answer(value)
+            out.append(value)
+        return out
+
+
 # -- HTTP -------------------------------------------------------------------------------------------
 
 
-class _HTTPBase(_Base):
-    """What both HTTP probes share: the URL they were given, ``--header`` values, and one httpx2 client
-    (``read_timeout=None`` for a probe that holds an event stream open)."""
+class _HttpProbeBase(_Base):
+    """What both HTTP probes share: the URL they were given (named redacted), ``--header`` values, the
+    transport whose probe mode they speak through, and one HTTP exchange as an :class:`Exchange`."""
 
-    def __init__(self, url: str, *, timeout: float, headers: dict[str, str] | None, transport: Any,
-                 read_timeout: float | None | bool = False) -> None:
-        super().__init__(timeout)
-        import httpx2
-
+    def __init__(self, url: str, *, timeout: float, headers: dict[str, str] | None) -> None:
         parts = urlsplit(url)
         # the target as every report and message names it: its secret query parameters (``?api_key=…``)
         # redacted as the recorders redact them (the report is shared; the key is for the server only)
         self.target = redact_url(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise Unreachable(f"{self.target}: not an http:// or https:// URL")
+        super().__init__(timeout)
         self.url = url
         self.extra_headers = dict(headers or {})
-        self._httpx = httpx2
-        limit = httpx2.Timeout(timeout) if read_timeout is False else httpx2.Timeout(timeout, read=read_timeout)
-        kwargs: dict[str, Any] = {"timeout": limit, "follow_redirects": False}
-        if transport is not None:
-            kwargs["transport"] = transport
-        self.client = httpx2.Client(**kwargs)
+        self.wire: _HTTPBase | None = None
+
+    def _exchange(self, ex: Exchange, body: bytes | None, *, headers: dict[str, Any], limit: float,
+                  method: str = "POST", url: str | None = None) -> WireExchange:
+        """One HTTP request in the transport's probe mode; an SSE answer read until ``ex``'s response came
+        (the server's own requests on it answered on the way)."""
+        assert self.wire is not None
+        wire = self.wire
+
+        async def go() -> WireExchange:
+            answers: list[asyncio.Task[None]] = []
+
+            def on_event(ev: SSEEvent) -> bool:
+                return _take_event(ex, ev, lambda req: answers.append(asyncio.create_task(self._answer(req))))
+
+            record = await wire.exchange(body, headers=headers, method=method, url=url, limit=limit,
+                                         on_event=on_event)
+            if answers:
+                await asyncio.gather(*answers, return_exceptions=True)
+            return record
+
+        return self._loop.run(go())
+
+    async def _answer(self, req: dict[str, Any]) -> None:
+        """POST our answer to a request of the server's, in the probe mode too (nothing of the answer's
+        own HTTP answer changes the probe's state)."""
+        self.server_requests.append(req)
+        assert self.wire is not None
+        url, headers = self._post_route()
+        await self.wire.exchange(jsonio.dumps(self._answer_for(req)), headers=headers, url=url, limit=self.timeout)
+
+    def _post_route(self) -> tuple[str, dict[str, Any]]:
+        """Where our answers to the server's requests are POSTed, with which headers."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self._close_transport(self.wire)
 
 
-class HttpProbe(_HTTPBase):
-    """POSTs JSON-RPC to one endpoint the way an MCP client does (Streamable HTTP).
+def _take_event(ex: Exchange, ev: SSEEvent, answer: Callable[[dict[str, Any]], None]) -> bool:
+    """Take one SSE event's data; True when it was the response we wait for."""
+    if ev.comment is not None or ev.data == "":
+        return False
+    try:
+        m = jsonio.loads(ev.data)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        ex.bad_frames.append(excerpt(ev.data))
+        return False
+    found = False
+    for item in m if isinstance(m, list) else [m]:
+        found = _take(ex, item, answer) or found
+    return found and ex.response is not None
 
-    After ``initialize`` the runner sets :attr:`session_id` and :attr:`protocol_version`; every later
-    POST carries them unless told otherwise. ``headers`` (``--header``) ride on every request.
+
+class HttpProbe(_HttpProbeBase):
+    """POSTs JSON-RPC to one endpoint the way an MCP client does (Streamable HTTP), through a
+    :class:`~mcpreel.clients.StreamableHTTPTransport` in its probe mode.
+
+    After ``initialize`` the runner sets :attr:`session_id` and :attr:`protocol_version` (the
+    transport's); every later POST carries them unless told otherwise. ``headers`` (``--header``) ride
+    on every request. ``transport`` replaces httpx2's network layer (a test's ``httpx2.MockTransport``).
     """
 
     transport = "http"
 
     def __init__(self, url: str, *, timeout: float = 10.0, headers: dict[str, str] | None = None,
                  transport: Any = None) -> None:
-        super().__init__(url, timeout=timeout, headers=headers, transport=transport)
-        self.session_id: str | None = None
-        self.protocol_version: str | None = None
+        super().__init__(url, timeout=timeout, headers=headers)
+        from mcpreel.clients.http import StreamableHTTPTransport
+
+        self.http: StreamableHTTPTransport = StreamableHTTPTransport(url, headers=self.extra_headers, timeout=timeout, get_stream=False,
+                                            http_transport=transport)
+        self.wire = self.http
+        self._loop.run(self.http.start())
+
+    @property
+    def session_id(self) -> str | None:
+        return self.http.session_id
+
+    @session_id.setter
+    def session_id(self, value: str | None) -> None:
+        self.http.session_id = value
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self.http.protocol_version
+
+    @protocol_version.setter
+    def protocol_version(self, value: str | None) -> None:
+        self.http.protocol_version = value
+
+    def _post_route(self) -> tuple[str, dict[str, Any]]:
+        return self.url, self.base_headers()
 
     def base_headers(self, *, session: bool = True) -> dict[str, Any]:
-        h: dict[str, Any] = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-        h.update(self.extra_headers)
-        if session and self.session_id:
-            h["Mcp-Session-Id"] = _header_value(self.session_id)
-        if self.protocol_version:
-            h["MCP-Protocol-Version"] = self.protocol_version
+        h = self.http.post_headers()
+        if not session:
+            h.pop("Mcp-Session-Id", None)
         return h
 
     def send(self, body: bytes, *, label: str, request_id: Any = None, timeout: float | None = None,
              session: bool = True, session_id: str | None = None, headers: dict[str, str] | None = None,
              drop_headers: tuple[str, ...] = (), http_method: str = "POST", url: str | None = None) -> Exchange:
         """One HTTP request; reads an SSE answer until the response to ``request_id`` has come."""
+        from mcpreel.clients.http import wire_value
+
         h = self.base_headers(session=session)
         if session_id is not None:
-            h["Mcp-Session-Id"] = _header_value(session_id)
+            h["Mcp-Session-Id"] = wire_value(session_id)
         for name in drop_headers:
             for k in [k for k in h if k.lower() == name.lower()]:
                 del h[k]
@@ -263,198 +482,96 @@ class HttpProbe(_HTTPBase):
                       url=target_url, sent_headers=h)
         self.exchanges.append(ex)
         limit = self.timeout if timeout is None else timeout
-        start = time.monotonic()
-        deadline = start + limit
-        httpx2 = self._httpx
-        try:
-            with self.client.stream(http_method, target_url, content=body if http_method == "POST" else None,
-                                    headers=h, timeout=httpx2.Timeout(limit)) as resp:
-                ex.status = resp.status_code
-                ex.headers = {k.lower(): v for k, v in resp.headers.items()}
-                if ex.is_sse and ex.ok_status:
-                    self._read_sse(resp, ex, deadline)
-                else:
-                    self._read_body(resp, ex, deadline)
-        except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
-            if not any(e.status is not None for e in self.exchanges):
-                raise Unreachable(f"cannot reach {redact_url(target_url)}: {_reason(exc)}") from exc
-            ex.error = f"connection failed: {_reason(exc)}"
-        except httpx2.TimeoutException:
-            ex.error = f"no answer within {limit:g} s"
-        except httpx2.HTTPError as exc:
-            ex.error = f"HTTP error: {_reason(exc)}"
-        ex.elapsed_ms = int((time.monotonic() - start) * 1000)
+        wire = self._exchange(ex, body if http_method == "POST" else None, headers=h, limit=limit,
+                              method=http_method, url=target_url)
+        if wire.connect_failed and not any(e.status is not None for e in self.exchanges):
+            raise Unreachable(f"cannot reach {redact_url(target_url)}: {wire.reason}")
+        ex.status, ex.headers, ex.body, ex.events = wire.status, wire.headers, wire.body, wire.events
+        ex.truncated, ex.error, ex.elapsed_ms = wire.truncated, wire.error, wire.elapsed_ms
+        ex.unterminated = wire.unterminated.raw if wire.unterminated is not None else None
+        if wire.status is not None and not (wire.is_sse and wire.ok_status):
+            self._take_body(ex)
         return ex
 
-    def _read_body(self, resp: Any, ex: Exchange, deadline: float) -> None:
-        buf = bytearray()
-        for chunk in resp.iter_bytes():
-            buf += chunk
-            if len(buf) > MAX_BODY:
-                ex.truncated = True
-                break
-            if time.monotonic() > deadline:
-                ex.error = "body still arriving at the time limit"
-                break
-        ex.body = bytes(buf)
-        if ex.body.strip() and ex.content_type in ("application/json", "") and not ex.truncated:
-            try:
-                doc = jsonio.loads(ex.body)
-            except (ValueError, UnicodeDecodeError, RecursionError):
-                if ex.content_type == "application/json":
-                    ex.bad_frames.append(excerpt(ex.body))
-                return
-            for m in doc if isinstance(doc, list) else [doc]:
-                self._take(ex, m)
-
-    def _read_sse(self, resp: Any, ex: Exchange, deadline: float) -> None:
-        parser = SSEParser()
-        buf = bytearray()
-        done = False
-        iterator = resp.iter_bytes()
+    def _take_body(self, ex: Exchange) -> None:
+        """The messages of a whole (JSON) body."""
+        if not (ex.body.strip() and ex.content_type in ("application/json", "") and not ex.truncated):
+            return
         try:
-            while not done:
-                if time.monotonic() > deadline:
-                    ex.error = f"no response on the event stream within {self.timeout:g} s"
-                    break
-                try:
-                    chunk = next(iterator)
-                except StopIteration:
-                    break
-                buf += chunk
-                for ev in parser.feed(chunk):
-                    ex.events.append(ev)
-                    done = self._event(ex, ev) or done
-                if len(buf) > MAX_BODY:
-                    ex.truncated = True
-                    break
-        except self._httpx.TimeoutException:
-            ex.error = f"no response on the event stream within {self.timeout:g} s"
-        finally:
-            ex.body = bytes(buf)
-        if not done:
-            # the stream ended (or stalled) inside an event: say what a blank line would have dispatched
-            tail = list(parser.feed(b"\n\n"))
-            if tail and tail[0].comment is None:
-                ex.unterminated = tail[0].raw
-                self._event(ex, tail[0])
-
-    def _event(self, ex: Exchange, ev: SSEEvent) -> bool:
-        """Take one SSE event's data; True when it was the response we wait for."""
-        if ev.comment is not None or ev.data == "":
-            return False
-        try:
-            m = jsonio.loads(ev.data)
+            doc = jsonio.loads(ex.body)
         except (ValueError, UnicodeDecodeError, RecursionError):
-            ex.bad_frames.append(excerpt(ev.data))
-            return False
-        found = False
-        for item in m if isinstance(m, list) else [m]:
-            found = self._take(ex, item) or found
-        return found and ex.response is not None
-
-    def _take(self, ex: Exchange, m: Any) -> bool:
-        ex.messages.append(m)
-        if _is_server_request(m):
-            self._answer(m)
-            return False
-        if _is_response(m) and ex.request_id is not None and ex.response is None:
-            if m.get("id") == ex.request_id and type(m.get("id")) is type(ex.request_id):
-                ex.response = m
-                return True
-            if _same_id(m.get("id"), ex.request_id):
-                ex.response, ex.id_exact = m, False
-                return True
-        return False
-
-    def _answer(self, req: dict[str, Any]) -> None:
-        self.server_requests.append(req)
-        with contextlib.suppress(self._httpx.HTTPError):
-            self.client.post(self.url, content=jsonio.dumps(self._answer_for(req)), headers=self.base_headers())
+            if ex.content_type == "application/json":
+                ex.bad_frames.append(excerpt(ex.body))
+            return
+        answers: list[dict[str, Any]] = []
+        for m in doc if isinstance(doc, list) else [doc]:
+            _take(ex, m, answers.append)
+        for req in answers:
+            self._loop.run(self._answer(req))
 
     def delete(self, session_id: str) -> Exchange:
         return self.send(b"", label="DELETE session", http_method="DELETE", session_id=session_id)
 
     def close(self) -> None:
-        self.client.close()
-
-
-def _header_value(value: str) -> str | bytes:
-    """A header value as the server sent it: text that is not ASCII goes back as its latin-1 bytes."""
-    try:
-        value.encode("ascii")
-        return value
-    except UnicodeEncodeError:
-        return value.encode("latin-1", "replace")
-
-
-def _reason(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    # httpx wraps OSError texts like "[Errno 111] Connection refused"
-    return text.splitlines()[0]
+        """Close the connection without a word to the server: the run deleted its sessions itself
+        (the transport's own close would send one more ``DELETE``)."""
+        self.http.session_id = None
+        super().close()
 
 
 # -- stdio ------------------------------------------------------------------------------------------
 
 
 class StdioProbe(_Base):
-    """Runs the server command and speaks newline-delimited JSON-RPC on its stdin/stdout.
+    """Runs the server command through a :class:`~mcpreel.clients.StdioTransport` and speaks
+    newline-delimited JSON-RPC on its stdin/stdout.
 
-    A reader thread turns stdout lines into messages (and keeps the lines that are not JSON for the
-    ``stdout-clean`` check); stderr is kept as a bounded tail for the reason of an early exit.
+    The transport's stdout lines become messages (the lines that are not JSON are kept for the
+    ``stdout-clean`` check: :attr:`noise`); its stderr tail gives the reason of an early exit.
     """
 
     transport = "stdio"
 
     def __init__(self, command: str | list[str], *, timeout: float = 10.0, env: dict[str, str] | None = None,
                  cwd: str | None = None) -> None:
-        super().__init__(timeout)
         argv = command_argv(command)
         if not argv:
             raise Unreachable("--target-command is empty")
+        super().__init__(timeout)
         self.argv = argv
         # named with the secrets of its argv redacted (``--token X``, ``API_KEY=X``), as a recording's argv is
         shown = Redactor().command(argv)
         self.target = shlex.join(shown) if shown != argv else command if isinstance(command, str) else shlex.join(argv)
-        self.noise: list[str] = []  # stdout lines that were not JSON
-        self.stderr_tail: deque[str] = deque(maxlen=40)
-        self._inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
+        # ``env`` is the server's whole environment, as a caller of run_check gives it
+        self.stdio = StdioTransport(argv, env=env, cwd=cwd, grace=2.0, inherit_env=False)
+        self._arrivals = _Arrivals(self.stdio, self._answer)
         try:
-            self.proc = spawn(argv, env=env, cwd=cwd)
-        except ServerStartError as exc:
-            raise Unreachable(str(exc)) from exc.__cause__  # a server that cannot start cannot be checked: exit 2
-        self._threads = [
-            threading.Thread(target=self._read_stdout, daemon=True),
-            threading.Thread(target=self._read_stderr, daemon=True),
-        ]
-        for t in self._threads:
-            t.start()
-        self._eof = False
+            self._loop.run(self.stdio.start())
+        except TransportError as exc:
+            self._loop.close()
+            # a server that cannot start cannot be checked: exit 2 (in the process module's words)
+            why = exc.__context__ if isinstance(exc.__context__, ServerStartError) else exc
+            raise Unreachable(str(why)) from exc.__cause__
 
-    def _read_stdout(self) -> None:
-        assert self.proc.stdout is not None
-        for raw in iter(self.proc.stdout.readline, b""):
-            line = raw.rstrip(b"\r\n")
-            if not line.strip():
-                continue
-            try:
-                self._inbox.put(("msg", jsonio.loads(line)))
-            except (ValueError, UnicodeDecodeError, RecursionError):
-                text = line.decode("utf-8", "replace")
-                self.noise.append(text)
-                self._inbox.put(("bad", text))
-        self._inbox.put(("eof", None))
+    @property
+    def proc(self) -> asyncio.subprocess.Process:
+        assert self.stdio.proc is not None
+        return self.stdio.proc
 
-    def _read_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        for raw in iter(self.proc.stderr.readline, b""):
-            self.stderr_tail.append(raw.decode("utf-8", "replace").rstrip())
+    @property
+    def noise(self) -> list[str]:
+        """stdout lines that were not JSON"""
+        return self._arrivals.noise
 
     def exited_reason(self) -> str:
-        code = self.proc.poll()
+        self._loop.run(asyncio.sleep(0))  # take in an exit the loop has not looked at since the last call
+        return self._exit_words()
+
+    def _exit_words(self) -> str:
+        code = self.stdio.returncode
         if code is None:
             return "the server closed its stdout"
-        tail = next((line for line in reversed(self.stderr_tail) if line.strip()), "")
+        tail = next((line for line in reversed(self.stdio.stderr_tail) if line.strip()), "")
         how = f"signal {-code}" if code < 0 else f"code {code}"
         return f"the server exited with {how}" + (f": {tail.strip()}" if tail else "")
 
@@ -465,88 +582,44 @@ class StdioProbe(_Base):
         self.exchanges.append(ex)
         start = time.monotonic()
         limit = self.timeout if timeout is None else timeout
-        if self._eof:
+        if self._arrivals.eof:
             ex.error = self.exited_reason()
             return ex
-        try:
-            assert self.proc.stdin is not None
-            self.proc.stdin.write(body + b"\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            ex.error = self._wait_reason()  # the server is dying: let it end and its last stderr be read
-            return ex
         deadline = start + (limit if request_id is not None else settle)
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                if request_id is not None:
-                    ex.error = f"no answer within {limit:g} s"
-                break
-            try:
-                kind, value = self._inbox.get(timeout=remaining)
-            except queue.Empty:
-                continue
-            if kind == "eof":
-                self._eof = True
-                ex.error = self._wait_reason()
-                break
-            if kind == "bad":
-                ex.bad_frames.append(value)
-                continue
-            ex.messages.append(value)
-            if _is_server_request(value):
-                self._answer(value)
-                continue
-            if request_id is not None and _is_response(value) and ex.response is None:
-                if value.get("id") == request_id and type(value.get("id")) is type(request_id):
-                    ex.response = value
-                    break
-                if _same_id(value.get("id"), request_id):
-                    ex.response, ex.id_exact = value, False
-                    break
+        self._loop.run(self._send(ex, body, deadline, limit))
         ex.elapsed_ms = int((time.monotonic() - start) * 1000)
         return ex
 
+    async def _send(self, ex: Exchange, body: bytes, deadline: float, limit: float) -> None:
+        try:
+            await self.stdio.send_bytes(body + b"\n")
+        except TransportError:
+            # the server is dying: the transport let it end and its last stderr be read
+            ex.error = self._exit_words()
+            return
+        await self._arrivals.collect(ex, deadline)
+        if self._arrivals.eof and ex.response is None:
+            await self.stdio.wait_gone()  # let it end and its last stderr be read
+            ex.error = self._exit_words()
+        elif ex.request_id is not None and ex.response is None:
+            ex.error = f"no answer within {limit:g} s"
+
     def drain(self, seconds: float) -> list[Any]:
         """Messages that arrive within ``seconds`` with nothing sent (answers to notifications, say)."""
-        out: list[Any] = []
-        deadline = time.monotonic() + seconds
-        while (remaining := deadline - time.monotonic()) > 0:
-            try:
-                kind, value = self._inbox.get(timeout=remaining)
-            except queue.Empty:
-                break
-            if kind == "eof":
-                self._eof = True
-                break
-            if kind == "msg":
-                if _is_server_request(value):
-                    self._answer(value)
-                out.append(value)
-        return out
+        return self._loop.run(self._arrivals.drain(seconds))
 
-    def _wait_reason(self) -> str:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=1.0)
-        for t in self._threads[1:]:
-            t.join(timeout=0.5)
-        return self.exited_reason()
-
-    def _answer(self, req: dict[str, Any]) -> None:
+    async def _answer(self, req: dict[str, Any]) -> None:
         self.server_requests.append(req)
-        with contextlib.suppress(OSError):
-            assert self.proc.stdin is not None
-            self.proc.stdin.write(jsonio.dumps(self._answer_for(req)) + b"\n")
-            self.proc.stdin.flush()
+        with contextlib.suppress(TransportError):
+            await self.stdio.send(self._answer_for(req))
 
     @property
     def alive(self) -> bool:
-        return not self._eof and self.proc.poll() is None
+        if self._arrivals.eof:
+            return False
+        self._loop.run(asyncio.sleep(0))  # take in an exit the loop has not looked at since the last call
+        return self.stdio.returncode is None
 
     def close(self) -> None:
         """Close stdin, give the server 2 s to go, then end its process group."""
-        stop(self.proc, 2.0)
-        for stream in (self.proc.stdout, self.proc.stderr):
-            with contextlib.suppress(OSError):
-                if stream:
-                    stream.close()
+        self._close_transport(self.stdio)

@@ -44,18 +44,6 @@ class CallsParam(click.ParamType):
         return doc
 
 
-class HeaderParam(click.ParamType):
-    name = "header"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> tuple[str, str]:
-        if isinstance(value, tuple):
-            return value
-        name, sep, val = str(value).partition(":")
-        if not sep or not name.strip():
-            self.fail(f"expected 'Name: value', got {value!r}", param, ctx)
-        return name.strip(), val.strip()
-
-
 def _text_console() -> Console:
     """The table's console: the terminal, or at least 120 columns when piped (rich drops the colours)."""
     from rich.console import Console
@@ -86,7 +74,7 @@ def _text_console() -> Console:
 @click.option("--format", "fmt", type=_FORMATS, default="text", show_default=True)
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
               help="Seconds to wait for each answer.")
-@click.option("-H", "--header", "headers", type=HeaderParam(), multiple=True, metavar="'NAME: VALUE'",
+@click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",
               help="An HTTP header sent on every request, e.g. 'Authorization: Bearer …' (repeatable).")
 @click.option("--strict", is_flag=True, help="Count warnings as failures (exit 1).")
 @click.option("-o", "--output", "out", **hidden("--out"), type=click.Path(dir_okay=False),
@@ -95,7 +83,7 @@ def _text_console() -> Console:
               help="Also write a SARIF 2.1.0 report here (failed checks as errors, warnings as warnings).")
 @output.run_command
 def check_command(url: str | None, command: str | None, profile: str, era: str, calls: tuple[dict[str, Any], ...],
-                  call_all: bool, no_call: bool, fmt: str, timeout: float, headers: tuple[tuple[str, str], ...],
+                  call_all: bool, no_call: bool, fmt: str, timeout: float, headers: tuple[str, ...],
                   strict: bool, out: str | None, sarif_path: str | None = None) -> None:
     """Check a live MCP server against the strict SSE format and MCP's rules.
 
@@ -104,6 +92,7 @@ def check_command(url: str | None, command: str | None, profile: str, era: str, 
     quotes of their answers is redacted. Exit 0 when nothing failed, 1 when a check failed, 2 when the server could not be reached.
     """
     from mcpreel.check import CheckOptions, run_check
+    from mcpreel.clients.headers import parse_headers
     from mcpreel.errors import UsageError
     from mcpreel.render import check as render
 
@@ -115,7 +104,7 @@ def check_command(url: str | None, command: str | None, profile: str, era: str, 
     if call_all and no_call:
         raise UsageError("--call-all and --no-call contradict each other: give one")
     options = CheckOptions(profile=profile, era=era, calls=merged, call_all=call_all, no_call=no_call, timeout=timeout,
-                           headers=dict(headers), strict=strict)
+                           headers=parse_headers(headers), strict=strict)
     report = run_check(url, command=command, options=options)
     doc = render.to_json(report) if fmt == "json" else render.to_junit(report) if fmt == "junit" else None
     if doc is not None:

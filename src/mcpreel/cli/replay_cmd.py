@@ -12,23 +12,13 @@ from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
 from mcpreel.cli.params import FORMAT_AUTO
 from mcpreel.cli.records import options_record
+from mcpreel.clients.headers import parse_headers
 from mcpreel.errors import UsageError
 
 if TYPE_CHECKING:
     from mcpreel.redact import Redactor
     from mcpreel.replay import ReplayPlan
     from mcpreel.replay.verify import RequestResult
-
-
-def parse_headers(values: tuple[str, ...]) -> dict[str, str]:
-    """``--header 'Name: value'`` options as a dict; a malformed one is a usage error naming it."""
-    headers: dict[str, str] = {}
-    for value in values:
-        name, sep, text = value.partition(":")
-        if not sep or not name.strip():
-            raise UsageError(f"--header {value!r}: write it as 'Name: value'")
-        headers[name.strip()] = text.strip()
-    return headers
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mcpreel.clients.headers import parse_headers
 from mcpreel.errors import UsageError
 from mcpreel.model import Session
 
@@ -30,17 +31,6 @@ class SourceArgs:
 def is_url(text: str) -> bool:
     """Whether a source names a live server by URL rather than a file or a command."""
     return text.startswith(("http://", "https://"))
-
-
-def parse_headers(headers: tuple[str, ...]) -> dict[str, str]:
-    """``--header 'Name: value'`` options as a dict; a malformed one is a usage error naming it."""
-    out: dict[str, str] = {}
-    for h in headers:
-        name, sep, value = h.partition(":")
-        if not sep or not name.strip():
-            raise UsageError(f"--header {h!r}: expected 'Name: value'")
-        out[name.strip()] = value.strip()
-    return out
 
 
 def open_source(source: str | None, *, command: str | None, url: str | None, fmt: str = "auto",

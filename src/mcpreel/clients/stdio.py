@@ -32,12 +32,14 @@ class StdioTransport(Transport):
     name = "stdio"
 
     def __init__(self, argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
-                 grace: float = 2.0):
+                 grace: float = 2.0, inherit_env: bool = True):
         super().__init__()
         if not argv:
             raise TransportError("no server command given")
         self.argv = list(argv)
         self.env = env
+        #: False: ``env`` is the child's whole environment, not additions to ours
+        self.inherit_env = inherit_env
         self.cwd = cwd
         self.grace = grace
         self.proc: asyncio.subprocess.Process | None = None
@@ -52,7 +54,7 @@ class StdioTransport(Transport):
 
     async def start(self) -> None:
         try:
-            self.proc = await spawn_async(self.argv, env=with_environ(self.env), cwd=self.cwd, limit=_LINE_LIMIT)
+            self.proc = await spawn_async(self.argv, env=with_environ(self.env) if self.inherit_env else self.env, cwd=self.cwd, limit=_LINE_LIMIT)
         except ServerStartError as exc:
             # for replay and forwarding a server that cannot start is one that cannot be reached (exit 2)
             why = _SHORT_REASONS.get(type(exc.__cause__), exc.reason)
@@ -77,8 +79,9 @@ class StdioTransport(Transport):
                     continue
                 try:
                     raw = jsonio.loads(stripped)
-                except (ValueError, UnicodeDecodeError):
-                    self._deliver_text(Kind.INVALID, stripped.decode("utf-8", "replace"))
+                except (ValueError, UnicodeDecodeError, RecursionError):
+                    # the line as the server wrote it (its indentation kept), for a caller that quotes it
+                    self._deliver_text(Kind.INVALID, line.rstrip(b"\r\n").decode("utf-8", "replace"))
                     continue
                 self._deliver_json(raw)
         finally:
@@ -115,10 +118,16 @@ class StdioTransport(Transport):
             except (BrokenPipeError, ConnectionResetError) as exc:
                 # the pipe breaks as the server dies, before it is reaped and its last stderr line
                 # read: wait for both, so the error says how it ended
-                await wait_async(proc, 1.0)
-                if len(self._tasks) > 1:
-                    await asyncio.wait(self._tasks[1:], timeout=0.5)
+                await self.wait_gone()
                 raise TransportError(self.dead_reason()) from exc
+
+    async def wait_gone(self, timeout: float = 1.0) -> None:
+        """Give a server on its way out ``timeout`` seconds to exit, and its last stderr lines half a
+        second to be read, so what says how it ended is complete."""
+        if self.proc is not None:
+            await wait_async(self.proc, timeout)
+        if len(self._tasks) > 1:
+            await asyncio.wait(self._tasks[1:], timeout=0.5)
 
     def dead_reason(self) -> str:
         """One line saying how the server went away, with its last stderr line."""
