@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +11,7 @@ import click
 from mcpreel._infra import jsonio
 from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
+from mcpreel.cli.records import options_record
 from mcpreel.cli.vocabulary import hidden
 
 if TYPE_CHECKING:
@@ -52,6 +54,25 @@ def _text_console() -> Console:
     return console if console.is_terminal else Console(highlight=False, width=max(console.width, 120))
 
 
+@dataclass(frozen=True)
+class CheckArgs:
+    """What ``check``'s options said, as one record (:func:`mcpreel.cli.records.options_record`): the fields
+    are the click parameter names, so a new option is a decorator line and a field here."""
+
+    command: str | None
+    profile: str
+    era: str
+    calls: tuple[dict[str, Any], ...]
+    call_all: bool
+    no_call: bool
+    fmt: str
+    timeout: float
+    headers: tuple[str, ...]
+    strict: bool
+    out: str | None
+    sarif_path: str | None
+
+
 @click.command("check", epilog=examples(
     "mcpreel check http://127.0.0.1:8000/mcp --profile mcp",
     "mcpreel check --target-command \"python my_server.py\" --profile mcp --era legacy",
@@ -82,9 +103,8 @@ def _text_console() -> Console:
 @click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False),
               help="Also write a SARIF 2.1.0 report here (failed checks as errors, warnings as warnings).")
 @output.run_command
-def check_command(url: str | None, command: str | None, profile: str, era: str, calls: tuple[dict[str, Any], ...],
-                  call_all: bool, no_call: bool, fmt: str, timeout: float, headers: tuple[str, ...],
-                  strict: bool, out: str | None, sarif_path: str | None = None) -> None:
+@options_record(CheckArgs)
+def check_command(url: str | None, args: CheckArgs) -> None:
     """Check a live MCP server against the strict SSE format and MCP's rules.
 
     URL is a Streamable HTTP endpoint (…/mcp) or a legacy HTTP+SSE stream (…/sse). By default only tools
@@ -96,6 +116,7 @@ def check_command(url: str | None, command: str | None, profile: str, era: str, 
     from mcpreel.errors import UsageError
     from mcpreel.render import check as render
 
+    command, calls, call_all, no_call, fmt, out = args.command, args.calls, args.call_all, args.no_call, args.fmt, args.out
     if (url is None) == (command is None):
         raise UsageError("give a server URL or --target-command \"CMD\" (one of them)")
     merged: dict[str, Any] = {}
@@ -103,8 +124,8 @@ def check_command(url: str | None, command: str | None, profile: str, era: str, 
         merged.update(c)
     if call_all and no_call:
         raise UsageError("--call-all and --no-call contradict each other: give one")
-    options = CheckOptions(profile=profile, era=era, calls=merged, call_all=call_all, no_call=no_call, timeout=timeout,
-                           headers=parse_headers(headers), strict=strict)
+    options = CheckOptions(profile=args.profile, era=args.era, calls=merged, call_all=call_all, no_call=no_call,
+                           timeout=args.timeout, headers=parse_headers(args.headers), strict=args.strict)
     report = run_check(url, command=command, options=options)
     doc = render.to_json(report) if fmt == "json" else render.to_junit(report) if fmt == "junit" else None
     if doc is not None:
@@ -114,10 +135,10 @@ def check_command(url: str | None, command: str | None, profile: str, era: str, 
     if out:
         output.save_text(out, doc if doc is not None else "\n".join(render.plain_lines(report)) + "\n")
         output.info(f"report written to {out}")
-    if sarif_path:
+    if args.sarif_path:
         from mcpreel.cli.output import save
 
-        save(sarif_path, lambda fh: fh.write(jsonio.dumps_indented(_check_sarif(report, url, command))))
+        save(args.sarif_path, lambda fh: fh.write(jsonio.dumps_indented(_check_sarif(report, url, command))))
     output.finish(report.exit_code)
 
 
