@@ -82,3 +82,17 @@ def test_times_no_iso_string_can_name_are_refused_or_none():
     for value in (float("nan"), float("inf"), -float("inf"), 1e300, -1.8e305, 2**70, "inf", "nan", "1e999", MAX_MS + 1):
         assert ms_from_any(value) is None, value
     assert ms_from_any(MAX_MS) == MAX_MS and ms_from_any("1969-12-31T23:59:59.999Z") == -1
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    (None, "-"), (0, "0"), (0.2, "<1"), (0.6, "1"), (2.3, "2"), (3, "3"), (12.5, "13"), (1234.4, "1234"),
+])
+def test_every_surface_shows_a_duration_in_whole_milliseconds(value, shown):
+    """Issue 29: replay's table showed ``2.3`` beside ``3``; one rule now (``duration_ms_text``)."""
+    from mcpreel._infra.timeutil import duration_ms_text
+    from mcpreel.render.replay import ms
+    from mcpreel.report.svg import fmt_ms
+
+    assert duration_ms_text(value) == shown == ms(value)
+    if value is not None and value < 1000:  # the report says seconds from 1 s on
+        assert fmt_ms(value) == f"{shown} ms"

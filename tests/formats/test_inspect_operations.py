@@ -154,3 +154,30 @@ def test_spooled_rows_carry_the_end_marks():
     assert (rows[0].ended, rows[0].unanswered, rows[1].unanswered) == (True, False, True)
     assert report.summary.unanswered == [1] and report.summary.ended == [0]
     assert "[UNANSWERED]" in row_text(report.row(1))
+
+
+def test_rows_of_several_sessions_say_where_a_session_starts_and_resumes():
+    """Issue 29: the rows of a file of several client sessions were one list with an ``s2`` column only."""
+    from mcpreel.render.inspect import renderables
+
+    msgs = [
+        Message("in", _init(), 100, ctx=_http(None, 1)),
+        Message("out", _ok(1, {"protocolVersion": "2025-06-18"}), 101, ctx=_http("A", 1)),
+        Message("in", _init(), 102, ctx=_http(None, 2)),
+        Message("out", _ok(1, {"protocolVersion": "2025-06-18"}), 103, ctx=_http("B", 2)),
+        Message("in", _req(2, "tools/call", {"name": "slow"}), 110, ctx=_http("A", 3)),
+        Message("out", _ok(2, {"content": []}), 200, ctx=_http("A", 3)),
+    ]
+    report = analyze(Session(SessionInfo(transport="streamable-http"), msgs))
+    lines = list(plain_lines(report))
+    marks = [line.strip() for line in lines if line.strip().startswith("-- session")]
+    assert len(marks) == 3, lines
+    assert marks[0].startswith("-- session 1: legacy era") and "2 requests" in marks[0] and "Mcp-Session-Id A" in marks[0]
+    assert marks[1].startswith("-- session 2: legacy era")
+    assert marks[2] == "-- session 1 (continued) --"
+    first_row = next(i for i, line in enumerate(lines) if line.strip().startswith("#000"))
+    assert lines[first_row - 1].strip() == marks[0]  # the boundary comes before the session's first row
+    shown = [str(r) for r in renderables(report) if "-- session" in str(r)]
+    assert [s.strip() for s in shown] == marks
+    one = analyze(Session(SessionInfo(transport="streamable-http"), msgs[:2]))
+    assert not [line for line in plain_lines(one) if "-- session" in line]  # one session: no boundary

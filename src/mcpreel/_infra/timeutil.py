@@ -11,7 +11,7 @@ import math
 import time
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["MAX_MS", "MIN_MS", "iso_from_ms", "ms_from_any", "ms_from_iso", "now_ms"]
+__all__ = ["MAX_MS", "MIN_MS", "duration_ms_text", "iso_from_ms", "ms_from_any", "ms_from_iso", "now_ms"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -122,3 +122,14 @@ def ms_from_any(value: object) -> int | None:
             except ValueError:
                 return None
     return None
+
+
+def duration_ms_text(ms: float | None, missing: str = "-") -> str:
+    """A duration in milliseconds as every surface shows it (inspect rows, replay and diff tables, the
+    viewer, the report): whole milliseconds, ``<1`` for a measured time under half a millisecond, and
+    ``missing`` when unknown. Recorded times are whole milliseconds; a live measurement is rounded to the
+    same precision, so a column never mixes ``3`` and ``2.3`` (issue 29)."""
+    if ms is None:
+        return missing
+    whole = int(ms + 0.5) if ms >= 0 else -int(-ms + 0.5)  # half up, not to even: 12.5 ms is 13
+    return "<1" if whole == 0 and ms > 0 else str(whole)

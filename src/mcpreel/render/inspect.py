@@ -187,6 +187,27 @@ def _session_text(s: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+class _Boundaries:
+    """Where the rows of a file of several client sessions go from one session to another: a line saying
+    which session starts (its era, requests, client the first time; ``continued`` when sessions interleave,
+    as concurrent HTTP sessions do), so the rows are never read as one conversation (issue 29)."""
+
+    def __init__(self, report: Report):
+        self.sessions = {s["index"]: s for s in report.header.sessions} if len(report.header.sessions) > 1 else {}
+        self.current: int | None = None
+        self.seen: set[int] = set()
+
+    def line(self, row: Row) -> str | None:
+        if not self.sessions or row.session == self.current:
+            return None
+        self.current = row.session
+        s = self.sessions.get(row.session)
+        if row.session in self.seen or s is None:
+            return f"-- session {row.session} (continued) --"
+        self.seen.add(row.session)
+        return f"-- session {row.session}: {_session_text(s)} --"
+
+
 def _tool_rows(report: Report) -> list[list[str]]:
     return [
         [name, str(t.calls), str(t.errors), str(t.is_errors), str(t.unanswered), _ms(t.p50_ms), _ms(t.p95_ms)]
@@ -294,7 +315,11 @@ def plain_lines(report: Report, *, verbose: bool = False, rows: bool = True) -> 
     yield ""
     if rows:
         several = len(report.header.sessions) > 1
+        boundaries = _Boundaries(report)
         for row in report.rows:
+            boundary = boundaries.line(row)
+            if boundary is not None:
+                yield "  " + boundary
             yield "  " + row_text(row, sessions=several)
             if verbose:
                 yield from _verbose_lines(row)
@@ -377,7 +402,11 @@ def renderables(report: Report, *, verbose: bool = False, rows: bool = True) -> 
     yield grid
     yield Text("")
     several = len(report.header.sessions) > 1
+    boundaries = _Boundaries(report)
     for row in report.rows if rows else ():
+        boundary = boundaries.line(row)
+        if boundary is not None:
+            yield Text("  " + boundary, style="bold blue")
         text = Text("  ")
         for i, (piece, style) in enumerate(row_parts(row, sessions=several)):
             if i:

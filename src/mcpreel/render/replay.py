@@ -24,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.timeutil import duration_ms_text
 from mcpreel.eras import era_name
 from mcpreel.render.junit import Case, junit_xml
 from mcpreel.replay import ReplayPlan
@@ -38,10 +39,8 @@ MAX_DIFFS = 20
 
 
 def ms(value: float | int | None) -> str:
-    """A duration for a table cell: one decimal below 10 ms, "-" when unknown."""
-    if value is None:
-        return "-"
-    return f"{value:.1f}" if isinstance(value, float) and value < 10 else f"{value:.0f}"
+    """A duration for a table cell, as every surface shows one (:func:`~mcpreel._infra.timeutil.duration_ms_text`)."""
+    return duration_ms_text(value)
 
 
 def renderables(report: ReplayReport) -> Iterator[RenderableType]:

@@ -14,16 +14,22 @@ from __future__ import annotations
 import math
 from html import escape
 
+from mcpreel._infra.timeutil import duration_ms_text
 from mcpreel.inspect import LatencyStats
 
 __all__ = ["LogAxis", "activity_chart", "fmt_ms", "latency_chart", "plural"]
+
+
+def _tick_text(ms: float) -> str:
+    """An axis tick: a power of ten, sub-millisecond ones as they are (0.1 ms), not rounded away."""
+    return f"{ms:g} ms" if ms < 1 else fmt_ms(ms)
 
 
 def fmt_ms(ms: float | None) -> str:
     if ms is None:
         return "–"
     if ms < 1000:
-        return f"{ms:g} ms"
+        return f"{duration_ms_text(ms)} ms"
     if ms < 60_000:
         return f"{ms / 1000:.3g} s"
     return f"{ms / 60_000:.3g} min"
@@ -108,7 +114,7 @@ def latency_chart(latency: dict[str, LatencyStats], *, limit: int = 40) -> str:
     for tick in axis.ticks():
         gx = label_w + axis.x(tick)
         out.append(f'<line class="grid" x1="{gx:.1f}" y1="{top - 4}" x2="{gx:.1f}" y2="{height - 20}"/>'
-                   f'<text class="tick" x="{gx:.1f}" y="{height - 6}" text-anchor="middle">{escape(fmt_ms(tick))}</text>')
+                   f'<text class="tick" x="{gx:.1f}" y="{height - 6}" text-anchor="middle">{escape(_tick_text(tick))}</text>')
     for row, (method, s) in enumerate(items):
         y = top + row * row_h
         name = method if len(method) <= 34 else method[:33] + "…"
