@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.sse import SSEEvent
-from mcpreel.clients.base import Transport
+from mcpreel.clients.base import HttpAnswer, Transport
 from mcpreel.clients.process import ServerStartError, command_argv
 from mcpreel.clients.stdio import StdioTransport
 from mcpreel.errors import TransportError
@@ -88,7 +88,7 @@ def _is_server_request(m: Any) -> bool:
 
 
 @dataclass
-class Exchange:
+class Exchange(HttpAnswer):
     """One thing we sent and everything that came back for it.
 
     ``response`` is the message answering ``request_id`` (matched by value; ``id_exact`` says whether
@@ -117,18 +117,6 @@ class Exchange:
     elapsed_ms: int = 0
     truncated: bool = False
     side: bool = False  # made on a connection of its own (version negotiation), not in the checked session
-
-    @property
-    def content_type(self) -> str:
-        return self.headers.get("content-type", "").split(";")[0].strip().lower()
-
-    @property
-    def is_sse(self) -> bool:
-        return self.content_type == "text/event-stream"
-
-    @property
-    def ok_status(self) -> bool:
-        return self.status is not None and 200 <= self.status < 300
 
     def sent_text(self) -> str:
         head = f"{self.http_method} {urlsplit(self.url).path or '/'}  " if self.http_method and self.url else ""

@@ -22,9 +22,8 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class ReplayArgs:
-    """What ``replay``'s options said, as one record (:func:`mcpreel.cli.records.options_record`): the fields
-    are the click parameter names, so a new option is a decorator line and a field here."""
+class ProxyReplayArgs:
+    """``proxy replay``'s options (qai's spelling: fewer of them; the rest take ``replay``'s defaults)."""
 
     target_command: str | None
     target_url: str | None
@@ -35,6 +34,13 @@ class ReplayArgs:
     original: bool
     timeout: float
     all_rows: bool
+
+
+@dataclass(frozen=True)
+class ReplayArgs(ProxyReplayArgs):
+    """What ``replay``'s options said, as one record (:func:`mcpreel.cli.records.options_record`): the fields
+    are the click parameter names, so a new option is a decorator line and a field here."""
+
     fmt: str = "auto"
     headers: tuple[str, ...] = ()
     html: str | None = None
@@ -135,21 +141,6 @@ def _redact_result(result: RequestResult, redactor: Redactor) -> None:
 
 
 _TRANSPORTS = click.Choice(["auto", "streamable-http", "sse"])
-
-
-@dataclass(frozen=True)
-class ProxyReplayArgs:
-    """``proxy replay``'s options (qai's spelling: fewer of them; the rest take ``replay``'s defaults)."""
-
-    target_command: str | None
-    target_url: str | None
-    transport: str
-    ignore_paths: tuple[str, ...]
-    out_json: str | None
-    junit: str | None
-    original: bool
-    timeout: float
-    all_rows: bool
 
 
 @click.command("replay", epilog=examples(

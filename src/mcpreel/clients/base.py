@@ -24,7 +24,7 @@ from typing import Any
 from mcpreel._infra.timeutil import now_ms
 from mcpreel.model import Kind, Message
 
-__all__ = ["Transport"]
+__all__ = ["HttpAnswer", "Transport"]
 
 
 class Transport:
@@ -116,3 +116,23 @@ def _forget_send(task: asyncio.Task[None]) -> None:
     """Take a background send's outcome, so a failure is not reported as never retrieved."""
     if not task.cancelled():
         task.exception()
+
+
+class HttpAnswer:
+    """What an HTTP answer's status and headers say, for anything holding ``status`` and lower-cased
+    ``headers``: the probe mode's :class:`WireExchange` and ``check``'s exchange (one reading of both)."""
+
+    status: int | None
+    headers: dict[str, str]
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+
+    @property
+    def is_sse(self) -> bool:
+        return self.content_type == "text/event-stream"
+
+    @property
+    def ok_status(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300

@@ -40,7 +40,7 @@ import httpx2
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.sse import SSEEvent, SSEParser
-from mcpreel.clients.base import Transport
+from mcpreel.clients.base import HttpAnswer, Transport
 from mcpreel.eras import protocol_of_request
 from mcpreel.errors import TransportError
 
@@ -122,7 +122,7 @@ def _reason(exc: BaseException) -> str:
 
 
 @dataclass
-class WireExchange:
+class WireExchange(HttpAnswer):
     """One HTTP request of the probe mode and what came back, as it was on the wire.
 
     ``status`` is None when no answer came (``error`` says why; ``connect_failed`` when the server could
@@ -146,18 +146,6 @@ class WireExchange:
     connect_failed: bool = False
     reason: str | None = None  # the failure's own words (first line), when the request failed
     elapsed_ms: int = 0
-
-    @property
-    def content_type(self) -> str:
-        return self.headers.get("content-type", "").split(";")[0].strip().lower()
-
-    @property
-    def is_sse(self) -> bool:
-        return self.content_type == "text/event-stream"
-
-    @property
-    def ok_status(self) -> bool:
-        return self.status is not None and 200 <= self.status < 300
 
 
 #: how long the probe mode waits, once it has its answer, for a stream to end (unread), so that its
