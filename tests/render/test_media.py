@@ -48,7 +48,7 @@ def test_no_module_outside_the_cli_prints():
     offenders = {}
     for path in sorted(SRC.rglob("*.py")):
         rel = path.relative_to(SRC)
-        if rel.parts[0] == "cli":
+        if rel.parts[0] == "cli" or str(rel) == "__main__.py":  # the entry point is the CLI's (its notice sink)
             continue
         problems = _problems(ast.parse(path.read_text(encoding="utf-8")))
         if problems:

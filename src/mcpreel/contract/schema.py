@@ -74,7 +74,7 @@ def _num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _key(v: Any) -> tuple[str, Any]:
+def _value_identity(v: Any) -> tuple[str, Any]:
     """A value's identity as JSON Schema sees it (1 and 1.0 are one value; true is not 1)."""
     if isinstance(v, bool):
         return ("b", v)
@@ -103,7 +103,7 @@ def _branch_values(branch: dict[str, Any]) -> list[Any]:
     if "const" in branch:
         c = branch["const"]
         enum = branch.get("enum")
-        return [c] if not isinstance(enum, list) or _key(c) in {_key(v) for v in enum} else []
+        return [c] if not isinstance(enum, list) or _value_identity(c) in {_value_identity(v) for v in enum} else []
     return list(branch["enum"])
 
 
@@ -124,16 +124,16 @@ def _enumeration(schema: dict[str, Any]) -> _Enumeration | None:
             for i, b in enumerate(schema[kw]):
                 for v in _branch_values(b):
                     values.append(v)
-                    branches.setdefault(_key(v), (i, b))
+                    branches.setdefault(_value_identity(v), (i, b))
             sets.append(values)
             keys.append(kw)
     if not sets:
         return None
-    others = [{_key(v) for v in s} for s in sets[1:]]
+    others = [{_value_identity(v) for v in s} for s in sets[1:]]
     seen: set[tuple[str, Any]] = set()
     values = []
     for v in sets[0]:
-        k = _key(v)
+        k = _value_identity(v)
         if k not in seen and all(k in o for o in others):
             seen.add(k)
             values.append(v)
@@ -297,10 +297,10 @@ class _Walk:
         # narrowing of the role outside, where the flipped `inp` is the other one)
         added_cls = direction_class(NARROWED, not inp) if self.negated else DANGEROUS if inp else BREAKING
         if eo is not None and en is not None:
-            ko, kn = {_key(v) for v in eo.values}, {_key(v) for v in en.values}
+            ko, kn = {_value_identity(v) for v in eo.values}, {_value_identity(v) for v in en.values}
             at = f"{path}/{en.keyword}"
-            removed = [v for v in eo.values if _key(v) not in kn]
-            added = [v for v in en.values if _key(v) not in ko]
+            removed = [v for v in eo.values if _value_identity(v) not in kn]
+            added = [v for v in en.values if _value_identity(v) not in ko]
             respelled = "" if eo.keyword == en.keyword else f" ({eo.keyword} -> {en.keyword})"
             if removed:
                 self.add(direction_class(NARROWED, inp), "enum-value-removed", at,
@@ -315,14 +315,14 @@ class _Walk:
         elif en is not None:
             self.add(direction_class(NARROWED, inp), "enum-added", f"{path}/{en.keyword}",
                      f"values now restricted to {j(en.values)}", None, spelled_new)
-            admitted = {_key(v) for v in _admitted(old, en.values)}
-            new_values = [v for v in en.values if _key(v) not in admitted]
+            admitted = {_value_identity(v) for v in _admitted(old, en.values)}
+            new_values = [v for v in en.values if _value_identity(v) not in admitted]
             if new_values:
                 self.add(added_cls, "enum-widened", f"{path}/{en.keyword}",
                          f"enum value(s) not admitted before: {j(new_values)}", None, spelled_new)
         elif eo is not None:
-            admitted = {_key(v) for v in _admitted(new, eo.values)}
-            refused = [v for v in eo.values if _key(v) not in admitted]
+            admitted = {_value_identity(v) for v in _admitted(new, eo.values)}
+            refused = [v for v in eo.values if _value_identity(v) not in admitted]
             if refused:
                 self.add(direction_class(NARROWED, inp), "enum-value-removed", f"{path}/{eo.keyword}",
                          f"enum value(s) no longer admitted: {j(refused)}", spelled_old, None)

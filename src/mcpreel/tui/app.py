@@ -159,7 +159,7 @@ _DIR = {"in": ("C→S", "cyan"), "out": ("S→C", "green")}
 #: the bounds of the method and tool columns (as wide as the longest name seen, between these)
 METHOD_WIDTH, TOOL_WIDTH = (12, 30), (6, 24)
 ID_WIDTH, STATUS_WIDTH, LATENCY_WIDTH = 6, 13, 8
-#: the bounds of the marks column ("[MODIFIED]", "[HELD 12.3s] [MODIFIED]"), as wide as the widest seen
+#: the bounds of the marks column ("[MODIFIED]", "[MODIFIED] [HELD 12.3s]"), as wide as the widest seen
 MARKS_WIDTH = (5, 34)
 
 
@@ -173,10 +173,11 @@ def _seconds(ms: int) -> str:
 
 
 def marks_of(e: Entry) -> str:
-    """A row's marks: how long it was held (live), and what an intercept did to it."""
+    """A row's marks: what an intercept did to it, then how long it was held (live): the first is what a
+    narrow terminal must not cut off."""
     marks = e.flags()
     if e.held_ms is not None:
-        marks.insert(0, f"[HELD {_seconds(e.held_ms)}]")
+        marks.append(f"[HELD {_seconds(e.held_ms)}]")
     return " ".join(marks)
 
 
