@@ -369,3 +369,16 @@ def test_any_pair_is_compared_and_silent_only_when_the_same(a, b):
         changes = compare(old, new).changes
         assert (changes == []) == same(a, b), [c.to_json() for c in changes]
         assert compare(old, old).changes == []
+
+
+@pytest.mark.parametrize("junk", [[["a"]], [{"a": 1}], [1, None, ["x"]]])
+def test_a_damaged_required_list_is_read_for_its_names_only(junk):
+    """The hostile-contract fuzz family (issue 28) found ``required: [["a"]]`` a TypeError traceback: the
+    items that are no member name are left out, so "x" is now required."""
+    from mcpreel.contract.schema import schema_changes
+
+    old = {"type": "object", "properties": {"x": {"type": "string"}}, "required": junk}
+    new = {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}
+    out: list = []
+    schema_changes(old, new, "$", "input", out)
+    assert [(c.cls, c.rule, c.path) for c in out] == [("breaking", "property-now-required", "$/required")], out

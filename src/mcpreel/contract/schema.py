@@ -363,8 +363,7 @@ class _Walk:
     def members(self, old: dict[str, Any], new: dict[str, Any], path: str, inp: bool) -> None:
         po: dict[str, Any] = old["properties"] if isinstance(old.get("properties"), dict) else {}
         pn: dict[str, Any] = new["properties"] if isinstance(new.get("properties"), dict) else {}
-        ro = set(old["required"]) if isinstance(old.get("required"), list) else set()
-        rn = set(new["required"]) if isinstance(new.get("required"), list) else set()
+        ro, rn = _required(old), _required(new)
         for name in po:
             p = f"{path}/properties/{esc(name)}"
             if name not in pn:
@@ -557,7 +556,8 @@ class _Walk:
         if ro != rn:
             p = f"{path}/$ref"
             to, tn = _ref_target(self.roots[0], ro), _ref_target(self.roots[1], rn)
-            if isinstance(to, dict) and isinstance(tn, dict) and (ro, rn) not in self.followed:
+            if isinstance(to, dict) and isinstance(tn, dict) and isinstance(ro, str) and isinstance(rn, str) \
+                    and (ro, rn) not in self.followed:
                 self.followed.add((ro, rn))
                 before = len(self.out)
                 self.schema(to, tn, p, inp)
@@ -567,6 +567,13 @@ class _Walk:
                 self.restriction(NARROWED if ro is None else WIDENED, p, "$ref", ro, rn, inp)
             else:
                 self.add(DANGEROUS, "schema-keyword-changed", p, "schema keyword '$ref' changed", ro, rn)
+
+
+def _required(schema: dict[str, Any]) -> set[str]:
+    """The member names ``required`` lists (a damaged list's other items -- numbers, lists, objects -- name
+    no member and are left out, found by the hostile-contract fuzz family)."""
+    names = schema.get("required")
+    return {n for n in names if isinstance(n, str)} if isinstance(names, list) else set()
 
 
 def _types(schema: dict[str, Any]) -> set[str] | None:
