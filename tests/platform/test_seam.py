@@ -337,19 +337,58 @@ def test_the_bsds_name_the_peer_with_getpeereid(monkeypatch: pytest.MonkeyPatch)
         platform.peer_uid(_FakeSocket(b""))  # type: ignore[arg-type]
 
 
-def test_no_way_to_name_the_peer_is_no_control_channel(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_way_to_name_the_peer_means_the_secret_channel(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert platform.control_auth() == "peer"  # Linux: SO_PEERCRED
     monkeypatch.delattr(socket, "SO_PEERCRED", raising=False)
     monkeypatch.delattr(socket, "LOCAL_PEERCRED", raising=False)
     monkeypatch.setattr(platform, "_libc", lambda: types.SimpleNamespace())
-    why = platform.control_unavailable()
-    assert why is not None and why.startswith("live view is not available here")
+    assert platform.control_unavailable() is None
+    assert platform.control_auth() == "secret"
     with pytest.raises(OSError):
         platform.peer_uid(_FakeSocket(b""))  # type: ignore[arg-type]
 
 
-def test_windows_has_no_control_channel(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_windows_has_the_secret_channel(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delattr(socket, "AF_UNIX", raising=False)
-    assert platform.control_unavailable() == "live view is not available here (no Unix sockets on this system)"
+    assert platform.control_unavailable() is None
+    assert platform.control_auth() == "secret"
+
+
+def test_the_secret_channel_end_to_end(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The loopback channel on its own: a viewer with the run's secret gets hello and the records; one
+    without it, or with another, gets nothing and is closed; the listing finds the proxy; the secret file is
+    0600 and goes with the proxy."""
+    from mcpreel.control import discovery
+    from mcpreel.control.client import ControlClient, ControlError
+    from mcpreel.control.server import ControlServer
+    from mcpreel.model import Message
+
+    monkeypatch.setattr(platform, "control_auth", lambda: "secret")
+    notes: list[str] = []
+    server = ControlServer(transport="stdio", directory=tmp_path, note=notes.append)
+    try:
+        where = server.start()
+        assert where.suffix == ".json" and server.address is not None
+        key = where.with_suffix(".key")
+        assert key.stat().st_mode & 0o777 == 0o600 and not where.with_suffix(".sock").exists()
+        listed = discovery.running(tmp_path)
+        assert [p["socket"] for p in listed] == [str(where)] and listed[0]["address"] == server.address
+        with ControlClient.connect(where) as client:
+            assert client.hello["type"] == "hello"
+            server.recorded(Message("in", {"jsonrpc": "2.0", "id": 1, "method": "ping"}, 1_700_000_000_000, seq=0))
+            got = client.wait_for("record", timeout=10)["record"]
+            assert (got["seq"], got["dir"]) == (0, "in")
+        raw = socket.create_connection(tuple(server.address), timeout=5)
+        raw.sendall(b'{"type":"auth","secret":"nope"}\n')
+        assert raw.recv(100) == b""  # closed before a byte of hello
+        raw.close()
+        assert any("did not give this recording's secret" in n for n in notes)
+        key.write_text('{"secret": "stolen-but-wrong"}')
+        with pytest.raises(ControlError):
+            ControlClient.connect(where, timeout=5)
+    finally:
+        server.close()
+    assert not where.exists() and not where.with_suffix(".key").exists()
 
 
 def test_the_control_server_client_and_list_say_so_in_one_line(monkeypatch: pytest.MonkeyPatch,
@@ -358,7 +397,7 @@ def test_the_control_server_client_and_list_say_so_in_one_line(monkeypatch: pyte
     from mcpreel.control.client import ControlClient, ControlError
     from mcpreel.control.server import ControlServer
 
-    monkeypatch.setattr(platform, "control_unavailable", lambda: "live view is not available here (test)")
+    monkeypatch.setattr(platform, "control_unavailable", lambda: "live view is not available here (test)")  # no sockets
     server = ControlServer(transport="stdio", directory=tmp_path)
     try:
         with pytest.raises(UsageError, match="live view is not available here"):

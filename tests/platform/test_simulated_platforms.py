@@ -77,8 +77,9 @@ def reel_lines(path: Path) -> list[dict[str, object]]:
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_record_stdio(platform: str, tmp_path: Path) -> None:
     result = run(platform, tmp_path, ["record", "--out", "r.jsonl", "--", *python_server("echo")], lines(PING))
-    if platform == "windows":
-        expect(result, 0, NO_LIVE_VIEW, NOT_PRIVATE)
+    if platform == "windows":  # a loopback control channel, its secret in %LOCALAPPDATA%
+        expect(result, 0, NOT_PRIVATE, "control: ")
+        assert NO_LIVE_VIEW not in result.err
     else:  # a control channel in macOS's per-user $TMPDIR
         expect(result, 0, f"control: {tmp_path / 'var-folders' / 'mcpreel'}")
         assert NO_LIVE_VIEW not in result.err
@@ -93,7 +94,8 @@ def test_proxy_start(platform: str, tmp_path: Path) -> None:
     command = " ".join(python_server("echo"))
     result = run(platform, tmp_path, ["proxy", "start", "--transport", "stdio", "--target-command", command,
                                       "--out", "p.jsonl"], lines(PING))
-    expect(result, 0, *((NO_LIVE_VIEW,) if platform == "windows" else ()))
+    expect(result, 0)
+    assert NO_LIVE_VIEW not in result.err
     assert (tmp_path / "p.jsonl").exists()
 
 
@@ -114,23 +116,16 @@ def test_record_http_stops_on_ctrl_c(platform: str, tmp_path: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
-    expect(Result(proc.returncode, out, "".join(seen) + err), 0,
-           *((NO_LIVE_VIEW,) if platform == "windows" else ()))
+    expect(Result(proc.returncode, out, "".join(seen) + err), 0)
     assert reel_lines(tmp_path / "h.jsonl")[-1]["type"] == "end"
 
 
-def test_windows_intercept_refuses_to_start_without_a_control_channel(tmp_path: Path) -> None:
-    result = run("windows", tmp_path, ["record", "--intercept", "method:tools/call", "--out", "r.jsonl", "--",
-                                       *python_server("echo")], lines(PING))
-    expect(result, 2, NO_LIVE_VIEW, "--intercept needs the control channel")
-    assert len(result.err.strip().splitlines()) == 1
-    assert result.out == ""
-
-
-def test_a_system_that_cannot_name_a_socket_peer_records_without_live_view(tmp_path: Path) -> None:
-    """A POSIX system with neither SO_PEERCRED, LOCAL_PEERCRED nor getpeereid: one line, and the recording."""
+def test_a_system_that_cannot_name_a_socket_peer_has_a_secret_channel(tmp_path: Path) -> None:
+    """A POSIX system with neither SO_PEERCRED, LOCAL_PEERCRED nor getpeereid: the control channel is a
+    loopback socket with the run's secret (no "live view is not available"), and the recording."""
     result = run("bsd", tmp_path, ["record", "--out", "r.jsonl", "--", *python_server("echo")], lines(PING))
-    expect(result, 0, NO_LIVE_VIEW)
+    expect(result, 0, "control: ")
+    assert NO_LIVE_VIEW not in result.err
     assert result.out == lines(PING)
 
 
@@ -153,13 +148,16 @@ print(json.dumps({"end": True}), flush=True)
 """
 
 
-def test_macos_a_viewer_attaches_and_decides_a_held_message(tmp_path: Path) -> None:
-    """Under macOS (LOCAL_PEERCRED, no SO_PEERCRED, no prctl): the viewer attaches, is told the peer is us,
-    and releases the message ``--intercept`` held; the recording then ends whole."""
-    env = environ("macos", tmp_path)
+@pytest.mark.parametrize("platform", [*PLATFORMS, "bsd"])
+def test_a_viewer_attaches_and_decides_a_held_message(platform: str, tmp_path: Path) -> None:
+    """Under macOS (LOCAL_PEERCRED, no SO_PEERCRED, no prctl) the viewer attaches to the Unix socket, its
+    peer known to be us; under Windows (no Unix sockets, no uids, no poll, no MSG_DONTWAIT) and a system that
+    cannot name a socket's peer, to the loopback socket with the run's secret; either way it releases the
+    message ``--intercept`` held, and the recording then ends whole."""
+    env = environ(platform, tmp_path)
     viewer = subprocess.Popen([sys.executable, "-c", _VIEWER], env=env, cwd=tmp_path, text=True,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    proxy = popen("macos", tmp_path, ["record", "--intercept", "method:ping", "--intercept-timeout", "60",
+    proxy = popen(platform, tmp_path, ["record", "--intercept", "method:ping", "--intercept-timeout", "60",
                                       "--out", "r.jsonl", "--", *python_server("echo")],
                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
@@ -181,20 +179,38 @@ def test_macos_a_viewer_attaches_and_decides_a_held_message(tmp_path: Path) -> N
     assert any("decided" in s for s in said) and said[-1] == {"end": True}
 
 
-@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
-def test_windows_the_viewer_says_live_view_is_not_available(tmp_path: Path) -> None:
-    import pty
-
-    main_fd, tty = pty.openpty()
+def test_a_connection_without_the_secret_is_refused(tmp_path: Path) -> None:
+    """Under Windows the loopback port is open to every local user: a connection that does not send the
+    run's secret first gets nothing, and the proxy says so once on stderr; the recording goes on."""
+    probe = r"""
+import json, socket, sys, time
+from mcpreel.control.discovery import running
+deadline = time.monotonic() + 60
+while not running() and time.monotonic() < deadline:
+    time.sleep(0.1)
+info = running()[0]
+s = socket.create_connection(tuple(info["address"]), timeout=10)
+s.sendall(b'{"type":"auth","secret":"guessed"}\n')
+print(json.dumps({"got": s.recv(100).decode()}), flush=True)
+"""
+    env = environ("windows", tmp_path)
+    proxy = popen("windows", tmp_path, ["record", "--out", "r.jsonl", "--", *python_server("echo")],
+                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        proc = popen("windows", tmp_path, ["tui", "--attach", str(tmp_path / "x.sock")],
-                     stdin=tty, stdout=tty, stderr=subprocess.PIPE)
-        _, err = proc.communicate(timeout=60)
+        said = subprocess.run([sys.executable, "-c", probe], env=env, cwd=tmp_path, text=True,
+                              capture_output=True, timeout=90)
+        assert proxy.stdin is not None
+        proxy.stdin.write(lines(PING))
+        proxy.stdin.close()
+        out = proxy.stdout.read() if proxy.stdout is not None else ""
+        err = proxy.stderr.read() if proxy.stderr is not None else ""
+        proxy.wait(60)
     finally:
-        os.close(tty)
-        os.close(main_fd)
-    expect(Result(proc.returncode, "", err), 2, NO_LIVE_VIEW)
-    assert len(err.strip().splitlines()) == 1
+        if proxy.poll() is None:
+            proxy.kill()
+    assert json.loads(said.stdout) == {"got": ""}, said.stderr  # closed, not a byte of hello
+    expect(Result(proxy.returncode, out, err), 0, "refused a connection that did not give this recording's secret")
+    assert out == lines(PING)
 
 
 def _start_server_and_kill_the_proxy(platform: str, tmp_path: Path) -> tuple[int, bool]:

@@ -17,9 +17,10 @@ and the test suite can take a feature away (``tests/platform``) to see what a sy
   its last handle closes (the proxy's, at its death, even ``taskkill /f``); other POSIX systems (macOS, the
   BSDs) start a small watchdog process that holds the read end of a pipe whose write end only the proxy
   has: when the proxy dies, even by ``kill -9``, the pipe ends and the watchdog ends the child's group.
-- **Who is at the other end of the control socket** (:func:`peer_uid`, :func:`control_unavailable`):
-  Linux ``SO_PEERCRED``, macOS/BSD ``LOCAL_PEERCRED`` or ``getpeereid``. Where none exists, or there are
-  no Unix sockets (Windows), there is no control channel: "live view is not available here", in one line.
+- **Who is at the other end of the control socket** (:func:`peer_uid`, :func:`control_auth`):
+  Linux ``SO_PEERCRED``, macOS/BSD ``LOCAL_PEERCRED`` or ``getpeereid`` on a Unix socket. Where none
+  exists, or there are no Unix sockets (Windows), the channel is a loopback TCP socket and a viewer's first
+  line must carry the run's secret, kept in a file only the user can read.
 - **The runtime folder** (:func:`runtime_base`): ``$XDG_RUNTIME_DIR`` when it is ours, else ``$TMPDIR``
   when it is a folder only we may enter (macOS's per-user ``/var/folders/...``), else ``%LOCALAPPDATA%``
   where there are no uids (Windows), else ``/tmp/mcpreel-<uid>``.
@@ -59,6 +60,7 @@ __all__ = [
     "Tie",
     "binary_stdio",
     "child_options",
+    "control_auth",
     "control_unavailable",
     "has_file_modes",
     "interrupt_group",
@@ -471,16 +473,29 @@ def _peer_method() -> str | None:
 
 
 def control_unavailable() -> str | None:
-    """Why there is no control channel here (live view, ``--intercept``), or None when there is one."""
+    """Why there is no control channel here (live view, ``--intercept``), or None when there is one.
+
+    There always is one now: where the peer of a Unix socket cannot be known (Windows: no Unix sockets,
+    no uids; a BSD without ``getpeereid``) the channel is a loopback TCP socket whose first line must carry
+    the run's secret (:func:`control_auth`). Kept for callers that ask, and for a system without loopback TCP."""
     import socket
 
-    if not hasattr(socket, "AF_UNIX"):
-        return "live view is not available here (no Unix sockets on this system)"
-    if not hasattr(os, "getuid"):
-        return "live view is not available here (no user ids on this system)"
-    if _peer_method() is None:
-        return "live view is not available here (this system cannot tell who is at the other end of a socket)"
+    if not hasattr(socket, "AF_INET"):
+        return "live view is not available here (no sockets on this system)"
     return None
+
+
+def control_auth() -> str:
+    """How the control channel knows a viewer is the user who started the recording: ``"peer"`` (a Unix
+    socket in the 0700 runtime folder whose peer uid the kernel tells: Linux, macOS, the BSDs with
+    ``getpeereid``) or ``"secret"`` (a loopback TCP socket; the first line a viewer sends must hold the
+    per-run secret written to a file only the user can read: Windows, where ``%LOCALAPPDATA%`` is the
+    user's own, and systems that cannot tell a socket's peer)."""
+    import socket
+
+    if hasattr(socket, "AF_UNIX") and hasattr(os, "getuid") and _peer_method() is not None:
+        return "peer"
+    return "secret"
 
 
 def peer_uid(sock: socket.socket) -> int:

@@ -29,9 +29,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from mcpreel._infra import platform
-from mcpreel.control import protocol
-from mcpreel.control.discovery import running
+from mcpreel._infra import jsonio, platform
+from mcpreel.control import discovery, protocol
 
 __all__ = ["ControlClient", "ControlError", "pick"]
 
@@ -80,13 +79,41 @@ class ControlClient:
         unavailable = platform.control_unavailable()
         if unavailable is not None:
             raise ControlError(unavailable)
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(timeout)
+        where = Path(path)
+        address: Any = None
+        if where.suffix == ".json":  # a proxy's description: its socket, or its loopback port and secret
+            try:
+                info = jsonio.loads(where.read_bytes())
+            except (OSError, ValueError) as exc:
+                raise ControlError(f"{path}: cannot read the proxy's description: {exc}") from exc
+            address = info.get("address") if isinstance(info, dict) else None
+            if address is None:
+                where = Path(str(info.get("socket"))) if isinstance(info, dict) and info.get("socket") \
+                    else where.with_suffix(".sock")
         try:
-            sock.connect(str(path))
-        except OSError as exc:
-            sock.close()
-            raise ControlError(f"{path}: cannot connect to the control socket: {exc.strerror or exc}") from exc
+            if address is not None:
+                sock = socket.create_connection((str(address[0]), int(address[1])), timeout=timeout)
+            else:
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.settimeout(timeout)
+                try:
+                    sock.connect(str(where))
+                except OSError:
+                    sock.close()
+                    raise
+        except (OSError, ValueError, TypeError, IndexError, AttributeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise ControlError(f"{path}: cannot connect to the control socket: {why}") from exc
+        if address is not None:  # loopback TCP: the run's secret first, or the proxy closes the connection
+            secret = discovery.read_secret(Path(path))
+            if secret is None:
+                sock.close()
+                raise ControlError(f"{path}: the proxy's secret cannot be read (its .key file beside it)")
+            try:
+                sock.sendall(jsonio.dumps({"type": "auth", "secret": secret}) + b"\n")
+            except OSError as exc:
+                sock.close()
+                raise ControlError(f"{path}: cannot connect to the control socket: {exc.strerror or exc}") from exc
         sock.settimeout(None)
         return cls(sock, timeout)
 
@@ -236,7 +263,7 @@ def pick(path: str | Path | None = None) -> str:
     :class:`ControlError` naming the candidates when there are none or several."""
     if path is not None:
         return str(path)
-    found = running()
+    found = discovery.running()
     if not found:
         raise ControlError("no running mcpreel proxy has a control socket (start one with mcpreel record)")
     if len(found) > 1:

@@ -8,9 +8,12 @@ control channel, :func:`running` finds nothing). It is created 0700 and refused
 group or others in: the socket's own 0600 mode is the second lock, the directory the first.
 
 Each running proxy makes ``<pid>-<n>.sock`` and beside it ``<pid>-<n>.json`` (0600) describing it (the
-``proxy`` object of the ``hello`` line). :func:`running` lists them, dropping (and deleting) stale ones —
-a pid that is gone, or a socket that refuses connections — so a crashed proxy does not linger in a
-viewer's list.
+``proxy`` object of the ``hello`` line). Where the channel is a loopback TCP socket (no Unix sockets, or
+no way to know a socket's peer: :func:`mcpreel._infra.platform.control_auth`) there is no ``.sock``: the
+``.json`` names the port (``address``) and ``<pid>-<n>.key`` (0600) holds the run's secret, which a viewer
+sends first (:func:`read_secret`); a viewer attaches by the ``.json``'s path. :func:`running` lists them,
+dropping (and deleting) stale ones -- a pid that is gone, or a socket that refuses connections -- so a
+crashed proxy does not linger in a viewer's list.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from typing import Any
 from mcpreel._infra import jsonio, platform
 from mcpreel.errors import UsageError
 
-__all__ = ["ENV", "check_dir", "new_endpoint", "remove_endpoint", "runtime_dir", "running", "write_info"]
+__all__ = ["ENV", "check_dir", "new_endpoint", "read_secret", "remove_endpoint", "runtime_dir", "running",
+           "write_info", "write_secret"]
 
 ENV = "MCPREEL_RUNTIME_DIR"
 _counter = itertools.count()
@@ -58,7 +62,8 @@ def runtime_dir(create: bool = True) -> Path:
     path = Path(env) if env else _default_dir()
     if create:
         try:
-            path.mkdir(mode=0o700, parents=bool(env))
+            # Windows: %LOCALAPPDATA%\mcpreel\run, its mcpreel folder made too (a profile folder: the user's alone)
+            path.mkdir(mode=0o700, parents=bool(env) or not platform.has_file_modes())
         except FileExistsError:
             pass
         except OSError as exc:
@@ -95,9 +100,28 @@ def write_info(path: Path, info: dict[str, Any]) -> None:
         raise
 
 
+def _key_path(info: Path) -> Path:
+    return info.with_suffix(".key")
+
+
+def write_secret(info: Path, secret: str) -> None:
+    """The run's secret beside its description, 0600 (a user-only folder's file on Windows)."""
+    write_info(_key_path(info), {"secret": secret})
+
+
+def read_secret(info: Path) -> str | None:
+    """The secret a viewer must send first to the proxy ``info`` describes, or None when it has none."""
+    try:
+        doc = jsonio.loads(_key_path(info).read_bytes())
+    except (OSError, ValueError):
+        return None
+    secret = doc.get("secret") if isinstance(doc, dict) else None
+    return secret if isinstance(secret, str) else None
+
+
 def remove_endpoint(sock: Path, info: Path) -> None:
-    """Remove the proxy's socket and its info file (a proxy that ended must not be listed)."""
-    for p in (sock, info):
+    """Remove the proxy's socket, its info file and its secret (a proxy that ended must not be listed)."""
+    for p in (sock, info, _key_path(info)):
         with contextlib.suppress(OSError):
             os.unlink(p)
 
@@ -108,13 +132,15 @@ def _pid_alive(pid: Any) -> bool:
     return platform.pid_alive(pid)
 
 
-def _answers(sock: str) -> bool:
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+def _answers(sock: str, address: Any = None) -> bool:
+    """Whether the proxy's socket takes a connection (its Unix path, or its loopback ``[host, port]``)."""
+    tcp = isinstance(address, list) and len(address) == 2
+    s = socket.socket(socket.AF_INET if tcp else socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(1.0)
     try:
-        s.connect(sock)
+        s.connect((str(address[0]), int(address[1])) if tcp else sock)
         return True
-    except OSError:
+    except (OSError, ValueError, TypeError):
         return False
     finally:
         s.close()
@@ -139,8 +165,9 @@ def running(directory: Path | None = None, *, clean: bool = True) -> list[dict[s
             info = jsonio.loads(info_path.read_bytes())
         except (OSError, ValueError):
             info = None
+        address = info.get("address") if isinstance(info, dict) else None
         ok = (isinstance(info, dict) and _pid_alive(info.get("pid"))
-              and os.path.exists(sock_path) and _answers(str(sock_path)))
+              and (address is not None or os.path.exists(sock_path)) and _answers(str(sock_path), address))
         if not ok:
             if clean:
                 remove_endpoint(sock_path, info_path)

@@ -25,17 +25,21 @@ attached at once (the next one gets an ``error`` line saying so, and is closed).
 Security: the socket lives in the 0700 runtime directory (:mod:`mcpreel.control.discovery`), is chmod 0600
 before it listens, and every connection's peer uid is checked (:func:`peer_uid`: ``SO_PEERCRED`` on Linux,
 ``LOCAL_PEERCRED``/``getpeereid`` on macOS and the BSDs); another user's connection is closed before a byte is
-sent. Where the system cannot tell (or has no Unix sockets: Windows) :meth:`ControlServer.start` refuses in
-one line ("live view is not available here"), and the recording goes on without a control channel.
-Nothing goes to the proxy's stdout.
+sent. Where the system cannot tell (or has no Unix sockets: Windows) the socket is a loopback TCP one and a
+connection's first line must carry the run's secret (a file only the user can read, beside the description:
+:func:`~mcpreel.control.discovery.write_secret`), compared in constant time, within
+:data:`_AUTH_SECONDS`; anything else is closed before a byte is sent. Nothing goes to the proxy's stdout.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import itertools
 import os
+import secrets
 import select
+import selectors
 import socket
 import threading
 import time
@@ -44,7 +48,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mcpreel._infra import platform
+from mcpreel._infra import jsonio, platform
 from mcpreel._infra.timeutil import iso_from_ms, iso_second, now_ms
 from mcpreel.control import discovery, protocol
 from mcpreel.control.filters import DEFAULT_INTERCEPT, Filter, parse
@@ -70,6 +74,13 @@ _ENCODE_SLICE = 64
 _PAGE = 256
 #: chunks one gathering send takes at most
 _GATHER = 64
+#: loopback TCP: how long a new connection has to send its secret line, and how long that line may be
+_AUTH_SECONDS = 2.0
+_AUTH_MAX = 512
+#: a send that never waits (0 where the flag does not exist: Windows, whose sends then go by select)
+_DONTWAIT = getattr(socket, "MSG_DONTWAIT", 0)
+#: what one send takes where there is no MSG_DONTWAIT: small enough for a socket select calls writable
+_SLICE = 16384
 #: a connection shorter than this is not a viewer whose leaving is worth a line on stderr
 _PROBE_SECONDS = 0.5
 
@@ -134,7 +145,7 @@ class _Viewer:
             chunks: list[bytes | memoryview] = [memoryview(owed[0])[self.offset:],
                                                 *itertools.islice(owed, 1, _GATHER)]
             try:
-                n = self.sock.sendmsg(chunks, (), socket.MSG_DONTWAIT)
+                n = _send_now(self.sock, chunks)
             except (BlockingIOError, InterruptedError):
                 return False
             except OSError:
@@ -226,6 +237,12 @@ class ControlServer:
         self._started_at = now_ms()
         self._closed = False
         self._accepter: threading.Thread | None = None
+        #: how a viewer is known to be the user (:func:`mcpreel._infra.platform.control_auth`); with
+        #: ``"secret"``, the loopback address and the run's secret
+        self._auth = platform.control_auth()
+        self.address: list[Any] | None = None
+        self._secret: str | None = None
+        self._sock_file: Path | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def start(self) -> Path:
@@ -237,29 +254,49 @@ class ControlServer:
             raise UsageError(unavailable)
         directory = self._directory if self._directory is not None else discovery.runtime_dir()
         sock_path, info_path = discovery.new_endpoint(directory)
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            listener.bind(str(sock_path))
-            os.chmod(sock_path, 0o600)
-            listener.listen(max(16, self.max_viewers + 8))
-        except OSError:
-            listener.close()
-            discovery.remove_endpoint(sock_path, info_path)
-            raise
-        self._listener, self.socket_path, self.info_path = listener, sock_path, info_path
+        if self._auth == "secret":
+            # no Unix socket whose peer the kernel tells: loopback TCP, and the run's secret in a user-only file
+            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                listener.bind(("127.0.0.1", 0))
+                listener.listen(max(16, self.max_viewers + 8))
+                self._secret = secrets.token_urlsafe(32)
+                discovery.write_secret(info_path, self._secret)
+            except OSError:
+                listener.close()
+                discovery.remove_endpoint(sock_path, info_path)
+                raise
+            self.address = ["127.0.0.1", listener.getsockname()[1]]
+            self._listener, self.socket_path, self.info_path = listener, info_path, info_path
+            self._sock_file = sock_path
+        else:
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                listener.bind(str(sock_path))
+                os.chmod(sock_path, 0o600)
+                listener.listen(max(16, self.max_viewers + 8))
+            except OSError:
+                listener.close()
+                discovery.remove_endpoint(sock_path, info_path)
+                raise
+            self._listener, self.socket_path, self.info_path = listener, sock_path, info_path
+            self._sock_file = sock_path
         self.write_info()
         self._accepter = threading.Thread(target=self._accept, name="mcpreel-control", daemon=True)
         self._accepter.start()
         self._fanout = threading.Thread(target=self._fan_out, name="mcpreel-control-fanout", daemon=True)
         self._fanout.start()
-        return sock_path
+        return self.socket_path
 
     def describe(self) -> dict[str, Any]:
         """The ``proxy`` object of ``hello`` and of the ``.json`` beside the socket."""
-        return {"version": protocol.VERSION, "pid": os.getpid(), "socket": str(self.socket_path),
-                "transport": self.transport, "target": self.target, "listen": self.listen, "reel": self.reel,
-                "started": iso_from_ms(self._started_at), "intercept": self.filter_text,
-                "intercept_timeout": self.timeout}
+        out = {"version": protocol.VERSION, "pid": os.getpid(), "socket": str(self.socket_path),
+               "transport": self.transport, "target": self.target, "listen": self.listen, "reel": self.reel,
+               "started": iso_from_ms(self._started_at), "intercept": self.filter_text,
+               "intercept_timeout": self.timeout}
+        if self.address is not None:
+            out["address"] = self.address  # loopback TCP: attach by the description's path (``socket``)
+        return out
 
     def write_info(self) -> None:
         """(Re)write the description beside the socket (after ``listen`` or the filter changed)."""
@@ -281,8 +318,8 @@ class ControlServer:
         if self._listener is not None:
             with contextlib.suppress(OSError):
                 self._listener.close()
-        if self.socket_path is not None and self.info_path is not None:
-            discovery.remove_endpoint(self.socket_path, self.info_path)
+        if self._sock_file is not None and self.info_path is not None:
+            discovery.remove_endpoint(self._sock_file, self.info_path)
         self._post(("stop",))  # the fan-out sends what is owed (2 s at most), then hangs up on every viewer
         if self._fanout is not None and self._fanout is not threading.current_thread():
             self._fanout.join(3.0)
@@ -305,14 +342,19 @@ class ControlServer:
                 conn, _ = listener.accept()
             except OSError:
                 break
-            try:
-                uid = peer_uid(conn)
-            except (OSError, ValueError):  # the system could not say who it is: refused like a stranger
-                uid = -1
-            if uid != self._uid:
-                self._note(f"control: refused a connection from uid {uid}")
-                conn.close()
-                continue
+            if self._auth == "secret":
+                if not self._admitted(conn):
+                    conn.close()
+                    continue
+            else:
+                try:
+                    uid = peer_uid(conn)
+                except (OSError, ValueError):  # the system could not say who it is: refused like a stranger
+                    uid = -1
+                if uid != self._uid:
+                    self._note(f"control: refused a connection from uid {uid}")
+                    conn.close()
+                    continue
             viewer = _Viewer(self, conn, next(self._viewer_ids))
             with self._lock:
                 if self._closed:
@@ -329,13 +371,39 @@ class ControlServer:
                 continue
             viewer.reader.start()
 
+    def _admitted(self, conn: socket.socket) -> bool:
+        """Loopback TCP: the first line must be ``{"type":"auth","secret":...}`` with this run's secret (read
+        within :data:`_AUTH_SECONDS`, before a byte is sent); anything else is closed. A connection that says
+        nothing is a listing's probe (:func:`~mcpreel.control.discovery.running`) and closes without a note."""
+        data = b""
+        try:
+            conn.settimeout(_AUTH_SECONDS)
+            while b"\n" not in data and len(data) < _AUTH_MAX:
+                chunk = conn.recv(_AUTH_MAX - len(data))
+                if not chunk:
+                    break
+                data += chunk
+            conn.settimeout(None)
+        except OSError:
+            pass
+        try:
+            doc = jsonio.loads(data.split(b"\n", 1)[0]) if b"\n" in data else None
+        except ValueError:
+            doc = None
+        given = doc.get("secret") if isinstance(doc, dict) and doc.get("type") == "auth" else None
+        ok = isinstance(given, str) and self._secret is not None and hmac.compare_digest(
+            given.encode("utf-8", "replace"), self._secret.encode())
+        if not ok and data:
+            self._note("control: refused a connection that did not give this recording's secret")
+        return ok
+
     def _refuse(self, conn: socket.socket) -> None:
         """One viewer too many: one ``error`` line saying so (sent at once, never waited on), then closed."""
         text = (f"this proxy already has {self.max_viewers} viewers attached (the most it takes); "
                 f"detach one and attach again")
         self._note(f"control: refused a viewer: {self.max_viewers} are attached already")
         with contextlib.suppress(OSError):
-            conn.send(protocol.encode(protocol.error(None, text)), socket.MSG_DONTWAIT)
+            conn.send(protocol.encode(protocol.error(None, text)), _DONTWAIT)
         with contextlib.suppress(OSError):
             conn.shutdown(socket.SHUT_RDWR)
         conn.close()
@@ -382,13 +450,13 @@ class ControlServer:
         """The one thread that encodes and sends to viewers (see the module docstring)."""
         attached: list[_Viewer] = []  # the viewers as of the outbox position being sent
         waiting: dict[int, _Viewer] = {}  # fd -> viewer that owes bytes the socket did not take yet
-        poller = select.poll()
-        poller.register(self._wake_r, select.POLLIN)
+        poller = selectors.DefaultSelector()  # poll/epoll here, select() on Windows (sockets only: all these are)
+        poller.register(self._wake_r, selectors.EVENT_READ)
         stopping: float | None = None
         while True:
             timeout = None if stopping is None else max(0.0, stopping - time.monotonic())
             try:
-                events = poller.poll(None if timeout is None else int(timeout * 1000) + 1)
+                events = [(key.fd, mask) for key, mask in poller.select(timeout)]
             except InterruptedError:
                 continue
             woken = False
@@ -414,7 +482,7 @@ class ControlServer:
                             poller.unregister(fd)
                     elif fd not in waiting and not v.gone:
                         waiting[fd] = v
-                        poller.register(fd, select.POLLOUT)
+                        poller.register(fd, selectors.EVENT_WRITE)
                 for fd, v in list(waiting.items()):
                     if v.gone or v not in attached:
                         del waiting[fd]
@@ -671,6 +739,17 @@ class ControlServer:
             holds = list(self._holds.values())
         for hold in holds:
             self._release(hold, Decision("forward", by="detach"))
+
+
+def _send_now(sock: socket.socket, chunks: list[bytes | memoryview]) -> int:
+    """Send what the socket takes now, never waiting: one gathering send with ``MSG_DONTWAIT``; where there
+    is no such flag (Windows), a slice of the first chunk once ``select`` says the socket is writable.
+    :class:`BlockingIOError` when it takes nothing now."""
+    if _DONTWAIT:
+        return sock.sendmsg(chunks, (), _DONTWAIT)
+    if not select.select([], [sock], [], 0)[1]:
+        raise BlockingIOError
+    return sock.send(chunks[0][:_SLICE])
 
 
 def _owe_all(shared: list[bytes], viewers: list[_Viewer]) -> None:

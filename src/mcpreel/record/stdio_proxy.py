@@ -382,7 +382,11 @@ class StdioProxy:
             record([pending], now_ms())
 
     def _watch_client(self, stop: threading.Event) -> None:
-        """With an interceptor: notice the client's end of stdout closing (see the module docstring)."""
+        """With an interceptor: notice the client's end of stdout closing (see the module docstring). Where
+        there is no ``poll`` (Windows) a pipe's hang-up cannot be watched for: held messages then end when the
+        client's stdin does."""
+        if not hasattr(select, "poll"):
+            return
         poller = select.poll()
         try:
             poller.register(self.stdout_fd, 0)  # no event asked: only POLLERR / POLLHUP / POLLNVAL come back
