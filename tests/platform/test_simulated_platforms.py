@@ -52,13 +52,25 @@ def demo_server() -> str:
 
 @pytest.fixture(scope="module")
 def reel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real session (mcpreel's demo server, stdio), recorded once without simulation."""
+    """A real session (mcpreel's demo server, stdio), recorded once without simulation. The client's stdin
+    stays open until the call's answer came (closing it at once let the server end before it answered, on a
+    loaded machine)."""
     out = tmp_path_factory.mktemp("reel") / "demo.jsonl"
-    proc = subprocess.run([sys.executable, "-m", "mcpreel", "record", "--no-control", "--out", str(out), "--",
-                           sys.executable, "-m", "mcpreel", "demo-server"],
-                          input=lines(INIT, INITIALIZED, TOOLS_LIST, ECHO_CALL), capture_output=True, text=True,
-                          timeout=90)
-    assert proc.returncode == 0, proc.stderr
+    proc = subprocess.Popen([sys.executable, "-m", "mcpreel", "record", "--no-control", "--out", str(out), "--",
+                             sys.executable, "-m", "mcpreel", "demo-server"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(lines(INIT, INITIALIZED, TOOLS_LIST, ECHO_CALL))
+        proc.stdin.flush()
+        for line in proc.stdout:  # until the answer to the call (id 3)
+            if json.loads(line).get("id") == ECHO_CALL["id"]:
+                break
+        _, err = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
     return out
 
 
