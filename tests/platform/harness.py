@@ -36,7 +36,7 @@ def environ(platform: str, tmp: Path, extra: dict[str, str] | None = None) -> di
     env["MCPREEL_SIMULATE"] = platform
     env.pop("MCPREEL_RUNTIME_DIR", None)
     env.pop("XDG_RUNTIME_DIR", None)  # neither macOS nor Windows has one
-    if platform == "macos":  # macOS's per-user temporary folder, 0700 (the runtime directory goes there)
+    if platform in ("macos", "bsd"):  # a per-user temporary folder, 0700 (the runtime directory goes there)
         private = tmp / "var-folders"
         private.mkdir(mode=0o700, exist_ok=True)
         env["TMPDIR"] = str(private)
