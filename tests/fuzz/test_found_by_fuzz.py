@@ -130,3 +130,19 @@ def test_a_lone_surrogate_in_a_contract_snapshot_is_printed_escaped(tmp_path: Pa
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert result.exit_code == 1, result.output
     assert "\\udc00" in result.output
+
+
+@pytest.mark.parametrize("name", ["two\nlines", "tab\there", "c1\x96control"])
+def test_a_rule_name_that_is_not_one_line_is_escaped_in_the_error(tmp_path: Path, name: str) -> None:
+    """The hostile-rules family at 100,000 cases (issue 28, 2026-11-26) found a rule named with a newline or
+    a control character making its error two lines (9 of 100,000)."""
+    from mcpreel.errors import InputError
+    from mcpreel.rules import load_rules
+
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"name": name, "match": {"method": "tools/call"}, "action": "no-such-action"}]))
+    with pytest.raises(InputError) as caught:
+        load_rules(rules)
+    text = str(caught.value)
+    assert "\n" not in text and text.startswith(str(rules)) and "rule 1 (" in text
+    assert repr(name)[1:-1] in text

@@ -95,7 +95,7 @@ class Rule:
     @property
     def label(self) -> str:
         """How errors and events name the rule: its position and its name."""
-        return f"rule {self.index} ({self.name})"
+        return f"rule {self.index} ({_named(self.name)})"
 
 
 class _Bad(Exception):
@@ -109,6 +109,12 @@ _REPR.maxstring = _REPR.maxother = 60
 def _shown(value: Any) -> str:
     """``repr(value)`` cut short: a rule's wrong value may be a whole document, the message is one line."""
     return _REPR.repr(value)
+
+
+def _named(name: str) -> str:
+    """A rule's name as a one-line message can hold it: as written when printable, else escaped (a newline
+    or a control character in a name broke the one-line error; found by the hostile-rules fuzz family)."""
+    return name if name.isprintable() else _shown(name)
 
 
 def load_rules(path: str | Path) -> list[Rule]:
@@ -160,7 +166,7 @@ def parse_rules(doc: Any, *, source: str = "rules") -> list[Rule]:
     names: set[str] = set()
     for i, raw in enumerate(doc, 1):
         name = raw.get("name") if isinstance(raw, dict) else None
-        label = f"rule {i}" + (f" ({name})" if isinstance(name, str) else "")
+        label = f"rule {i}" + (f" ({_named(name)})" if isinstance(name, str) else "")
         try:
             rule = _rule(i, raw)
         except _Bad as exc:
