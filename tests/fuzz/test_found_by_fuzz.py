@@ -146,3 +146,22 @@ def test_a_rule_name_that_is_not_one_line_is_escaped_in_the_error(tmp_path: Path
     text = str(caught.value)
     assert "\n" not in text and text.startswith(str(rules)) and "rule 1 (" in text
     assert repr(name)[1:-1] in text
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("- match: {}\n  drop:\n    error: {code: 1, message: m, data: !!binary aGVsbG8=}\n", "a value JSON cannot hold (bytes)"),
+    ("- match: {}\n  malformed: 2026-11-26\n", "a value JSON cannot hold (date)"),
+    ("- match: {1: x}\n  close: true\n", "a value JSON cannot hold (a key of type int)"),
+    ('[{"match": {}, "malformed": "\\ud800"}]', "malformed text holds a lone surrogate"),
+])
+def test_a_rules_file_json_cannot_carry_is_one_line(tmp_path: Path, text: str, said: str) -> None:
+    """The hostile-rules family at 100,000 (issue 28, 2026-11-26): YAML's ``!!binary`` error data reached the
+    reel's JSON (a TypeError), and a lone surrogate as malformed text the wire (a UnicodeEncodeError)."""
+    from mcpreel.errors import InputError
+    from mcpreel.rules import load_rules
+
+    rules = tmp_path / ("rules.json" if text.startswith("[") else "rules.yaml")
+    rules.write_text(text)
+    with pytest.raises(InputError) as caught:
+        load_rules(rules)
+    assert said in str(caught.value) and "\n" not in str(caught.value)

@@ -143,7 +143,7 @@ def _load_yaml(data: bytes, shown: str) -> Any:
     from mcpreel._infra import yamlload
 
     try:
-        return yamlload.load(data, getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        doc = yamlload.load(data, getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yamlload.YamlLimitError as exc:
         raise InputError(f"{f'line {exc.line}: ' if exc.line else ''}not read: {exc}", path=shown) from None
     except RecursionError:
@@ -153,6 +153,33 @@ def _load_yaml(data: bytes, shown: str) -> Any:
         where = f"line {mark.line + 1}: " if mark is not None else ""
         problem = getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
         raise InputError(f"{where}not YAML: {problem}", path=shown) from None
+    odd = _not_json(doc)
+    if odd is not None:
+        raise InputError(f"a value JSON cannot hold ({odd}): rules are JSON, written in YAML", path=shown)
+    return doc
+
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def _not_json(doc: Any) -> str | None:
+    """The type of the first value in a YAML document that JSON cannot hold (``!!binary`` bytes, a date,
+    a set, a key that is not a string), or None: a rule's values end up in JSON-RPC messages and in the
+    reel (found by the hostile-rules fuzz family: a ``!!binary`` error data). Walked without recursion;
+    the loader has already bounded the depth and the size."""
+    stack = [doc]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    return f"a key of type {type(key).__name__}"
+                stack.append(item)
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif not isinstance(value, _JSON_SCALARS):
+            return type(value).__name__
+    return None
 
 
 def parse_rules(doc: Any, *, source: str = "rules") -> list[Rule]:
@@ -350,6 +377,10 @@ def _action(raw: dict[str, Any]) -> Action:
         if value is True:
             return Action(kind, delay)
         if isinstance(value, str) and value and "\n" not in value:
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise _Bad("malformed text holds a lone surrogate: it cannot be sent as UTF-8") from None
             return Action(kind, delay, text=value)
         raise _Bad("malformed is true (the message cut in half) or the one line of text to send")
     if value is not True:  # timeout, close, disconnect
