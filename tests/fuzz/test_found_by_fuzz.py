@@ -165,3 +165,15 @@ def test_a_rules_file_json_cannot_carry_is_one_line(tmp_path: Path, text: str, s
     with pytest.raises(InputError) as caught:
         load_rules(rules)
     assert said in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_an_unknown_match_key_with_a_newline_is_escaped(tmp_path: Path) -> None:
+    """The second 100,000 of the hostile-rules family: an unknown key quoted in the error with its newline."""
+    from mcpreel.errors import InputError
+    from mcpreel.rules import load_rules
+
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"name": "r", "match": {"k\nx": 1}, "close": True}]))
+    with pytest.raises(InputError) as caught:
+        load_rules(rules)
+    assert "\n" not in str(caught.value) and "k\\nx" in str(caught.value)

@@ -111,6 +111,11 @@ def _shown(value: Any) -> str:
     return _REPR.repr(value)
 
 
+def _one_line(text: str) -> str:
+    """``text`` with every character a line cannot show (a newline, a control character) escaped."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def _named(name: str) -> str:
     """A rule's name as a one-line message can hold it: as written when printable, else escaped (a newline
     or a control character in a name broke the one-line error; found by the hostile-rules fuzz family)."""
@@ -196,8 +201,8 @@ def parse_rules(doc: Any, *, source: str = "rules") -> list[Rule]:
         label = f"rule {i}" + (f" ({_named(name)})" if isinstance(name, str) else "")
         try:
             rule = _rule(i, raw)
-        except _Bad as exc:
-            raise InputError(f"{label}: {exc}", path=source) from None
+        except _Bad as exc:  # what it quotes of the file escaped: the error stays one line
+            raise InputError(f"{label}: {_one_line(str(exc))}", path=source) from None
         if rule.name in names:
             raise InputError(f"{label}: a second rule named {rule.name!r} (names tell the reel who decided)",
                              path=source)
@@ -235,7 +240,7 @@ def _rule(index: int, raw: Any) -> Rule:
         raise _Bad(f"nested deeper than {RULE_DEPTH} levels (a rule's values are compared and merged recursively)")
     unknown = sorted(set(map(str, raw)) - _RULE_KEYS)
     if unknown:
-        raise _Bad(f"unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(_RULE_KEYS))})")
+        raise _Bad(f"unknown key(s) {', '.join(map(_named, unknown))} (known: {', '.join(sorted(_RULE_KEYS))})")
     name = raw.get("name", f"rule-{index}")
     if not isinstance(name, str) or not name.strip():
         raise _Bad("name must be a non-empty string")
@@ -275,7 +280,7 @@ def _match(raw: Any) -> Match:
         raise _Bad(f"match is a mapping, not {jsonio.type_name(raw)}")
     unknown = sorted(set(map(str, raw)) - set(_MATCH_KEYS))
     if unknown:
-        raise _Bad(f"unknown match key(s) {', '.join(unknown)} (known: {', '.join(_MATCH_KEYS)})")
+        raise _Bad(f"unknown match key(s) {', '.join(map(_named, unknown))} (known: {', '.join(_MATCH_KEYS)})")
     directions: tuple[str, ...] = ()
     if "direction" in raw:
         given = _strings(raw["direction"], "direction")
@@ -328,7 +333,7 @@ def _error(raw: Any, where: str) -> dict[str, Any]:
         raise _Bad(f"{where} is a JSON-RPC error {{code, message[, data]}}, not {_shown(raw)}")
     unknown = sorted(set(map(str, raw)) - {"code", "message", "data"})
     if unknown:
-        raise _Bad(f"{where}: unknown key(s) {', '.join(unknown)} (known: code, message, data)")
+        raise _Bad(f"{where}: unknown key(s) {', '.join(map(_named, unknown))} (known: code, message, data)")
     code = raw.get("code", -32000)
     if isinstance(code, bool) or not isinstance(code, int):
         raise _Bad(f"{where}.code must be an integer, not {_shown(code)}")
