@@ -28,8 +28,8 @@ anything slow, and the in-memory transport does not bring asyncio to every comma
 
 from __future__ import annotations
 
-import importlib
 
+from mcpreel._infra.lazy import lazy_exports
 from mcpreel._version import __version__
 
 TYPE_CHECKING = False  # not typing's: this package's import stays as light as the latch needs
@@ -124,15 +124,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> object:
-    """The public names, each imported from its module on first use (then kept here)."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(globals(), _HOMES, __all__)
