@@ -28,7 +28,6 @@ anything slow, and the in-memory transport does not bring asyncio to every comma
 
 from __future__ import annotations
 
-
 from mcpreel._infra.lazy import lazy_exports
 from mcpreel._version import __version__
 
