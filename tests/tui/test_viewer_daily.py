@@ -180,6 +180,19 @@ async def test_quitting_with_messages_held_asks_first(live: ScriptedProxy):
     assert live.got == []  # quitting decided nothing: the hold is the proxy's to keep
 
 
+async def test_the_quit_question_answers_itself_once_nothing_is_held(live: ScriptedProxy):
+    app = live_app(live.path)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await _until(pilot, lambda: "h1" in app.held, "held")
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, QuitScreen) and app.is_running
+        # another viewer (or the timeout) releases it while the question is open: nothing is left to ask
+        live.send({"type": "released", "hold": "h1", "action": "forward", "by": "timeout"})
+        await _until(pilot, lambda: not app.is_running, "the viewer quit")
+    assert live.got == []  # this viewer decided nothing
+
+
 LONG = "a_really_long_tool_name_that_goes_on_and_on"
 
 

@@ -396,6 +396,14 @@ class ViewerApp(App[None]):
                             keep=current if current != hold else None)
         self.notify(f"{hold}: {action} (by {by})", timeout=3)
         self._show_status()
+        self._quit_if_asked()
+
+    def _quit_if_asked(self) -> None:
+        """The quit question was only asked because messages were held: once none is, the answer is yes."""
+        from mcpreel.tui.screens import QuitScreen
+
+        if not self.held and isinstance(self.screen, QuitScreen):
+            self.screen.dismiss(True)
 
     def _held_time(self, held: Held) -> None:
         """A held request went on: how long it waited, kept for its row (its record may come before or after)."""
@@ -898,6 +906,7 @@ class ViewerApp(App[None]):
         self.status_text += " (s still saves what is shown)"
         self._refresh_sessions()
         self._show_status()
+        self._quit_if_asked()
 
     def ended(self, exit_code: Any, reason: str) -> None:
         """The recording ended: say how in the status line and a notification."""
