@@ -18,6 +18,7 @@ Sizes (``--sizes 250:250000,1000:1000000``) show the peak memory staying flat as
 
     python bench/corpus.py --sizes 50:50000                          # quick
     python bench/corpus.py --write BENCHMARKS.md                      # the issue's corpus, table into the file
+    python bench/corpus.py --sizes 1000:1000000 --before 7034a7d      # this tree against an earlier commit
 """
 
 from __future__ import annotations
@@ -188,9 +189,9 @@ print(f"{read:.3f} {walk:.3f} {full:.3f}")
 """
 
 
-def _child(argv: list[str], timeout: float = 3600) -> tuple[float, float, float, str]:
-    """(wall s, CPU s, peak RSS MB, stdout) of a child process."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+def _child(argv: list[str], timeout: float = 3600, src: Path = ROOT / "src") -> tuple[float, float, float, str]:
+    """(wall s, CPU s, peak RSS MB, stdout) of a child process (``src``: the mcpreel it imports)."""
+    env = {**os.environ, "PYTHONPATH": str(src) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     deadline = time.monotonic() + timeout
@@ -272,6 +273,44 @@ def run(sizes: list[tuple[int, int]], keep: Path | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def before_after(n_sessions: int, n_messages: int, before: str, rounds: int) -> str:
+    """``mcpreel index`` of this tree and of commit ``before`` (a worktree of it) on one corpus, with the
+    readers' floor, interleaved ``rounds`` times: the best of each, and the ratios (the machine is shared,
+    so only what is measured side by side compares)."""
+    work = Path(tempfile.mkdtemp(prefix="mcpreel-corpus-ab-"))
+    tree = work / "before"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(tree), before], check=True)
+    try:
+        corpus = work / "sessions"
+        build(corpus, n_sessions, n_messages)
+        runs: dict[str, list[tuple[float, float, float, str]]] = {"floor": [], "before": [], "after": []}
+        for i in range(rounds):
+            runs["floor"].append(_child([PY, "-c", _FLOOR_READERS, str(corpus)]))
+            for name, src in (("before", tree / "src"), ("after", ROOT / "src")):
+                db = work / f"{name}-{i}.duckdb"
+                runs[name].append(_child([PY, "-m", "mcpreel", "index", str(corpus), "--db", str(db)], src=src))
+        floor_wall = min(r[0] for r in runs["floor"])
+        floor_cpu = min(r[1] for r in runs["floor"])
+        lines = [f"`mcpreel index`, {n_sessions:,} sessions and {n_messages:,} messages, before = {before}, best of "
+                 f"{rounds} interleaved rounds, {time.strftime('%Y-%m-%d')}", "",
+                 "| tree | wall s | CPU s | messages/s (wall) | wall ÷ readers' floor | CPU ÷ readers' floor | peak RSS MB |",
+                 "|---|---:|---:|---:|---:|---:|---:|",
+                 f"| readers' floor | {floor_wall:.2f} | {floor_cpu:.2f} | {int(n_messages / floor_wall):,} | 1 | 1 | – |"]
+        for name in ("before", "after"):
+            wall = min(r[0] for r in runs[name])
+            cpu = min(r[1] for r in runs[name])
+            rss = max(r[2] for r in runs[name])
+            lines.append(f"| {name} | {wall:.2f} | {cpu:.2f} | {int(n_messages / wall):,} | {wall / floor_wall:.2f} "
+                         f"| {cpu / floor_cpu:.2f} | {rss:.0f} |")
+        after_before = (min(r[0] for r in runs["after"]) / min(r[0] for r in runs["before"]),
+                        min(r[1] for r in runs["after"]) / min(r[1] for r in runs["before"]))
+        lines += ["", f"after ÷ before: wall {after_before[0]:.2f}, CPU {after_before[1]:.2f}"]
+        return "\n".join(lines) + "\n"
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def _write(path: Path, table: str) -> None:
     text = path.read_text(encoding="utf-8")
     block = f"{MARK_BEGIN}\n{table}{MARK_END}"
@@ -288,9 +327,15 @@ def main() -> None:
     parser.add_argument("--sizes", default="250:250000,1000:1000000", help="SESSIONS:MESSAGES,... (default: %(default)s)")
     parser.add_argument("--keep", type=Path, help="build the corpora under this folder and keep them")
     parser.add_argument("--write", type=Path, help="replace the corpus section of this file (BENCHMARKS.md)")
+    parser.add_argument("--before", metavar="REV", help="compare with the index of commit REV instead (the last "
+                        "size, interleaved rounds; nothing is written)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of --before (default: %(default)s)")
     args = parser.parse_args()
     sizes = [(int(a), int(b)) for a, b in (s.split(":") for s in args.sizes.split(","))]
     sys.path.insert(0, str(ROOT / "src"))
+    if args.before:
+        print(before_after(*sizes[-1], args.before, args.rounds))
+        return
     table = run(sizes, args.keep)
     print(table)
     if args.write:

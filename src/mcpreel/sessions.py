@@ -99,6 +99,24 @@ class _Splitter:
     def place(self, rec: Message, http_ids: dict[Any, str]) -> ClientSession:
         """Put ``rec`` in its session (opening one if it starts a conversation); return that session."""
         extra = rec.extra
+        if not extra and rec.ctx is None and not self.keep:
+            # the fast lane: a lone JSON-RPC object of a file with no sources and no HTTP, in the session
+            # already open, that starts none (what nearly every record of a big file is); it ends where the
+            # general path would, with the same counts
+            target = self.current.get(None)
+            raw = rec.raw
+            if target is not None and type(raw) is dict and rec.kind == _MESSAGE:
+                pending = self.pending_discover
+                request = rec.dir == "in" and "method" in raw and "id" in raw
+                if not (request and raw["method"] in _STARTS) and (not pending or pending.get(None) is not target):
+                    index = target.index
+                    describer = self.describers[index]
+                    if not describer.done:
+                        describer.feed(rec)
+                    self.counts[index] += 1
+                    if request:
+                        target.requests += 1
+                    return target
         group = extra.get(SCOPE_KEY) if extra else None
         source_file = group if isinstance(group, str) else None
         http_id = _http_session_of(rec, http_ids) if rec.ctx is not None else None
@@ -230,29 +248,26 @@ def _exchange_sessions(records: Iterable[Message]) -> dict[Any, str]:
 class Describer:
     """The era, protocol and client of one conversation, found as its records pass (in order)."""
 
-    __slots__ = ("session", "discover_ok", "initialize", "request_protocol")
+    __slots__ = ("session", "discover_ok", "initialize", "negotiated", "request_protocol", "done")
 
     def __init__(self, session: ClientSession) -> None:
         self.session = session
         self.discover_ok = False
         self.initialize = False
+        self.negotiated = False  # the answer to the initialize named the protocol
         self.request_protocol: str | None = None
+        self.done = False  # nothing a later record says can change what is known
 
     def feed(self, rec: Message) -> None:
         """Take one record of the session and learn its era and client from its opening requests."""
-        if rec.kind != _MESSAGE:
+        if self.done or rec.kind != _MESSAGE:
             return
         session = self.session
-        # after an initialize the era is settled and, once the client is named, other requests can
-        # change nothing (the protocol a request names counts only without a handshake)
-        settled = self.initialize and session.client is not None
         raw = rec.raw
         d = rec.dir
         for m in (raw,) if type(raw) is dict else rec.members():
             method = m.get("method")
             if d == "in" and "id" in m and isinstance(method, str):
-                if settled and method != "initialize":
-                    continue
                 if method == "initialize":
                     self.initialize = True
                     params = m.get("params")
@@ -264,11 +279,15 @@ class Describer:
                     version = params.get("protocolVersion")
                     if isinstance(version, str) and session.protocol is None:
                         session.protocol = version
+                elif self.initialize and session.client is not None:
+                    continue  # after a handshake that named the client, requests change nothing
                 else:
-                    self.request_protocol = self.request_protocol or protocol_of_request(m)
-                    info, _ = client_identity(m)
-                    if isinstance(info, dict) and session.client is None:
-                        session.client = _client_name(info)
+                    if self.request_protocol is None:  # counts only without a handshake
+                        self.request_protocol = protocol_of_request(m)
+                    if session.client is None:
+                        info, _ = client_identity(m)
+                        if isinstance(info, dict):
+                            session.client = _client_name(info)
             elif d == "out" and method is None and "method" not in m:
                 result = m.get("result")
                 if isinstance(result, dict):
@@ -276,10 +295,13 @@ class Describer:
                     if (not self.discover_ok and isinstance(result.get("supportedVersions"), list)
                             and "capabilities" in result):
                         self.discover_ok = True
-                    if self.initialize:
+                    if self.initialize and not self.negotiated:
                         version = result.get("protocolVersion")
                         if isinstance(version, str):
                             session.protocol = version  # the negotiated one wins over the asked one
+                            self.negotiated = True
+        if self.negotiated and session.client is not None:
+            self.done = True
 
     def finish(self) -> None:
         """Settle the era once the session is read (a handshake, a discover, or what its requests named)."""

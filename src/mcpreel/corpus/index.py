@@ -13,8 +13,9 @@ A pass (:func:`index_paths`):
    rows it had made are cut off the spools) and the pass goes on; a reel with no end line yet is
    ``in-progress`` and is read again once its recorder has written more;
 3. **writes** in batches: one transaction drops the old rows of the batch's files and loads the spools
-   (DuckDB's CSV reader: a hundred times faster than inserting rows one by one from Python). A pass that
-   stops half-way (a crash, Ctrl-C) loses only its open batch, whose files are read again next time.
+   (DuckDB's CSV reader: a hundred times faster than inserting rows one by one from Python), on a thread
+   of its own while the next batch is read. A pass that stops half-way (a crash, Ctrl-C) loses only the
+   batches not yet committed, whose files are read again next time.
 
 The counts are those of ``inspect --json`` (the same walk, counted the same way; ``tests/corpus`` checks it
 file by file). Writers take the index's lock (:class:`~mcpreel.corpus.db.IndexLock`).
@@ -29,6 +30,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -180,7 +182,8 @@ def _name_version(info: Any) -> tuple[str | None, str | None]:
 
 
 class _Spool:
-    """One table's rows of the open batch, as CSV in a temporary file (read back by DuckDB's CSV reader)."""
+    """One table's rows of the open batch, as CSV in a temporary file (read back by DuckDB's CSV reader,
+    which takes less memory and time than its JSON reader for the same rows)."""
 
     def __init__(self, folder: Path, table: schema.Table, name: str | None = None) -> None:
         self.table = table
@@ -189,29 +192,42 @@ class _Spool:
         self.writer = csv.writer(self._fh, lineterminator="\n")
         self.rows = 0
 
+    def add(self, row: tuple[Any, ...] | list[Any]) -> None:
+        """One row, its values in the table's column order."""
+        self.writer.writerow(row)
+        self.rows += 1
+
     def mark(self) -> tuple[int, int]:
+        """Where the spool stands (before a file is read: :meth:`rollback` cuts what that file added)."""
         self._fh.flush()
         return self._fh.tell(), self.rows
 
     def rollback(self, mark: tuple[int, int]) -> None:
+        """Back to ``mark``: the rows added since are gone."""
         self._fh.flush()
         self._fh.seek(mark[0])
         self._fh.truncate()
         self.rows = mark[1]
 
+    def finish(self) -> None:
+        """Every row on disk (before the writer's thread loads the file)."""
+        self._fh.flush()
+
     def load(self, con: Any) -> None:
+        """Insert the spool's rows into its table."""
         self._fh.flush()
         if self.rows:
             cols = ", ".join(f"'{c.name}': '{c.type}'" for c in self.table.columns)
-            con.execute(f"INSERT INTO {self.table.name} SELECT * FROM read_csv(?, header = false, delim = ',', "
-                        f"quote = '\"', escape = '\"', new_line = '\\n', auto_detect = false, "
-                        f"allow_quoted_nulls = false, columns = {{{cols}}})", [str(self.path)])
-        self._fh.seek(0)
-        self._fh.truncate()
-        self.rows = 0
+            con.execute(f"INSERT INTO {self.table.name} SELECT * FROM {_read_csv(cols)}", [str(self.path)])
 
     def close(self) -> None:
         self._fh.close()
+
+
+def _read_csv(columns: str) -> str:
+    """DuckDB's reading of a spool file (``?``) with ``columns`` (``'name': 'TYPE', ...``)."""
+    return (f"read_csv(?, header = false, delim = ',', quote = '\"', escape = '\"', new_line = '\\n', "
+            f"auto_detect = false, allow_quoted_nulls = false, columns = {{{columns}}})")
 
 
 # -- one file --------------------------------------------------------------------------------------
@@ -285,6 +301,12 @@ class _FileReader:
                 if acc.start is None:
                     acc.start = t
                 acc.end = t
+            if len(steps) == 1 and first.kind == "request":  # the common record: a request, nothing else
+                acc.messages += 1
+                acc.requests += 1
+                if acc.client is None and acc.probes < _IDENTITY_PROBES:
+                    self._client(acc, first.exchange)
+                continue
             for step in steps:
                 kind = step.kind
                 if kind == "request":
@@ -306,7 +328,7 @@ class _FileReader:
                 elif kind == "operation":
                     op = step.operation
                     if op is not None:
-                        op_row(op)
+                        op_row(op, acc if op.session == sid else None)
                 elif kind == "notification":
                     acc.messages += 1
                     acc.notifications += 1
@@ -367,8 +389,9 @@ class _FileReader:
                 self.redact(description) if isinstance(description, str) else None,
                 None, line, t, None])  # server name and day are filled in at the end of the file
 
-    def _operation(self, op: Operation) -> None:
-        """One ``operations`` row (spooled at once: the operation is complete, or open at the end)."""
+    def _operation(self, op: Operation, acc: _SessionAcc | None = None) -> None:
+        """One ``operations`` row (spooled at once: the operation is complete, or open at the end);
+        ``acc``: its session's counts, when the caller has them at hand."""
         exchanges = op.exchanges
         opening = exchanges[0]
         if op.kind == REQUEST and len(exchanges) == 1 and not op.children:
@@ -379,17 +402,16 @@ class _FileReader:
                 result = response.get("result")
                 if type(result) is not dict or (result.get("isError") is not True and "resultType" not in result
                                                 and "task" not in result):
-                    self._plain_ok(op, opening, response)
+                    self._plain_ok(op, opening, response, acc)
                     return
         self._general(op)
 
-    def _plain_ok(self, op: Operation, opening: Any, response: dict[str, Any]) -> None:
+    def _plain_ok(self, op: Operation, opening: Any, response: dict[str, Any], acc: _SessionAcc | None) -> None:
         """The common operation: one client request, answered ``ok``, unmarked. Its row is what
         :meth:`_general` would write (``tests/corpus`` compares both), but only the columns that vary go
         to the spool (:data:`PLAIN_COLUMNS`): the load fills in the rest. Most operations of a corpus
         are these, so this is where the indexer's own time goes."""
         session = op.session
-        acc = self.accs.get(session)
         if acc is None:
             acc = self._acc(session)
         acc.operations += 1
@@ -410,10 +432,9 @@ class _FileReader:
             size_in, size_out = len(_dumps(opening.request)), len(_dumps(response))
         except (TypeError, orjson.JSONEncodeError):
             size_in, size_out = _size(opening.request), _size(response)
-        indexer.plain.writer.writerow((
+        indexer.plain.add((
             n_id, self.key, session, op.n, method, target, opening.t, opening.t_end, opening.index, opening.source,
             opening.response_index, opening.response_source, size_in, size_out))
-        indexer.plain.rows += 1
         self.operations += 1
 
     def _general(self, op: Operation) -> None:
@@ -469,7 +490,7 @@ class _FileReader:
         if day is None:
             day = self.day_fallback
         target = opening.target
-        self.indexer.ops.writer.writerow((
+        self.indexer.ops.add((
             n_id, self.path, op.session, op.n, kind, opening.dir, _text(method),
             _text(target) if target is not None else None, _text(tool) if tool is not None else None,
             status, failed, _int64(code), message, dropped, marks, latency, op.rounds,
@@ -478,7 +499,6 @@ class _FileReader:
             final.response_index if final is not None else None,
             final.response_source if final is not None else None,
             _size(opening.request), _size(response) if response is not None else None, day))
-        self.indexer.ops.rows += 1
         self.operations += 1
 
     def _sessions(self, session: Session, fmt: str, clients: list[Any], records: int) -> dict[str, Any]:
@@ -527,97 +547,56 @@ def _in_progress(session: Session, fmt: str) -> bool:
 # -- the pass --------------------------------------------------------------------------------------
 
 
-class _Indexer:
-    def __init__(self, con: Any, folder: Path) -> None:
-        self.con = con
+class _Batch:
+    """What one transaction writes: the spools of the files read since the last one, the file numbers of its
+    plain spool, and the paths whose old rows it replaces or drops. Each batch has its own folder of spools,
+    so the next one is written while this one loads."""
+
+    def __init__(self, folder: Path, number: int) -> None:
+        self.number = number
+        self.folder = folder / f"batch-{number}"
+        self.folder.mkdir()
         by_name = {t.name: t for t in schema.TABLES}
-        self.files = _Spool(folder, by_name["files"])
-        self.sessions = _Spool(folder, by_name["sessions"])
-        self.ops = _Spool(folder, by_name["operations"])
-        self.plain = _Spool(folder, by_name["operations"], "plain")
-        self.batch_paths: list[str] = []  # the plain spool's file numbers -> path
-        self.batch_days: list[str] = []  # -> the day of a row without a time (the file's)
-        self.tools = _Spool(folder, by_name["tools"])
-        self.tools_rows: list[list[Any]] = []  # the open file's (written when the file is done)
-        row = con.execute("SELECT value FROM meta WHERE key = 'next_operation_id'").fetchone()
-        self.next_id = int(row[0]) if row else 1
+        self.files = _Spool(self.folder, by_name["files"])
+        self.sessions = _Spool(self.folder, by_name["sessions"])
+        self.ops = _Spool(self.folder, by_name["operations"])
+        self.plain = _Spool(self.folder, by_name["operations"], "plain")
+        self.tools = _Spool(self.folder, by_name["tools"])
+        self.paths: list[str] = []  # the plain spool's file numbers -> path
+        self.days: list[str] = []  # -> the day of a row without a time (the file's)
         self.stale: list[str] = []  # paths whose old rows the batch replaces or drops
-        self.batch_files = 0
+        self.file_count = 0
 
     def close(self) -> None:
         for spool in (self.files, self.sessions, self.ops, self.plain, self.tools):
             spool.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
-    def read_file(self, path: Path, st: os.stat_result, digest: str, now: int,
-                  on_progress: Callable[[int], None] | None) -> tuple[str, str | None, dict[str, Any] | None]:
-        """Read one file into the spools; (status, error, counts)."""
-        from mcpreel.formats import open_session
-
-        marks = [s.mark() for s in (self.sessions, self.ops, self.plain, self.tools)]
-        next_id = self.next_id
-        self.tools_rows = []
-        day_fallback = _day(st.st_mtime_ns // 1_000_000) or "1970-01-01"
-        reader = _FileReader(self, path, day_fallback, len(self.batch_paths))
-        self.batch_paths.append(str(path))
-        self.batch_days.append(day_fallback)
-        fmt: str | None = None
+    def write(self, con: Any, next_id: int) -> None:
+        """Write the batch in one transaction: the old rows of its files out, the spools in; then its folder goes."""
         try:
-            session, detection = open_session(path, on_progress=on_progress)
-            fmt = detection.format
-            counts = reader.read(session, fmt)
-            in_progress = _in_progress(session, fmt)
-        except (McpreelError, OSError, ValueError, TypeError, KeyError, IndexError, AttributeError,
-                RecursionError, UnicodeError, OverflowError, MemoryError, AssertionError) as exc:
-            for spool, mark in zip((self.sessions, self.ops, self.plain, self.tools), marks, strict=True):
-                spool.rollback(mark)
-            self.next_id = next_id
-            self.tools_rows = []
-            error = _one_line(exc, path)
-            self.files.writer.writerow((str(path), fmt, st.st_size, st.st_mtime_ns, digest, "error", error,
-                                        0, 0, 0, 0, None, None, now, day_fallback))
-            self.files.rows += 1
-            return "error", error, None
-        for row in counts["rows"]:
-            row[15] = in_progress
-            self.sessions.writer.writerow(row)
-            self.sessions.rows += 1
-        for row in self.tools_rows:
-            self.tools.writer.writerow(row)
-            self.tools.rows += 1
-        self.tools_rows = []
-        status = "in-progress" if in_progress else "ok"
-        self.files.writer.writerow((str(path), fmt, st.st_size, st.st_mtime_ns, digest, status, None,
-                                    counts["sessions"], counts["records"], counts["messages"], counts["operations"],
-                                    counts["start"], counts["end"], now, _day(counts["start"]) or day_fallback))
-        self.files.rows += 1
-        return status, None, counts
-
-    def flush(self) -> None:
-        """Write the open batch in one transaction: the old rows of its files out, the spools in."""
-        con = self.con
-        con.execute("BEGIN TRANSACTION")
-        try:
-            if self.stale:
-                for table, key in (("operations", "file"), ("sessions", "file"), ("tools", "file"), ("files", "path")):
-                    con.execute(f"DELETE FROM {table} WHERE list_contains(?, {key})", [self.stale])
-            for spool in (self.files, self.sessions, self.ops, self.tools):
-                spool.load(con)
-            self._load_plain(con)
-            con.execute("UPDATE meta SET value = ? WHERE key = 'next_operation_id'", [str(self.next_id)])
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        self.stale = []
-        self.batch_files = 0
-        self.batch_paths = []
-        self.batch_days = []
+            con.execute("BEGIN TRANSACTION")
+            try:
+                if self.stale:
+                    for table, key in (("operations", "file"), ("sessions", "file"), ("tools", "file"),
+                                       ("files", "path")):
+                        con.execute(f"DELETE FROM {table} WHERE list_contains(?, {key})", [self.stale])
+                for spool in (self.files, self.sessions, self.ops, self.tools):
+                    spool.load(con)
+                self._load_plain(con)
+                con.execute("UPDATE meta SET value = ? WHERE key = 'next_operation_id'", [str(next_id)])
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+        finally:
+            self.close()
 
     def _load_plain(self, con: Any) -> None:
         """The plain operations' short rows, with the columns they all share filled in (see
         :meth:`_FileReader._plain_ok`; the same values :meth:`_FileReader._general` writes)."""
         spool = self.plain
-        spool._fh.flush()
+        spool.finish()
         if spool.rows:
             cols = ", ".join(f"'{name}': '{type_}'" for name, type_ in PLAIN_COLUMNS)
             con.execute(f"""
@@ -631,14 +610,105 @@ class _Indexer:
                        p.response_index, p.response_line, p.request_bytes, p.response_bytes,
                        CASE WHEN p.start_ms BETWEEN {_EPOCH_FLOOR_MS} AND {_EPOCH_CEILING_MS}
                             THEN CAST(make_timestamp(p.start_ms * 1000) AS DATE) ELSE f.day END
-                FROM read_csv(?, header = false, delim = ',', quote = '"', escape = '"', new_line = '\\n',
-                              auto_detect = false, allow_quoted_nulls = false, columns = {{{cols}}}) p
+                FROM {_read_csv(cols)} p
                 JOIN (SELECT unnest(?::VARCHAR[]) AS path, unnest(?::DATE[]) AS day,
                              unnest(range(?::BIGINT)) AS k) f ON p.k = f.k""",
-                        [str(spool.path), self.batch_paths, self.batch_days, len(self.batch_paths)])
-        spool._fh.seek(0)
-        spool._fh.truncate()
-        spool.rows = 0
+                        [str(spool.path), self.paths, self.days, len(self.paths)])
+
+
+class _Indexer:
+    """Reads files into the open batch; a full batch is written by one thread of its own while the next
+    is read (DuckDB lets go of the interpreter while it loads: on two cores the writing costs the pass
+    almost no time). One batch loads at a time, in order; a failed load is raised at the next flush."""
+
+    def __init__(self, con: Any, folder: Path) -> None:
+        self.con = con
+        self.folder = folder
+        row = con.execute("SELECT value FROM meta WHERE key = 'next_operation_id'").fetchone()
+        self.next_id = int(row[0]) if row else 1
+        self.tools_rows: list[list[Any]] = []  # the open file's (written when the file is done)
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="mcpreel-index-writer")
+        self._writing: Future[None] | None = None
+        self._open(_Batch(folder, 0))
+
+    def _open(self, batch: _Batch) -> None:
+        self.batch = batch
+        # the spools the file reader writes to, by name (looked up once per row)
+        self.files, self.sessions, self.ops, self.plain, self.tools = (
+            batch.files, batch.sessions, batch.ops, batch.plain, batch.tools)
+
+    def close(self) -> None:
+        """Wait for the batch being written (a pass that stops loses only the batches not committed)."""
+        try:
+            self._wait()
+        finally:
+            self._writer.shutdown(wait=True)
+            self.batch.close()
+
+    def _wait(self) -> None:
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            writing.result()
+
+    def read_file(self, path: Path, st: os.stat_result, digest: str, now: int,
+                  on_progress: Callable[[int], None] | None) -> tuple[str, str | None, dict[str, Any] | None]:
+        """Read one file into the spools; (status, error, counts)."""
+        from mcpreel.formats import open_session
+
+        batch = self.batch
+        marks = [s.mark() for s in (self.sessions, self.ops, self.plain, self.tools)]
+        next_id = self.next_id
+        self.tools_rows = []
+        day_fallback = _day(st.st_mtime_ns // 1_000_000) or "1970-01-01"
+        reader = _FileReader(self, path, day_fallback, len(batch.paths))
+        batch.paths.append(str(path))
+        batch.days.append(day_fallback)
+        batch.file_count += 1
+        fmt: str | None = None
+        try:
+            session, detection = open_session(path, on_progress=on_progress)
+            fmt = detection.format
+            counts = reader.read(session, fmt)
+            in_progress = _in_progress(session, fmt)
+        except (McpreelError, OSError, ValueError, TypeError, KeyError, IndexError, AttributeError,
+                RecursionError, UnicodeError, OverflowError, MemoryError, AssertionError) as exc:
+            for spool, mark in zip((self.sessions, self.ops, self.plain, self.tools), marks, strict=True):
+                spool.rollback(mark)
+            self.next_id = next_id
+            self.tools_rows = []
+            error = _one_line(exc, path)
+            self.files.add((str(path), fmt, st.st_size, st.st_mtime_ns, digest, "error", error,
+                            0, 0, 0, 0, None, None, now, day_fallback))
+            return "error", error, None
+        for row in counts["rows"]:
+            row[15] = in_progress
+            self.sessions.add(row)
+        for row in self.tools_rows:
+            self.tools.add(row)
+        self.tools_rows = []
+        status = "in-progress" if in_progress else "ok"
+        self.files.add((str(path), fmt, st.st_size, st.st_mtime_ns, digest, status, None,
+                        counts["sessions"], counts["records"], counts["messages"], counts["operations"],
+                        counts["start"], counts["end"], now, _day(counts["start"]) or day_fallback))
+        return status, None, counts
+
+    @property
+    def full(self) -> bool:
+        """Whether the open batch is as big as a batch gets."""
+        batch = self.batch
+        return batch.ops.rows + batch.plain.rows >= BATCH_ROWS or batch.file_count >= BATCH_FILES
+
+    def flush(self, *, wait: bool = False) -> None:
+        """Hand the open batch to the writer (after the one before it is written) and open the next;
+        ``wait``: and wait until it is written too (the end of a pass)."""
+        self._wait()
+        batch = self.batch
+        for spool in (batch.files, batch.sessions, batch.ops, batch.plain, batch.tools):
+            spool.finish()
+        self._open(_Batch(self.folder, batch.number + 1))
+        self._writing = self._writer.submit(batch.write, self.con, self.next_id)
+        if wait:
+            self._wait()
 
 
 def _one_line(exc: BaseException, path: Path) -> str:
@@ -716,14 +786,14 @@ def _pass(con: Any, paths: list[Path], db: Path, t_start: float, on_start: Calla
     folder = Path(tempfile.mkdtemp(prefix="mcpreel-index-"))
     indexer = _Indexer(con, folder)
     try:
-        indexer.stale.extend(removed)
+        indexer.batch.stale.extend(removed)
         done_bytes = 0
         now = int(time.time() * 1000)
         for path, st, digest in todo:
             base = done_bytes
             progress = None if on_progress is None else (lambda n, base=base: on_progress(base + n))
             if str(path) in known:
-                indexer.stale.append(str(path))
+                indexer.batch.stale.append(str(path))
             status, error, counts = indexer.read_file(path, st, digest, now, progress)
             stats.read += 1
             stats.bytes += st.st_size
@@ -741,10 +811,9 @@ def _pass(con: Any, paths: list[Path], db: Path, t_start: float, on_start: Calla
                 stats.operations += counts["operations"]
                 stats.messages += counts["messages"]
                 stats.records += counts["records"]
-            indexer.batch_files += 1
-            if indexer.ops.rows + indexer.plain.rows >= BATCH_ROWS or indexer.batch_files >= BATCH_FILES:
+            if indexer.full:
                 indexer.flush()
-        indexer.flush()
+        indexer.flush(wait=True)
     finally:
         indexer.close()
         shutil.rmtree(folder, ignore_errors=True)
