@@ -23,7 +23,9 @@ file by file). Writers take the index's lock (:class:`~mcpreel.corpus.db.IndexLo
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import gc
 import hashlib
 import os
 import shutil
@@ -432,9 +434,11 @@ class _FileReader:
             size_in, size_out = len(_dumps(opening.request)), len(_dumps(response))
         except (TypeError, orjson.JSONEncodeError):
             size_in, size_out = _size(opening.request), _size(response)
-        indexer.plain.add((
+        plain = indexer.plain  # its writer called here, not through add(): this runs once per operation
+        plain.writer.writerow((
             n_id, self.key, session, op.n, method, target, opening.t, opening.t_end, opening.index, opening.source,
             opening.response_index, opening.response_source, size_in, size_out))
+        plain.rows += 1
         self.operations += 1
 
     def _general(self, op: Operation) -> None:
@@ -727,6 +731,20 @@ def _one_line(exc: BaseException, path: Path) -> str:
     return line if len(line) <= 1000 else line[:999] + "…"
 
 
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """The cyclic garbage collector runs a thirtieth as often during a pass (as it was after). The walk
+    makes an exchange and an operation that point at each other for every request, a million of them in a
+    big corpus, and lets go of each pair once its row is written; the collector's default pace (every 700
+    new objects) costs a pass 5-7 % for nothing, since memory stays flat either way."""
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], 20_000), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
 def index_paths(
     paths: list[Path],
     db: Path,
@@ -749,7 +767,8 @@ def index_paths(
             # flat memory: DuckDB's own buffers bounded (it spills to disk past them), one thread (one process)
             con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
             con.execute("SET threads = 1")
-            return _pass(con, paths, db, t_start, on_start, on_progress)
+            with _fewer_collections():
+                return _pass(con, paths, db, t_start, on_start, on_progress)
         finally:
             con.close()
 
