@@ -23,9 +23,7 @@ file by file). Writers take the index's lock (:class:`~mcpreel.corpus.db.IndexLo
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import gc
 import hashlib
 import os
 import shutil
@@ -731,20 +729,6 @@ def _one_line(exc: BaseException, path: Path) -> str:
     return line if len(line) <= 1000 else line[:999] + "…"
 
 
-@contextlib.contextmanager
-def _fewer_collections() -> Iterator[None]:
-    """The cyclic garbage collector runs a thirtieth as often during a pass (as it was after). The walk
-    makes an exchange and an operation that point at each other for every request, a million of them in a
-    big corpus, and lets go of each pair once its row is written; the collector's default pace (every 700
-    new objects) costs a pass 5-7 % for nothing, since memory stays flat either way."""
-    before = gc.get_threshold()
-    gc.set_threshold(max(before[0], 20_000), *before[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-
-
 def index_paths(
     paths: list[Path],
     db: Path,
@@ -767,8 +751,7 @@ def index_paths(
             # flat memory: DuckDB's own buffers bounded (it spills to disk past them), one thread (one process)
             con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
             con.execute("SET threads = 1")
-            with _fewer_collections():
-                return _pass(con, paths, db, t_start, on_start, on_progress)
+            return _pass(con, paths, db, t_start, on_start, on_progress)
         finally:
             con.close()
 
