@@ -4,9 +4,12 @@ eras, what is never a difference, and a mock that answers a client of either era
 from __future__ import annotations
 
 import asyncio
+import copy
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mcpreel.compare.normalize import canonical_params, comparable
 from mcpreel.eras import (
@@ -19,9 +22,9 @@ from mcpreel.eras import (
     to_modern_result,
 )
 from mcpreel.mock.engine import Mock
-from mcpreel.model import Message
+from mcpreel.model import Kind, Message
 from mcpreel.operations.cassette import build
-from mcpreel.sessions import split_sessions
+from mcpreel.sessions import split_sessions, split_sessions_streaming
 from tests.replay.helpers import INIT, INIT_OK, call, err, note, req, res, session, text
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -196,3 +199,41 @@ def test_each_client_is_served_from_the_session_that_matches_it():
     assert modern[-1]["result"]["content"][0]["text"] == "modern"
     legacy = _answers(mock, INIT, call(2, "echo", {"t": "x"}))
     assert legacy[-1]["result"]["content"][0]["text"] == "legacy"
+
+
+# -- the splitter's fast lane ----------------------------------------------------------------------
+
+_PIECES = [("in", INIT), ("out", INIT_OK), ("in", note("notifications/initialized")), ("in", DISCOVER),
+           ("out", DISCOVER_OK), ("out", err(1, -32601, "no discover")), ("in", call(2, "echo", {"t": "x"})),
+           ("in", modern_call(3, "echo", {"t": "y"})), ("out", res(2, text("x"))),
+           ("out", res(3, {"protocolVersion": "1999-01-01"})), ("in", req(4, "tools/list")),
+           ("in", [call(5, "a", {}), note("notifications/progress")]), ("out", note("notifications/message")),
+           ("in", {"jsonrpc": "2.0", "id": 6, "method": 7})]
+
+
+def _described(sessions: list[Any]) -> list[tuple[Any, ...]]:
+    return [(s.index, s.era, s.protocol, s.client, s.requests) for s in sessions]
+
+
+@given(st.lists(st.tuples(st.sampled_from(range(len(_PIECES))), st.booleans()), max_size=40))
+@settings(max_examples=300, deadline=None)
+def test_the_fast_lane_splits_and_describes_as_the_general_path(picks: list[tuple[int, bool]]) -> None:
+    """A record of the session already open takes the splitter's fast lane, and the describer stops once
+    nothing can change; over any order of handshakes, discovers, calls, answers, batches and stderr lines
+    both give what the general path gives: the same sessions, eras, protocols, clients and counts."""
+    records: list[Any] = []
+    for i, stderr in picks:
+        records.append(Message(None, None, None, kind=Kind.STDERR, text="log") if stderr else _PIECES[i])
+    whole = session(*[r if isinstance(r, Message) else (r[0], copy.deepcopy(r[1])) for r in records])
+    streamed = split_sessions_streaming(whole)
+    general = split_sessions(whole)
+    assert _described(streamed) == _described(general)
+
+
+def test_the_handshake_answer_names_the_protocol_and_a_later_result_does_not():
+    """A tool's result that happens to carry a ``protocolVersion`` member is not a negotiation."""
+    s = session(("in", INIT), ("out", INIT_OK), ("in", call(2, "version", {})),
+                ("out", res(2, {"protocolVersion": "1999-01-01", "content": []})))
+    for split in (split_sessions, split_sessions_streaming):
+        (only,) = split(s)
+        assert (only.era, only.protocol, only.client) == ("legacy", "2025-11-25", "t 1")

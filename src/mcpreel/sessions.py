@@ -103,20 +103,20 @@ class _Splitter:
             # the fast lane: a lone JSON-RPC object of a file with no sources and no HTTP, in the session
             # already open, that starts none (what nearly every record of a big file is); it ends where the
             # general path would, with the same counts
-            target = self.current.get(None)
+            open_now = self.current.get(None)
             raw = rec.raw
-            if target is not None and type(raw) is dict and rec.kind == _MESSAGE:
+            if open_now is not None and type(raw) is dict and rec.kind == _MESSAGE:
                 pending = self.pending_discover
                 request = rec.dir == "in" and "method" in raw and "id" in raw
-                if not (request and raw["method"] in _STARTS) and (not pending or pending.get(None) is not target):
-                    index = target.index
-                    describer = self.describers[index]
-                    if not describer.done:
-                        describer.feed(rec)
+                if not (request and raw["method"] in _STARTS) and (not pending or pending.get(None) is not open_now):
+                    index = open_now.index
+                    settled = self.describers[index]
+                    if not settled.done:
+                        settled.feed(rec)
                     self.counts[index] += 1
                     if request:
-                        target.requests += 1
-                    return target
+                        open_now.requests += 1
+                    return open_now
         group = extra.get(SCOPE_KEY) if extra else None
         source_file = group if isinstance(group, str) else None
         http_id = _http_session_of(rec, http_ids) if rec.ctx is not None else None

@@ -114,6 +114,80 @@ def test_unchanged_skipped_changed_read_again_removed_dropped(tmp_path: Path) ->
     assert rows == (7, 7)  # the old rows of a.jsonl are gone, b's too
 
 
+def _table(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    con = connect(db, read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_batches_written_beside_the_reading_equal_one_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches of two files each, every one written by the writer's thread while the next is read, give
+    the index one batch gives: the same rows, the same operation ids, in one consistent database."""
+    from mcpreel.corpus import index as ix
+
+    for i in range(7):
+        reel(tmp_path / "s" / f"r{i}.jsonl", calls=2 + i, server=f"srv{i % 3}")
+    whole = tmp_path / "whole.duckdb"
+    index_paths([tmp_path / "s"], whole)
+    monkeypatch.setattr(ix, "BATCH_FILES", 2)
+    written: list[str] = []
+    real_write = ix._Batch.write
+
+    def write(self: Any, con: Any, next_id: int) -> None:
+        written.append(threading.current_thread().name)
+        real_write(self, con, next_id)
+
+    monkeypatch.setattr(ix._Batch, "write", write)
+    spools = tmp_path / "tmp"
+    spools.mkdir()
+    monkeypatch.setattr(ix.tempfile, "tempdir", str(spools))
+    batched = tmp_path / "batched.duckdb"
+    stats = index_paths([tmp_path / "s"], batched)
+    assert stats.read == 7 and stats.errors == 0
+    assert len(written) == 4 and all(name.startswith("mcpreel-index-writer") for name in written)
+    ops = ("SELECT id, regexp_extract(file, '[^/]+$'), session, n, method, tool, status, latency_ms, request_line "
+           "FROM operations ORDER BY id")
+    assert _table(batched, ops) == _table(whole, ops) and len(_table(whole, ops)) == 7 * 4 + 21
+    counts = "SELECT regexp_extract(path, '[^/]+$'), status, sessions, operations, messages FROM files ORDER BY 1"
+    assert _table(batched, counts) == _table(whole, counts)
+    assert _table(batched, "SELECT value FROM meta WHERE key = 'next_operation_id'") == \
+        _table(whole, "SELECT value FROM meta WHERE key = 'next_operation_id'")
+    assert not list(spools.iterdir())  # no spool left behind
+
+
+def test_a_batch_that_cannot_be_written_fails_the_pass_and_is_read_again(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer's error reaches the pass (raised at its next flush or at its end), the batch's
+    transaction is rolled back, and the next pass reads those files again: nothing half-written."""
+    from mcpreel.corpus import index as ix
+
+    for i in range(4):
+        reel(tmp_path / "s" / f"r{i}.jsonl")
+    monkeypatch.setattr(ix, "BATCH_FILES", 2)
+    real_load = ix._Spool.load
+    calls = {"n": 0}
+
+    def load(self: Any, con: Any) -> None:
+        calls["n"] += 1
+        if self.table.name == "sessions" and calls["n"] > 4:  # the second batch: files loaded, then this
+            raise OSError(28, "No space left on device")
+        real_load(self, con)
+
+    monkeypatch.setattr(ix._Spool, "load", load)
+    db = tmp_path / "c.duckdb"
+    with pytest.raises(OSError, match="No space left"):
+        index_paths([tmp_path / "s"], db)
+    first = _files(db)
+    assert len(first) == 2 and all(v[0] == "ok" for v in first.values())  # the first batch, whole
+    assert _table(db, "SELECT count(DISTINCT file) FROM operations") == [(2,)]
+    monkeypatch.setattr(ix._Spool, "load", real_load)
+    stats = index_paths([tmp_path / "s"], db)
+    assert (stats.read, stats.skipped) == (2, 2)
+    assert len(_files(db)) == 4 and _table(db, "SELECT count(DISTINCT file) FROM operations") == [(4,)]
+
+
 def test_same_size_and_time_but_another_head_is_read_again(tmp_path: Path) -> None:
     a = reel(tmp_path / "s" / "a.jsonl", description="Echo the text back")
     db = tmp_path / "c.duckdb"

@@ -91,13 +91,14 @@ class Correlator(Generic[T]):
         """Remember a request; False when its id cannot correlate (it will never be answered)."""
         t = type(rid)  # _full_key, written out for the ids nearly every request has
         if t is int:
-            full: tuple[Any, ...] | None = (scope, direction, "n", rid)
+            full: tuple[Any, ...] = (scope, direction, "n", rid)
         elif t is str:
             full = (scope, direction, "s", rid)
         else:
-            full = _full_key(scope, direction, rid)
-            if full is None:
+            other = _full_key(scope, direction, rid)
+            if other is None:
                 return False
+            full = other
         pending = self._pending
         held = pending.get(full, _NONE)
         if held is _NONE:
@@ -113,13 +114,14 @@ class Correlator(Generic[T]):
         asked = "in" if direction == "out" else "out"
         t = type(rid)  # _full_key, written out for the ids nearly every answer has
         if t is int:
-            full: tuple[Any, ...] | None = (scope, asked, "n", rid)
+            full: tuple[Any, ...] = (scope, asked, "n", rid)
         elif t is str:
             full = (scope, asked, "s", rid)
         else:
-            full = _full_key(scope, asked, rid)
-            if full is None:
+            other = _full_key(scope, asked, rid)
+            if other is None:
                 return None
+            full = other
         pending = self._pending
         held = pending.get(full, _NONE)
         if held is _NONE:
