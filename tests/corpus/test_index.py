@@ -188,6 +188,30 @@ def test_a_batch_that_cannot_be_written_fails_the_pass_and_is_read_again(tmp_pat
     assert len(_files(db)) == 4 and _table(db, "SELECT count(DISTINCT file) FROM operations") == [(4,)]
 
 
+def test_an_interrupted_pass_keeps_what_it_committed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C half-way: the batch being written is finished (the pass waits for its writer), the open one is
+    dropped, the index stays consistent and the next pass reads only what is missing."""
+    from mcpreel.corpus import index as ix
+
+    for i in range(6):
+        reel(tmp_path / "s" / f"r{i}.jsonl")
+    monkeypatch.setattr(ix, "BATCH_FILES", 2)
+    (size,) = {p.stat().st_size for p in (tmp_path / "s").iterdir()}  # six reels alike
+
+    def progress(n: int) -> None:
+        if n >= 5 * size:  # the fifth file read: two batches handed to the writer, the third open
+            raise KeyboardInterrupt
+
+    db = tmp_path / "c.duckdb"
+    with pytest.raises(KeyboardInterrupt):
+        index_paths([tmp_path / "s"], db, on_progress=progress)
+    kept = _files(db)
+    assert len(kept) == 4 and all(v[0] == "ok" for v in kept.values())
+    assert _table(db, "SELECT count(DISTINCT file) FROM operations") == [(4,)]
+    stats = index_paths([tmp_path / "s"], db)
+    assert (stats.read, stats.skipped) == (2, 4) and len(_files(db)) == 6
+
+
 def test_same_size_and_time_but_another_head_is_read_again(tmp_path: Path) -> None:
     a = reel(tmp_path / "s" / "a.jsonl", description="Echo the text back")
     db = tmp_path / "c.duckdb"
