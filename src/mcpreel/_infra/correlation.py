@@ -89,16 +89,9 @@ class Correlator(Generic[T]):
 
     def request(self, direction: str, rid: Any, token: T, scope: Any = None) -> bool:
         """Remember a request; False when its id cannot correlate (it will never be answered)."""
-        t = type(rid)  # _full_key, written out for the ids nearly every request has
-        if t is int:
-            full: tuple[Any, ...] = (scope, direction, "n", rid)
-        elif t is str:
-            full = (scope, direction, "s", rid)
-        else:
-            other = _full_key(scope, direction, rid)
-            if other is None:
-                return False
-            full = other
+        full = _full_key(scope, direction, rid)
+        if full is None:
+            return False
         pending = self._pending
         held = pending.get(full, _NONE)
         if held is _NONE:
@@ -111,17 +104,9 @@ class Correlator(Generic[T]):
 
     def response(self, direction: str, rid: Any, scope: Any = None) -> T | None:
         """The token of the request a response going ``direction`` answers (and forget it), or None."""
-        asked = "in" if direction == "out" else "out"
-        t = type(rid)  # _full_key, written out for the ids nearly every answer has
-        if t is int:
-            full: tuple[Any, ...] = (scope, asked, "n", rid)
-        elif t is str:
-            full = (scope, asked, "s", rid)
-        else:
-            other = _full_key(scope, asked, rid)
-            if other is None:
-                return None
-            full = other
+        full = _full_key(scope, "in" if direction == "out" else "out", rid)
+        if full is None:
+            return None
         pending = self._pending
         held = pending.get(full, _NONE)
         if held is _NONE:
