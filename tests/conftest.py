@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -75,6 +77,16 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def wait_port(port: int, timeout: float = 15.0) -> None:
+    """Until something listens on 127.0.0.1:``port`` (``TimeoutError`` after ``timeout`` seconds)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return
+        time.sleep(0.03)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
 
 
 @pytest.fixture

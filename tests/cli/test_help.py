@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from mcpreel.cli import cli
 from mcpreel.cli.helptext import SECTIONS, TOPICS
 from tests.cli.test_vocabulary import leaf_context, walk
-from tests.conftest import FIXTURES, ROOT, free_port, needs_shared
+from tests.conftest import FIXTURES, ROOT, free_port, needs_shared, wait_port
 
 SECTION_TITLES = [title for title, _ in SECTIONS]
 #: the README's command for "your server", and what runs in its place when an example is run for real
@@ -159,7 +159,7 @@ def test_the_check_and_contract_examples_run_against_the_demo_server(tmp_path):
                                "--port", str(port)], env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        _wait_for(port)
+        wait_port(port, 30)
         r = _mcpreel(_example("check", "mcpreel check http://127.0.0.1:8000/mcp --profile mcp")
                      .replace("http://127.0.0.1:8000/mcp", url), tmp_path, timeout=120)
         assert r.returncode == 0, r.stdout + r.stderr
@@ -175,19 +175,6 @@ def test_the_check_and_contract_examples_run_against_the_demo_server(tmp_path):
     again = _mcpreel(_example("contract check", "mcpreel contract check mcp-contract.json --target-command"),
                      tmp_path)
     assert again.returncode == 0, again.stdout + again.stderr  # the same server: nothing changed
-
-
-def _wait_for(port: int, seconds: float = 30) -> None:
-    import socket
-    import time
-
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise AssertionError(f"the demo server did not listen on {port}")
 
 
 # -- the README's command lines teach the same names, and parse --

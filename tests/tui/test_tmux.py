@@ -138,25 +138,13 @@ def test_attach_edit_in_editor_drop_and_save_in_a_real_terminal(tmp_path: Path) 
     assert edit["original"]["params"]["arguments"]["text"] == "as sent" and edit["decided_by"] == "viewer"
 
 
-def _wait_port(port: int, seconds: float = 30.0) -> None:
-    import socket
-
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise AssertionError(f"nothing listens on port {port}")
-
-
 def test_record_tui_runs_the_viewer_in_the_http_proxys_terminal(tmp_path: Path) -> None:
     import asyncio
     import threading
 
     from mcp import Client
 
-    from tests.conftest import free_port
+    from tests.conftest import free_port, wait_port
     from tests.peers import SDK_SERVER
 
     server_port, listen = free_port(), free_port()
@@ -168,7 +156,7 @@ def test_record_tui_runs_the_viewer_in_the_http_proxys_terminal(tmp_path: Path) 
     tmux = Tmux(env)
     answers: list[str] = []
     try:
-        _wait_port(server_port)
+        wait_port(server_port, 30)
         tmux("new-session", "-d", "-s", "t", "-n", "proxy", "-x", "150", "-y", "40", "-c", str(tmp_path),
              f"{sys.executable} -m mcpreel record --transport streamable-http --target "
              f"http://127.0.0.1:{server_port}/mcp --listen 127.0.0.1:{listen} --intercept tool:echo --tui "

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import Input, Select
@@ -159,13 +160,18 @@ async def test_the_footer_of_a_file_offers_no_live_keys(reel: Path):
         assert not {"Forward", "Edit", "Drop", "Inject", "Intercept"} & shown
 
 
+async def _ask_to_quit(pilot: Any, app: Any) -> None:
+    """``q`` once the proxy's message is held: the question is asked, the viewer still runs."""
+    await _until(pilot, lambda: "h1" in app.held, "held")
+    await pilot.press("q")
+    await pilot.pause()
+    assert isinstance(app.screen, QuitScreen) and app.is_running
+
+
 async def test_quitting_with_messages_held_asks_first(live: ScriptedProxy):
     app = live_app(live.path)
     async with app.run_test(size=(160, 40)) as pilot:
-        await _until(pilot, lambda: "h1" in app.held, "held")
-        await pilot.press("q")
-        await pilot.pause()
-        assert isinstance(app.screen, QuitScreen) and app.is_running
+        await _ask_to_quit(pilot, app)
         said = str(app.screen.query_one("#fate").content)
         assert "1 message is held" in str(app.screen.query_one(".title").content)
         assert "they go on unchanged after their 30s timeout" in said
@@ -183,10 +189,7 @@ async def test_quitting_with_messages_held_asks_first(live: ScriptedProxy):
 async def test_the_quit_question_answers_itself_once_nothing_is_held(live: ScriptedProxy):
     app = live_app(live.path)
     async with app.run_test(size=(160, 40)) as pilot:
-        await _until(pilot, lambda: "h1" in app.held, "held")
-        await pilot.press("q")
-        await pilot.pause()
-        assert isinstance(app.screen, QuitScreen) and app.is_running
+        await _ask_to_quit(pilot, app)
         # another viewer (or the timeout) releases it while the question is open: nothing is left to ask
         live.send({"type": "released", "hold": "h1", "action": "forward", "by": "timeout"})
         await _until(pilot, lambda: not app.is_running, "the viewer quit")

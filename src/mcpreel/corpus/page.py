@@ -206,42 +206,15 @@ def _sections(d: CorpusData) -> str:
     ])
 
 
-_TEMPLATE = """<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="{csp}">
-<meta name="generator" content="{generator}">
-<title>{title}</title>
-<style>{css}</style>
-</head>
-<body>
-<header>
-<h1>{title}<small>mcpreel corpus report</small></h1>
-<dl class="facts"><dt>index</dt><dd>{db}</dd></dl>
-{cards}
-<p class="note">{note}</p>
-</header>
-<main>
-{sections}
-</main>
-</body>
-</html>
-"""
-
-
 def render(data: CorpusData) -> str:
-    """The whole page, as text."""
-    from mcpreel.report.page import asset, content_security_policy, source_hash
+    """The whole page, as text (``report/assets/corpus.html``, filled as the session report is; no script)."""
+    from mcpreel.report.page import asset, fill
 
-    css = asset("report.css")
     note = ("Texts redacted ([REDACTED])." if data.redacted else
             "Not redacted again (--no-redact); the index stores error messages redacted all the same.")
-    return _TEMPLATE.format(
-        csp=content_security_policy("", css).replace(f"script-src {source_hash('')}", "script-src 'none'"), generator=escape(f"mcpreel {__version__}"),
-        title="MCP sessions", css=css, db=escape(data.db), cards=_cards(data.totals), note=escape(note),
-        sections=_sections(data))
+    return fill("corpus.html", {
+        "CSS": asset("report.css"), "GENERATOR": escape(f"mcpreel {__version__}"), "TITLE": "MCP sessions",
+        "DB": escape(data.db), "CARDS": _cards(data.totals), "NOTE": escape(note), "SECTIONS": _sections(data)})
 
 
 def write_corpus_report(db: Path, out: str | os.PathLike[str], *, redact: bool = True) -> CorpusData:

@@ -51,11 +51,13 @@ def source_hash(text: str) -> str:
     return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
 
 
-def content_security_policy(script: str, style: str) -> str:
-    """The page's policy: nothing fetched, only this script and this stylesheet, no HTML sinks."""
+def content_security_policy(script: str | None, style: str) -> str:
+    """The page's policy: nothing fetched, only this script (``None``: a page with no script runs none)
+    and this stylesheet, no HTML sinks."""
+    scripts = source_hash(script) if script is not None else "'none'"
     return "; ".join([
         "default-src 'none'",
-        f"script-src {source_hash(script)}",
+        f"script-src {scripts}",
         f"style-src {source_hash(style)}",
         "base-uri 'none'",
         "form-action 'none'",
@@ -66,11 +68,12 @@ def content_security_policy(script: str, style: str) -> str:
 
 def fill(template: str, parts: Mapping[str, str]) -> str:
     """``assets/<template>`` with each ``@NAME@`` replaced by ``parts[NAME]``, and ``@CSP@`` by the policy
-    that allows ``parts["JS"]`` and ``parts["CSS"]``, the texts the page's ``<script>`` and ``<style>`` hold.
+    that allows ``parts["JS"]`` and ``parts["CSS"]``, the texts the page's ``<script>`` and ``<style>`` hold
+    (a page without ``JS`` runs no script at all).
 
     Each placeholder is replaced once, in one pass over the template: a value is never read again for
     placeholders, so session text that looks like ``@JS@`` stays text.
     """
     values = dict(parts)
-    values["CSP"] = content_security_policy(values["JS"], values["CSS"])
+    values["CSP"] = content_security_policy(values.get("JS"), values["CSS"])
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], asset(template))

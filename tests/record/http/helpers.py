@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import gzip
 import os
-import socket
 import subprocess
 import threading
 import time
@@ -32,24 +31,10 @@ from mcpreel.model import Kind, Message
 from mcpreel.record import HttpTarget, RecordHooks, RecordOptions, RecordResult, record
 from mcpreel.record.http_proxy import ProxyConfig, ProxyServer
 from mcpreel.toolcalls.importer import ImportOptions, import_session
+from tests.conftest import free_port, wait_port
 
 ROOT = Path(__file__).resolve().parents[3]
 LISTEN127 = ROOT / "tests" / "peers" / "listen127.cjs"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port: int, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return
-        time.sleep(0.03)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
 
 
 # -- servers ----------------------------------------------------------------------------------------
