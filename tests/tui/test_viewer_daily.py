@@ -196,6 +196,25 @@ async def test_the_quit_question_answers_itself_once_nothing_is_held(live: Scrip
     assert live.got == []  # this viewer decided nothing
 
 
+async def test_the_cursors_line_stays_in_view_when_the_list_shrinks(tmp_path: Path):
+    """The list loses lines when the terminal, the header or the status line takes them: the line under
+    the cursor is scrolled back into view (it was left below the fold)."""
+    records: list[dict[str, Any]] = []
+    for i in range(5):
+        records += [_call(i, "x"), _answer(i)]
+    app = _app(_reel(tmp_path / "r.jsonl", records))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await _loaded(pilot, app)
+        await pilot.press("end")
+        await pilot.pause()
+        assert app.list.cursor == 9 and app.list.scroll_offset.y == 0
+        await pilot.resize_terminal(160, 10)
+        await pilot.pause()
+        await pilot.pause()
+        top, height = app.list.scroll_offset.y, app.list.size.height
+        assert height < 10 and top <= app.list.cursor < top + height
+
+
 LONG = "a_really_long_tool_name_that_goes_on_and_on"
 
 

@@ -102,8 +102,11 @@ class MessageList(ScrollView, can_focus=True):
         self.virtual_size = Size(self.size.width, len(self.items))
 
     def on_resize(self) -> None:
-        """Recompute what fits when the widget is resized."""
+        """Recompute what fits when the widget is resized, and keep the cursor's line in view (the list
+        shrinks when the status or the header takes another line)."""
         self._resize()
+        if self.items:
+            self.call_after_refresh(self.scroll_to_region_line, self.cursor)
 
     # -- drawing -----------------------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
