@@ -37,7 +37,7 @@ class MessageList(ScrollView, can_focus=True):
     ]
 
     DEFAULT_CSS = """
-    MessageList { background: $surface; }
+    MessageList { background: $surface; overflow-x: hidden; }
     """
 
     cursor: reactive[int] = reactive(0, always_update=True)
@@ -99,7 +99,14 @@ class MessageList(ScrollView, can_focus=True):
         return True
 
     def _resize(self) -> None:
-        self.virtual_size = Size(self.size.width, len(self.items))
+        # lines are cut to the width with an ellipsis, never scrolled sideways: a virtual width wider than
+        # the lines (the vertical scrollbar takes a column) would add a horizontal scrollbar that hides
+        # the last line
+        self.virtual_size = Size(self.scrollable_content_region.width, len(self.items))
+
+    def _shown_lines(self) -> int:
+        """How many lines the list shows (its height less any scrollbar)."""
+        return max(1, self.scrollable_content_region.height)
 
     def on_resize(self) -> None:
         """Recompute what fits when the widget is resized, and keep the cursor's line in view (the list
@@ -112,7 +119,7 @@ class MessageList(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         row = scroll_y + y
-        width = self.size.width
+        width = self.scrollable_content_region.width
         base = self.rich_style
         if row >= len(self.items):
             return Strip.blank(width, base)
@@ -137,7 +144,7 @@ class MessageList(ScrollView, can_focus=True):
 
     def scroll_to_region_line(self, line: int) -> None:
         top = self.scroll_offset.y
-        height = max(1, self.size.height)
+        height = self._shown_lines()
         if line < top:
             self.scroll_to(y=line, animate=False)
         elif line >= top + height:
@@ -149,7 +156,7 @@ class MessageList(ScrollView, can_focus=True):
         self.cursor = self.cursor + delta
 
     def action_page(self, direction: int) -> None:
-        self.cursor = self.cursor + direction * max(1, self.size.height - 1)
+        self.cursor = self.cursor + direction * max(1, self._shown_lines() - 1)
 
     def action_jump(self, where: int) -> None:
         self.cursor = where if where >= 0 else len(self.items) - 1
