@@ -391,6 +391,50 @@ def test_the_secret_channel_end_to_end(monkeypatch: pytest.MonkeyPatch, tmp_path
     assert not where.exists() and not where.with_suffix(".key").exists()
 
 
+def test_a_silent_connection_keeps_no_viewer_waiting_on_the_secret_channel(monkeypatch: pytest.MonkeyPatch,
+                                                                         tmp_path: Path) -> None:
+    """Loopback TCP: a local process that connects and says nothing used to hold the accept loop for the
+    whole time a secret line may take (2 s); now each connection gives its secret on a thread of its own,
+    so a viewer behind silent ones gets hello at once, and one more silent connection than the channel
+    awaits at once is closed straight away, with a note."""
+    from mcpreel.control import server as control_server
+    from mcpreel.control.client import ControlClient
+    from mcpreel.control.server import ControlServer
+
+    monkeypatch.setattr(platform, "control_auth", lambda: "secret")
+    monkeypatch.setattr(control_server, "_AUTH_SECONDS", 20.0)  # silence would hold the loop far past the asserts
+    notes: list[str] = []
+    server = ControlServer(transport="stdio", directory=tmp_path, note=notes.append)
+    silent: list[socket.socket] = []
+    try:
+        where = server.start()
+        assert server.address is not None
+        for _ in range(control_server._AUTH_AT_ONCE):
+            silent.append(socket.create_connection(tuple(server.address), timeout=5))
+        t0 = time.monotonic()
+        extra = socket.create_connection(tuple(server.address), timeout=5)
+        assert extra.recv(100) == b""  # closed at once, not after 20 s
+        extra.close()
+        assert time.monotonic() - t0 < 10
+        assert any("others are still to give the secret" in n for n in notes)
+        silent.pop().close()  # one slot free again: the viewer gets in past the seven still silent
+        deadline = time.monotonic() + 10
+        while True:
+            t0 = time.monotonic()
+            try:
+                with ControlClient.connect(where, timeout=5) as client:
+                    assert client.hello["type"] == "hello"
+                break
+            except Exception:  # the slot is freed once the closed one's thread has seen it go
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        assert time.monotonic() - t0 < 5  # not held behind the silent ones (they have 20 s)
+    finally:
+        for sock in silent:
+            sock.close()
+        server.close()
+
+
 def test_the_control_server_client_and_list_say_so_in_one_line(monkeypatch: pytest.MonkeyPatch,
                                                                 tmp_path: Path) -> None:
     from mcpreel.control import discovery

@@ -77,6 +77,9 @@ _GATHER = 64
 #: loopback TCP: how long a new connection has to send its secret line, and how long that line may be
 _AUTH_SECONDS = 2.0
 _AUTH_MAX = 512
+#: loopback TCP: connections whose secret line is awaited at once (each on a short thread of its own, so
+#: one that says nothing delays no other viewer); one more is closed at once
+_AUTH_AT_ONCE = 8
 #: a send that never waits (0 where the flag does not exist: Windows, whose sends then go by select)
 _DONTWAIT = getattr(socket, "MSG_DONTWAIT", 0)
 #: what one send takes where there is no MSG_DONTWAIT: small enough for a socket select calls writable
@@ -237,6 +240,7 @@ class ControlServer:
         self._started_at = now_ms()
         self._closed = False
         self._accepter: threading.Thread | None = None
+        self._authenticating = threading.BoundedSemaphore(_AUTH_AT_ONCE)
         #: how a viewer is known to be the user (:func:`mcpreel._infra.platform.control_auth`); with
         #: ``"secret"``, the loopback address and the run's secret
         self._auth = platform.control_auth()
@@ -343,33 +347,53 @@ class ControlServer:
             except OSError:
                 break
             if self._auth == "secret":
-                if not self._admitted(conn):
+                # the secret line is read on a thread of its own: a local process that connects and says
+                # nothing must not keep the next viewer waiting for _AUTH_SECONDS
+                if not self._authenticating.acquire(blocking=False):
+                    self._note(f"control: refused a connection: {_AUTH_AT_ONCE} others are still to give the secret")
                     conn.close()
                     continue
-            else:
-                try:
-                    uid = peer_uid(conn)
-                except (OSError, ValueError):  # the system could not say who it is: refused like a stranger
-                    uid = -1
-                if uid != self._uid:
-                    self._note(f"control: refused a connection from uid {uid}")
-                    conn.close()
-                    continue
-            viewer = _Viewer(self, conn, next(self._viewer_ids))
-            with self._lock:
-                if self._closed:
-                    conn.close()
-                    break
-                full = len(self._viewers) >= self.max_viewers
-                if not full:
-                    # the backlog as it is now, and the holds: the fan-out encodes and sends them, after hello
-                    self._viewers.append(viewer)
-                    self._post(("new", viewer, list(self._backlog),
-                                [self._held_line(hold) for hold in self._holds.values()]))
-            if full:
-                self._refuse(conn)
+                threading.Thread(target=self._authenticate, args=(conn,), name="mcpreel-control-auth",
+                                 daemon=True).start()
                 continue
-            viewer.reader.start()
+            try:
+                uid = peer_uid(conn)
+            except (OSError, ValueError):  # the system could not say who it is: refused like a stranger
+                uid = -1
+            if uid != self._uid:
+                self._note(f"control: refused a connection from uid {uid}")
+                conn.close()
+                continue
+            self._welcome(conn)
+
+    def _authenticate(self, conn: socket.socket) -> None:
+        """Loopback TCP, on a thread of the connection's: admitted with the run's secret, else closed."""
+        try:
+            if self._admitted(conn):
+                self._welcome(conn)
+            else:
+                conn.close()
+        finally:
+            self._authenticating.release()
+
+    def _welcome(self, conn: socket.socket) -> None:
+        """A connection known to be the user's: a viewer (its backlog and holds after hello), unless the
+        server is closing or has all the viewers it takes."""
+        viewer = _Viewer(self, conn, next(self._viewer_ids))
+        with self._lock:
+            if self._closed:
+                conn.close()
+                return
+            full = len(self._viewers) >= self.max_viewers
+            if not full:
+                # the backlog as it is now, and the holds: the fan-out encodes and sends them, after hello
+                self._viewers.append(viewer)
+                self._post(("new", viewer, list(self._backlog),
+                            [self._held_line(hold) for hold in self._holds.values()]))
+        if full:
+            self._refuse(conn)
+            return
+        viewer.reader.start()
 
     def _admitted(self, conn: socket.socket) -> bool:
         """Loopback TCP: the first line must be ``{"type":"auth","secret":...}`` with this run's secret (read
