@@ -126,6 +126,8 @@ ALIASES_PARSE = [
     (["demo", "--out", "d"], "out_dir", "d"),
     (["replay", "s.jsonl", "--target-url", "http://h/mcp", "-o", "r.json", "-H", "A: b"], "out_json", "r.json"),
     (["proxy", "start", "--target-command", "python s.py", "--out", "s.jsonl"], "out", "s.jsonl"),
+    (["serve", "s.jsonl", "--port", "0"], "port", 0),
+    (["demo-server", "--host", "0.0.0.0"], "host", "0.0.0.0"),
 ]
 
 
@@ -155,3 +157,34 @@ def test_an_error_names_the_one_name_not_the_alias():
         leaf_context(["trace", "import-mcp", "--input", "s.json"])
     assert "'-o' / '--output'" in caught.value.format_message()
     assert "--out-trace" not in caught.value.format_message()
+
+
+@pytest.mark.parametrize(("argv", "bound"), [
+    ([], "127.0.0.1 8000"),
+    (["--listen", "9000"], "127.0.0.1 9000"),
+    (["--listen", ":0"], "127.0.0.1 0"),
+    (["--listen", "[::1]:7"], "::1 7"),
+    (["--port", "0"], "127.0.0.1 0"),  # the old spellings: each replaces its part of --listen
+    (["--host", "0.0.0.0"], "0.0.0.0 8000"),
+    (["--listen", "localhost:1", "--port", "2"], "localhost 2"),
+])
+def test_listen_is_where_serve_and_demo_server_bind_and_host_and_port_still_work(argv, bound):
+    from click.testing import CliRunner
+
+    from mcpreel.cli.listen_options import listen_options
+
+    @click.command()
+    @listen_options(8000)
+    def bind(host: str, port: int) -> None:
+        click.echo(f"{host} {port}")
+
+    result = CliRunner().invoke(bind, argv)
+    assert result.exit_code == 0 and result.output.strip() == bound, result.output
+
+
+def test_a_bad_listen_address_is_one_usage_line():
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(cli, ["demo-server", "--transport", "streamable-http", "--listen", "host:port"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "Invalid value for '--listen': HOST:PORT with a port from 0 to 65535, got 'host:port'" in result.output

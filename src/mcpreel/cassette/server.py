@@ -391,7 +391,7 @@ def cassette_server(
                                 env=_stdio_env(env), cwd=shown_cwd, workdir=workdir, report=report)
         server.missing = missing
         return server
-    argv += ["--transport", transport, "--host", "127.0.0.1", "--port", "0"]
+    argv += ["--transport", transport, "--listen", "127.0.0.1:0"]
     if url is not None:
         argv += ["--target-url", url]
     server = CassetteServer(cassette=path, mode=p.mode, plan=p, transport=transport, argv=argv,

@@ -9,6 +9,7 @@ import click
 from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
 from mcpreel.cli.limit_options import limit_options, limits_of
+from mcpreel.cli.listen_options import listen_options
 from mcpreel.cli.vocabulary import hidden
 from mcpreel.errors import DifferenceFound
 
@@ -17,13 +18,11 @@ _TRANSPORTS = click.Choice(["stdio", "streamable-http", "sse"])
 
 @click.command("demo-server", epilog=examples(
     "mcpreel demo-server  # stdio: give this as a client's server command",
-    "mcpreel demo-server --transport streamable-http --port 8000",
+    "mcpreel demo-server --transport streamable-http --listen 127.0.0.1:8000",
 ))
 @click.option("--transport", type=_TRANSPORTS, default="stdio", show_default=True,
               help="stdio, Streamable HTTP (POST /mcp, SSE responses) or legacy HTTP+SSE (GET /sse).")
-@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP transports: the address to bind.")
-@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
-              help="HTTP transports: the port (0 picks a free one).")
+@listen_options(8000, "HTTP transports: ")
 @click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
               help="HTTP transports: accept requests from this non-loopback Origin ('*' for any; repeatable).")
 @click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",

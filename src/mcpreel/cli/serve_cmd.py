@@ -16,6 +16,7 @@ from mcpreel.cassette.mode import RecordMode
 from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
 from mcpreel.cli.limit_options import limit_options, limits_of
+from mcpreel.cli.listen_options import listen_options
 from mcpreel.cli.params import FORMAT_AUTO
 from mcpreel.cli.records import options_record
 from mcpreel.errors import DifferenceFound, TransportError, UsageError
@@ -76,15 +77,13 @@ class ServeArgs:
 
 @click.command("serve", epilog=examples(
     "mcpreel serve session.jsonl  # stdio: point a client's server command here",
-    "mcpreel serve session.jsonl --transport streamable-http --port 8000",
+    "mcpreel serve session.jsonl --transport streamable-http --listen 127.0.0.1:8000",
     'mcpreel serve cassette.jsonl --record-mode once --target-command "python server.py"',
 ))
 @click.argument("session", type=click.Path(dir_okay=False))
 @click.option("--transport", type=click.Choice(["stdio", "streamable-http", "sse"]), default="stdio",
               show_default=True)
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (HTTP).")
-@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
-              help="Port to listen on (HTTP); 0 picks a free one.")
+@listen_options(8000, "HTTP: ")
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True, help="The session's format.")
 @click.option("--match", "match", type=click.Choice(["method-params", "sequential", "strict"]),
               default="method-params", show_default=True,

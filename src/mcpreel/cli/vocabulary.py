@@ -2,7 +2,7 @@
 
 Every verb names the same thing the same way: the live server is ``--target-url URL`` or
 ``--target-command "CMD ARGS"``, the file a verb writes is ``-o/--output``, an HTTP header is
-``-H/--header``, the protocol era is ``--era``. Older spellings (``record --target``, ``check --command``,
+``-H/--header``, the protocol era is ``--era``, where a listener binds ``--listen HOST:PORT``. Older spellings (``record --target``, ``check --command``,
 ``contract --url``, ``--out``, ``--out-trace``) still parse, so no script breaks, but ``--help`` shows only
 the one name: :class:`AliasedOption` keeps them out of the help page and out of error messages.
 
@@ -70,6 +70,8 @@ CONCEPTS: tuple[Concept, ...] = (
     Concept("an HTTP header sent to the server", "--header", "-H", synonyms=("--headers", "--http-header"),
             metavar="'NAME: VALUE'"),
     Concept("the protocol era", "--era", synonyms=("--protocol-era", "--mode", "--protocol")),
+    Concept("where a listener binds", "--listen", synonyms=("--host", "--port", "--bind", "--address"),
+            metavar="HOST:PORT"),
     Concept("a session file named by an option (qai's words)", "--session-file",
             synonyms=("--session-path", "--reel", "--recording", "--in")),
 )

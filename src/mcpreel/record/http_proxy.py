@@ -64,6 +64,7 @@ from mcpreel.record.http_recorder import Exchange, HttpRecorder, body_decoder
 from mcpreel.record.http_wire import upstream_transport
 from mcpreel.redact.urls import redact_url
 from mcpreel.serving.limits import Limits
+from mcpreel.serving.listen import parse_listen
 from mcpreel.serving.loop import DropConnection, Server, run
 from mcpreel.serving.origin import RequestPolicy
 
@@ -100,23 +101,6 @@ def parse_target(url: str) -> tuple[str, str]:
         raise UsageError(f"target {redact_url(url)!r}: {exc}") from None
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return urlunsplit((parts.scheme, parts.netloc, "", "", "")), path
-
-
-def parse_listen(listen: str) -> tuple[str, int]:
-    """``HOST:PORT``, ``[::1]:PORT``, ``:PORT`` or ``PORT`` -> (host, port); the host defaults to 127.0.0.1."""
-    text = listen.strip()
-    host, port_text = "127.0.0.1", text
-    if text.startswith("["):
-        end = text.find("]")
-        if end < 0 or text[end + 1 : end + 2] != ":":
-            raise UsageError(f"--listen must be HOST:PORT, got {listen!r}")
-        host, port_text = text[1:end], text[end + 2 :]
-    elif ":" in text:
-        host, _, port_text = text.rpartition(":")
-        host = host or "127.0.0.1"
-    if not port_text.isdigit() or int(port_text) > 65535:
-        raise UsageError(f"--listen must be HOST:PORT with a port from 0 to 65535, got {listen!r}")
-    return host, int(port_text)
 
 
 @dataclass

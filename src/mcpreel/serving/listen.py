@@ -11,9 +11,10 @@ from __future__ import annotations
 import socket
 from dataclasses import dataclass
 
+from mcpreel.errors import UsageError
 from mcpreel.serving.limits import Limits
 
-__all__ = ["Listener", "listening_socket"]
+__all__ = ["Listener", "listening_socket", "parse_listen"]
 
 
 @dataclass(frozen=True)
@@ -47,3 +48,20 @@ def listening_socket(host: str, port: int, *, backlog: int = 2048) -> socket.soc
         sock.close()
         raise
     return sock
+
+
+def parse_listen(listen: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``[::1]:PORT``, ``:PORT`` or ``PORT`` -> (host, port); the host defaults to 127.0.0.1."""
+    text = listen.strip()
+    host, port_text = "127.0.0.1", text
+    if text.startswith("["):
+        end = text.find("]")
+        if end < 0 or text[end + 1 : end + 2] != ":":
+            raise UsageError(f"--listen must be HOST:PORT, got {listen!r}")
+        host, port_text = text[1:end], text[end + 2 :]
+    elif ":" in text:
+        host, _, port_text = text.rpartition(":")
+        host = host or "127.0.0.1"
+    if not port_text.isdigit() or int(port_text) > 65535:
+        raise UsageError(f"--listen must be HOST:PORT with a port from 0 to 65535, got {listen!r}")
+    return host, int(port_text)

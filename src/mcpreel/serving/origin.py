@@ -33,7 +33,7 @@ from mcpreel._infra import jsonio
 __all__ = ["LOOPBACK_HOSTS", "OriginGuard", "Refusal", "RequestPolicy", "host_allowed", "is_loopback",
            "origin_allowed", "refusal_body"]
 
-#: the names of the loopback interface, as hosts are written in URLs and ``--host`` (IPv6 with or without [])
+#: the names of the loopback interface, as hosts are written in URLs and ``--listen`` (IPv6 with or without [])
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 
