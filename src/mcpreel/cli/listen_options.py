@@ -14,9 +14,7 @@ from typing import Any
 
 import click
 
-__all__ = ["LISTEN_METAVAR", "ListenAddress", "listen_options"]
-
-LISTEN_METAVAR = "HOST:PORT"
+__all__ = ["ListenAddress", "listen_options"]
 
 
 class ListenAddress(click.ParamType):
@@ -49,7 +47,7 @@ def listen_options(default_port: int, what: str = "") -> Callable[[Callable[...,
 
         for option in reversed([
             click.option("--listen", type=ListenAddress(), default=f"127.0.0.1:{default_port}", show_default=True,
-                         metavar=LISTEN_METAVAR,
+                         metavar="HOST:PORT",
                          help=f"{what}the address and port to listen on (PORT alone: on 127.0.0.1; 0 picks a free "
                               f"port)."),
             click.option("--host", default=None, hidden=True),

@@ -204,7 +204,8 @@ def options_of(ctx: click.Context, w: RecordWords, server: ServerWords) -> Recor
         out = Path(w.out) if w.out else default_out_path(label, directory=Path(server.out_dir).expanduser()) \
             if server.out_dir else default_out_path(label)  # ~: what a wrapped entry of a committed file says
     else:
-        from mcpreel.record.http_proxy import ProxyConfig, parse_listen
+        from mcpreel.record.http_proxy import ProxyConfig
+        from mcpreel.serving.listen import parse_listen
 
         assert server.target is not None  # checked: an HTTP transport needs one
         limits = None if w.max_body is None or w.max_header is None or w.header_timeout is None \

@@ -214,8 +214,7 @@ class _Spool:
         self._fh.flush()
 
     def load(self, con: Any) -> None:
-        """Insert the spool's rows into its table."""
-        self._fh.flush()
+        """Insert the spool's rows into its table (finished: :meth:`_Batch.write`)."""
         if self.rows:
             cols = ", ".join(f"'{c.name}': '{c.type}'" for c in self.table.columns)
             con.execute(f"INSERT INTO {self.table.name} SELECT * FROM {_read_csv(cols)}", [str(self.path)])
@@ -568,15 +567,18 @@ class _Batch:
         self.days: list[str] = []  # -> the day of a row without a time (the file's)
         self.stale: list[str] = []  # paths whose old rows the batch replaces or drops
         self.file_count = 0
+        self.spools = (self.files, self.sessions, self.ops, self.plain, self.tools)
 
     def close(self) -> None:
-        for spool in (self.files, self.sessions, self.ops, self.plain, self.tools):
+        for spool in self.spools:
             spool.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def write(self, con: Any, next_id: int) -> None:
         """Write the batch in one transaction: the old rows of its files out, the spools in; then its folder goes."""
         try:
+            for spool in self.spools:
+                spool.finish()
             con.execute("BEGIN TRANSACTION")
             try:
                 if self.stale:
@@ -598,7 +600,6 @@ class _Batch:
         """The plain operations' short rows, with the columns they all share filled in (see
         :meth:`_FileReader._plain_ok`; the same values :meth:`_FileReader._general` writes)."""
         spool = self.plain
-        spool.finish()
         if spool.rows:
             cols = ", ".join(f"'{name}': '{type_}'" for name, type_ in PLAIN_COLUMNS)
             con.execute(f"""
@@ -705,8 +706,6 @@ class _Indexer:
         ``wait``: and wait until it is written too (the end of a pass)."""
         self._wait()
         batch = self.batch
-        for spool in (batch.files, batch.sessions, batch.ops, batch.plain, batch.tools):
-            spool.finish()
         self._open(_Batch(self.folder, batch.number + 1))
         self._writing = self._writer.submit(batch.write, self.con, self.next_id)
         if wait:

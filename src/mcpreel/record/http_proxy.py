@@ -64,11 +64,10 @@ from mcpreel.record.http_recorder import Exchange, HttpRecorder, body_decoder
 from mcpreel.record.http_wire import upstream_transport
 from mcpreel.redact.urls import redact_url
 from mcpreel.serving.limits import Limits
-from mcpreel.serving.listen import parse_listen
 from mcpreel.serving.loop import DropConnection, Server, run
 from mcpreel.serving.origin import RequestPolicy
 
-__all__ = ["TRANSPORTS", "ProxyConfig", "ProxyServer", "RecordingProxy", "parse_listen", "parse_target"]
+__all__ = ["TRANSPORTS", "ProxyConfig", "ProxyServer", "RecordingProxy", "parse_target"]
 
 TRANSPORTS = ("streamable-http", "sse")
 

@@ -13,10 +13,10 @@ from mcpreel.record.http_proxy import (
     RecordingProxy,
     _filter,
     _request_id,
-    parse_listen,
     parse_target,
 )
 from mcpreel.record.http_recorder import HttpRecorder
+from mcpreel.serving.listen import parse_listen
 
 
 def test_parse_target() -> None:
