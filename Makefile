@@ -27,7 +27,7 @@ MCP_CASSETTE := $(PEERS)/mcp-cassette/.installed
 # inputs per format family for `make fuzz` (tests/fuzz: damaged fixtures through import, inspect, convert)
 N ?= 100000
 
-.PHONY: demo test fuzz install install-dev peers conformance-peers hub-peers chromium tmux phoenix bench clean
+.PHONY: demo test fuzz install install-dev peers conformance-peers hub-peers upgrade-peers chromium tmux phoenix bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -100,7 +100,60 @@ $(FASTMCP):
 
 conformance-peers: $(NODE22) $(CONFORMANCE_STAMPS) $(FASTMCP)
 
-peers: $(NPM_STAMP) conformance-peers chromium tmux phoenix
+# issue 34: real servers replayed against themselves (noise) and across real releases (upgrades). Each set in
+# its own prefix: the new Python servers beside the 2.x SDK they ship for; the 2025 Python releases in a
+# virtualenv of their own with the 1.x SDK they need; the 2025 npm releases, and server-memory's current
+# release, in npm prefixes of their own (the main prefix keeps its pins)
+TIME_VERSION ?= 2026.10.19
+FETCH_VERSION ?= 2026.10.24
+OLD_TIME_VERSION ?= 2025.9.25
+OLD_GIT_VERSION ?= 2025.9.25
+OLD_FETCH_VERSION ?= 2025.4.7
+# the 1.x SDK of their time (September 2025): a plain install would bring the 2.x SDK they were not written for
+OLD_MCP_VERSION ?= 1.15.0
+OLD_PYDANTIC_VERSION ?= 2.11.9
+OLD_EVERYTHING_VERSION ?= 2025.9.25
+OLD_FILESYSTEM_VERSION ?= 2025.8.21
+OLD_MEMORY_VERSION ?= 2025.4.25
+MEMORY_VERSION ?= 2026.8.31
+PY_SERVERS := $(PEERS)/py-servers/.installed-$(TIME_VERSION)-$(FETCH_VERSION)
+PY_SERVERS_OLD := $(PEERS)/py-servers-old/.installed-$(OLD_TIME_VERSION)-$(OLD_GIT_VERSION)-$(OLD_FETCH_VERSION)-$(OLD_MCP_VERSION)-$(OLD_PYDANTIC_VERSION)
+NPM_OLD := $(PEERS)/npm-old/.installed-$(OLD_EVERYTHING_VERSION)-$(OLD_FILESYSTEM_VERSION)-$(OLD_MEMORY_VERSION)
+NPM_MEMORY := $(PEERS)/npm-memory/.installed-$(MEMORY_VERSION)
+
+$(PY_SERVERS):
+	@mkdir -p $(PEERS)
+	@({ [ -x $(PEERS)/py-servers/bin/pip ] || $(PYTHON) -m venv $(PEERS)/py-servers; } \
+		&& $(PEERS)/py-servers/bin/pip install -q mcp-server-time==$(TIME_VERSION) mcp-server-fetch==$(FETCH_VERSION) \
+		&& touch $@) || echo "warning: installing mcp-server-time/-fetch failed; their replay tests will be skipped"
+
+$(PY_SERVERS_OLD):
+	@mkdir -p $(PEERS)
+	@({ [ -x $(PEERS)/py-servers-old/bin/pip ] || $(PYTHON) -m venv $(PEERS)/py-servers-old; } \
+		&& $(PEERS)/py-servers-old/bin/pip install -q mcp-server-time==$(OLD_TIME_VERSION) \
+			mcp-server-git==$(OLD_GIT_VERSION) mcp-server-fetch==$(OLD_FETCH_VERSION) \
+			mcp==$(OLD_MCP_VERSION) pydantic==$(OLD_PYDANTIC_VERSION) \
+		&& touch $@) || echo "warning: installing the 2025 Python servers failed; their upgrade tests will be skipped"
+
+$(NPM_OLD):
+	@if command -v npm >/dev/null 2>&1; then \
+		mkdir -p $(PEERS)/npm-old && npm install --silent --no-audit --no-fund --prefix $(PEERS)/npm-old \
+			@modelcontextprotocol/server-everything@$(OLD_EVERYTHING_VERSION) \
+			@modelcontextprotocol/server-filesystem@$(OLD_FILESYSTEM_VERSION) \
+			@modelcontextprotocol/server-memory@$(OLD_MEMORY_VERSION) \
+			&& touch $@ || echo "warning: npm install of the 2025 servers failed; their upgrade tests will be skipped"; \
+	else echo "warning: npm not found; the upgrade tests of npm servers will be skipped"; fi
+
+$(NPM_MEMORY):
+	@if command -v npm >/dev/null 2>&1; then \
+		mkdir -p $(PEERS)/npm-memory && npm install --silent --no-audit --no-fund --prefix $(PEERS)/npm-memory \
+			@modelcontextprotocol/server-memory@$(MEMORY_VERSION) \
+			&& touch $@ || echo "warning: npm install server-memory failed; its upgrade tests will be skipped"; \
+	else echo "warning: npm not found; the upgrade tests of npm servers will be skipped"; fi
+
+upgrade-peers: $(PY_SERVERS) $(PY_SERVERS_OLD) $(NPM_OLD) $(NPM_MEMORY)
+
+peers: $(NPM_STAMP) conformance-peers chromium tmux phoenix upgrade-peers
 
 $(MCP_RECORDER):
 	@$(PYTHON) -m venv $(PEERS)/mcp-recorder && $(PEERS)/mcp-recorder/bin/pip install -q \

@@ -10,13 +10,18 @@ that change on some days. Then, in the same run:
   parsing every line of a JSONL file and every JSON document whole (no session model at all), and (b)
   mcpreel's readers (``open_session`` + iterating every record: what any indexer of "every format mcpreel
   reads" must do at least);
-- **index**: ``mcpreel index DIR --db FILE`` as a child process (one process): wall and CPU seconds,
-  messages/s, peak RSS (``ru_maxrss`` of the child); then a second pass over the unchanged corpus;
+- **floor through the pool** (issue 35): the same readers' floor fanned out over the pool ``index`` uses
+  (``mcpreel._infra.pool``, a process per core), files cut into the same chunks;
+- **index**: ``mcpreel index DIR --db FILE`` as a child process, with the pool (``--jobs``, default one per
+  core) and with ``--jobs 1``: wall and CPU seconds (every process), messages/s, peak RSS of each process
+  (``getrusage``: the writer's own, and the largest of its workers, reaped by the pool); then a second pass
+  over the unchanged corpus. Floors and index are interleaved ``--rounds`` times, the best of each kept: the
+  machine is shared, load only slows a run down;
 - **queries**: each README example query (and ``sessions --failed``), read-only on the index, best of 3.
 
 Sizes (``--sizes 250:250000,1000:1000000``) show the peak memory staying flat as the corpus grows.
 
-    python bench/corpus.py --sizes 50:50000                          # quick
+    python bench/corpus.py --sizes 50:50000 --rounds 1               # quick
     python bench/corpus.py --write BENCHMARKS.md                      # the issue's corpus, table into the file
     python bench/corpus.py --sizes 1000:1000000 --before 7034a7d      # this tree against an earlier commit
 """
@@ -162,6 +167,53 @@ print(n)
 """
 
 
+_FLOOR_POOL = """
+import os, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+import corpus as bench
+from mcpreel._infra.pool import Pool
+from mcpreel.corpus.index import _chunks
+paths = sorted(Path(f, n) for f, _, names in os.walk(sys.argv[1]) for n in names)
+jobs = int(sys.argv[2])
+chunks = [[str(p) for p, _, _ in c.files] for c in _chunks([(p, p.stat(), "") for p in paths], Path("."), 0, jobs)]
+with Pool(jobs) as pool:
+    print(sum(pool.map(bench.count_records, chunks)))
+"""
+
+_INDEX = """
+import resource, sys
+from mcpreel.__main__ import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    if exc.code:
+        raise
+me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"rss {me.ru_maxrss / 1024:.1f} {kids.ru_maxrss / 1024:.1f} cpu {me.ru_utime + me.ru_stime:.3f} "
+      f"{kids.ru_utime + kids.ru_stime:.3f}")
+"""
+
+
+def count_records(paths: list[str]) -> int:
+    """The readers' floor of some files (a worker's task in the pool's floor): every record read."""
+    from mcpreel.formats import open_session
+
+    n = 0
+    for path in paths:
+        for _ in open_session(path)[0]:
+            n += 1
+    return n
+
+
+def _index(corpus: Path, db: Path, jobs: int) -> tuple[float, float, float, float]:
+    """``mcpreel index`` in a child: (wall s, CPU s of every process, peak RSS MB of the writer, of a worker)."""
+    wall, cpu, _, out = _child([PY, "-c", _INDEX, "index", str(corpus), "--db", str(db), "--jobs", str(jobs)])
+    line = next(x for x in out.splitlines() if x.startswith("rss "))
+    _, own, worker, *_ = line.split()
+    return wall, cpu, float(own), float(worker)
+
+
 _PARTS = """
 import gc, os, sys, time
 from pathlib import Path
@@ -183,7 +235,7 @@ for p in paths:
     w.finish()
 walk = time.process_time() - t
 t = time.process_time()
-index_paths([Path(sys.argv[1])], Path(sys.argv[2]))
+index_paths([Path(sys.argv[1])], Path(sys.argv[2]), jobs=1)
 full = time.process_time() - t
 print(f"{read:.3f} {walk:.3f} {full:.3f}")
 """
@@ -211,34 +263,55 @@ def _child(argv: list[str], timeout: float = 3600, src: Path = ROOT / "src") -> 
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out + err
 
 
-def run(sizes: list[tuple[int, int]], keep: Path | None) -> str:
+def run(sizes: list[tuple[int, int]], keep: Path | None, rounds: int = 2, jobs: int | None = None) -> str:
+    from mcpreel._infra.pool import default_jobs
     from mcpreel.corpus.query import example_queries, run_sql, sessions
 
+    jobs = jobs or default_jobs()
     queries = example_queries((ROOT / "README.md").read_text(encoding="utf-8"))
     lines = [f"corpus benchmark: {time.strftime('%Y-%m-%d')}, Python {sys.version.split()[0]}, "
-             f"{os.cpu_count()} cores shared; every row a child process (start-up included) on the same files", ""]
+             f"{os.cpu_count()} cores shared (load average {os.getloadavg()[0]:.1f} at the start); every row a "
+             f"child process (start-up included) on the same files, best of {rounds} interleaved rounds", ""]
     query_rows: list[str] = []
     parts: list[str] = []
-    table = ["| sessions | messages | files MB | formats | floor: orjson CPU s | floor: readers CPU s | index s | "
-             "index CPU s | messages/s (wall) | messages/s (CPU) | ÷ floor: readers (CPU) | ÷ floor: orjson (CPU) | "
-             "peak RSS MB | unchanged pass CPU s |",
-             "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    table = [f"| sessions | messages | files MB | floor: orjson s | readers' floor s (1 process) | "
+             f"readers' floor s (pool of {jobs}) | index s (--jobs {jobs}) | messages/s | "
+             f"**index ÷ readers' floor** | index ÷ pool's floor | index CPU s (all processes) | "
+             f"readers' floor CPU s | index CPU ÷ {jobs} ÷ floor CPU | "
+             f"index --jobs 1 s | --jobs 1 ÷ readers' floor | peak RSS MB: writer / each worker | "
+             f"unchanged pass s |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    formats: list[str] = []
     for n_sessions, n_messages in sizes:
         work = Path(tempfile.mkdtemp(prefix="mcpreel-corpus-bench-", dir=keep))
         corpus = work / "sessions"
         counts = build(corpus, n_sessions, n_messages)
         size_mb = sum(p.stat().st_size for p in corpus.rglob("*") if p.is_file()) / 1e6
-        # the machine is shared: CPU seconds (the child's own) are what the ratios compare, best of two
-        orj = min((_child([PY, "-c", _FLOOR_ORJSON, str(corpus)]) for _ in range(2)), key=lambda r: r[1])
-        readers = min((_child([PY, "-c", _FLOOR_READERS, str(corpus)]) for _ in range(2)), key=lambda r: r[1])
-        db = work / "corpus.duckdb"
-        wall, cpu, rss, _ = _child([PY, "-m", "mcpreel", "index", str(corpus), "--db", str(db)])
-        again = _child([PY, "-m", "mcpreel", "index", str(corpus), "--db", str(db)])
+        # the machine is shared: each figure the best of its rounds, the rounds interleaved
+        runs: dict[str, list[tuple[float, ...]]] = {k: [] for k in ("orjson", "readers", "pool", "index", "one")}
+        for i in range(rounds):
+            runs["orjson"].append(_child([PY, "-c", _FLOOR_ORJSON, str(corpus)])[:3])
+            runs["readers"].append(_child([PY, "-c", _FLOOR_READERS, str(corpus)])[:3])
+            runs["pool"].append(_child([PY, "-c", _FLOOR_POOL, str(corpus), str(jobs), str(ROOT / "bench")])[:3])
+            runs["index"].append(_index(corpus, work / f"pool-{i}.duckdb", jobs))
+            runs["one"].append(_index(corpus, work / f"one-{i}.duckdb", 1))
+        best = {k: min(v, key=lambda r: r[0]) for k, v in runs.items()}
+        db = work / "pool-0.duckdb"
+        again = _index(corpus, db, jobs)
         (messages,) = run_sql(db, "SELECT sum(messages) FROM files").rows[0]
-        fmts = ", ".join(f"{k} {v}" for k, v in counts.items())
-        table.append(f"| {n_sessions:,} | {int(messages):,} | {size_mb:,.0f} | {fmts} | {orj[1]:.2f} | {readers[1]:.2f} "
-                     f"| {wall:.2f} | {cpu:.2f} | {int(messages / wall):,} | {int(messages / cpu):,} | "
-                     f"**{cpu / readers[1]:.2f}** | {cpu / orj[1]:.2f} | {rss:.0f} | {again[1]:.2f} |")
+        (one_messages,) = run_sql(work / "one-0.duckdb", "SELECT sum(messages) FROM files").rows[0]
+        assert messages == one_messages, "the pool and one process disagree"
+        formats.append(f"{n_sessions:,} sessions: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        wall = best["index"][0]
+        floor, pool_floor = best["readers"][0], best["pool"][0]
+        floor_cpu = min(r[1] for r in runs["readers"])
+        own = max(r[2] for r in runs["index"] + runs["one"])
+        worker = max(r[3] for r in runs["index"])
+        table.append(f"| {n_sessions:,} | {int(messages):,} | {size_mb:,.0f} | {best['orjson'][0]:.2f} | {floor:.2f} "
+                     f"| {pool_floor:.2f} | {wall:.2f} | {int(messages / wall):,} | **{wall / floor:.2f}** "
+                     f"| {wall / pool_floor:.2f} | {best['index'][1]:.2f} | {floor_cpu:.2f} "
+                     f"| {best['index'][1] / jobs / floor_cpu:.2f} | {best['one'][0]:.2f} "
+                     f"| {best['one'][0] / floor:.2f} | {own:.0f} / {worker:.0f} | {again[0]:.2f} |")
         if (n_sessions, n_messages) == sizes[-1]:
             read, walk, full = map(float, _child([PY, "-c", _PARTS, str(corpus), str(work / "parts.duckdb")])[3]
                                    .split()[:3])
@@ -248,7 +321,7 @@ def run(sizes: list[tuple[int, int]], keep: Path | None) -> str:
             for name, value in (("the readers (open_session + every record)", read),
                                 ("the readers and the one walk (Walker.feed on every record)", walk),
                                 ("what the indexer adds: counting, rows, CSV spools, DuckDB loads", full - walk),
-                                ("index_paths, all of it", full)):
+                                ("index_paths --jobs 1, all of it", full)):
                 rate = "–" if name.startswith("what") else f"{int(messages / value):,}"
                 parts.append(f"| {name} | {value:.2f} | {value / messages * 1e6:.1f} | {rate} |")
             named = [("sessions --failed", lambda db=db: sessions(db, failed=True)),
@@ -257,16 +330,17 @@ def run(sizes: list[tuple[int, int]], keep: Path | None) -> str:
             for i, sql in enumerate(queries, 1):
                 named.append((f"README example {i}: {' '.join(sql.split())[:70]}…", lambda sql=sql, db=db: run_sql(db, sql)))
             for name, fn in named:
-                best = float("inf")
+                best_s = float("inf")
                 rows = 0
                 for _ in range(3):
                     t0 = time.perf_counter()
                     rows = len(fn().rows)
-                    best = min(best, time.perf_counter() - t0)
-                query_rows.append(f"| {name} | {rows:,} | {best:.3f} | {'yes' if best < 1 else '**no**'} |")
+                    best_s = min(best_s, time.perf_counter() - t0)
+                query_rows.append(f"| {name} | {rows:,} | {best_s:.3f} | {'yes' if best_s < 1 else '**no**'} |")
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
     lines += table
+    lines += ["", "formats: " + "; ".join(formats)]
     lines += ["", *parts]
     lines += ["", f"queries on the {sizes[-1][0]:,}-session index (read-only, a new connection each, best of 3):", "",
               "| query | rows | seconds | < 1 s |", "|---|---:|---:|---|", *query_rows]
@@ -329,14 +403,16 @@ def main() -> None:
     parser.add_argument("--write", type=Path, help="replace the corpus section of this file (BENCHMARKS.md)")
     parser.add_argument("--before", metavar="REV", help="compare with the index of commit REV instead (the last "
                         "size, interleaved rounds; nothing is written)")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of --before (default: %(default)s)")
+    parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds, the best kept (default: "
+                        "%(default)s)")
+    parser.add_argument("--jobs", type=int, help="the pool's processes (default: one per core)")
     args = parser.parse_args()
     sizes = [(int(a), int(b)) for a, b in (s.split(":") for s in args.sizes.split(","))]
     sys.path.insert(0, str(ROOT / "src"))
     if args.before:
         print(before_after(*sizes[-1], args.before, args.rounds))
         return
-    table = run(sizes, args.keep)
+    table = run(sizes, args.keep, args.rounds, args.jobs)
     print(table)
     if args.write:
         _write(args.write, table)

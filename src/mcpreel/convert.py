@@ -46,6 +46,8 @@ class Features:
     invalid: int = 0
     transport: int = 0
     event: int = 0
+    #: raw ``bytes`` records (a stdio pipe that was not newline-delimited JSON: HTTP/2, binary)
+    raw: int = 0
     #: records with another recorder's own members (pids, flags), by stash (formats._foreign.STASH_KEYS)
     foreign: dict[str, int] = field(default_factory=dict)
     header: bool = False
@@ -81,6 +83,8 @@ class Features:
             self.invalid += 1
         elif kind == Kind.TRANSPORT:
             self.transport += 1
+        elif kind == Kind.BYTES:
+            self.raw += 1
         else:
             self.event += 1
 
@@ -109,6 +113,9 @@ class Features:
             out.append(n(self.invalid, "invalid frame"))
         if self.transport and "transport" not in keeps:
             out.append(n(self.transport, "transport-only event"))
+        if self.raw and "bytes" not in keeps:
+            out.append(f"{n(self.raw, 'raw byte chunk')} (what crossed a stdio pipe outside JSON lines: HTTP/2 "
+                       "frames, binary; kept only by a reel)")
         if self.event and "event" not in keeps:
             out.append(n(self.event, "line of another producer", "lines of another producer"))
         if self.sources and "source" not in keeps:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcpreel.drafts import BEHAVIOUR_META_KEYS
+
 __all__ = [
     "ABSENT_METHODS",
     "CACHEABLE_METHODS",
@@ -93,8 +95,10 @@ def absent_in_era(method: str | None, era: str) -> bool:
 
 
 def is_protocol_meta_key(key: str) -> bool:
-    """A ``_meta`` member that is protocol plumbing, never behaviour (2026-07-28 per-request fields)."""
-    return key.startswith(PROTOCOL_META)
+    """A ``_meta`` member that is protocol plumbing, never behaviour (2026-07-28 per-request fields); the
+    next release's drafts put behaviour under the same prefix (a stale expected digest is refused): those
+    keys are not plumbing (:data:`mcpreel.drafts.BEHAVIOUR_META_KEYS`)."""
+    return key.startswith(PROTOCOL_META) and key not in BEHAVIOUR_META_KEYS
 
 
 def _params(message: dict[str, Any]) -> dict[str, Any]:

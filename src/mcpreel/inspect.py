@@ -36,8 +36,9 @@ from typing import Any
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.nesting import recursion_room
+from mcpreel.drafts import ACKNOWLEDGED_NOTIFICATION, LIFECYCLE_NOTIFICATION
 from mcpreel.model import Direction, Kind, Message, Session, SessionInfo
-from mcpreel.operations.facts import ORIGIN_KEY, first_text
+from mcpreel.operations.facts import ORIGIN_KEY, first_text, listen_lifecycle
 from mcpreel.operations.walk import REQUEST, STREAM, TASK, Operation, Step, Walker
 
 __all__ = ["EXACT_LATENCIES", "SKETCH_ERROR", "ErrorItem", "Header", "LatencySketch", "LatencyStats", "Report", "Row",
@@ -135,6 +136,9 @@ class Summary:
     invalid: int = 0
     transport: int = 0
     events: int = 0
+    #: raw ``bytes`` records (a pipe that was not newline-delimited JSON: HTTP/2, binary) and their bytes
+    byte_chunks: int = 0
+    raw_bytes: int = 0
     modified: int = 0
     dropped: int = 0
     tools: dict[str, ToolStats] = field(default_factory=dict)
@@ -148,6 +152,9 @@ class Summary:
     polls: int = 0  # the tasks' tasks/get polls
     ended: list[int] = field(default_factory=list)  # listen streams the client ended (their request rows)
     methods: dict[str, int] = field(default_factory=dict)  # operations per method of their opening request
+    #: listen streams whose acknowledgment or lifecycle notifications said something of their lifecycle (the
+    #: subscription lifecycle draft): request row, streamId, expiresAt, events by type, data_loss, paused
+    streams: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -460,6 +467,11 @@ def _text_of_transport(ctx: dict[str, Any]) -> str:
         for k, v in headers.items():
             if isinstance(k, str) and k.lower() == "www-authenticate":
                 parts.append(f"WWW-Authenticate: {v}")
+    for key, word in (("closed", "closed by"), ("error", ""), ("framing", "framing"), ("transport", "transport"),
+                      ("goaway", "GOAWAY"), ("undecoded", "")):
+        value = ctx.get(key)
+        if isinstance(value, str) and (key != "transport" or "framing" in ctx):
+            parts.append(f"{word} {value}".strip())
     return " ".join(parts) if parts else "transport event"
 
 
@@ -472,6 +484,14 @@ def _event_label(raw: Any) -> tuple[str, str | None]:
         role = raw.get("role")
         return label, (f"role={role}" if isinstance(role, str) else None)
     return "event", None
+
+
+def bytes_text(data: bytes, preview: int = 48) -> str:
+    """A raw chunk in words: its size and its first bytes (text as it reads, else ``\\xNN`` escapes)."""
+    head = data[:preview].decode("utf-8", "backslashreplace")
+    head = head.replace("\r", "\\r").replace("\n", "\\n").replace("\t", "\\t")
+    head = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in head)
+    return f"{len(data)} byte{'s' if len(data) != 1 else ''}: {head}{'…' if len(data) > preview else ''}"
 
 
 def _sse_framing(ctx: dict[str, Any]) -> Any:
@@ -490,6 +510,8 @@ def _sse_framing(ctx: dict[str, Any]) -> Any:
 
 #: the operations whose later messages name the call that opened them on their rows
 _PART_KINDS = (TASK, STREAM)
+#: what a listen stream says of its own lifecycle (the subscription lifecycle draft: mcpreel.drafts)
+_LIFECYCLE_METHODS = frozenset({ACKNOWLEDGED_NOTIFICATION, LIFECYCLE_NOTIFICATION})
 
 #: how many recent HTTP exchanges keep their row for SSE framing events to fold into
 _FOLD_WINDOW = 4096
@@ -517,6 +539,8 @@ class _Analyzer:
         #: the rows of requests still waiting, by record index (a response's row reads its request's tool)
         self.unanswered: set[int] = set()
         self.ended: set[int] = set()
+        #: listen operation -> its acknowledgment and lifecycle notifications with their times (the drafts)
+        self.lifecycle: dict[int, list[tuple[int | None, dict[str, Any]]]] = {}
 
     def _tool(self, name: str) -> ToolStats:
         stats = self.summary.tools.get(name)
@@ -575,6 +599,12 @@ class _Analyzer:
             s.transport += 1
             row = Row(index, kind, msg.dir, "transport", seq=msg.seq, t=msg.t,
                       text=_text_of_transport(msg.ctx or {}), origin=origin, session=session)
+        elif kind == Kind.BYTES:
+            data = msg.raw if isinstance(msg.raw, bytes) else b""
+            s.byte_chunks += 1
+            s.raw_bytes += len(data)
+            row = Row(index, kind, msg.dir, "bytes", seq=msg.seq, t=msg.t, text=bytes_text(data), origin=origin,
+                      session=session)
         elif kind == Kind.EVENT:
             if origin is None and isinstance(msg.raw, dict) and isinstance(msg.raw.get(ORIGIN_KEY), str):
                 origin = msg.raw[ORIGIN_KEY]
@@ -717,6 +747,10 @@ class _Analyzer:
             return
         if kind == "notification":
             s.notifications += 1
+            listen = step.operation
+            if (listen is not None and listen.kind == STREAM and member is not None
+                    and member.get("method") in _LIFECYCLE_METHODS and len(self.lifecycle) < 4096):
+                self.lifecycle.setdefault(listen.n, []).append((row.t, member))
             if single and member is not None:
                 row.label = str(member.get("method"))
                 op = step.operation
@@ -804,6 +838,10 @@ class _Analyzer:
                     return
         method = opening.method
         tool = opening.tool
+        if op.kind == STREAM and op.n in self.lifecycle:
+            life = listen_lifecycle(self.lifecycle.pop(op.n))
+            if life is not None:
+                s.streams.append({"request": opening.index, "subscription": opening.id, **life})
         if op.kind == TASK:
             s.tasks += 1
             s.polls += op.polls

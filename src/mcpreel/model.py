@@ -78,6 +78,7 @@ class Kind:
     INVALID = "invalid"  # a frame that was not JSON, kept as text
     TRANSPORT = "transport"  # transport-only: SSE endpoint event, 202 with no body, a 401 challenge
     EVENT = "event"  # another producer's non-MCP line (dir:"event"/"command", type:"turn"), kept as is
+    BYTES = "bytes"  # raw bytes that crossed a stdio pipe, not newline-delimited JSON (``raw`` is the bytes)
 
 
 @dataclass(slots=True)

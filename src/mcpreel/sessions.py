@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from mcpreel._infra.record_spool import RecordSpool
+from mcpreel.drafts import carries_dpop as dpop_bound
 from mcpreel.eras import LEGACY, MODERN, MODERN_PROTOCOL, UNKNOWN, client_identity, era_name, protocol_of_request
 from mcpreel.model import SCOPE_KEY, Kind, Message, Session, SessionInfo
 
@@ -53,6 +54,7 @@ class ClientSession:
     http_session: str | None = None  # Mcp-Session-Id or the legacy endpoint's session id
     source_file: str | None = None  # the file of a merged reel
     requests: int = 0  # client requests
+    dpop: bool = False  # its requests carried a DPoP proof (SEP-1932): the recording cannot be re-signed
 
     def label(self) -> str:
         """How a report names the client session: its index, era, client and where it came from."""
@@ -263,6 +265,8 @@ class Describer:
         if self.done or rec.kind != _MESSAGE:
             return
         session = self.session
+        if rec.dir == "in" and rec.ctx and not session.dpop:
+            session.dpop = dpop_bound(rec.ctx)
         raw = rec.raw
         d = rec.dir
         for m in (raw,) if type(raw) is dict else rec.members():

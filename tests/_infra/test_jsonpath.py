@@ -48,3 +48,12 @@ def test_apply_copies_only_along_the_changed_paths() -> None:
     assert new["b"] is doc["b"] and doc["a"]["x"] == 1
     same, n = JsonPath("$.c").apply(doc, lambda v: (v, 1))
     assert same is doc and n == 0
+
+
+def test_a_keyed_step_names_the_items_of_a_list_by_a_member() -> None:
+    assert parse("$.t[name=add].d") == (Step("key", "t", 1), Step("keyed", ("name", "add"), 3), Step("key", "d", 13))
+    assert parse('$.r[uri="a b]c"]') == (Step("key", "r", 1), Step("keyed", ("uri", "a b]c"), 3))
+    assert parse("$.r[ uri = x://1/2 ]") == (Step("key", "r", 1), Step("keyed", ("uri", "x://1/2"), 3))
+    doc = {"t": [{"name": "add", "d": 1}, {"name": "echo", "d": 2}, "add"]}
+    new, n = JsonPath("$.t[name=add].d").apply(doc, lambda v: (v + 10, 1))
+    assert n == 1 and new["t"][0]["d"] == 11 and new["t"][1] is doc["t"][1]

@@ -171,6 +171,23 @@ def test_check_profile_input_is_passed_to_check(tmp_path):
         assert argv[argv.index("--profile") + 1] == expected
 
 
+def test_noise_and_repeat_inputs_are_passed_to_replay(tmp_path):
+    """Without a server: a stand-in mcpreel shows the argv the replay gate runs with a noise file and a repeat."""
+    fake = tmp_path / "mcpreel"
+    fake.write_text('#!/usr/bin/env bash\nprintf \'%s\\n\' "$@" > "$MCPREEL_ARGS_OUT"\n')
+    fake.chmod(0o755)
+    doc = action()
+    assert doc["inputs"]["repeat"]["default"] == "1" and doc["inputs"]["noise"]["default"] == ""
+    args = tmp_path / "args"
+    proc, _, _ = run_script("run.sh", tmp_path, MCPREEL_RUN="replay", MCPREEL_SESSION="s.jsonl",
+                            MCPREEL_TARGET_COMMAND="python s.py", MCPREEL_NOISE="noise.json", MCPREEL_REPEAT="3",
+                            MCPREEL_BIN=str(fake), MCPREEL_ARGS_OUT=str(args))
+    assert proc.returncode == 0, proc.stderr
+    argv = args.read_text().splitlines()
+    assert argv[:4] == ["replay", "s.jsonl", "--target-command", "python s.py"]
+    assert argv[argv.index("--noise") + 1] == "noise.json" and argv[argv.index("--repeat") + 1] == "3"
+
+
 def test_could_not_run_and_bad_words(tmp_path):
     proc, out, summary = run_script("run.sh", tmp_path, MCPREEL_RUN="audit", MCPREEL_SOURCE=str(tmp_path / "nope.jsonl"))
     assert proc.returncode == 0
@@ -200,3 +217,20 @@ def test_install_script_skip_and_missing_action_path(tmp_path):
     gone = subprocess.run(["bash", str(SCRIPTS / "install.sh")], capture_output=True, text=True,
                           env={**env, "MCPREEL_INSTALL": "skip", "MCPREEL_BIN": str(tmp_path / "no-mcpreel")})
     assert gone.returncode == 2 and "not on PATH" in gone.stderr
+
+
+def test_the_replay_gate_takes_a_compare_rules_file(tmp_path):
+    """compare-rules reaches `mcpreel replay --compare-rules`: the clock's time is masked, the gate passes."""
+    from tests.compare.test_rules import _reel
+
+    recorded = _reel(tmp_path / "recorded.jsonl", "2026-01-01T10:00:00Z")
+    served = _reel(tmp_path / "served.jsonl", "2027-02-02T11:11:11Z")
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("rules:\n  - {tool: now, path: '$.result.content[0].text', mask: '\\d{4}-[\\d:T-]+Z'}\n")
+    env = {"MCPREEL_RUN": "replay", "MCPREEL_SESSION": str(recorded), "MCPREEL_REPORTS": "r",
+           "MCPREEL_TARGET_COMMAND": f"{sys.executable} -m mcpreel serve {served}"}
+    _, out, _ = run_script("run.sh", tmp_path, **env)
+    assert out["replay-exit-code"] == "1"
+    proc, out, summary = run_script("run.sh", tmp_path, **env, MCPREEL_COMPARE_RULES=str(rules))
+    assert out["replay-exit-code"] == "0", proc.stdout + proc.stderr
+    assert "| replay | passed |" in summary

@@ -68,10 +68,41 @@ def test_ignore_path_deletes_array_items_and_keys_with_dots():
     assert doc == {"result": {"list": [1, 3]}}
 
 
-@pytest.mark.parametrize("bad", ["$", "$.a[", "$..x", "$.a b"])
+@pytest.mark.parametrize("bad", ["$", "$.a[", "$.a b", "$[name=]"])
 def test_unreadable_ignore_paths_are_usage_errors(bad):
     with pytest.raises(UsageError, match="--ignore-path"):
         IgnorePath(bad)
+
+
+def test_ignore_paths_descend_and_name_list_items():
+    doc = {"result": {"at": 1, "items": [{"name": "a", "at": 2, "v": 1}, {"name": "b c", "v": 2}], "x": [5, 6]}}
+    IgnorePath("$..at").delete(doc)
+    assert doc == {"result": {"items": [{"name": "a", "v": 1}, {"name": "b c", "v": 2}], "x": [5, 6]}}
+    IgnorePath('$.result.items[name="b c"].v').delete(doc)
+    IgnorePath("$.result.items[name=a]").delete(doc)
+    IgnorePath("$.result.x[-1]").delete(doc)
+    assert doc == {"result": {"items": [{"name": "b c"}], "x": [5]}}
+
+
+def test_a_long_changed_text_shows_a_window_around_its_first_difference():
+    head = "x" * 200
+    d = diff({"t": head + "created 2026-01-01T00:00:00Z" + "y" * 200}, {"t": head + "created 2026-01-01T00:00:09Z" + "y" * 200})[0]
+    line = d.describe(100)
+    assert line.count("…") == 4 and "00:00:00Z" in line and "00:00:09Z" in line
+    assert line.endswith("(first difference at character 227)")
+    short = diff({"t": "abc"}, {"t": "abd"})[0]
+    assert short.describe(100) == '$.t: "abc" -> "abd"'
+
+
+def test_list_results_are_compared_by_key_and_other_lists_by_position():
+    a = {"result": {"resources": [{"uri": "r://1", "n": 1}, {"uri": "r://2", "n": 2}], "content": [1, 2]}}
+    b = {"result": {"resources": [{"uri": "r://2", "n": 2}, {"uri": "r://1", "n": 9}], "content": [2, 1]}}
+    assert [(d.path, d.recorded, d.new) for d in diff(a, b)] == [
+        ("$.result.resources[uri=r://1].n", 1, 9), ("$.result.content[0]", 1, 2), ("$.result.content[1]", 2, 1)]
+    # items that do not all carry a distinct key are compared by position
+    dup = {"result": {"tools": [{"name": "a", "v": 1}, {"name": "a", "v": 2}]}}
+    flip = {"result": {"tools": [{"name": "a", "v": 2}, {"name": "a", "v": 1}]}}
+    assert [d.path for d in diff(dup, flip)] == ["$.result.tools[0].v", "$.result.tools[1].v"]
 
 
 def test_diff_paths_and_kinds():

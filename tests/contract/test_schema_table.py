@@ -262,40 +262,40 @@ _ = object()  # absent
 ANNOTATION_ROWS: list[tuple[str, Any, Any, tuple[str, str] | None]] = [
     # readOnlyHint: default false, safe true
     ("readOnlyHint", _, True, (M, "annotation-tightened")),
-    ("readOnlyHint", _, False, (M, "annotation-rewritten")),
+    ("readOnlyHint", _, False, None),
     ("readOnlyHint", False, True, (M, "annotation-tightened")),
     ("readOnlyHint", True, False, (D, "annotation-loosened")),
     ("readOnlyHint", True, _, (D, "annotation-loosened")),
-    ("readOnlyHint", False, _, (M, "annotation-rewritten")),
+    ("readOnlyHint", False, _, None),
     ("readOnlyHint", _, "yes", (D, "annotation-changed")),
     ("readOnlyHint", True, "yes", (D, "annotation-loosened")),
     ("readOnlyHint", "yes", True, (M, "annotation-tightened")),
     # destructiveHint: default true, safe false
     ("destructiveHint", _, False, (M, "annotation-tightened")),
-    ("destructiveHint", _, True, (M, "annotation-rewritten")),
+    ("destructiveHint", _, True, None),
     ("destructiveHint", True, False, (M, "annotation-tightened")),
     ("destructiveHint", False, True, (D, "annotation-loosened")),
     ("destructiveHint", False, _, (D, "annotation-loosened")),
-    ("destructiveHint", True, _, (M, "annotation-rewritten")),
+    ("destructiveHint", True, _, None),
     ("destructiveHint", _, "no", (D, "annotation-changed")),
     ("destructiveHint", False, "no", (D, "annotation-loosened")),
     ("destructiveHint", "no", False, (M, "annotation-tightened")),
     # idempotentHint: default false, safe true
     ("idempotentHint", _, True, (M, "annotation-tightened")),
-    ("idempotentHint", _, False, (M, "annotation-rewritten")),
+    ("idempotentHint", _, False, None),
     ("idempotentHint", False, True, (M, "annotation-tightened")),
     ("idempotentHint", True, False, (D, "annotation-loosened")),
     ("idempotentHint", True, _, (D, "annotation-loosened")),
-    ("idempotentHint", False, _, (M, "annotation-rewritten")),
+    ("idempotentHint", False, _, None),
     ("idempotentHint", _, 1, (D, "annotation-changed")),
     ("idempotentHint", True, 0, (D, "annotation-loosened")),
     # openWorldHint: default true, safe false (the row the issue saw pass every test when classed minor)
     ("openWorldHint", _, False, (M, "annotation-tightened")),
-    ("openWorldHint", _, True, (M, "annotation-rewritten")),
+    ("openWorldHint", _, True, None),
     ("openWorldHint", True, False, (M, "annotation-tightened")),
     ("openWorldHint", False, True, (D, "annotation-loosened")),
     ("openWorldHint", False, _, (D, "annotation-loosened")),
-    ("openWorldHint", True, _, (M, "annotation-rewritten")),
+    ("openWorldHint", True, _, None),
     ("openWorldHint", _, "closed", (D, "annotation-changed")),
     ("openWorldHint", False, "closed", (D, "annotation-loosened")),
     # title: describing only
@@ -326,8 +326,8 @@ def test_annotation_class(key, before, after, expected):
 def test_every_annotation_and_direction_has_rows():
     for key in ANNOTATIONS:
         rows = [r for r in ANNOTATION_ROWS if r[0] == key]
-        assert {r[3][1] for r in rows if r[3]} == {"annotation-tightened", "annotation-loosened", "annotation-changed",
-                                                   "annotation-rewritten"}
+        assert {r[3][1] for r in rows if r[3]} == {"annotation-tightened", "annotation-loosened", "annotation-changed"}
+        assert any(r[3] is None and r[1] is _ for r in rows)  # the default spelled out: no change (issue 34)
     assert any(r[0] == "title" for r in ANNOTATION_ROWS)
 
 

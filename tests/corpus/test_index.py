@@ -9,6 +9,7 @@ import json
 import multiprocessing
 import os
 import re
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -452,7 +453,8 @@ def test_export_parquet_partitioned_by_day(small: Path, tmp_path: Path) -> None:
                     "WHERE day = DATE '2026-11-25'").fetchone()[0]
     assert n == run_sql(small, "SELECT count(*) FROM operations").rows[0][0]
     again = _invoke("export", "parquet", "--db", str(small), "-o", str(out))  # replaces, leaves no staging
-    assert again.exit_code == 0 and sorted(p.name for p in out.iterdir()) == sorted(t.name for t in schema.TABLES)
+    assert again.exit_code == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted([".mcpreel-parquet", *(t.name for t in schema.TABLES)])
 
 
 def test_index_command_and_its_line(tmp_path: Path) -> None:
@@ -583,3 +585,98 @@ def test_odd_text_reaches_the_index_whole(tmp_path: Path) -> None:
     assert error[4].startswith("x\\0y") and error[5] is None and error[6] and error[6].startswith("x\\0y")
     (name, description) = run_sql(db, "SELECT name, description FROM tools").rows[0]
     assert name == task[1] and description.startswith("x\\0y")
+
+
+# -- the pool: files read by worker processes, one writer ------------------------------------------
+
+_EVERY_TABLE = (
+    "SELECT * EXCLUDE (indexed_ms) FROM files ORDER BY path",
+    "SELECT * FROM sessions ORDER BY file, session",
+    "SELECT * FROM operations ORDER BY id",
+    "SELECT * FROM tools ORDER BY file, session, name, hash",
+    "SELECT value FROM meta WHERE key = 'next_operation_id'",
+)
+
+
+def _corpus_for_the_pool(folder: Path) -> None:
+    for i in range(9):
+        reel(folder / f"srv{i % 3}" / f"r{i}.jsonl", calls=1 + 3 * i, fail=i % 2 == 0, server=f"srv{i % 3}")
+    reel(folder / "live.jsonl", end=False)  # still being written
+    (folder / "broken.json").write_text('{"not": "a session"')  # cannot be read
+    shutil.copy(ROOT / "tests" / "corpus" / "__init__.py", folder / "empty.jsonl")
+
+
+def test_the_pool_gives_the_index_one_process_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read by two worker processes, a chunk of files each at a time, written by this one: the same rows in
+    every table, the same operation ids (the chunks are written in the files' order), the same counts; and
+    so on the next, incremental pass (a file changed, one removed, one added)."""
+    from mcpreel.corpus import index as ix
+
+    corpus = tmp_path / "s"
+    _corpus_for_the_pool(corpus)
+    monkeypatch.setattr(ix, "CHUNK_BYTES_MIN", 1)  # a chunk per file: every file a task of the pool
+    monkeypatch.setattr(ix, "CHUNK_BYTES_MAX", 1)
+    spools = tmp_path / "tmp"
+    spools.mkdir()
+    monkeypatch.setattr(ix.tempfile, "tempdir", str(spools))
+    one, two = tmp_path / "one.duckdb", tmp_path / "two.duckdb"
+    for step in range(2):
+        if step == 1:
+            reel(corpus / "srv1" / "r4.jsonl", calls=30)
+            os.utime(corpus / "srv1" / "r4.jsonl", ns=(time.time_ns(), time.time_ns() + 10**9))
+            (corpus / "srv0" / "r3.jsonl").unlink()
+            reel(corpus / "srv2" / "new.jsonl", calls=4, server="srv2")
+        alone = index_paths([corpus], one, jobs=1)
+        pooled = index_paths([corpus], two, jobs=2)
+        assert alone.jobs == 1 and pooled.jobs == 2
+        for field in ("found", "read", "skipped", "removed", "errors", "in_progress", "sessions", "operations",
+                      "messages", "records", "bytes"):
+            assert getattr(pooled, field) == getattr(alone, field), field
+        assert pooled.failed_files == alone.failed_files and len(alone.failed_files) == 2 - step * 2
+        for sql in _EVERY_TABLE:
+            rows = _table(two, sql)
+            assert rows == _table(one, sql), sql
+            assert rows
+        assert not list(spools.iterdir())  # no spool left behind
+    assert (alone.read, alone.removed) == (2, 1)
+
+
+def test_the_cli_takes_jobs(tmp_path: Path) -> None:
+    corpus = tmp_path / "s"
+    _corpus_for_the_pool(corpus)
+    db = tmp_path / "c.duckdb"
+    result = _invoke("index", str(corpus), "--db", str(db), "--jobs", "2")
+    assert result.exit_code == 0, result.output
+    assert "12 files (12 read" in result.output and "2 unreadable" in result.output
+    assert _invoke("index", str(corpus), "--db", str(db), "-j", "0").exit_code == 2
+    (ops,) = run_sql(db, "SELECT count(*) FROM operations").rows[0]
+    assert ops == sum(2 + 1 + 3 * i for i in range(9)) + 2 + 3
+
+
+def test_ctrl_c_during_a_pooled_pass_keeps_what_it_committed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the workers read: the batch being written is finished, the workers stop at once, no
+    spool is left, and the next pass reads only what is missing."""
+    from mcpreel.corpus import index as ix
+
+    for i in range(8):
+        reel(tmp_path / "s" / f"r{i}.jsonl")
+    monkeypatch.setattr(ix, "CHUNK_BYTES_MIN", 1)
+    monkeypatch.setattr(ix, "CHUNK_BYTES_MAX", 1)
+    spools = tmp_path / "tmp"
+    spools.mkdir()
+    monkeypatch.setattr(ix.tempfile, "tempdir", str(spools))
+    size = (tmp_path / "s" / "r0.jsonl").stat().st_size
+
+    def progress(n: int) -> None:  # told after each chunk (a file) the pool gave back
+        if n >= 3 * size:
+            raise KeyboardInterrupt
+
+    db = tmp_path / "c.duckdb"
+    with pytest.raises(KeyboardInterrupt):
+        index_paths([tmp_path / "s"], db, on_progress=progress, jobs=2)
+    kept = _files(db)
+    assert len(kept) == 3 and all(v[0] == "ok" for v in kept.values())
+    assert not list(spools.iterdir())
+    stats = index_paths([tmp_path / "s"], db, jobs=2)
+    assert (stats.read, stats.skipped) == (5, 3) and len(_files(db)) == 8
+    assert _table(db, "SELECT count(*), count(DISTINCT id), min(id), max(id) FROM operations") == [(40, 40, 1, 40)]

@@ -391,12 +391,12 @@ def test_replay_era_modern_leaves_out_what_2026_lacks_in_an_inspector_session(tm
     assert '"method":"logging/setLevel"' in out.read_text().replace(" ", "")  # the Inspector's, after connecting
     same = mcpreel("replay", str(out), "--target-command", server, "--timeout", "10")
     assert same.returncode == 0, same.stdout + same.stderr
-    assert "3 requests replayed: 3 same, 0 different" in same.stdout  # initialize, logging/setLevel, tools/list
+    assert "3 requests replayed: 3 same, 0 changed" in same.stdout  # initialize, logging/setLevel, tools/list
     modern_run = mcpreel("replay", str(out), "--era", "modern", "--target-command", server, "--timeout", "10")
     assert modern_run.returncode == 0, modern_run.stdout + modern_run.stderr
     said = modern_run.stdout + modern_run.stderr
     assert "left out 1 logging/setLevel: the modern era (stateless, 2026-07-28) has no such method (--era modern)" in said
-    assert "1 request replayed: 1 same, 0 different" in said
+    assert "1 request replayed: 1 same, 0 changed" in said
 
 
 def test_replay_era_legacy_leaves_out_subscriptions_listen() -> None:

@@ -67,7 +67,7 @@ def test_replay_sends_one_source_to_its_own_server(merged: Path, tmp_path: Path)
     r = mcpreel("replay", str(merged), "--source", "check-peer.jsonl", "--target-command",
                 f"{SDK_SERVER} stdio --as check", "--timeout", "10")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "5 requests replayed: 5 same, 0 different" in r.stdout
+    assert "5 requests replayed: 5 same, 0 changed" in r.stdout
     r = mcpreel("replay", str(merged), "--source", "replay-peer.jsonl", "--target-command", f"{SDK_SERVER} stdio",
                 "--timeout", "10")
     assert r.returncode == 0, r.stdout + r.stderr

@@ -10,7 +10,7 @@ def _result(n: int):
     from mcpreel.replay.verify import RequestResult
 
     diff = [Difference(f"$.result.content[{i}].text", "changed", "a", "b") for i in range(n)]
-    return RequestResult(2, "tools/call", "echo", "different", {"jsonrpc": "2.0", "id": 2}, diff=diff)
+    return RequestResult(2, "tools/call", "echo", "changed", {"jsonrpc": "2.0", "id": 2}, diff=diff)
 
 
 def test_one_difference_is_singular_and_two_are_plural() -> None:

@@ -29,7 +29,7 @@ def test_replay_against_the_same_server_passes(recorded, tmp_path):
     proc = mcpreel("replay", str(path), "--target-command", f"{SDK_SERVER} stdio", "--output", str(out),
                    "--junit", str(junit))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "6 requests replayed: 6 same, 0 different" in proc.stdout
+    assert "6 requests replayed: 6 same, 0 changed" in proc.stdout
     results = json.loads(out.read_text())
     assert results["ok"] is True and results["summary"]["server_requests"] == 1
     ask = results["results"][-1]
@@ -60,7 +60,7 @@ def test_replay_against_a_changed_server_names_the_paths(recorded, tmp_path):
     proc = mcpreel("replay", str(path), "--target-command", f"{SDK_SERVER} stdio --changed", "--output", str(out),
                    "--ignore-path", "$.result.content[*].text", "--ignore-path", "$.result.structuredContent")
     by_tool = {r["tool"] or r["method"]: r for r in json.loads(out.read_text())["results"]}
-    assert by_tool["echo"]["status"] == "same" and by_tool["fail"]["status"] == "different"
+    assert by_tool["echo"]["status"] == "same" and by_tool["fail"]["status"] == "changed"
 
 
 def test_replay_against_a_dead_server_cannot_run(recorded, tmp_path):

@@ -53,7 +53,7 @@ def _record_http(tmp_path, eras: list[str]):
 
 def _assert_same(r: subprocess.CompletedProcess[str], n: int) -> None:
     assert r.returncode == 0, r.stdout + r.stderr
-    assert f"{n} requests replayed: {n} same, 0 different" in r.stdout, r.stdout
+    assert f"{n} requests replayed: {n} same, 0 changed" in r.stdout, r.stdout
 
 
 def _assert_changed(r: subprocess.CompletedProcess[str]) -> None:

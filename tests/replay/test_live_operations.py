@@ -117,14 +117,14 @@ def test_a_different_task_result_is_a_difference_at_its_path() -> None:
     report = asyncio.run(_run(legacy_task_session(), legacy_task_server(outcome="another report")))
     assert not report.ok
     task = report.results[1]
-    assert task.status == "different"
+    assert task.status == "changed"
     assert [d.path for d in task.diff] == ["$.result.content[0].text"]
 
 
 def test_a_different_terminal_status_is_a_difference_at_status() -> None:
     report = asyncio.run(_run(legacy_task_session(), legacy_task_server(status="failed")))
     task = report.results[1]
-    assert task.status == "different"
+    assert task.status == "changed"
     assert "$.status" in [d.path for d in task.diff]
 
 
@@ -147,7 +147,7 @@ def test_a_server_that_no_longer_creates_a_task_is_different() -> None:
 
     report = asyncio.run(_run(legacy_task_session(), plain))
     assert not report.ok
-    assert report.results[1].status == "different"
+    assert report.results[1].status == "changed"
 
 
 # -- the 2026-07-28 Tasks extension: resultType "task", tasks/get carries the outcome ----------------
@@ -266,7 +266,7 @@ def test_a_stream_that_no_longer_notifies_is_different_at_its_path() -> None:
     report = asyncio.run(_run(listen_session(), listen_server(notifies=False)))
     assert not report.ok
     stream = next(r for r in report.results if r.method == "subscriptions/listen")
-    assert stream.status == "different"
+    assert stream.status == "changed"
     assert [d.path for d in stream.diff] == ["$.notifications[0]"]
     assert [r.status for r in report.results if r is not stream] == ["same", "same"]
 
@@ -274,7 +274,7 @@ def test_a_stream_that_no_longer_notifies_is_different_at_its_path() -> None:
 def test_a_narrower_acknowledged_filter_is_different_at_acknowledged() -> None:
     report = asyncio.run(_run(listen_session(), listen_server(honours=False)))
     stream = next(r for r in report.results if r.method == "subscriptions/listen")
-    assert stream.status == "different"
+    assert stream.status == "changed"
     assert any(d.path.startswith("$.acknowledged") for d in stream.diff)
 
 

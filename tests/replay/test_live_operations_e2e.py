@@ -77,7 +77,7 @@ def test_a_task_whose_result_changed_replays_as_different_at_its_path(task_reel,
     code, report = _replay(task_reel["reel"], changed, tmp_path / "r.json")
     assert code == 1
     task = report["results"][1]
-    assert task["status"] == "different"
+    assert task["status"] == "changed"
     assert [d["path"] for d in task["diff"]] == ["$.result.content[0].text"]
     assert "Research Summary" in task["diff"][0]["new"] and "Research Report" in task["diff"][0]["recorded"]
 

@@ -35,7 +35,7 @@ def test_a_request_that_needs_input_records_replays_and_serves(tmp_path, era):
         assert "elicitation/create" in shown.stdout
     same = mcpreel("replay", str(out), "--target-command", SERVER, "--timeout", "10")
     assert same.returncode == 0, same.stdout + same.stderr
-    assert " 0 different" in same.stdout
+    assert " 0 changed" in same.stdout
     changed = mcpreel("replay", str(out), "--target-command", f"{SERVER} --changed", "--timeout", "10")
     assert changed.returncode == 1 and '"hello Bob" -> "hi Bob"' in changed.stdout, changed.stdout
     served = _client(" ".join([*MCPREEL, "serve", str(out)]), era)

@@ -26,16 +26,16 @@ def test_a_sink_gets_results_in_request_order_as_soon_as_those_before_are_judged
     for r in (first, second, third):
         report.add(r)
     assert [r.index for r in (first, second, third)] == [4, 5, 6] and first.session == 2
-    second.status = "different"
+    second.status = "changed"
     report.judged(second)
     assert got == []  # #4 is not judged yet: #5 waits for it
     first.status = "same"
     report.judged(first)
-    assert got == [(4, "same"), (5, "different")]
+    assert got == [(4, "same"), (5, "changed")]
     report.flush()  # the run stopped before #6 was judged: it goes out as it stands, and is counted
     assert got[-1] == (6, "error") and report.results == []
-    assert (report.count("same"), report.count("different"), report.count("error"), report.requests) == (1, 1, 1, 3)
-    assert report.summary() == "3 requests replayed: 1 same, 1 different, 1 error" and report.exit_code == 1
+    assert (report.count("same"), report.count("changed"), report.count("error"), report.requests) == (1, 1, 1, 3)
+    assert report.summary() == "3 requests replayed: 1 same, 1 changed, 1 error" and report.exit_code == 1
 
 
 def test_without_a_sink_the_report_keeps_every_result_as_before():
@@ -58,7 +58,7 @@ def test_the_table_shows_what_is_not_the_same_all_shows_every_row_and_the_docume
     assert got["protocol"] == ("2026-07-28" if era == "auto" else "2025-11-25")
     same = mcpreel("replay", str(out), "--target-command", SDK_SERVER, "--timeout", "10")
     assert same.returncode == 0 and _rows(same.stdout) == [], same.stdout
-    assert "5 requests replayed: 5 same, 0 different" in same.stdout
+    assert "5 requests replayed: 5 same, 0 changed" in same.stdout
 
     doc_path, junit_path = tmp_path / "r.json", tmp_path / "r.xml"
     changed = mcpreel("replay", str(out), "--target-command", CHANGED, "--timeout", "10", "--output", str(doc_path),
@@ -66,14 +66,14 @@ def test_the_table_shows_what_is_not_the_same_all_shows_every_row_and_the_docume
     assert changed.returncode == 1, changed.stdout + changed.stderr
     rows = _rows(changed.stdout)
     # the changed server lists one tool more and answers echo, add and fail otherwise; only the handshake is the same
-    assert len(rows) == 4 and all("different" in row.split() for row in rows), changed.stdout
-    assert {" ".join(row.split()[1:3]) for row in rows} == {"tools/list different", "tools/call echo",
+    assert len(rows) == 4 and all("changed" in row.split() for row in rows), changed.stdout
+    assert {" ".join(row.split()[1:3]) for row in rows} == {"tools/list changed", "tools/call echo",
                                                             "tools/call add", "tools/call fail"}
     assert '$.result.content[0].text: "hello" -> "HELLO"' in changed.stdout
 
     doc = json.loads(doc_path.read_text())
     assert [r["index"] for r in doc["results"]] == [1, 2, 3, 4, 5]
-    assert doc["summary"]["requests"] == 5 and doc["summary"]["different"] == 4 and doc["ok"] is False
+    assert doc["summary"]["requests"] == 5 and doc["summary"]["changed"] == 4 and doc["ok"] is False
     assert [r["index"] for r in doc["results"] if r["status"] == "same"] == [1]  # the handshake
     suite = ET.parse(junit_path).getroot().find("testsuite")
     assert suite is not None and suite.get("tests") == "5" and suite.get("failures") == "4"
@@ -98,9 +98,9 @@ def test_the_output_spool_writes_the_document_to_json_writes():
     streamed = ReplayReport("s.jsonl", "server", "stdio", sink=spool.add)
     kept = ReplayReport("s.jsonl", "server", "stdio")
     for report in (kept, streamed):
-        for status in ("same", "different", "unrecorded"):
+        for status in ("same", "changed", "unrecorded"):
             r = _result(status)
-            r.diff = [Difference("$.result.x", "changed", 1, 2)] if status == "different" else []
+            r.diff = [Difference("$.result.x", "changed", 1, 2)] if status == "changed" else []
             report.add(r)
             report.judged(r)
     out = io.BytesIO()

@@ -36,7 +36,7 @@ def test_a_changed_server_gives_path_level_differences_and_exit_1():
                      ("in", call(3, "boom", {})), ("out", err(3, -32603, "internal")))
     report, _ = asyncio.run(replay_against_mock(recorded, served))
     stats, boom = report.results[1], report.results[2]
-    assert stats.status == "different"
+    assert stats.status == "changed"
     assert [(d.path, d.recorded, d.new) for d in stats.diff] == [
         ("$.result.content[0].text.count", 1, 2), ("$.result.content[0].text.at", "10:00", "11:00")]
     assert {d.path for d in boom.diff} == {"$.result", "$.error"}
@@ -54,7 +54,7 @@ def test_an_error_where_a_result_was_recorded_differs_whatever_is_ignored():
         report, _ = asyncio.run(replay_against_mock(recorded, served, options=options))
         assert report.results[0].status == "same"  # initialize: everything ignored
         boom = report.results[1]
-        assert boom.status == "different" and report.exit_code == 1, paths
+        assert boom.status == "changed" and report.exit_code == 1, paths
         assert [d.describe() for d in boom.diff] == ['$: "a JSON-RPC result" -> "a JSON-RPC error"']
         back, _ = asyncio.run(replay_against_mock(served, recorded, options=options))
         assert back.results[1].diff[0].new == "a JSON-RPC result"
@@ -223,3 +223,37 @@ def test_every_fixture_with_tool_calls_serves_its_recorded_answers(fixtures_dir)
         assert not mock.stats.misses, path.name
         served += 1
     assert served >= 20  # qai, mcp-replay-v1, assay-docs and mcp-recorder files all have tool calls
+
+
+def test_a_server_request_the_recording_left_unanswered_is_left_unanswered_and_no_difference():
+    # the server asked roots/list at the end and the recorded client never answered: asked again now is the
+    # same behaviour, not a refusal (it used to be answered with an error and fail the replay)
+    recorded = session(*handshake(), ("in", call(2, "echo", {})), ("out", res(2, text("echo"))),
+                       ("out", req("r1", "roots/list")))
+
+    async def main():
+        client, server = memory_pair()
+        got: list[dict] = []
+
+        async def serve():
+            async for rec in server:
+                m = rec.raw
+                got.append(m)
+                if m.get("method") == "initialize":
+                    server.send_nowait({**INIT_OK, "id": m["id"]})
+                elif m.get("method") == "tools/call":
+                    server.send_nowait(res(m["id"], text("echo")))
+                    server.send_nowait(req("r9", "roots/list"))
+
+        task = asyncio.ensure_future(serve())
+        try:
+            return await replay(recorded, client, ReplayOptions(timeout=2), target="memory"), got
+        finally:
+            task.cancel()
+
+    report, got = asyncio.run(main())
+    assert [r.status for r in report.results] == ["same", "same"]
+    assert [s.method for s in report.server_requests] == ["roots/list"]
+    assert "unanswered in the recording too" in report.server_requests[0].answered_from
+    assert not report.unmatched_server_requests and report.exit_code == 0
+    assert not any(m.get("id") == "r9" for m in got)  # no answer was made up

@@ -200,7 +200,7 @@ def test_replay_page_against_a_changed_server(browser, tmp_path, recordings):
                           capture_output=True, text=True, timeout=90)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     results = json.loads((tmp_path / "replay.json").read_text())["results"]
-    different = [r for r in results if r["status"] == "different"]
+    different = [r for r in results if r["status"] == "changed"]
     assert [r["tool"] for r in different] == ["echo"]
     opened = Opened(browser, html)
     page = opened.page
@@ -209,7 +209,7 @@ def test_replay_page_against_a_changed_server(browser, tmp_path, recordings):
         assert rows.count() == 1
         page.select_option("#call-kind", "all")
         assert rows.count() == len(results)
-        page.select_option("#call-kind", "different")
+        page.select_option("#call-kind", "changed")
         rows.first.click()
         detail = page.locator("#diff-table tbody tr.detail")
         paths = detail.locator("table.paths tr.path").all_inner_texts()

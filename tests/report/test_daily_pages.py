@@ -283,7 +283,7 @@ def test_the_replay_page_marks_the_changed_lines_of_both_answers():
     recorded = {"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "hello"}], "n": 1}}
     replayed = {"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "hullo"}], "n": 1}}
     report = ReplayReport(session="s.jsonl", target="srv", transport="stdio")
-    report.results.append(RequestResult(index=1, method="tools/call", tool="echo", status="different",
+    report.results.append(RequestResult(index=1, method="tools/call", tool="echo", status="changed",
                                         original_request=request, sent_message=request, response=replayed,
                                         recorded_response=recorded, source=3,
                                         diff=json_diff({"result": recorded["result"]}, {"result": replayed["result"]})))

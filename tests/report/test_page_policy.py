@@ -129,7 +129,7 @@ def _replay_page() -> str:
     replayed = {"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": hostile("replayed")}]}}
     report = ReplayReport(session=hostile("session"), target=hostile("target"), transport="stdio",
                           handshake=hostile("handshake"), ended=hostile("ended"), notes=[hostile("note")])
-    report.results.append(RequestResult(index=1, method="tools/call", tool=hostile("tool"), status="different",
+    report.results.append(RequestResult(index=1, method="tools/call", tool=hostile("tool"), status="changed",
                                         original_request=request, sent_message=request, response=replayed,
                                         recorded_response=recorded, error=hostile("error"), source=3))
     report.server_requests.append(ServerRequestResult(hostile("server-method"), {}, None, hostile("refused")))

@@ -5,7 +5,7 @@
 #
 # Env (set by action.yml from its inputs): MCPREEL_RUN, MCPREEL_SOURCE, MCPREEL_SERVER_COMMAND,
 # MCPREEL_CONTRACT, MCPREEL_FAIL_ON, MCPREEL_AUDIT_FAIL_ON, MCPREEL_AUDIT_RULES, MCPREEL_SESSION,
-# MCPREEL_TARGET_COMMAND, MCPREEL_TARGET_URL, MCPREEL_CHECK_PROFILE, MCPREEL_REPORTS; by GitHub: GITHUB_OUTPUT,
+# MCPREEL_TARGET_COMMAND, MCPREEL_TARGET_URL, MCPREEL_COMPARE_RULES, MCPREEL_NOISE, MCPREEL_REPEAT, MCPREEL_CHECK_PROFILE, MCPREEL_REPORTS; by GitHub: GITHUB_OUTPUT,
 # GITHUB_STEP_SUMMARY (both optional here, so the script runs the same on a laptop). MCPREEL_BIN: the
 # mcpreel command (default: mcpreel on PATH).
 set -uo pipefail
@@ -70,7 +70,11 @@ for gate in $gates; do
       if [ -n "${MCPREEL_TARGET_COMMAND:-}" ]; then target=(--target-command "$MCPREEL_TARGET_COMMAND");
       elif [ -n "${MCPREEL_TARGET_URL:-}" ]; then target=(--target-url "$MCPREEL_TARGET_URL");
       else fail_usage "replay needs target-command or target-url"; fi
-      "$mcpreel" replay "$MCPREEL_SESSION" "${target[@]}" --junit "$reports/replay.junit.xml" \
+      compare_rules=()
+      if [ -n "${MCPREEL_COMPARE_RULES:-}" ]; then compare_rules=(--compare-rules "$MCPREEL_COMPARE_RULES"); fi
+      if [ -n "${MCPREEL_NOISE:-}" ]; then compare_rules+=(--noise "$MCPREEL_NOISE"); fi
+      if [ -n "${MCPREEL_REPEAT:-}" ]; then compare_rules+=(--repeat "$MCPREEL_REPEAT"); fi
+      "$mcpreel" replay "$MCPREEL_SESSION" "${target[@]}" "${compare_rules[@]}" --junit "$reports/replay.junit.xml" \
         --output "$reports/replay.json" | tee "$reports/replay.txt"
       record replay "${PIPESTATUS[0]}" "$reports/replay.junit.xml" ;;
     check)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mcpreel.drafts import DPOP_HEADER
+
 __all__ = ["MARKER", "SECRET_HEADERS", "is_secret_header", "redact_headers"]
 
 #: what a redacted value becomes (a keyed marker adds a fingerprint: :mod:`mcpreel.redact.keys`)
@@ -30,6 +32,7 @@ SECRET_HEADERS = frozenset(
         "x-access-token",
         "x-csrf-token",
         "x-amz-security-token",
+        DPOP_HEADER,  # SEP-1932: the per-request proof JWT (mcpreel.drafts)
     }
 )
 

@@ -1,13 +1,15 @@
 """JSONPath, the one parser: the subset that points at a member of a JSON value wherever it sits.
 
 ``$``, ``.name``, ``['name']``/``["name"]`` (escapes as in RFC 9535: ``\\n``, ``\\uXXXX``, ``\\'``; any other
-``\\x`` is ``x``), ``[n]`` (negative from the end), ``[*]``, ``.*`` and ``..name``/``..*`` (recursive
-descent): ``$.params.arguments.email``, ``$.result.content[*].text``, ``$..apiKey``.
+``\\x`` is ``x``), ``[n]`` (negative from the end), ``[*]``, ``.*``, ``..name``/``..*`` (recursive
+descent) and ``[name=add]`` / ``[uri="file:///a b"]`` (the items of an array whose member ``name`` or ``uri``
+is that string: how replay names an item of a list compared by key): ``$.params.arguments.email``,
+``$.result.content[*].text``, ``$..apiKey``, ``$.result.tools[name=add].description``.
 
 :func:`parse` turns a path into :class:`Step` values; two users read them: :class:`JsonPath` (the
 redaction rules) rewrites the matches copy on write, so the caller can tell "nothing matched" by
-identity; :class:`mcpreel.compare.normalize.IgnorePath` (``--ignore-path``) deletes them, and refuses
-the steps it has no use for (recursive descent, negative indexes).
+identity; :mod:`mcpreel.compare.normalize` (``--ignore-path`` and the compare rules) deletes or masks
+them in a compared view.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ _TOKEN = re.compile(
     r"""\.\.(?P<dname>[A-Za-z_$][\w$-]*|\*)"""
     r"""|\.(?P<name>[A-Za-z_$][\w$-]*|\*)"""
     r"""|\[\s*(?:(?P<index>-?\d+)|'(?P<sq>(?:[^'\\]|\\.)*)'|"(?P<dq>(?:[^"\\]|\\.)*)"|(?P<star>\*))\s*\]"""
+    r"""|\[\s*(?P<kname>[A-Za-z_$][\w$-]*)\s*=\s*(?:'(?P<ksq>(?:[^'\\]|\\.)*)'|"(?P<kdq>(?:[^"\\]|\\.)*)"|"""
+    r"""(?P<kbare>[^\]'"\s](?:[^\]]*[^\]\s])?))\s*\]"""
 )
 _ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|.)", re.DOTALL)
 _ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
@@ -30,8 +34,9 @@ _ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
 class Step(NamedTuple):
     """One step of a path: ``kind`` is ``key`` (``arg`` the name), ``index`` (``arg`` an int), ``wild``
-    (any member or item) or ``desc`` (``arg`` a name, or None for ``..*``); ``at`` is where it starts in
-    the path's text, for error messages."""
+    (any member or item), ``desc`` (``arg`` a name, or None for ``..*``) or ``keyed`` (``arg`` a
+    ``(member, value)`` pair: the array items whose ``member`` is the string ``value``); ``at`` is where
+    it starts in the path's text, for error messages."""
 
     kind: str
     arg: Any
@@ -76,6 +81,11 @@ def parse(text: str) -> tuple[Step, ...]:
             steps.append(Step("index", int(m.group("index")), pos))
         elif m.group("star") is not None:
             steps.append(Step("wild", None, pos))
+        elif m.group("kname") is not None:
+            bare = m.group("kbare")
+            value = bare if bare is not None else _unescape(m.group("ksq") if m.group("ksq") is not None
+                                                            else m.group("kdq"))
+            steps.append(Step("keyed", (m.group("kname"), value), pos))
         else:
             raw = m.group("sq") if m.group("sq") is not None else m.group("dq")
             steps.append(Step("key", _unescape(raw), pos))
@@ -151,6 +161,12 @@ def _apply(value: Any, steps: tuple[Step, ...], i: int, fn: Any, text: bool = Fa
         return value, 0
     if kind == "wild":
         return _each(value, lambda v: _apply(v, steps, i + 1, fn, text))
+    if kind == "keyed":
+        if not isinstance(value, list):
+            return value, 0
+        member, want = arg
+        return _each(value, lambda v: _apply(v, steps, i + 1, fn, text)
+                     if isinstance(v, dict) and v.get(member) == want else (v, 0))
     # recursive descent: the rest of the path from here and from every node below
     total = 0
     if arg is None:

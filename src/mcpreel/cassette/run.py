@@ -35,7 +35,7 @@ import contextlib
 import os
 import shlex
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -233,7 +233,8 @@ def serve_cassette(
     try:
         p = plan(cassette, mode)
         check_target(p, transport, command, url)
-        out.write("plan", mode=p.mode.value, action=p.action, cassette=str(p.cassette))
+        # the pid: a test whose client leaves this process running asks it, through a signal, to end now
+        out.write("plan", mode=p.mode.value, action=p.action, cassette=str(p.cassette), pid=os.getpid())
         run = CassetteRun(p)
 
         def ready(where: str) -> None:
@@ -242,8 +243,9 @@ def serve_cassette(
                 on_ready(p, where)
 
         if p.record:
-            run.recording = _record(p, command=command, url=url, listener=listener, options=options, ready=ready,
-                                    warn=hooks.warn)
+            with _stop_signals_kept(listener.transport == "stdio"):
+                run.recording = _record(p, command=command, url=url, listener=listener, options=options,
+                                        ready=ready, warn=hooks.warn)
             rec = run.recording
             if rec.saved:
                 out.write("saved", cassette=str(rec.cassette), messages=rec.messages)
@@ -260,6 +262,34 @@ def serve_cassette(
         raise
     finally:
         out.close()
+
+
+@contextlib.contextmanager
+def _stop_signals_kept(active: bool) -> Iterator[None]:
+    """While a stdio cassette is recorded and saved, a stop signal ends the recording, never the process.
+
+    The pytest plugin sends SIGTERM when the test ended and its client still holds this process (a client
+    that leaves its server running): the recording must then be saved, not killed half way. The signal is
+    kept (the early-signal latch) until the recorder's own handlers take over, which hand it to the real
+    server so the session ends as when a client ends it, and kept again after them while the cassette is
+    written. The handlers there before are put back afterwards (only the main thread can set them)."""
+    import signal
+    import threading
+
+    if not active or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    from mcpreel._infra import signals
+
+    previous = {sig: signal.getsignal(sig) for sig in signals.LATCHED}
+    signals.install()
+    try:
+        yield
+    finally:
+        signals.take()  # the session has ended, and the cassette is written: nothing is left for them to stop
+        for sig, old in previous.items():
+            with contextlib.suppress(OSError, ValueError, TypeError):
+                signal.signal(sig, old)
 
 
 def _replay(p: Plan, *, command: Command | None, url: str | None, listener: Listener, options: CassetteOptions,

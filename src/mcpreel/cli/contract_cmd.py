@@ -33,6 +33,10 @@ def source_options(fn):
                      help="The recording's format."),
         click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
                      help="Seconds a live server has for each answer."),
+        click.option("--capabilities", metavar="LIST|JSON", default=None,
+                     help="The client capabilities declared to a live server: a comma list of sampling, "
+                          "elicitation, roots; 'none'; or a JSON object [default: sampling,elicitation,roots, "
+                          "as a usual client declares them: some servers offer tools only to such a client]."),
     ]):
         fn = decorate(fn)
     return fn
@@ -56,15 +60,17 @@ def contract_group() -> None:
 @source_options
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False), help="Write the contract here [default: stdout].")
 @output.run_command
-def snapshot_command(source: str | None, command: str | None, url: str | None, transport: str,
-                     headers: tuple[str, ...], input_format: str, timeout: float, out: str | None) -> None:
-    """Write the tools, prompts, resources and templates SOURCE offers (a recording or a live server)."""
+@options_record(SourceArgs, "origin")
+def snapshot_command(source: str | None, origin: SourceArgs, out: str | None) -> None:
+    """Write the tools, prompts, resources and templates SOURCE offers (a recording or a live server).
+
+    A live server is told the client capabilities of a usual client (``--capabilities`` to choose); the
+    command says which it declared."""
     from mcpreel.cli.output import save
-    from mcpreel.cli.sources import open_source
     from mcpreel.contract import from_session
 
-    session, name = open_source(source, command=command, url=url, fmt=input_format, transport=transport,
-                                headers=headers, timeout=timeout)
+    session, name = origin.open(source)
+    _say_capabilities(origin, source)
     contract = from_session(session, source=name)
     _one_server(contract, name)
     if not contract.listed:
@@ -77,6 +83,16 @@ def snapshot_command(source: str | None, command: str | None, url: str | None, t
         output.info(f"contract of {name}: {counts} -> {out}")
     else:
         sys.stdout.write(data.decode("utf-8"))
+
+
+def _say_capabilities(origin: SourceArgs, source: str | None) -> None:
+    """For a live server, which client capabilities it was told (its offer may depend on them)."""
+    from mcpreel.cli.sources import is_url
+
+    if origin.command or origin.url or (source and is_url(source)):
+        from mcpreel.contract.live import capability_names, parse_capabilities
+
+        output.info(f"declared client capabilities: {capability_names(parse_capabilities(origin.capabilities))}")
 
 
 def _one_server(contract, name: str) -> None:
@@ -143,6 +159,7 @@ def check_command(ctx: click.Context, contract_file: str, source: str | None, or
     command, url = origin.command, origin.url
     old = load_contract(contract_file)
     session, name = origin.open(source)
+    _say_capabilities(origin, source)
     new = from_session(session, source=name)
     _one_server(new, name)
     if not new.listed:

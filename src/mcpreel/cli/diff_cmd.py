@@ -13,6 +13,7 @@ from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
 from mcpreel.cli.params import FORMAT_AUTO
 from mcpreel.cli.records import options_record
+from mcpreel.render.terminal_safe import terminal_safe
 
 if TYPE_CHECKING:
     from mcpreel.compare import DiffOptions
@@ -128,7 +129,7 @@ def _diff(a: str, b: str, args: DiffArgs, options: DiffOptions, progress: Callab
                 write(render.json_call(c, first))
                 first = False
             elif all_rows or c.kind != "same":
-                write("\n".join(render.call_lines(c)) + "\n")
+                write(terminal_safe("\n".join(render.call_lines(c))) + "\n")
             if c.latency_shift and (as_json or len(shifts) < render.LATENCY_LISTED):
                 shifts.append(c.label if as_json else c)
             if spool is not None:
@@ -143,7 +144,7 @@ def _diff(a: str, b: str, args: DiffArgs, options: DiffOptions, progress: Callab
         else:
             output.show(render.closing(result, shifts))
             for ch in classes:
-                click.echo(f"tool contract: {ch.cls:<9} {ch.path}: {ch.message}")
+                output.echo(f"tool contract: {ch.cls:<9} {ch.path}: {ch.message}")
         if junit and spool is not None:
             head = render.head_cases(result)
             output.save(junit, lambda fh: _junit_with_head(fh, spool, head, f"mcpreel diff {a} {b}"))

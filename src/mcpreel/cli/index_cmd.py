@@ -30,15 +30,18 @@ _ERRORS_SHOWN = 20
               help="Stop at once, naming it, when another indexer is writing the index (default: wait for it).")
 @click.option("--parquet", "parquet_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
               help="Then write the tables as Parquet, partitioned by day (as `mcpreel export parquet`).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Processes that read the files (this one writes the index) [default: one per core].")
 @output.run_command
 def index_command(paths: tuple[Path, ...], db: Path | None, watch: bool, interval: float, no_wait: bool,
-                  parquet_dir: Path | None) -> None:
+                  parquet_dir: Path | None, jobs: int | None) -> None:
     """Index every session file under PATHs (default: ~/.mcpreel/sessions), any format mcpreel reads.
 
     Unchanged files are skipped, changed ones read again, removed ones dropped; a file that cannot be read
     is kept with its one-line error; a reel still being written is indexed as in progress and completed on a
     later pass. Then: `mcpreel query`, `mcpreel sessions`, `mcpreel show`, `mcpreel report --db`.
     """
+    from mcpreel._infra.pool import default_jobs
     from mcpreel.corpus.db import default_db, default_paths
     from mcpreel.corpus.index import index_paths
     from mcpreel.corpus.index import watch as watch_paths
@@ -50,17 +53,18 @@ def index_command(paths: tuple[Path, ...], db: Path | None, watch: bool, interva
             hint = " (record with `mcpreel wrap`, or give the folders to index)" if not paths else ""
             raise UsageError(f"{root}: no such file or folder{hint}")
     target = db or default_db()
+    jobs = jobs or default_jobs()
     if watch:
         output.info(f"watching {', '.join(str(r) for r in roots)} -> {target} (Ctrl-C to stop)")
         try:
-            watch_paths(roots, target, interval=interval, on_wait=output.info,
+            watch_paths(roots, target, interval=interval, on_wait=output.info, jobs=jobs,
                         on_pass=lambda stats: _said(stats, target, quiet_when_idle=True))
         except KeyboardInterrupt:
             output.info("stopped watching")
         return
     with output.fewer_collections(), _Bar() as bar:
         stats = index_paths(roots, target, wait=not no_wait, on_wait=output.info, on_start=bar.start,
-                            on_progress=bar.advance)
+                            on_progress=bar.advance, jobs=jobs)
     _said(stats, target)
     if parquet_dir is not None:
         from mcpreel.corpus.parquet import export_parquet

@@ -11,6 +11,7 @@ import click
 from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
 from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.render.terminal_safe import terminal_safe
 
 
 @click.command("inspect", epilog=examples(
@@ -52,9 +53,7 @@ def inspect_command(path: str, verbose: bool, as_json: bool, summary_only: bool,
         render.write_json(report, sys.stdout.buffer, verbose=verbose, rows=not summary_only)
         sys.stdout.flush()
         return
-    from rich.console import Console
-
-    console = Console(soft_wrap=True)
+    console = output.terminal_console(soft_wrap=True)
     if console.is_terminal:
         output.show(render.renderables(report, verbose=verbose, rows=not summary_only), console)
         return
@@ -76,4 +75,5 @@ _LINES_PER_WRITE = 1024
 def _write_lines(out: BinaryIO, lines: list[str]) -> None:
     if lines:
         # a lone surrogate from a payload or an SSE event is printed escaped, never fatal
-        out.write(("\n".join(lines) + "\n").encode("utf-8", "backslashreplace"))
+        # and the control characters of session data escaped (a tool named ESC]52;... sets no clipboard)
+        out.write((terminal_safe("\n".join(lines)) + "\n").encode("utf-8", "backslashreplace"))

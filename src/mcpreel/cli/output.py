@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 import click
 
 from mcpreel.errors import DifferenceFound, McpreelError, ProblemsReported, UsageError
+from mcpreel.render.terminal_safe import terminal_safe
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -25,13 +26,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def error(text: str) -> None:
-    """Say an error on stderr, one line (the exit path adds the exit code)."""
-    click.echo(f"error: {text}", err=True)
+    """Say an error on stderr, one line (the exit path adds the exit code); control characters from the
+    data it names (a tool's name, a server's message) escaped (:func:`~mcpreel.render.terminal_safe`)."""
+    click.echo(f"error: {terminal_safe(text)}", err=True)
 
 
 def warning(text: str) -> None:
     """Say a warning on stderr: something the user should know that did not stop the command."""
-    click.echo(f"warning: {text}", err=True)
+    click.echo(f"warning: {terminal_safe(text)}", err=True)
 
 
 def other_loggers(verbose: bool) -> None:
@@ -78,17 +80,37 @@ def printable(text: str) -> str:
 
 
 def info(text: str) -> None:
-    """Say something on stderr (stdout stays for the command's data)."""
-    click.echo(text, err=True)
+    """Say something on stderr (stdout stays for the command's data), control characters escaped."""
+    click.echo(terminal_safe(text), err=True)
+
+
+def echo(text: str) -> None:
+    """A line of a verb's data on stdout, control characters escaped (session data on a terminal)."""
+    click.echo(terminal_safe(text))
+
+
+def terminal_console(**options: Any) -> Console:
+    """A rich console (``options`` as :class:`rich.console.Console` takes them) that escapes the control
+    characters of every text it prints (:func:`~mcpreel.render.terminal_safe`) while its own styles
+    still colour it: renderables hold session data (a tool's name, an error), never rich markup, and a
+    terminal must not obey the escape sequences in them."""
+    from rich.console import Console
+    from rich.segment import Segment
+
+    class _SafeConsole(Console):
+        def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+            return super()._render_buffer(
+                Segment(terminal_safe(seg.text), seg.style, seg.control) if not seg.control else seg
+                for seg in buffer)
+
+    return _SafeConsole(**options)
 
 
 def console(stream: Any = None) -> Console:
     """A console on ``stream`` (stdout): the terminal's width, or 120 columns of plain lines when piped."""
-    from rich.console import Console
-
     file = stream or sys.stdout
     width = None if getattr(file, "isatty", lambda: False)() else 120
-    return Console(file=file, highlight=False, soft_wrap=False, width=width)
+    return terminal_console(file=file, highlight=False, soft_wrap=False, width=width)
 
 
 def show(items: Iterable[RenderableType], on: Console | None = None) -> None:

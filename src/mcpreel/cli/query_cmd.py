@@ -39,9 +39,17 @@ def write_result(result: Any, fmt: str) -> None:
 
     out = sys.stdout.buffer
     if fmt == "json":
-        out.write(to_json(result) + b"\n")
+        from mcpreel.render.terminal_safe import json_terminal_safe
+
+        out.write(json_terminal_safe(to_json(result).decode("utf-8", "surrogateescape")).encode(
+            "utf-8", "surrogateescape") + b"\n")
     elif fmt == "csv":
-        out.write(to_csv(result).encode("utf-8", "backslashreplace"))
+        text = to_csv(result)
+        if sys.stdout.isatty():  # CSV to a file stays the data; on a terminal, nothing it would obey
+            from mcpreel.render.terminal_safe import terminal_safe
+
+            text = terminal_safe(text)
+        out.write(text.encode("utf-8", "backslashreplace"))
     else:
         out.write(("\n".join(table_lines(result)) + "\n").encode("utf-8", "backslashreplace"))
     out.flush()

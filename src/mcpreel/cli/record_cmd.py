@@ -32,7 +32,7 @@ __all__ = ["RecordWords", "ServerWords", "options_of", "record_command", "record
 
 TRANSPORTS = ("stdio", "streamable-http", "sse")
 DEFAULT_LISTEN = "127.0.0.1:8765"
-_HTTP_ONLY = ("listen", "keep_secrets", "envelope", "allow_origins", "allow_hosts", *LIMIT_FLAGS)
+_HTTP_ONLY = ("listen", "envelope", "allow_origins", "allow_hosts", *LIMIT_FLAGS)
 _HTTP_FLAGS = {"listen": "--listen", "keep_secrets": "--keep-secrets", "envelope": "--envelope",
                "allow_origins": "--allow-origin", "allow_hosts": "--allow-host", **LIMIT_FLAGS}
 
@@ -55,8 +55,9 @@ def record_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--listen", default=DEFAULT_LISTEN, show_default=True, metavar="HOST:PORT",
                      help="HTTP transports: where the proxy listens."),
         click.option("--keep-secrets", is_flag=True,
-                     help="HTTP transports: keep Authorization, cookies and API keys in the recorded headers, and "
-                          "secret query parameters (?api_key=, ?token=, …) in the URLs written and printed."),
+                     help="Keep Authorization, cookies and API keys in the recorded headers, and secret query "
+                          "parameters (?api_key=, ?token=, …) in the URLs written and printed; stdio: also keep the "
+                          "raw bytes copy (HTTP/2 over stdio, binary) exactly as it crossed."),
         click.option("--envelope", type=click.Path(dir_okay=False),
                      help="HTTP transports: also write the HTTP transcript envelope (JSON)."),
         click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
@@ -200,7 +201,7 @@ def options_of(ctx: click.Context, w: RecordWords, server: ServerWords) -> Recor
     control = control_options(w.intercept, w.intercept_timeout, w.no_control)
     target: StdioServer | HttpTarget
     if w.transport == "stdio":
-        target = StdioServer(tuple(server.command))
+        target = StdioServer(tuple(server.command), keep_secrets=w.keep_secrets)
         out = Path(w.out) if w.out else default_out_path(label, directory=Path(server.out_dir).expanduser()) \
             if server.out_dir else default_out_path(label)  # ~: what a wrapped entry of a committed file says
     else:

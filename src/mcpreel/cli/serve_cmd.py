@@ -7,10 +7,12 @@ from the real server, or both, as the mode says.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import click
+from click.core import ParameterSource
 
 from mcpreel.cassette.mode import RecordMode
 from mcpreel.cli import output
@@ -81,8 +83,10 @@ class ServeArgs:
     'mcpreel serve cassette.jsonl --record-mode once --target-command "python server.py"',
 ))
 @click.argument("session", type=click.Path(dir_okay=False))
-@click.option("--transport", type=click.Choice(["stdio", "streamable-http", "sse"]), default="stdio",
-              show_default=True)
+@click.option("--transport", type=click.Choice(["stdio", "streamable-http", "sse", "stdio-v2"]), default="stdio",
+              show_default=True,
+              help="stdio-v2: HTTP/2 on stdin/stdout (the Transports WG's draft; the default when the recording's "
+                   "stdio pipe spoke it).")
 @listen_options(8000, "HTTP: ")
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True, help="The session's format.")
 @click.option("--match", "match", type=click.Choice(["method-params", "sequential", "strict"]),
@@ -159,8 +163,15 @@ def serve_command(ctx: click.Context, session: str, args: ServeArgs) -> None:
     if args.redact:
         raise UsageError("--redact goes with --record-mode (it redacts what is written to the cassette)")
 
-    if args.transport != "stdio":
+    if args.transport not in ("stdio", "stdio-v2"):
         output.warn_exposed(args.host, "the recording is served to anyone who can reach it")
+    from mcpreel.formats.reel import raw_marks, raw_note
+
+    if "h2" in raw_marks(session) and ctx.get_parameter_source("transport") in (None, ParameterSource.DEFAULT):
+        listener = dataclasses.replace(listener, transport="stdio-v2")  # it speaks what the recording spoke
+    raw = raw_note(session, "serve", speaks_h2=listener.transport == "stdio-v2")  # said in one line, not a failure
+    if raw is not None:
+        output.warning(raw)
 
     loading = contextlib.ExitStack()  # the bar while the recording loads, closed once it is served
 
@@ -185,8 +196,9 @@ def serve_command(ctx: click.Context, session: str, args: ServeArgs) -> None:
                           hooks=ServeHooks(on_event=lambda line: output.info(f"serve: {line}"), on_ready=ready,
                                            on_progress=progress))
     stats = mock.stats
+    asks = stats.asks_summary()
     output.info(f"served {stats.requests} requests: {stats.answered} answered from the recording, "
-                f"{len(stats.misses)} missed, {stats.forwarded} forwarded")
+                f"{len(stats.misses)} missed, {stats.forwarded} forwarded" + (f"; {asks}" if asks else ""))
     if mock.failed:
         raise DifferenceFound(f"{len(stats.misses)} requests were not in the recording (--on-miss fail)")
 

@@ -21,11 +21,13 @@ class SourceArgs:
     headers: tuple[str, ...]
     input_format: str
     timeout: float
+    capabilities: str | None = None
 
     def open(self, source: str | None) -> tuple[Session, str]:
         """The session these options and ``source`` name (see :func:`open_source`)."""
         return open_source(source, command=self.command, url=self.url, fmt=self.input_format,
-                           transport=self.transport, headers=self.headers, timeout=self.timeout)
+                           transport=self.transport, headers=self.headers, timeout=self.timeout,
+                           capabilities=self.capabilities)
 
 
 def is_url(text: str) -> bool:
@@ -34,8 +36,12 @@ def is_url(text: str) -> bool:
 
 
 def open_source(source: str | None, *, command: str | None, url: str | None, fmt: str = "auto",
-                transport: str = "auto", headers: tuple[str, ...] = (), timeout: float = 30.0) -> tuple[Session, str]:
-    """The session to judge and a name for it: a file read by its format, or a live server's answers."""
+                transport: str = "auto", headers: tuple[str, ...] = (), timeout: float = 30.0,
+                capabilities: str | None = None) -> tuple[Session, str]:
+    """The session to judge and a name for it: a file read by its format, or a live server's answers.
+
+    ``capabilities``: ``--capabilities`` as given (None: the usual client's; see
+    :func:`mcpreel.contract.live.parse_capabilities`), for a live server only."""
     if source and is_url(source):
         if url:
             raise UsageError("give the server's URL once (as SOURCE or --target-url)")
@@ -44,13 +50,17 @@ def open_source(source: str | None, *, command: str | None, url: str | None, fmt
     if len(given) != 1:
         raise UsageError("give exactly one source: a recording, --target-command 'CMD ARGS', or a URL")
     if source:
+        if capabilities is not None:
+            raise UsageError("--capabilities is what a live server is told: give --target-command or a URL, "
+                             "not a recording")
         from mcpreel.formats import open_session
 
         session, _ = open_session(source, fmt)
         return session, source
-    from mcpreel.contract.live import live_session
+    from mcpreel.contract.live import live_session, parse_capabilities
 
-    session = live_session(command, url, transport=transport, headers=parse_headers(headers), timeout=timeout)
+    session = live_session(command, url, transport=transport, headers=parse_headers(headers), timeout=timeout,
+                           capabilities=parse_capabilities(capabilities))
     return session, command or url or ""
 
 

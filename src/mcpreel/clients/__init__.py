@@ -82,6 +82,10 @@ def open_target(
         argv = command_argv(command)
         if not argv:
             raise UsageError("the target command is empty")
+        if transport == "stdio-v2":  # HTTP/2 on the child's pipes (the Transports WG's draft)
+            from mcpreel.clients.stdio_h2 import stdio_v2_transport
+
+            return stdio_v2_transport(argv, env=env, cwd=cwd, timeout=timeout)
         return StdioTransport(argv, env=env, cwd=cwd)
     assert url is not None
     if transport not in HTTP_TRANSPORTS:

@@ -1,8 +1,9 @@
 """Comparing: what "the same" means for two MCP answers, and what changed between two recordings.
 
 :mod:`.normalize` turns an answer into the form that is compared (ids and ``_meta`` ignored, JSON inside
-text content compared as JSON, ``--ignore-path`` applied); :mod:`.jsondiff` lists the paths where two
-values differ; :mod:`.diff` compares two whole recordings (tools, calls, error status, latency) for
+text content compared as JSON, ``--ignore-path`` applied); :mod:`.rules` are the ignores and masks
+people write (``replay --compare-rules``) and the rule suggested for a volatile difference;
+:mod:`.jsondiff` lists the paths where two values differ (a list result by key: :mod:`.lists`); :mod:`.diff` compares two whole recordings (tools, calls, error status, latency) for
 ``mcpreel diff``, in one streaming pass (:mod:`.stream`). :func:`diff_files` is the library's entry
 point (every call kept); :func:`diff_files_stream` hands the calls out one by one, in flat memory. Neither
 prints.

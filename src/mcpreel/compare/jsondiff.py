@@ -2,8 +2,13 @@
 
 Paths are written the way ``--ignore-path`` reads them (``$.result.content[0].text.count``), so a
 difference a user sees can be pasted back to ignore it. Objects are compared member by member, arrays
-item by item; ``true`` is never equal to ``1`` (Python's ``True == 1`` is not JSON's), while ``1`` and
-``1.0`` are the same number.
+item by item -- except a list result (``$.result.tools``, ``resources``, ...), compared as a set keyed
+by name or URI (:mod:`.lists`: ``$.result.tools[name=add].description``, order no difference); ``true``
+is never equal to ``1`` (Python's ``True == 1`` is not JSON's), while ``1`` and ``1.0`` are the same
+number.
+
+A changed string too long for a line is shown as a window around its first differing character
+(:func:`window`), on both sides, so the line shows where they differ, not only how they begin.
 """
 
 from __future__ import annotations
@@ -13,8 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpreel._infra import jsonio
+from mcpreel.compare.lists import collection_key, item_path
 
-__all__ = ["Difference", "diff", "format_path", "short"]
+__all__ = ["CONTEXT", "Difference", "diff", "format_path", "short", "window"]
+
+#: characters of context shown either side of the first difference of two long strings
+CONTEXT = 30
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 _MISSING = object()
@@ -44,7 +53,26 @@ class Difference:
             return f"{self.path}: added {short(self.new, width)}"
         if self.kind == "removed":
             return f"{self.path}: removed (was {short(self.recorded, width)})"
-        return f"{self.path}: {short(self.recorded, width)} -> {short(self.new, width)}"
+        a, b = self.recorded, self.new
+        if isinstance(a, str) and isinstance(b, str) and max(len(jsonio.dumps_str(a)), len(jsonio.dumps_str(b))) > width:
+            at = _first_difference(a, b)
+            return f"{self.path}: {window(a, at)} -> {window(b, at)} (first difference at character {at + 1})"
+        return f"{self.path}: {short(a, width)} -> {short(b, width)}"
+
+
+def _first_difference(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
+
+
+def window(text: str, at: int, context: int = CONTEXT) -> str:
+    """``text`` around character ``at`` (``context`` characters either side) as a JSON string, with an
+    ellipsis on each side where it is cut: ``…"ed at 12:00:01Z by"…``."""
+    start, end = max(0, at - context), min(len(text), at + context)
+    return ("…" if start else "") + jsonio.dumps_str(text[start:end]) + ("…" if end < len(text) else "")
 
 
 def short(value: Any, width: int = 80) -> str:
@@ -98,6 +126,10 @@ def _walk(a: Any, b: Any, path: str, out: list[Difference], limit: int) -> None:
                     return
         return
     if isinstance(a, list) and isinstance(b, list):
+        key = collection_key(path, a, b)
+        if key is not None:
+            _walk_keyed(a, b, path, key, out, limit)
+            return
         for i in range(max(len(a), len(b))):
             sub = format_path(path, i)
             if i >= len(b):
@@ -111,3 +143,23 @@ def _walk(a: Any, b: Any, path: str, out: list[Difference], limit: int) -> None:
         return
     if isinstance(a, (dict, list)) or isinstance(b, (dict, list)) or not _same_scalar(a, b):
         out.append(Difference(path, "changed", recorded=a, new=b))
+
+
+def _walk_keyed(a: list[Any], b: list[Any], path: str, key: str, out: list[Difference], limit: int) -> None:
+    """Two list results as sets keyed by ``key``: removed and changed items in recorded order, then the added."""
+    theirs = {item[key]: item for item in b}
+    for item in a:
+        sub = item_path(path, key, item[key])
+        other = theirs.get(item[key], _MISSING)
+        if other is _MISSING:
+            out.append(Difference(sub, "removed", recorded=item))
+        else:
+            _walk(item, other, sub, out, limit)
+        if len(out) >= limit:
+            return
+    mine = {item[key] for item in a}
+    for item in b:
+        if item[key] not in mine:
+            out.append(Difference(item_path(path, key, item[key]), "added", new=item))
+            if len(out) >= limit:
+                return

@@ -41,6 +41,7 @@ from mcpreel.compare.changes import (
 )
 from mcpreel.compare.jsondiff import diff
 from mcpreel.compare.normalize import comparable, strip_volatile_meta
+from mcpreel.contract.defaults import effective_tool
 from mcpreel.model import Session
 from mcpreel.operations.cassette import Turn
 from mcpreel.operations.walk import Operation, Walker
@@ -75,7 +76,7 @@ class SideFacts:
             self.listed = True
             for tool in result["tools"]:
                 if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-                    self.tools[tool["name"]] = comparable({"result": tool})["result"]
+                    self.tools[tool["name"]] = comparable({"result": effective_tool(tool)})["result"]
 
 
 def iter_calls(session: Session, facts: SideFacts, window: int = WINDOW) -> Iterator[Turn]:

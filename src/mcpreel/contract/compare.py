@@ -13,9 +13,10 @@
   widened, an output schema narrowed, an annotation tightened, a title or the server's version changed.
 
 What a schema change does is :mod:`mcpreel.contract.schema`'s business (the table of directions and
-roles is there). Annotations are compared by their effective values (the spec's defaults fill in what a
-server leaves out: ``readOnlyHint`` false, ``destructiveHint`` true, ``idempotentHint`` false,
-``openWorldHint`` true).
+roles is there). A tool is compared by its effective values (:mod:`mcpreel.contract.defaults`: the spec's
+defaults fill in what a server leaves out -- ``readOnlyHint`` false, ``destructiveHint`` true,
+``idempotentHint`` false, ``openWorldHint`` true, ``execution.taskSupport`` ``"forbidden"`` --, so a default
+spelled out or left out is no change at all).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpreel.contract.change import BREAKING, CLASSES, DANGEROUS, FAIL_ON, MINOR, RANK, Change, esc, j, same
+from mcpreel.contract.defaults import ANNOTATION_DEFAULTS, effective_tool
 from mcpreel.contract.schema import schema_changes
 from mcpreel.contract.snapshot import KINDS, Contract
 
@@ -32,12 +34,7 @@ __all__ = ["ANNOTATIONS", "BREAKING", "CLASSES", "DANGEROUS", "FAIL_ON", "MINOR"
 
 
 #: annotation -> (spec default, the value that is the *safe* one)
-ANNOTATIONS = {
-    "readOnlyHint": (False, True),
-    "destructiveHint": (True, False),
-    "idempotentHint": (False, True),
-    "openWorldHint": (True, False),
-}
+ANNOTATIONS = {key: (default, not default) for key, default in ANNOTATION_DEFAULTS.items()}
 _SINGULAR = {"tools": "tool", "prompts": "prompt", "resources": "resource", "resourceTemplates": "resource template"}
 _DESCRIBING = ("description", "title")
 
@@ -99,12 +96,7 @@ def _annotation_changes(old: Any, new: Any, path: str, out: list[Change]) -> Non
     new = new if isinstance(new, dict) else {}
     for key, (default, safe) in ANNOTATIONS.items():
         vo, vn = old.get(key, default), new.get(key, default)
-        if vo == vn and type(vo) is type(vn):
-            if (key in old) != (key in new):  # the spec's default, now spelled out or now left out
-                shown = [j(side[key]) if key in side else "absent" for side in (old, new)]
-                out.append(Change(MINOR, "annotation-rewritten", f"{path}/{key}",
-                                  f"{key}: {shown[0]} -> {shown[1]} (the spec's default: the same promise)",
-                                  old.get(key), new.get(key)))
+        if vo == vn and type(vo) is type(vn):  # the spec's default spelled out or left out: the same promise
             continue
         if vn is safe:
             out.append(Change(MINOR, "annotation-tightened", f"{path}/{key}", f"{key} tightened: {j(vo)} -> {j(vn)}", vo, vn))
@@ -202,6 +194,9 @@ def _compare(old: Contract, new: Contract, fail_on: str) -> ContractDiff:
         if kind not in new.listed:
             continue
         olds, news = old.entries(kind), new.entries(kind)
+        if kind == "tools":  # a default spelled out is not a change (issue 34)
+            olds = {name: effective_tool(t) for name, t in olds.items()}
+            news = {name: effective_tool(t) for name, t in news.items()}
         one = _SINGULAR[kind]
         for name in olds:
             if name not in news:

@@ -3,8 +3,14 @@
 The exchange is kept as a :class:`~mcpreel.model.Session` (both directions, with times), so a live
 server goes through exactly the code a recording does: :func:`~mcpreel.contract.snapshot.from_session`
 for the contract, :mod:`mcpreel.audit` for the lint. The handshake is the classic ``initialize`` era,
-which every server still answers (SDK 2.3 servers and server-everything alike); server -> client
-requests (roots, sampling) are refused with -32601, since no model or roots are behind this client.
+which every server still answers (SDK 2.3 servers and server-everything alike).
+
+The client declares the capabilities a usual client does (:data:`DEFAULT_CAPABILITIES`: sampling,
+elicitation, roots, in the wire forms the official SDK's client sends when given its callbacks), because a
+server may offer some tools only to a client that can serve them (server-everything lists 4 of its 17 tools
+only then: a contract taken without them missed those). ``--capabilities`` chooses others. The server's
+requests back are answered as a client with nothing behind it would: no roots, an elicitation declined, a
+sampling request refused (no model here).
 """
 
 from __future__ import annotations
@@ -17,19 +23,72 @@ from mcpreel._infra.timeutil import now_ms
 from mcpreel._version import __version__
 from mcpreel.clients import Transport, open_target
 from mcpreel.contract.snapshot import KINDS
-from mcpreel.errors import TransportError
+from mcpreel.errors import TransportError, UsageError
 from mcpreel.model import Direction, Kind, Message, Session, SessionInfo
 
-__all__ = ["HANDSHAKE_VERSION", "live_session"]
+__all__ = ["CAPABILITY_NAMES", "DEFAULT_CAPABILITIES", "HANDSHAKE_VERSION", "capability_names", "live_session",
+           "parse_capabilities"]
 
 HANDSHAKE_VERSION = "2025-11-25"
+#: a capability named in ``--capabilities a,b`` -> what the client declares for it (the SDK client's wire forms)
+CAPABILITY_NAMES: dict[str, dict[str, Any]] = {
+    "sampling": {},
+    "elicitation": {"form": {}, "url": {}},
+    "roots": {"listChanged": True},
+}
+#: what a live snapshot declares unless told otherwise: what a usual, capable client declares
+DEFAULT_CAPABILITIES: dict[str, Any] = {name: dict(value) for name, value in CAPABILITY_NAMES.items()}
+
+
+def parse_capabilities(text: str | None) -> dict[str, Any]:
+    """``--capabilities``: None for the defaults; ``none`` (or empty) for none; a JSON object as it is; else
+    a comma list of the names in :data:`CAPABILITY_NAMES` (raises UsageError naming what is wrong)."""
+    import json
+
+    if text is None:
+        return json.loads(json.dumps(DEFAULT_CAPABILITIES))
+    text = text.strip()
+    if text in ("", "none"):
+        return {}
+    if text.startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError as e:
+            raise UsageError(f"--capabilities: not a JSON object ({e})") from None
+        if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+            raise UsageError("--capabilities: a JSON object of objects, e.g. '{\"sampling\": {}}'")
+        return value
+    out: dict[str, Any] = {}
+    for name in (part.strip() for part in text.split(",")):
+        if name not in CAPABILITY_NAMES:
+            raise UsageError(f"--capabilities: unknown capability {name!r} (known: {', '.join(CAPABILITY_NAMES)}, "
+                             "none, or a JSON object)")
+        out[name] = json.loads(json.dumps(CAPABILITY_NAMES[name]))
+    return out
+
+
+def capability_names(capabilities: dict[str, Any]) -> str:
+    """The declared capabilities for a person: ``sampling, elicitation, roots`` or ``none``."""
+    return ", ".join(capabilities) if capabilities else "none"
+
+
+def _answer(method: str, capabilities: dict[str, Any]) -> dict[str, Any]:
+    """What this client answers a server's request with: nothing is behind it (no roots, no person, no model)."""
+    if method == "roots/list" and "roots" in capabilities:
+        return {"result": {"roots": []}}
+    if method == "elicitation/create" and "elicitation" in capabilities:
+        return {"result": {"action": "decline"}}
+    if method == "ping":
+        return {"result": {}}
+    return {"error": {"code": -32601, "message": "not supported by mcpreel contract"}}
 _MAX_PAGES = 1000
 
 
 class _Asker:
-    def __init__(self, transport: Transport, timeout: float) -> None:
+    def __init__(self, transport: Transport, timeout: float, capabilities: dict[str, Any]) -> None:
         self.t = transport
         self.timeout = timeout
+        self.capabilities = capabilities
         self.records: list[Message] = []
         self.next_id = 0
 
@@ -63,17 +122,17 @@ class _Asker:
             if msg.kind != Kind.MESSAGE:
                 continue
             for m in msg.members():
-                if "method" in m and "id" in m:  # a server -> client request: nobody here to answer it
+                if "method" in m and "id" in m:  # a server -> client request: nothing behind this client
                     await self.send({"jsonrpc": "2.0", "id": m["id"],
-                                     "error": {"code": -32601, "message": "not supported by mcpreel contract"}})
+                                     **_answer(str(m["method"]), self.capabilities)})
                 elif "method" not in m and m.get("id") == rid:
                     return m
 
 
-async def _ask_all(transport: Transport, timeout: float) -> list[Message]:
-    asker = _Asker(transport, timeout)
+async def _ask_all(transport: Transport, timeout: float, capabilities: dict[str, Any]) -> list[Message]:
+    asker = _Asker(transport, timeout, capabilities)
     hello = await asker.request("initialize", {
-        "protocolVersion": HANDSHAKE_VERSION, "capabilities": {},
+        "protocolVersion": HANDSHAKE_VERSION, "capabilities": capabilities,
         "clientInfo": {"name": "mcpreel-contract", "version": __version__}})
     if "error" in hello:
         raise TransportError(f"initialize failed: {hello['error'].get('message', hello['error'])}")
@@ -97,14 +156,19 @@ async def _ask_all(transport: Transport, timeout: float) -> list[Message]:
 
 
 def live_session(command: str | Sequence[str] | None = None, url: str | None = None, *, transport: str = "auto",
-                 headers: dict[str, str] | None = None, timeout: float = 30.0) -> Session:
-    """The handshake and list exchange with a live server, as a session (raises TransportError)."""
+                 headers: dict[str, str] | None = None, timeout: float = 30.0,
+                 capabilities: dict[str, Any] | None = None) -> Session:
+    """The handshake and list exchange with a live server, as a session (raises TransportError).
+
+    ``capabilities``: what the client declares (None: :data:`DEFAULT_CAPABILITIES`, what a usual client does,
+    so the server offers what such a client sees)."""
     target = open_target(command, url, transport=transport, headers=headers, timeout=timeout)
+    declared = parse_capabilities(None) if capabilities is None else capabilities
 
     async def run() -> list[Message]:
         await target.start()
         try:
-            return await _ask_all(target, timeout)
+            return await _ask_all(target, timeout, declared)
         finally:
             await target.close()
 

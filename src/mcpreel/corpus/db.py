@@ -20,7 +20,8 @@ from typing import Any
 from mcpreel.corpus import schema
 from mcpreel.errors import InputError, UsageError
 
-__all__ = ["DEFAULT_SESSIONS_DIR", "IndexLock", "connect", "default_db", "default_paths", "lock_path"]
+__all__ = ["DEFAULT_SESSIONS_DIR", "SANDBOX", "IndexLock", "connect", "default_db", "default_paths", "lock_path",
+           "private_files"]
 
 #: where ``mcpreel wrap`` records by default (``wrap --sessions-dir``), the default of ``index``
 DEFAULT_SESSIONS_DIR = Path("~/.mcpreel/sessions")
@@ -49,17 +50,42 @@ def _import_duckdb() -> Any:
     return duckdb
 
 
-def connect(db: Path, *, read_only: bool, wait_s: float = READ_RETRY_S) -> Any:
+#: a read connection's DuckDB settings: no file but the database (no ``COPY … TO``, ``read_text``, ``glob``,
+#: ``ATTACH``: a shared index whose tables are views must not read files as whoever opens it), no
+#: extension installed or loaded behind the user's back; then the settings are locked against ``SET``
+SANDBOX = {"enable_external_access": False, "autoload_known_extensions": False,
+           "autoinstall_known_extensions": False}
+
+
+@contextlib.contextmanager
+def private_files() -> Iterator[None]:
+    """Files and folders made meanwhile are the user's alone (umask 077: the database, its WAL -- which
+    DuckDB makes again after every checkpoint --, the Parquet files: 0600 in 0700 folders), as every
+    other output of mcpreel is. Process-wide while it lasts: held around one indexing pass or export."""
+    old = os.umask(0o077)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def connect(db: Path, *, read_only: bool, wait_s: float = READ_RETRY_S, files: bool = False) -> Any:
     """A DuckDB connection to ``db``: read-only ones need the index to exist and to be of this schema
     version; a writable one creates the tables (and rebuilds an index of an older version: it is derived
-    from the files, which are read again)."""
+    from the files, which are read again), and refuses a database that is not an index (it drops nothing).
+
+    A read-only connection is sandboxed (:data:`SANDBOX`: it reads the index and nothing else) unless
+    ``files`` (the Parquet export, which writes its own files with ``COPY``)."""
     duckdb = _import_duckdb()
     if read_only and not db.exists():
         raise InputError("no corpus index here: run `mcpreel index` first (or give --db)", path=str(db))
+    config = dict(SANDBOX) if read_only and not files else {}
+    if not read_only and not db.exists():
+        _make_folder(db.parent)
     deadline = time.monotonic() + wait_s
     while True:
         try:
-            con = duckdb.connect(str(db), read_only=read_only)
+            con = duckdb.connect(str(db), read_only=read_only, config=config)
             break
         except duckdb.IOException as exc:
             text = str(exc)
@@ -71,21 +97,48 @@ def connect(db: Path, *, read_only: bool, wait_s: float = READ_RETRY_S) -> Any:
                              path=str(db)) from exc
     try:
         con.execute("SET enable_progress_bar = false")  # DuckDB's own bar would print on stdout: ours is on stderr
+        if config:
+            con.execute("SET lock_configuration = true")  # a query cannot SET its way out of the sandbox
         _check_schema(con, db, read_only)
+        if not read_only:
+            with contextlib.suppress(OSError):
+                os.chmod(db, 0o600)  # an index made by an older mcpreel (0644) becomes the user's alone
     except BaseException:
         con.close()
         raise
     return con
 
 
+def _make_folder(folder: Path) -> None:
+    """The database's folder, and any above it that are missing, made 0700 (only those made here)."""
+    missing: list[Path] = []
+    at = Path(os.path.abspath(folder))
+    while not at.exists() and at.parent != at:
+        missing.append(at)
+        at = at.parent
+    for path in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            path.mkdir(mode=0o700)
+
+
 def _version(con: Any) -> int | None:
-    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    """The index's schema version; None for an empty database; -1 for one that is not an index (tables,
+    but no ``meta`` table of ours holding a ``schema_version``, or a view where a table of ours belongs)."""
+    import duckdb
+
+    kinds = dict(con.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall())
+    tables = set(kinds)
     if "meta" not in tables:
         return None if not tables else -1
-    row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if any(kinds.get(name, "BASE TABLE") != "BASE TABLE" for name in ("meta", *(t.name for t in schema.TABLES))):
+        return -1  # an index's tables are tables: a view in their place (reading files, say) is someone else's
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except duckdb.Error:  # a `meta` table of someone else's, without our columns
+        return -1
     try:
         return int(row[0]) if row else -1
-    except ValueError:
+    except (TypeError, ValueError):
         return -1
 
 
@@ -96,10 +149,13 @@ def _check_schema(con: Any, db: Path, read_only: bool) -> None:
     if version is not None and version > schema.VERSION:
         raise InputError(f"made by a newer mcpreel (corpus schema {version}; this one writes {schema.VERSION})",
                          path=str(db))
+    if version == -1:
+        raise InputError("not a corpus index (a DuckDB database without mcpreel's `meta` table, or with views where "
+                         "its tables belong): nothing was changed; give --db a new file or an index", path=str(db))
     if read_only:
         raise InputError(f"corpus schema {version} is not this mcpreel's ({schema.VERSION}): run `mcpreel index` to "
                          f"rebuild it", path=str(db))
-    if version is not None:  # an older index (or a database that is not one): rebuilt from the files
+    if version is not None:  # an older index: rebuilt from the files
         for name in ("meta", *(t.name for t in schema.TABLES)):
             con.execute(f"DROP TABLE IF EXISTS {name}")
     for statement in schema.create_statements():
@@ -142,7 +198,7 @@ class IndexLock:
     def acquire(self, *, wait: bool, on_wait: Callable[[str], None] | None = None) -> None:
         """Take the lock; ``wait=False`` raises naming the holder at once, else waits (telling ``on_wait``
         once whom it waits for)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _make_folder(self.path.parent)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
         told = False
         while not self._try(fd):

@@ -11,11 +11,19 @@ A pass (:func:`index_paths`):
    (:func:`~mcpreel.formats.open_session`); its rows go to spool files on disk as they are made, so memory
    stays flat whatever the corpus' size. A file that cannot be read is kept with its one-line error (the
    rows it had made are cut off the spools) and the pass goes on; a reel with no end line yet is
-   ``in-progress`` and is read again once its recorder has written more;
-3. **writes** in batches: one transaction drops the old rows of the batch's files and loads the spools
-   (DuckDB's CSV reader: a hundred times faster than inserting rows one by one from Python), on a thread
-   of its own while the next batch is read. A pass that stops half-way (a crash, Ctrl-C) loses only the
-   batches not yet committed, whose files are read again next time.
+   ``in-progress`` and is read again once its recorder has written more. With ``jobs`` > 1 the files are
+   cut into chunks (runs of files of a few MB, in the files' order) read by the pool's worker processes
+   (:mod:`mcpreel._infra.pool`, a process per core), each into batches of spools of its own: the reading
+   and the walk are pure Python, and a process per core is the only way a pass gets the machine;
+3. **writes** in batches, in this process only (the one writer DuckDB allows): one transaction drops the
+   old rows of the batch's files and loads the spools (DuckDB's CSV reader: a hundred times faster than
+   inserting rows one by one from Python), on a thread of its own while the next batch is read. Batches
+   arrive in the files' order (the pool's results are ordered), and a batch's operation ids, numbered from
+   0 where it was read, are moved to where the index stands as it loads: the ids are those one process
+   gives. Batches of the pool are loaded a few at a time in one transaction (its chunks are small so its
+   workers stay busy to the end; DuckDB writes big transactions best). A pass that stops half-way (a crash,
+   Ctrl-C) loses only the batches not yet committed, whose files are read again next time (on Ctrl-C what
+   the workers gave back is written first, then they are stopped).
 
 The counts are those of ``inspect --json`` (the same walk, counted the same way; ``tests/corpus`` checks it
 file by file). Writers take the index's lock (:class:`~mcpreel.corpus.db.IndexLock`).
@@ -39,7 +47,8 @@ from typing import Any
 import orjson
 
 from mcpreel.corpus import schema
-from mcpreel.corpus.db import IndexLock, connect, lock_path
+from mcpreel.corpus.db import IndexLock, connect, lock_path, private_files
+from mcpreel.corpus.scrub import stored_error, stored_target
 from mcpreel.errors import McpreelError
 from mcpreel.model import Session
 from mcpreel.operations.facts import FAILED, META_SERVER_INFO
@@ -52,6 +61,11 @@ HEAD_BYTES = 65536
 #: rows spooled before a batch is written (operations), and files per batch
 BATCH_ROWS = 50_000
 BATCH_FILES = 2000
+#: the pool's tasks: runs of files of about this many bytes (see :func:`_chunks`)
+CHUNK_BYTES_MIN = 256 * 1024
+CHUNK_BYTES_MAX = 4 * 1024 * 1024
+#: operations' rows the writer loads in one transaction when the pool reads (a DuckDB row group and some)
+GROUP_ROWS = 150_000
 #: what DuckDB may hold in memory while a pass writes (it spills to a temporary file past it)
 DUCKDB_MEMORY = "64MB"
 #: an error message or a tool description kept in the index, at most
@@ -78,6 +92,7 @@ class IndexStats:
     records: int = 0
     bytes: int = 0
     seconds: float = 0.0
+    jobs: int = 1  # processes that read the files
     failed_files: list[tuple[str, str]] = field(default_factory=list)  # (path, error) of this pass
 
 
@@ -183,14 +198,25 @@ def _name_version(info: Any) -> tuple[str | None, str | None]:
 
 class _Spool:
     """One table's rows of the open batch, as CSV in a temporary file (read back by DuckDB's CSV reader,
-    which takes less memory and time than its JSON reader for the same rows)."""
+    which takes less memory and time than its JSON reader for the same rows). Written where the files are
+    read (a worker process, or the pass' own), loaded by the one writer: once :meth:`finish`-ed it pickles
+    as its path and row count."""
 
     def __init__(self, folder: Path, table: schema.Table, name: str | None = None) -> None:
         self.table = table
         self.path = folder / f"{name or table.name}.csv"
-        self._fh = open(self.path, "w", newline="", encoding="utf-8", errors="backslashreplace")
-        self.writer = csv.writer(self._fh, lineterminator="\n")
+        self._fh: Any = open(self.path, "w", newline="", encoding="utf-8", errors="backslashreplace")
+        self.writer: Any = csv.writer(self._fh, lineterminator="\n")
         self.rows = 0
+        #: added to the ``id`` column when loaded (operations: ids are numbered from 0 where they are read)
+        self.id_offset = 0
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"table": self.table, "path": self.path, "rows": self.rows, "id_offset": self.id_offset}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._fh = self.writer = None
 
     def add(self, row: tuple[Any, ...] | list[Any]) -> None:
         """One row, its values in the table's column order."""
@@ -210,17 +236,22 @@ class _Spool:
         self.rows = mark[1]
 
     def finish(self) -> None:
-        """Every row on disk (before the writer's thread loads the file)."""
-        self._fh.flush()
+        """Every row on disk and the file closed (before the writer loads it)."""
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = self.writer = None
 
     def load(self, con: Any) -> None:
         """Insert the spool's rows into its table (finished: :meth:`_Batch.write`)."""
         if self.rows:
             cols = ", ".join(f"'{c.name}': '{c.type}'" for c in self.table.columns)
-            con.execute(f"INSERT INTO {self.table.name} SELECT * FROM {_read_csv(cols)}", [str(self.path)])
+            select = f"* REPLACE (id + {int(self.id_offset)} AS id)" if self.id_offset else "*"
+            con.execute(f"INSERT INTO {self.table.name} SELECT {select} FROM {_read_csv(cols)}", [str(self.path)])
 
     def close(self) -> None:
-        self._fh.close()
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = self.writer = None
 
 
 def _read_csv(columns: str) -> str:
@@ -418,6 +449,8 @@ class _FileReader:
         if len(method) > TEXT_MAX or "\x00" in method:
             method = _text(method)
         target = opening.target
+        if target is not None:
+            target = stored_target(target)  # a resource URI's ?api_key= and user:pass@ never stored
         if target is not None and (len(target) > TEXT_MAX or "\x00" in target):
             target = _text(target)
         if method == "tools/call":
@@ -491,6 +524,8 @@ class _FileReader:
         if day is None:
             day = self.day_fallback
         target = opening.target
+        if target is not None:
+            target = stored_target(target)
         self.indexer.ops.add((
             n_id, self.path, op.session, op.n, kind, opening.dir, _text(method),
             _text(target) if target is not None else None, _text(tool) if tool is not None else None,
@@ -549,11 +584,12 @@ def _in_progress(session: Session, fmt: str) -> bool:
 
 
 class _Batch:
-    """What one transaction writes: the spools of the files read since the last one, the file numbers of its
-    plain spool, and the paths whose old rows it replaces or drops. Each batch has its own folder of spools,
-    so the next one is written while this one loads."""
+    """What one transaction writes: the spools of some files read in a row, the file numbers of its plain
+    spool, and the paths whose old rows it replaces or drops. Each batch has its own folder of spools,
+    made where its files are read (a worker or the pass' own process): :meth:`seal` closes its spools, and
+    the sealed batch pickles as paths and counts for the writer."""
 
-    def __init__(self, folder: Path, number: int) -> None:
+    def __init__(self, folder: Path, number: int | str) -> None:
         self.number = number
         self.folder = folder / f"batch-{number}"
         self.folder.mkdir()
@@ -567,7 +603,16 @@ class _Batch:
         self.days: list[str] = []  # -> the day of a row without a time (the file's)
         self.stale: list[str] = []  # paths whose old rows the batch replaces or drops
         self.file_count = 0
+        self.ids = 0  # operation ids used, numbered from 0 (the writer adds where the index stands)
+        self.results: list[tuple[str, str | None, dict[str, int] | None]] = []  # per file: status, error, counts
+        self.bytes = 0  # the size of its files
         self.spools = (self.files, self.sessions, self.ops, self.plain, self.tools)
+
+    def seal(self) -> _Batch:
+        """Its spools finished and closed: ready for the writer (in this process or another)."""
+        for spool in self.spools:
+            spool.finish()
+        return self
 
     def close(self) -> None:
         for spool in self.spools:
@@ -575,19 +620,12 @@ class _Batch:
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def write(self, con: Any, next_id: int) -> None:
-        """Write the batch in one transaction: the old rows of its files out, the spools in; then its folder goes."""
+        """Write the batch in one transaction: the old rows of its files out, the spools in (its operation ids
+        from where the index stood: :attr:`_Spool.id_offset`), the next free id ``next_id``; then its folder goes."""
         try:
-            for spool in self.spools:
-                spool.finish()
             con.execute("BEGIN TRANSACTION")
             try:
-                if self.stale:
-                    for table, key in (("operations", "file"), ("sessions", "file"), ("tools", "file"),
-                                       ("files", "path")):
-                        con.execute(f"DELETE FROM {table} WHERE list_contains(?, {key})", [self.stale])
-                for spool in (self.files, self.sessions, self.ops, self.tools):
-                    spool.load(con)
-                self._load_plain(con)
+                self.load(con)
                 con.execute("UPDATE meta SET value = ? WHERE key = 'next_operation_id'", [str(next_id)])
                 con.execute("COMMIT")
             except BaseException:
@@ -595,6 +633,21 @@ class _Batch:
                 raise
         finally:
             self.close()
+
+    def load(self, con: Any) -> None:
+        """The old rows of its files out, its spools in (inside the caller's transaction)."""
+        self.seal()
+        if self.stale:
+            for table, key in (("operations", "file"), ("sessions", "file"), ("tools", "file"), ("files", "path")):
+                con.execute(f"DELETE FROM {table} WHERE list_contains(?, {key})", [self.stale])
+        for spool in (self.files, self.sessions, self.ops, self.tools):
+            spool.load(con)
+        self._load_plain(con)
+
+    @property
+    def rows(self) -> int:
+        """Its operations' rows (what its load costs, mostly)."""
+        return self.ops.rows + self.plain.rows
 
     def _load_plain(self, con: Any) -> None:
         """The plain operations' short rows, with the columns they all share filled in (see
@@ -604,7 +657,7 @@ class _Batch:
             cols = ", ".join(f"'{name}': '{type_}'" for name, type_ in PLAIN_COLUMNS)
             con.execute(f"""
                 INSERT INTO operations
-                SELECT p.id, f.path, p.session, p.n, 'request', 'in', p.method, p.target,
+                SELECT p.id + {int(spool.id_offset)}, f.path, p.session, p.n, 'request', 'in', p.method, p.target,
                        CASE WHEN p.method = 'tools/call' THEN coalesce(p.target, 'unknown_tool') END,
                        'ok', false, NULL, NULL, false, NULL,
                        CASE WHEN p.start_ms IS NOT NULL AND p.end_ms IS NOT NULL
@@ -620,38 +673,31 @@ class _Batch:
 
 
 class _Indexer:
-    """Reads files into the open batch; a full batch is written by one thread of its own while the next
-    is read (DuckDB lets go of the interpreter while it loads: on two cores the writing costs the pass
-    almost no time). One batch loads at a time, in order; a failed load is raised at the next flush."""
+    """Reads files into the open batch (where the files are read: a worker of the pool, or the pass' own
+    process); a full batch is handed on, sealed, and the next one opened."""
 
-    def __init__(self, con: Any, folder: Path) -> None:
-        self.con = con
+    def __init__(self, folder: Path, name: str) -> None:
         self.folder = folder
-        row = con.execute("SELECT value FROM meta WHERE key = 'next_operation_id'").fetchone()
-        self.next_id = int(row[0]) if row else 1
+        self.name = name
+        self.count = 0
+        self.next_id = 0  # of the open batch
         self.tools_rows: list[list[Any]] = []  # the open file's (written when the file is done)
-        self._writer = ThreadPoolExecutor(1, thread_name_prefix="mcpreel-index-writer")
-        self._writing: Future[None] | None = None
-        self._open(_Batch(folder, 0))
+        self._open()
 
-    def _open(self, batch: _Batch) -> None:
-        self.batch = batch
+    def _open(self) -> None:
+        batch = self.batch = _Batch(self.folder, f"{self.name}-{self.count}")
+        self.count += 1
+        self.next_id = 0
         # the spools the file reader writes to, by name (looked up once per row)
         self.files, self.sessions, self.ops, self.plain, self.tools = (
             batch.files, batch.sessions, batch.ops, batch.plain, batch.tools)
 
-    def close(self) -> None:
-        """Wait for the batch being written (a pass that stops loses only the batches not committed)."""
-        try:
-            self._wait()
-        finally:
-            self._writer.shutdown(wait=True)
-            self.batch.close()
-
-    def _wait(self) -> None:
-        writing, self._writing = self._writing, None
-        if writing is not None:
-            writing.result()
+    def take(self) -> _Batch:
+        """The open batch, sealed (its ids counted); a new one is opened."""
+        batch = self.batch
+        batch.ids = self.next_id
+        self._open()
+        return batch.seal()
 
     def read_file(self, path: Path, st: os.stat_result, digest: str, now: int,
                   on_progress: Callable[[int], None] | None) -> tuple[str, str | None, dict[str, Any] | None]:
@@ -667,6 +713,7 @@ class _Indexer:
         batch.paths.append(str(path))
         batch.days.append(day_fallback)
         batch.file_count += 1
+        batch.bytes += st.st_size
         fmt: str | None = None
         try:
             session, detection = open_session(path, on_progress=on_progress)
@@ -701,15 +748,115 @@ class _Indexer:
         batch = self.batch
         return batch.ops.rows + batch.plain.rows >= BATCH_ROWS or batch.file_count >= BATCH_FILES
 
-    def flush(self, *, wait: bool = False) -> None:
-        """Hand the open batch to the writer (after the one before it is written) and open the next;
-        ``wait``: and wait until it is written too (the end of a pass)."""
-        self._wait()
-        batch = self.batch
-        self._open(_Batch(self.folder, batch.number + 1))
-        self._writing = self._writer.submit(batch.write, self.con, self.next_id)
-        if wait:
-            self._wait()
+
+@dataclass
+class _Chunk:
+    """Files read in a row by one worker of the pool (or by the pass itself), into batches in ``folder``."""
+
+    folder: str
+    name: str
+    files: list[tuple[Path, os.stat_result, str]]
+    now: int
+
+
+def _read_batches(chunk: _Chunk, on_progress: Callable[[int], None] | None = None) -> Iterator[_Batch]:
+    """Read ``chunk``'s files, yielding each batch (sealed, its per-file results in it) as it fills, and the
+    last; ``on_progress(bytes read of the chunk)`` as the files are read (in the pass' own process only)."""
+    indexer = _Indexer(Path(chunk.folder), chunk.name)
+    try:
+        done = 0
+        for path, st, digest in chunk.files:
+            progress = None if on_progress is None else (lambda n, base=done: on_progress(base + n))
+            status, error, counts = indexer.read_file(path, st, digest, chunk.now, progress)
+            if counts is not None:
+                counts = {k: counts[k] for k in ("sessions", "operations", "messages", "records")}
+            indexer.batch.results.append((status, error, counts))
+            done += st.st_size
+            if on_progress is not None:
+                on_progress(done)
+            if indexer.full:
+                yield indexer.take()
+        if indexer.batch.file_count:
+            yield indexer.take()
+    finally:
+        indexer.batch.close()  # the open batch (empty, or cut short): its folder goes
+
+
+def _read_chunk(chunk: _Chunk) -> list[_Batch]:
+    """A worker's task: ``chunk`` read, its batches sealed (spools on disk, the rest pickled back)."""
+    return list(_read_batches(chunk))
+
+
+def _worker_init() -> None:
+    """Each worker collects cyclic garbage as the CLI's batch verbs do (``cli.output.fewer_collections``):
+    reading makes many small objects and no cycles."""
+    import gc
+
+    gc.freeze()
+    gc.set_threshold(10_000, *gc.get_threshold()[1:])
+
+
+def _write_group(batches: list[_Batch], con: Any, next_id: int) -> None:
+    """Batches in one transaction (the pool's: its chunks are small so that its workers stay busy to the end,
+    while DuckDB writes best in big transactions, past a row group of rows straight into the file)."""
+    if len(batches) == 1:
+        batches[0].write(con, next_id)
+        return
+    try:
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for batch in batches:
+                batch.load(con)
+            con.execute("UPDATE meta SET value = ? WHERE key = 'next_operation_id'", [str(next_id)])
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    finally:
+        for batch in batches:
+            batch.close()
+
+
+class _Writer:
+    """The one writer into DuckDB: a batch at a time, in the order handed over, on a thread of its own
+    (DuckDB lets go of the interpreter while it loads, so the reading goes on beside it); a failed write is
+    raised at the next :meth:`submit` or :meth:`wait`."""
+
+    def __init__(self, con: Any, known: dict[str, Any], removed: list[str]) -> None:
+        self.con = con
+        self.known = known
+        self.removed = removed
+        row = con.execute("SELECT value FROM meta WHERE key = 'next_operation_id'").fetchone()
+        self.next_id = int(row[0]) if row else 1
+        self.batches = 0
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="mcpreel-index-writer")
+        self._writing: Future[None] | None = None
+
+    def submit(self, batches: list[_Batch]) -> None:
+        """Write ``batches`` in one transaction after the ones before: their files' old rows replaced (and, in
+        the first, the rows of the files gone); their operation ids follow the index's."""
+        self.wait()
+        known = self.known
+        for batch in batches:
+            batch.stale.extend(p for p in batch.paths if p in known)
+            if self.batches == 0:
+                batch.stale.extend(self.removed)
+            self.batches += 1
+            batch.ops.id_offset = batch.plain.id_offset = self.next_id
+            self.next_id += batch.ids
+        self._writing = self._thread.submit(_write_group, batches, self.con, self.next_id)
+
+    def wait(self) -> None:
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            writing.result()
+
+    def close(self) -> None:
+        """Wait for the batch being written (a pass that stops loses only the batches not committed)."""
+        try:
+            self.wait()
+        finally:
+            self._thread.shutdown(wait=True)
 
 
 def _one_line(exc: BaseException, path: Path) -> str:
@@ -724,8 +871,7 @@ def _one_line(exc: BaseException, path: Path) -> str:
     prefix = f"{path}: "
     if text.startswith(prefix):
         text = text[len(prefix):]  # the row names the file
-    line = " ".join(text.split())
-    return line if len(line) <= 1000 else line[:999] + "…"
+    return stored_error(" ".join(text.split()))  # redacted and cut: it may quote the file
 
 
 def index_paths(
@@ -736,28 +882,61 @@ def index_paths(
     on_wait: Callable[[str], None] | None = None,
     on_start: Callable[[int, int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
+    jobs: int = 1,
 ) -> IndexStats:
     """One indexing pass of ``paths`` into ``db`` (see the module doc), under the writers' lock.
 
     ``on_start(files_to_read, bytes_to_read)`` is told once what the pass will read, ``on_progress(bytes)``
-    how much of it is read so far.
+    how much of it is read so far. ``jobs``: processes that read the files (:mod:`mcpreel._infra.pool`; 1:
+    this one); this process is the one writer either way.
     """
     t_start = time.perf_counter()
     db = Path(os.path.abspath(db))
-    with IndexLock(db).held(wait=wait, on_wait=on_wait):
+    with IndexLock(db).held(wait=wait, on_wait=on_wait), private_files():  # the DB and its WAL: 0600
         con = connect(db, read_only=False)
         try:
             # flat memory: DuckDB's own buffers bounded (it spills to disk past them), one thread (one process)
             con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
             con.execute("SET threads = 1")
-            return _pass(con, paths, db, t_start, on_start, on_progress)
+            return _pass(con, _PassPlan(paths, db, t_start, max(1, jobs)), on_start, on_progress)
         finally:
             con.close()
 
 
-def _pass(con: Any, paths: list[Path], db: Path, t_start: float, on_start: Callable[[int, int], None] | None,
+@dataclass
+class _PassPlan:
+    paths: list[Path]
+    db: Path
+    t_start: float
+    jobs: int
+
+
+def _chunks(todo: list[tuple[Path, os.stat_result, str]], folder: Path, now: int, jobs: int) -> list[_Chunk]:
+    """The files to read cut into the pool's tasks: runs of files of about ``total / (jobs * 8)`` bytes
+    (between :data:`CHUNK_BYTES_MIN` and :data:`CHUNK_BYTES_MAX`: the workers stay busy to the end, the
+    writer's transactions stay few), at most :data:`BATCH_FILES` files each; one chunk of all with one job."""
+    if jobs == 1:
+        return [_Chunk(str(folder), "0", todo, now)] if todo else []
+    total = sum(st.st_size for _, st, _ in todo)
+    target = min(CHUNK_BYTES_MAX, max(CHUNK_BYTES_MIN, total // (jobs * 8)))
+    chunks: list[_Chunk] = []
+    run: list[tuple[Path, os.stat_result, str]] = []
+    size = 0
+    for entry in todo:
+        run.append(entry)
+        size += entry[1].st_size
+        if size >= target or len(run) >= BATCH_FILES:
+            chunks.append(_Chunk(str(folder), str(len(chunks)), run, now))
+            run, size = [], 0
+    if run:
+        chunks.append(_Chunk(str(folder), str(len(chunks)), run, now))
+    return chunks
+
+
+def _pass(con: Any, plan: _PassPlan, on_start: Callable[[int, int], None] | None,
           on_progress: Callable[[int], None] | None) -> IndexStats:
     stats = IndexStats()
+    paths, db = plan.paths, plan.db
     roots = [os.path.abspath(p) for p in paths]
     known = {r[0]: (r[1], r[2], r[3]) for r in con.execute("SELECT path, size, mtime_ns, head_hash FROM files").fetchall()}
     own = frozenset({db, db.with_name(db.name + ".wal"), lock_path(db)})
@@ -785,41 +964,78 @@ def _pass(con: Any, paths: list[Path], db: Path, t_start: float, on_start: Calla
     if on_start is not None:
         on_start(len(todo), total)
     folder = Path(tempfile.mkdtemp(prefix="mcpreel-index-"))
-    indexer = _Indexer(con, folder)
+    writer = _Writer(con, known, removed)
+    batches: Iterable[_Batch] = ()
     try:
-        indexer.batch.stale.extend(removed)
+        chunks = _chunks(todo, folder, int(time.time() * 1000), plan.jobs)
+        jobs = min(plan.jobs, len(chunks))
+        stats.jobs = max(jobs, 1)
+        group_rows = 0  # a transaction per batch
+        if jobs <= 1:
+            batches = (b for chunk in chunks for b in _read_batches(chunk, on_progress))
+            progress = None  # told by the reading, file by file
+        else:
+            from mcpreel._infra.pool import Pool
+
+            pool = Pool(jobs, initializer=_worker_init)
+            batches = _pooled(pool, chunks)
+            progress = on_progress
+            group_rows = GROUP_ROWS
         done_bytes = 0
-        now = int(time.time() * 1000)
-        for path, st, digest in todo:
-            base = done_bytes
-            progress = None if on_progress is None else (lambda n, base=base: on_progress(base + n))
-            if str(path) in known:
-                indexer.batch.stale.append(str(path))
-            status, error, counts = indexer.read_file(path, st, digest, now, progress)
-            stats.read += 1
-            stats.bytes += st.st_size
-            done_bytes += st.st_size
-            if on_progress is not None:
-                on_progress(done_bytes)
-            if status == "error":
-                stats.errors += 1
-                stats.failed_files.append((str(path), error or ""))
-            else:
-                if status == "in-progress":
-                    stats.in_progress += 1
-                assert counts is not None
-                stats.sessions += counts["sessions"]
-                stats.operations += counts["operations"]
-                stats.messages += counts["messages"]
-                stats.records += counts["records"]
-            if indexer.full:
-                indexer.flush()
-        indexer.flush(wait=True)
+        group: list[_Batch] = []
+        try:
+            for batch in batches:
+                _count(stats, batch)
+                done_bytes += batch.bytes
+                group.append(batch)
+                if sum(b.rows for b in group) >= group_rows:
+                    full, group = group, []
+                    writer.submit(full)
+                if progress is not None:
+                    progress(done_bytes)
+        except KeyboardInterrupt:
+            if group:  # what the workers gave back is written before the pass stops
+                writer.submit(group)
+            raise
+        if group:
+            writer.submit(group)
+        if writer.batches == 0 and removed:  # nothing read: one batch drops the rows of the files gone
+            writer.submit([_Indexer(folder, "removed").take()])
+        writer.wait()
     finally:
-        indexer.close()
+        close = getattr(batches, "close", None)
+        if close is not None:
+            close()  # the pool's workers stopped (at once on an error or Ctrl-C), a half-read batch dropped
+        writer.close()
         shutil.rmtree(folder, ignore_errors=True)
-    stats.seconds = time.perf_counter() - t_start
+    stats.seconds = time.perf_counter() - plan.t_start
     return stats
+
+
+def _count(stats: IndexStats, batch: _Batch) -> None:
+    """What a batch read, into the pass' counts."""
+    for path_text, (status, error, counts) in zip(batch.paths, batch.results, strict=True):
+        stats.read += 1
+        if status == "error":
+            stats.errors += 1
+            stats.failed_files.append((path_text, error or ""))
+            continue
+        if status == "in-progress":
+            stats.in_progress += 1
+        assert counts is not None
+        stats.sessions += counts["sessions"]
+        stats.operations += counts["operations"]
+        stats.messages += counts["messages"]
+        stats.records += counts["records"]
+    stats.bytes += batch.bytes
+
+
+def _pooled(pool: Any, chunks: list[_Chunk]) -> Iterator[_Batch]:
+    """The chunks' batches read by the pool's workers, in the chunks' order (so operation ids are those one
+    process gives); on any stop (Ctrl-C, an error) the workers stop at once."""
+    with pool:
+        for batches in pool.map(_read_chunk, chunks):
+            yield from batches
 
 
 def watch(
@@ -830,11 +1046,12 @@ def watch(
     on_pass: Callable[[IndexStats], None] | None = None,
     on_wait: Callable[[str], None] | None = None,
     stop: Callable[[], bool] = lambda: False,
+    jobs: int = 1,
 ) -> None:
     """Keep the index current: a pass, then another every ``interval`` seconds until ``stop()``. The lock
     and the database are taken for each pass only, so queries (and another indexer) get in between."""
     while True:
-        stats = index_paths(paths, db, wait=True, on_wait=on_wait)
+        stats = index_paths(paths, db, wait=True, on_wait=on_wait, jobs=jobs)
         if on_pass is not None:
             on_pass(stats)
         deadline = time.monotonic() + interval

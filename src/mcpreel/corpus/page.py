@@ -40,6 +40,7 @@ class CorpusData:
     peers: list[tuple[Any, ...]] = field(default_factory=list)
     changed: list[tuple[Any, ...]] = field(default_factory=list)
     unreadable: list[tuple[Any, ...]] = field(default_factory=list)
+    runs: list[tuple[Any, ...]] = field(default_factory=list)  # replay runs kept by `replay --db`, newest first
     redacted: bool = True
 
 
@@ -62,6 +63,13 @@ _QUERIES = {
 }
 
 
+#: the replay runs over time: one row per run, with its sessions and how its requests ended
+_RUNS = ("SELECT day, run_id, any_value(target), count(DISTINCT (file, session)), count(request), "
+         "count(*) FILTER (WHERE verdict = 'same'), count(*) FILTER (WHERE verdict = 'changed'), "
+         "count(*) FILTER (WHERE verdict = 'flaky'), count(*) FILTER (WHERE verdict = 'error'), min(run_ms) AS t "
+         "FROM replays GROUP BY day, run_id ORDER BY t DESC, run_id LIMIT ?")
+
+
 def collect(db: Path, *, redact: bool = True) -> CorpusData:
     """What the page shows, from the index at ``db`` (read-only)."""
     con = connect(db, read_only=True)
@@ -77,6 +85,9 @@ def collect(db: Path, *, redact: bool = True) -> CorpusData:
         for name, sql in _QUERIES.items():
             params = [] if name == "per_day" else [TOP]
             setattr(data, name, con.execute(sql, params).fetchall())
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        if "replays" in tables:  # an index made before `replay --db` existed has none
+            data.runs = con.execute(_RUNS, [TOP]).fetchall()
     finally:
         con.close()
     if redact:
@@ -87,7 +98,7 @@ def collect(db: Path, *, redact: bool = True) -> CorpusData:
         def clean(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
             return [tuple(redactor.text(v) if isinstance(v, str) else v for v in r) for r in rows]
 
-        for name in ("slowest", "failed", "unreadable", "tools", "peers", "changed"):
+        for name in ("slowest", "failed", "unreadable", "tools", "peers", "changed", "runs"):
             setattr(data, name, clean(getattr(data, name)))
     return data
 
@@ -173,6 +184,8 @@ def _sections(d: CorpusData) -> str:
     changed = [f'<tr>{_cell(r[0])}{_cell(r[1])}{_cell(r[2], "num")}{_cell(r[3], "num")}{_cell(r[4])}{_cell(r[5])}</tr>'
                for r in d.changed]
     unreadable = [f'<tr>{_where(r[0], None)}{_cell(r[1])}</tr>' for r in d.unreadable]
+    runs = [f'<tr class="run{" failed" if r[6] or r[8] else ""}">{_cell(r[0])}<td><code>{escape(str(r[1]))}</code></td>'
+            f'{_cell(r[2])}{"".join(_cell(v, "num") for v in r[3:9])}</tr>' for r in d.runs]
     top = f"the first {TOP}"
     return "".join([
         '<section id="per-day"><h2>Sessions over time <span class="sub">per day; a red dot: a day with failed '
@@ -200,6 +213,12 @@ def _sections(d: CorpusData) -> str:
         _table("changed-table", [("server", False), ("tool", False), ("definitions", True), ("files", True),
                                  ("first seen", False), ("last seen", False)], changed,
                "No tool definition changed."), "</section>",
+        f'<section id="runs"><h2>Replay runs over time <span class="sub">the latest {TOP} runs of '
+        '<code>mcpreel replay --db</code></span></h2>',
+        _table("runs-table", [("day", False), ("run", False), ("target", False), ("sessions", True),
+                              ("requests", True), ("same", True), ("changed", True), ("flaky", True),
+                              ("error", True)], runs, "No replay run kept (mcpreel replay --db FILE keeps them)."),
+        "</section>",
         '<section id="unreadable"><h2>Files that could not be read</h2>',
         _table("unreadable-table", [("file", False), ("why", False)], unreadable, "Every file was read."),
         "</section>",

@@ -1,9 +1,9 @@
 """Asking the index: any SQL (``mcpreel query``) and the named questions that need none (``mcpreel sessions``).
 
 A :class:`Result` is the column names and the rows; :func:`to_json`, :func:`to_csv` and :func:`table_lines`
-are its three renderings (the CLI writes them). The database is opened read-only, so a query can never
-change the index, and while an indexer writes it the query waits a few seconds for it
-(:func:`~mcpreel.corpus.db.connect`).
+are its three renderings (the CLI writes them). The database is opened read-only and sandboxed, so a query
+can never change the index nor read, write or list any other file (:data:`~mcpreel.corpus.db.SANDBOX`),
+and while an indexer writes it the query waits a few seconds for it (:func:`~mcpreel.corpus.db.connect`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from typing import Any
 
 from mcpreel.corpus.db import connect
 from mcpreel.errors import InputError, UsageError
+from mcpreel.render.terminal_safe import terminal_safe
 
-__all__ = ["Result", "parse_since", "run_sql", "sessions", "table_lines", "to_csv", "to_json"]
+__all__ = ["Result", "like_pattern", "parse_since", "run_sql", "sessions", "table_lines", "to_csv", "to_json"]
 
 
 @dataclass
@@ -39,6 +40,9 @@ def run_sql(db: Path, sql: str, params: list[Any] | None = None) -> Result:
     try:
         try:
             cur = con.execute(sql, params or [])
+        except duckdb.PermissionException as exc:  # the sandbox: no file, no extension (corpus.db.SANDBOX)
+            raise UsageError(f"the query failed: it reads or writes outside the index, and queries read the index "
+                             f"only ({str(exc).splitlines()[0]})") from exc
         except duckdb.Error as exc:
             raise UsageError(f"the query failed: {str(exc).splitlines()[0]}") from exc
         if cur.description is None:
@@ -76,11 +80,11 @@ def sessions(db: Path, *, server: str | None = None, tool: str | None = None, fa
     where = ["TRUE"]
     where_params: list[Any] = []
     if server:
-        where.append("s.server_name ILIKE ?")
-        where_params.append(server.replace("*", "%"))
+        where.append("s.server_name ILIKE ? ESCAPE '\\'")
+        where_params.append(like_pattern(server))
     if client:
-        where.append("s.client_name ILIKE ?")
-        where_params.append(client.replace("*", "%"))
+        where.append("s.client_name ILIKE ? ESCAPE '\\'")
+        where_params.append(like_pattern(client))
     if since:
         where.append("s.start_ms >= ?")
         where_params.append(parse_since(since))
@@ -107,6 +111,14 @@ def sessions(db: Path, *, server: str | None = None, tool: str | None = None, fa
         ORDER BY s.start_ms DESC NULLS LAST, s.file, s.session
         {f"LIMIT {int(limit)}" if limit else ""}"""
     return run_sql(db, sql, join_params + where_params)
+
+
+def like_pattern(name: str) -> str:
+    """A ``--server-name``/``--client`` value as a LIKE pattern (with ``ESCAPE '\\'``): ``*`` is the one
+    wildcard the user writes; ``%``, ``_`` and ``\\`` match themselves (a server named ``my_srv`` is not
+    ``myXsrv``, ``100%`` is not ``1000``)."""
+    escaped = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped.replace("*", "%")
 
 
 # -- renderings ------------------------------------------------------------------------------------
@@ -150,8 +162,9 @@ def _cell(value: Any) -> str:
         return ""
     if isinstance(value, float):
         return f"{value:.6g}"
-    text = str(_plain(value))
-    return text.replace("\n", "\\n").replace("\r", "\\r")
+    # one cell, one line, and nothing a terminal obeys (a tool named ESC]52;... sets no clipboard)
+    text = str(_plain(value)).replace("\n", "\\n").replace("\r", "\\r")
+    return terminal_safe(text, multiline=False)
 
 
 def table_lines(result: Result, *, max_width: int = 60) -> Iterator[str]:

@@ -1,4 +1,5 @@
-"""The corpus index's schema: four tables, each column with its type and what it means, versioned.
+"""The corpus index's schema: four tables, each column with its type and what it means, versioned; and the
+run tables (``replays``: every ``replay --db`` run's verdicts), kept when the four are rebuilt.
 
 The schema is data (:data:`TABLES`), not DDL strings scattered in the indexer, so one list says what a
 column is for the database (:func:`create_statements`), the indexer's spools (column order), the Parquet
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["TABLES", "VERSION", "Column", "Table", "column_names", "create_statements", "markdown"]
+__all__ = ["RUN_TABLES", "TABLES", "VERSION", "Column", "Table", "column_names", "create_statements", "markdown"]
 
 #: the schema version written in the ``meta`` table; an index of another version is rebuilt or refused
 VERSION = 1
@@ -146,17 +147,44 @@ TABLES: tuple[Table, ...] = (
 )
 
 
+#: tables of runs (``mcpreel replay --db``): history, not derived from the files, so a rebuild of the index
+#: (an older :data:`VERSION`) keeps them; a layout change is a new table name, never a rewrite
+RUN_TABLES: tuple[Table, ...] = (
+    Table("replays", "one row per request replayed by a `mcpreel replay --db FILE` run (a session that could not "
+          "run: one row, verdict `error`); appended, never rewritten, and kept when the index is rebuilt", (
+        _c("run_id", "VARCHAR", "the run's id (one per `replay` command)"),
+        _c("run_ms", "BIGINT", "when the run started (epoch ms)"),
+        _c("target", "VARCHAR", "the server replayed against: its URL or command"),
+        _c("baseline", "VARCHAR", "what the answers were compared with: `recording`, or the baseline "
+           "server's URL or command (`--baseline-url`/`--baseline-command`)"),
+        _FILE,
+        _SESSION,
+        _c("request", "INTEGER", "the request's number in its session's replay (1-based, as `replay` numbers its "
+           "rows); null for a session that could not run"),
+        _c("method", "VARCHAR", "the request's method"),
+        _c("tool", "VARCHAR", "the tool of a tools/call (else the prompt or resource it is about, else null)"),
+        _c("verdict", "VARCHAR", "`same`, `changed`, `flaky`, `error` or `unrecorded`"),
+        _c("paths", "VARCHAR", "the differing paths, a JSON array (`[]` when none)"),
+        _c("recorded_ms", "DOUBLE", "its latency in the recording"),
+        _c("replayed_ms", "DOUBLE", "its latency in this run"),
+        _c("error", "VARCHAR", "why it has no answer (verdict `error`; redacted, 500 characters at most)"),
+        _c("day", "DATE", "the UTC day of `run_ms`"),
+    )),
+)
+
+
 def column_names(table: str) -> tuple[str, ...]:
-    for t in TABLES:
+    for t in TABLES + RUN_TABLES:
         if t.name == table:
             return tuple(c.name for c in t.columns)
     raise KeyError(table)
 
 
 def create_statements() -> list[str]:
-    """The DDL of the four tables and the ``meta`` table (key, value: the schema version, the next id)."""
+    """The DDL of the four tables, the run tables (:data:`RUN_TABLES`) and the ``meta`` table (key, value:
+    the schema version, the next id)."""
     out = ["CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)"]
-    for t in TABLES:
+    for t in TABLES + RUN_TABLES:
         cols = ", ".join(f"{c.name} {c.type}" for c in t.columns)
         out.append(f"CREATE TABLE IF NOT EXISTS {t.name} ({cols})")
     return out
@@ -165,7 +193,7 @@ def create_statements() -> list[str]:
 def markdown() -> str:
     """The schema as the README shows it: a table of columns per table (``tests/corpus`` checks they agree)."""
     out: list[str] = []
-    for t in TABLES:
+    for t in TABLES + RUN_TABLES:
         out.append(f"**`{t.name}`**: {t.doc}.\n")
         out.append("| column | type | meaning |")
         out.append("|---|---|---|")

@@ -68,6 +68,15 @@ class _Exchange:
         return first, last
 
 
+
+def _content_type(ctx: Any) -> str | None:
+    """The ``Content-Type`` a recorded request or answer came with (None when it names none)."""
+    headers = ctx.get("headers") if isinstance(ctx, dict) else None
+    if not isinstance(headers, dict):
+        return None
+    value = next((v for k, v in headers.items() if str(k).lower() == "content-type"), None)
+    return value if isinstance(value, str) and value.strip() else None
+
 def _headers(value: Any) -> list[dict[str, str]]:
     if not isinstance(value, dict):
         return []
@@ -356,7 +365,7 @@ def _entry(ex: _Exchange, *, http: bool, base: str, session_t: int | None, endpo
     }
     if requests:
         text, size = _json_text(_body(requests))
-        request["postData"] = {"mimeType": "application/json", "text": text}
+        request["postData"] = {"mimeType": _content_type(req_ctx) or "application/json", "text": text}
         request["bodySize"] = size
     if resp_msgs or sse_events:
         if sse:
@@ -383,6 +392,9 @@ def _entry(ex: _Exchange, *, http: bool, base: str, session_t: int | None, endpo
                 status = 202 if http else 204
             else:
                 status = 0  # never answered
+    recorded_type = _content_type(resp_ctx)
+    if recorded_type and mime and text:
+        mime = recorded_type  # the content type as the server sent it (an unknown one too), never rewritten
     content: dict[str, Any] = {"size": size, "mimeType": mime}
     if text:
         content["text"] = text

@@ -6,8 +6,17 @@ A reel is a valid v1 trace (any v1 consumer opens it); we only add optional memb
   ``transport``, ``url``, ``session``, ``metadata``, ``transport_context`` (session-level headers).
 - message lines: ``t``, ``dir``, ``raw`` + ours: ``seq``, ``ctx``, ``modified``/``original``, ``dropped``,
   ``injected``, ``decided_by`` (the intercept: :mod:`mcpreel.intercept`).
-- ours: ``{"t","type":"stderr","text"}``, ``{"t","dir","type":"invalid","text"}``,
+- ours: ``{"t","type":"stderr","text"}``, ``{"t","dir","type":"invalid","text"}`` (+ ``base64``, the line's
+  exact bytes, when they are not UTF-8: ``text`` then shows them with ``\\xNN`` escapes),
   ``{"t","dir","type":"transport","ctx"}``.
+- ours: ``{"t","dir","type":"bytes","text"}`` or ``{"t","dir","type":"bytes","base64"}``: raw bytes that
+  crossed a stdio pipe and were not newline-delimited JSON (HTTP/2 frames of a ``stdio-v2`` session, binary,
+  a line too long to hold, bytes with no newline), in order, each chunk as it was read (``text`` when the
+  chunk is valid UTF-8, else ``base64``); newlines included. Concatenating one direction's ``bytes`` lines
+  gives back what crossed the pipe outside the recorded lines. Read as :attr:`Kind.BYTES` with ``raw`` the bytes.
+  ``"redacted": true`` marks a line whose bytes are the redacted copy of what crossed, not the bytes
+  themselves (:mod:`mcpreel.record.raw_redact`: an HTTP/2 header block re-encoded with its credential headers
+  as ``[REDACTED]``, a DATA payload or text with its secrets replaced); the rest stay exact.
 - ``end`` (last line): ``t``, ``type``, ``exitCode``, ``durationMs`` (+ ``reason``).
 
 Other producers' lines (``dir:"event"``, ``dir:"command"``, ``type:"turn"``, unknown types) are read as
@@ -23,6 +32,8 @@ last line, with a note.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import errno
 import os
@@ -44,12 +55,54 @@ NAME = "reel"
 LOSSES = ""
 #: what a reel keeps of a session: everything (see :mod:`mcpreel.convert`)
 KEEPS = frozenset({"time", "direction", "ctx", "edits", "drops", "stderr", "invalid", "transport", "event", "header",
-                   "foreign", "source"})
+                   "foreign", "source", "bytes"})
 
 PRODUCER = {"name": "mcpreel", "version": __version__}
 _META_KEYS = frozenset(("v", "type", "startedAt", "label", "command", "producer", "transport", "url", "session", "metadata"))
 _MSG_KEYS = frozenset(("t", "dir", "raw", "seq", "ctx", "modified", "original", "dropped", "injected", "decided_by"))
 _OWN_LINE_KEYS = frozenset(("t", "dir", "type", "text", "ctx", "seq"))
+_BYTES_KEYS = frozenset(("t", "dir", "type", "text", "base64", "seq"))
+#: the most bytes one ``bytes`` line holds (a bigger chunk is written as several lines)
+BYTES_PIECE = 1 << 18
+
+
+def bytes_of_line(obj: dict[str, Any], source: Source, line: int) -> bytes:
+    """The bytes a ``bytes`` line (or an ``invalid`` line's ``base64``) holds; a bad one is named."""
+    b64 = obj.get("base64")
+    if b64 is not None:
+        if not isinstance(b64, str):
+            raise source.fail(f"line {line}: base64 must be a string", line=line)
+        try:
+            return base64.b64decode(b64, validate=True)
+        except (ValueError, binascii.Error) as exc:
+            raise source.fail(f"line {line}: base64 is not valid base64", line=line) from exc
+    text = obj.get("text")
+    if not isinstance(text, str):
+        raise source.fail(f"line {line}: a bytes line needs a text or a base64 string", line=line)
+    return text.encode("utf-8", "surrogatepass")
+
+
+class NotText(str):
+    """An invalid frame's text (``\\xNN`` escapes) whose bytes were not UTF-8; ``data`` holds them exactly, and
+    the ``invalid`` line gets them as ``base64`` (a redactor that rewrites the text makes a plain ``str``: the
+    bytes then go with it)."""
+
+    data: bytes
+
+    @classmethod
+    def of(cls, data: bytes) -> NotText:
+        """The escaped text of ``data``, carrying ``data``."""
+        text = cls(data.decode("utf-8", "backslashreplace"))
+        text.data = data
+        return text
+
+
+def bytes_members(data: bytes) -> tuple[str, str]:
+    """How ``data`` is written in a line: ``("text", str)`` when it is UTF-8, else ``("base64", str)``."""
+    try:
+        return "text", data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "base64", base64.b64encode(data).decode("ascii")
 
 
 def _ms(value: Any, source: Source, line: int) -> int | None:
@@ -231,6 +284,11 @@ def _record(obj: Any, lineno: int, source: Source) -> Message | None:
         ctx = obj.get("ctx")
         return Message(d if d in ("in", "out") else None, None, t, kind=Kind.TRANSPORT,
                        ctx=clean_ctx(ctx) or {}, seq=seq, source=lineno, extra=more)
+    if typ == "bytes":
+        data = bytes_of_line(obj, source, lineno)
+        rest = {k: v for k, v in obj.items() if k not in _BYTES_KEYS} or None
+        return Message(d if d in ("in", "out") else None, data, t, kind=Kind.BYTES, seq=seq, source=lineno,
+                       extra=rest)
     # another producer's line: kept whole
     return Message(d if isinstance(d, str) else None, obj, t, kind=Kind.EVENT, source=lineno)
 
@@ -345,6 +403,54 @@ def read(source: Source) -> Session:
     return Session.streaming(info, lambda: _stream(source, torn), lambda: _wire(source, torn))
 
 
+def raw_marks(path: str | os.PathLike[str]) -> frozenset[str]:
+    """What a reel holds beside its lines of JSON: ``bytes`` (raw ``bytes`` lines), ``h2`` (its stdio pipe spoke
+    HTTP/2, the ``stdio-v2`` draft) and ``message`` (at least one JSON-RPC message line); empty for a file that
+    is not a reel. A byte scan (no parsing: the markers cannot occur inside a JSON string), stopped as soon as
+    all three are known."""
+    marks = {"bytes": b'"type":"bytes"', "h2": b'"framing":"h2"', "message": b'"raw":'}
+    found: set[str] = set()
+    try:
+        with open(path, "rb") as fh:
+            if not fh.read(64).startswith(b'{"v":1,"type":"meta"'):
+                return frozenset()
+            fh.seek(0)
+            tail = b""
+            while len(found) < len(marks):
+                block = fh.read(1 << 20)
+                if not block:
+                    break
+                window = tail + block
+                found.update(name for name, mark in marks.items() if name not in found and mark in window)
+                tail = window[-32:]
+    except OSError:
+        return frozenset()
+    return frozenset(found)
+
+
+def raw_note(path: str | os.PathLike[str], verb: str, *, speaks_h2: bool = False) -> str | None:
+    """One line for ``serve``/``replay`` (``verb``) about what of a reel they cannot act on: raw ``bytes`` lines
+    (a stdio pipe that was not JSON lines) and an HTTP/2 ``stdio-v2`` pipe (``speaks_h2``: the verb serves
+    that as HTTP/2 itself, so only the raw frames are left alone). None when the reel has neither.
+
+    Raises :class:`~mcpreel.errors.InputError` when the reel holds raw bytes and no message at all: there
+    is nothing to act on.
+    """
+    found = raw_marks(path)
+    if "bytes" not in found:
+        return None
+    name = os.fspath(path)
+    if "message" not in found:
+        raise InputError(f"{name}: holds only raw bytes (no JSON-RPC message was recorded): nothing to {verb}")
+    if "h2" in found:
+        if speaks_h2:
+            return (f"{name}: its stdio pipe spoke HTTP/2 (stdio-v2 draft): {verb} speaks it too, from the messages "
+                    "decoded from it (the raw frames are kept, not replayed byte for byte)")
+        return (f"{name}: its stdio pipe spoke HTTP/2 (stdio-v2 draft); {verb} acts on the messages decoded from it "
+                "over its own transport, not over HTTP/2, and leaves the raw frames alone")
+    return f"{name}: raw bytes that were not JSON lines are kept in the reel; {verb} cannot act on them and leaves them out"
+
+
 # -- writing ----------------------------------------------------------------------------------------
 
 
@@ -404,6 +510,19 @@ def record_line(msg: Message, t: int, seq: int | None) -> dict[str, Any]:
     if msg.kind == Kind.EVENT and isinstance(msg.raw, dict):
         return msg.raw
     line = {"t": iso_from_ms(t)}
+    if msg.kind == Kind.BYTES:
+        line["dir"] = msg.dir or "out"
+        line["type"] = "bytes"
+        data = msg.raw if isinstance(msg.raw, bytes | bytearray) else (msg.text or "").encode("utf-8")
+        key, value = bytes_members(bytes(data))
+        line[key] = value
+        if seq is not None:
+            line["seq"] = seq
+        if msg.extra:
+            for k, v in msg.extra.items():
+                if k not in line:
+                    line[k] = v
+        return line
     if msg.kind == Kind.STDERR:
         line["type"] = "stderr"
         line["text"] = msg.text or ""
@@ -411,6 +530,8 @@ def record_line(msg: Message, t: int, seq: int | None) -> dict[str, Any]:
         line["dir"] = msg.dir or "out"
         line["type"] = "invalid"
         line["text"] = msg.text or ""
+        if isinstance(msg.text, NotText):
+            line["base64"] = base64.b64encode(msg.text.data).decode("ascii")
         if msg.ctx:
             line["ctx"] = msg.ctx  # an HTTP body that was not JSON keeps its method, path and headers
     else:
@@ -476,7 +597,13 @@ def _iso_cached(ms: int) -> bytes:
     return cached[1] + b".%03dZ" % rem
 
 
+_BYTES_ONLY = frozenset((bytes,))
+
+
 def _invalid_line(head: bytes, text: str, seq: int) -> bytes:
+    if isinstance(text, NotText):
+        b64 = base64.b64encode(text.data)
+        return head + b',"type":"invalid","text":' + jsonio.dumps(text) + b',"base64":"' + b64 + b'","seq":%d}\n' % seq
     return head + b',"type":"invalid","text":' + jsonio.dumps(text) + b',"seq":%d}\n' % seq
 
 
@@ -577,7 +704,7 @@ class ReelWriter:
                 raise ValueError("reel is closed")
             first = self._seq
             self._seq = first + len(frames)
-            if str not in set(map(type, frames)):
+            if not set(map(type, frames)) - _BYTES_ONLY:
                 raw = cast("Sequence[bytes]", frames)  # no str among them
                 data = b"".join([raw_head + frame + b',"seq":%d}\n' % seq for seq, frame in enumerate(raw, first)])
             else:
@@ -589,6 +716,30 @@ class ReelWriter:
             if b"\r" in data:  # only a frame can hold one (invalid texts are escaped), and only as whitespace
                 data = data.replace(b"\r", b" ")
             self._append(data)
+            return first
+
+    def write_bytes(self, direction: str, data: bytes, t: int | None = None, *, redacted: bool = False) -> int:
+        """Append raw bytes that crossed a pipe as ``bytes`` lines (:data:`BYTES_PIECE` at most each, so a
+        50 MB run is never encoded whole); returns the first ``seq``. Every byte is kept: ``text`` when a
+        piece is UTF-8, else ``base64``. ``redacted``: these bytes are the recorder's redacted copy of what
+        crossed (:mod:`mcpreel.record.raw_redact`), marked ``"redacted": true``."""
+        if t is None:
+            t = self.now()
+        head = b'{"t":"' + _iso_cached(t) + b'","dir":"' + direction.encode("ascii") + b'","type":"bytes",'
+        if redacted:
+            head += b'"redacted":true,'
+        view = memoryview(data)
+        with self._lock:
+            if self._closed:
+                raise ValueError("reel is closed")
+            first = self._seq
+            for start in range(0, len(data), BYTES_PIECE):
+                piece = bytes(view[start : start + BYTES_PIECE])
+                key, value = bytes_members(piece)
+                seq = self._seq
+                self._seq += 1
+                body = b'"text":' + jsonio.dumps(value) if key == "text" else b'"base64":"' + value.encode("ascii") + b'"'
+                self._append(head + body + b',"seq":%d}\n' % seq)
             return first
 
     def close(self, exit_code: int | None = None, reason: str | None = None) -> None:

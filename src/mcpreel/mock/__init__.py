@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpreel.clients import open_target
+from mcpreel.drafts import STDIO_V2_TRANSPORT
 from mcpreel.errors import UsageError
 from mcpreel.formats import open_session
 from mcpreel.mock.engine import ON_MISS, ConnectionFactory, Mock, MockOptions, MockStats
@@ -149,10 +150,23 @@ def _serve(mock: Mock, forwarder: Any, listener: Listener, on_ready: Callable[[M
                 await forwarder.close()
 
     transport = listener.transport
-    if transport not in ("stdio", "streamable-http", "sse"):
-        raise UsageError(f"unknown transport {transport!r} (known: stdio, streamable-http, sse)")
+    if transport not in ("stdio", "streamable-http", "sse", STDIO_V2_TRANSPORT):
+        raise UsageError(f"unknown transport {transport!r} (known: stdio, streamable-http, sse, {STDIO_V2_TRANSPORT})")
     if transport == "stdio":
         asyncio.run(main(None))
+    elif transport == STDIO_V2_TRANSPORT:  # the mock's Streamable HTTP app, as HTTP/2 on stdin/stdout (a draft)
+        from mcpreel.serving.stdio_h2 import serve_asgi_stdio_h2
+
+        async def main_h2() -> None:
+            try:
+                if on_ready is not None:
+                    on_ready(mock, f"stdio ({STDIO_V2_TRANSPORT}: HTTP/2)")
+                await serve_asgi_stdio_h2(http_app(mock, host="127.0.0.1"))
+            finally:
+                if forwarder is not None:
+                    await forwarder.close()
+
+        asyncio.run(main_h2())
     else:  # bound before anything is served (a taken port fails first), on the serving loop's event loop
         app = http_app(mock, allow_origins=listener.allow_origins, host=listener.host, allow_hosts=listener.allow_hosts)
         run(main(Server(app, listener.host, listener.port, graceful_timeout=1, limits=listener.limits)))

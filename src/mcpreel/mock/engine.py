@@ -51,6 +51,7 @@ from mcpreel.eras import (
 )
 from mcpreel.errors import UsageError
 from mcpreel.mock.compact import CompactCassette, CompactIndex
+from mcpreel.mock.digests import DigestGuard
 from mcpreel.mock.live_operations import ServedStreams, ServedTasks
 from mcpreel.mock.matcher import INVALID_PARAMS, Matcher, Miss, RecordingIndex
 from mcpreel.operations.cassette import Cassette, ClientItem, Turn
@@ -109,6 +110,26 @@ class MockStats:
     unanswered: int = 0  # matched a recorded request that the recording never answered
     forwarded: int = 0
     misses: list[Miss] = field(default_factory=list)
+    #: recorded server requests (an elicitation a task asked, sampling mid-call) sent to a client, its
+    #: answer awaited, and 2026 task input requests a client got in a ``tasks/get``; and the server
+    #: requests whose answer never came (what, and of which request)
+    asked: int = 0
+    ask_unanswered: list[str] = field(default_factory=list)
+    #: recorded server requests of the tasks served that no client got to see (yet): key -> what it was
+    ask_pending: dict[tuple[int, int, str], str] = field(default_factory=dict)
+
+    def asks_summary(self) -> str | None:
+        """What became of the recorded server requests the mock owed its clients (None: it owed none)."""
+        if not (self.asked or self.ask_unanswered or self.ask_pending):
+            return None
+        parts = [f"{self.asked} sent"]
+        if self.ask_unanswered:
+            parts.append(f"{len(self.ask_unanswered)} not answered by the client ({', '.join(self.ask_unanswered[:3])})")
+        if self.ask_pending:
+            never = sorted(set(self.ask_pending.values()))
+            parts.append(f"{len(self.ask_pending)} never sent ({', '.join(never[:3])}: the client never asked "
+                         f"for what the recording had the server ask then)")
+        return "recorded server requests: " + ", ".join(parts)
 
 
 #: requests a client may send that a recording may lack; protocol housekeeping, answered ``{}``
@@ -184,6 +205,10 @@ class Mock:
         #: the recording refused ``server/discover`` every time it was asked (a handshake-era server): the
         #: mock refuses it as recorded, so a 2026 client falls back to ``initialize`` as it did
         self.discover_refused = self.recorded_discover is None and self.index.has_method("server/discover")
+        #: the recording's advertised definition digests and its server's DigestChanged refusal (the drafts)
+        self.digests = DigestGuard(turn for turns in self.recorded_turns for turn in turns)
+        #: the lists the recording retrieved over HTTP GET (served by the HTTP front end: mock.server)
+        self.http_lists = [] if isinstance(cassette, CompactCassette) else list(cassette.http_lists)
 
     def session_for(self, handshake: dict[str, Any], era: str) -> RecordedSession | None:
         """The recorded session that best matches a client's opening request (None: one session only)."""
@@ -323,7 +348,7 @@ class MockConnection:
         self.initialized = False
         self.gone = False  # the client can answer nothing more (its stdin ended)
         # the operations that live across messages: tasks and listen streams (mcpreel.mock.live_operations)
-        self.served_tasks = ServedTasks(mock.recorded_turns)
+        self.served_tasks = ServedTasks(mock.recorded_turns, mock.stats.ask_pending, self._input_request_sent)
         self.served_streams = ServedStreams(mock.recorded_turns)
 
     # -- the entry point --------------------------------------------------------------------------
@@ -450,15 +475,22 @@ class MockConnection:
                 return None
         elif self.era is None:
             self.era = LEGACY
-        if _is_task_request(method) and self.served_tasks.answer(message, emit, self._shape):
-            stats.answered += 1
-            return None
+        if _is_task_request(method):
+            served = self.served_tasks.answer(message, emit, self._shape, self.ask)
+            if served is not False:
+                stats.answered += 1
+                return None if served is True else served
         found = self.matcher.match(message)
         if isinstance(found, Miss) and self.fallback is not None:
             wider = self.fallback.match(message)
             if not isinstance(wider, Miss):
                 found = wider
         if isinstance(found, Miss):
+            stale = mock.digests.refused(message)  # a stale expected digest: refused as the recorded server did
+            if stale is not None:
+                emit(stale)
+                stats.answered += 1
+                return None
             if method in HOUSEKEEPING and not mock.index.has_method(method):
                 emit({"jsonrpc": "2.0", "id": message["id"], "result": self._shape({})})
                 stats.answered += 1
@@ -470,6 +502,8 @@ class MockConnection:
             mock.on_event(f"miss: {found.method or '(no method)'} id={message.get('id')!r}: {found.reason}")
             emit(found.error(message["id"]))
             return None
+        if method == "tasks/update" and "error" not in (found.response or {}):
+            self.served_tasks.updated(message)  # the input a task waited for came as recorded
         if found.method == LISTEN and "error" not in (found.response or {}):  # a refused listen: refused again
             stats.answered += 1
             return self.served_streams.serve(found, message, emit, self._answer)
@@ -538,18 +572,32 @@ class MockConnection:
         for step in ex.after:
             self._emit_step(step, emit)
 
-    async def _answer_slowly(self, ex: Turn, before: list[dict[str, Any]], request_id: Any, emit: Emit) -> None:
+    def _input_request_sent(self) -> None:
+        self.mock.stats.asked += 1
+
+    async def ask(self, step: dict[str, Any], emit: Emit, label: str = "") -> Any:
+        """Send a recorded server request to the client and await its answer (at most the answer timeout);
+        the answer, or None when none came (counted in :class:`MockStats`)."""
+        stats = self.mock.stats
         timeout = self.mock.options.answer_timeout
+        stats.asked += 1
+        fut = self.server_request(step, emit)
+        try:
+            reply = await asyncio.wait_for(fut, timeout)
+        except TimeoutError:
+            reply = None
+        if reply is None:
+            what = f"{step.get('method')}{f' of {label}' if label else ''}"
+            stats.ask_unanswered.append(what)
+            self.mock.on_event(f"the client did not answer the recorded {what} within {timeout:g} s; answering anyway")
+        return reply
+
+    async def _answer_slowly(self, ex: Turn, before: list[dict[str, Any]], request_id: Any, emit: Emit) -> None:
         for step in before:
             if "id" not in step:
                 emit(step)
                 continue
-            fut = self.server_request(step, emit)
-            try:
-                await asyncio.wait_for(fut, timeout)
-            except TimeoutError:
-                self.mock.on_event(f"{ex.label()}: the client did not answer the recorded {step.get('method')} "
-                                   f"within {timeout:g} s; answering anyway")
+            await self.ask(step, emit, ex.label())
         self._answer(ex, request_id, emit)
 
     async def _answer_in_rounds(self, ex: Turn, request_id: Any, emit: Emit) -> None:

@@ -41,8 +41,11 @@ from starlette.routing import Route
 from mcpreel._infra import jsonio
 from mcpreel._infra.sse import encode_event
 from mcpreel.clients.base import Transport
+from mcpreel.drafts import DIGEST_CHANGED_HTTP_STATUS, LIST_QUERY_PARAMETER
 from mcpreel.eras import LEGACY_PROTOCOLS, MODERN_PROTOCOL, protocol_of_request
 from mcpreel.mock.engine import CLOSE, Mock, MockConnection, RawLine
+from mcpreel.mock.list_gets import list_get_answer
+from mcpreel.operations.facts import digest_refusal
 from mcpreel.serving.loop import DropConnection
 from mcpreel.serving.origin import OriginGuard, RequestPolicy
 
@@ -335,10 +338,23 @@ def _decoded_header(value: str | None) -> str | None:
 ERROR_STATUS = {-32700: 400, -32600: 400, -32602: 400, HEADER_MISMATCH: 400, -32021: 400, -32022: 400, -32601: 404}
 
 
-def _error_status(answers: list[Any]) -> int:
+def _digest_status(answers: list[Any], codes: frozenset[Any] = frozenset()) -> int:
+    """409 for an answer that is one DigestChanged refusal alone (the drafts' codes, or a code the recording's
+    server refused a stale digest with: ``codes``), in either era, as the recorded server sends it; else 200."""
+    if len(answers) != 1 or not isinstance(answers[0], dict):
+        return 200
+    error = answers[0].get("error")
+    if digest_refusal(answers[0]) or isinstance(error, dict) and error.get("code") in codes:
+        return DIGEST_CHANGED_HTTP_STATUS
+    return 200
+
+
+def _error_status(answers: list[Any], codes: frozenset[Any] = frozenset()) -> int:
     """The HTTP status of a 2026 POST's answer: the era's status of its error when it is one error alone."""
     if len(answers) != 1 or not isinstance(answers[0], dict) or "error" in answers[0] and "result" in answers[0]:
         return 200
+    if _digest_status(answers, codes) != 200:
+        return DIGEST_CHANGED_HTTP_STATUS  # DigestChanged is 409 on Streamable HTTP (mcpreel.drafts)
     error = answers[0].get("error")
     code = error.get("code") if isinstance(error, dict) else None
     return ERROR_STATUS.get(code, 200) if isinstance(code, int) else 200
@@ -468,7 +484,7 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
             if any(isinstance(m, RawLine) for m in answers):  # malformed: the broken text is the body
                 return Response(b"".join(m for m in answers if isinstance(m, RawLine)), status_code=200,
                                 media_type="application/json", headers=headers)
-            status = _error_status(answers) if era_2026 else 200
+            status = _error_status(answers, mock.digests.codes) if era_2026 else _digest_status(answers, mock.digests.codes)
             return _answer(lambda: [jsonio.dumps(answers[-1] if len(answers) == 1 else answers)] if answers else [],
                            big_answers, status_code=status if answers else 202, media_type="application/json",
                            headers=headers)
@@ -477,7 +493,7 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
             if closed(session, queue):
                 return StreamingResponse(_dropped(_sse_bytes(queue[:queue.index(CLOSE)] if CLOSE in queue else queue)),
                                          media_type="text/event-stream")
-            status = _error_status(queue) if era_2026 else 200
+            status = _error_status(queue, mock.digests.codes) if era_2026 else _digest_status(queue, mock.digests.codes)
             if status != 200:  # a 2026 error alone: one JSON body with the era's status, as the server sends it
                 return Response(jsonio.dumps(queue[0]), status_code=status, media_type="application/json",
                                 headers=headers)
@@ -487,6 +503,8 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
                                  headers={**headers, "cache-control": "no-cache"})
 
     async def get_mcp(request: Request) -> Response:
+        if LIST_QUERY_PARAMETER in request.query_params:  # a list over GET (the drafts): answered as recorded
+            return list_get_answer(mock, request)
         sid = request.headers.get("mcp-session-id")
         session = sessions.get(sid) if sid else sessionless()
         if session is None:

@@ -23,6 +23,7 @@ from typing import Any
 
 from mcpreel.model import Message, Session
 from mcpreel.operations.facts import subject
+from mcpreel.operations.http_lists import ListGet, ListGets
 from mcpreel.operations.walk import Exchange, Operation, Walker
 
 __all__ = ["Builder", "Cassette", "ClientItem", "Turn", "build"]
@@ -108,6 +109,8 @@ class Cassette:
     prologue: list[dict[str, Any]] = field(default_factory=list)  # server messages before any client one
     skipped_dropped: int = 0
     notes: list[str] = field(default_factory=list)
+    #: lists retrieved over HTTP GET (the drafts' ``?mcp_list=``): not JSON-RPC, kept beside the turns
+    http_lists: list[ListGet] = field(default_factory=list)
 
     @property
     def has_initialize(self) -> bool:
@@ -154,11 +157,15 @@ class Builder:
         self.n_exchanges = 0
         #: lean mode: what this record gave, in order ("item", ClientItem) / ("answered", Turn)
         self.out: list[tuple[str, Any]] = []
+        self.list_gets = ListGets()
+        self.list_gets.lists = self.cas.http_lists
 
     def feed(self, rec: Message) -> None:
         """Take one record of the session in order; the walk pairs requests with answers as they come."""
         index = self.index
         self.index += 1
+        if rec.kind == "transport":
+            self.list_gets.feed(index, rec)
         if rec.dropped and rec.kind == "message":
             self.cas.skipped_dropped += 1
         for step in self.walker.feed(index, rec):

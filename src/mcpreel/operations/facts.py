@@ -9,8 +9,10 @@ notification is tagged with, the ``requestState`` of a multi-round-trip request,
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from mcpreel import drafts
 from mcpreel.model import SCOPE_KEY, Message
 
 __all__ = [
@@ -24,9 +26,18 @@ __all__ = [
     "TERMINAL_TASK_STATUSES",
     "FAILED",
     "created_task",
+    "definition_digests",
+    "digest_refusal",
+    "expected_digest",
     "is_era_probe_refusal",
     "first_text",
+    "output_key",
+    "partial_chunks",
+    "partial_result_token",
+    "ToolResult",
+    "tool_result",
     "info_name",
+    "listen_lifecycle",
     "mcp_session_id",
     "origin_of",
     "progress_token",
@@ -103,13 +114,9 @@ def subject(message: dict[str, Any]) -> str | None:
 
 
 def first_text(result: dict[str, Any]) -> str | None:
-    """The first text block of a result's ``content`` (a failed tool's message)."""
-    content = result.get("content")
-    if isinstance(content, list):
-        for item in content:
-            if isinstance(item, dict) and isinstance(item.get("text"), str):
-                return item["text"]
-    return None
+    """The first text block of a tool result's content (a failed tool's message), whatever its shape
+    (:func:`tool_result`)."""
+    return tool_result({"result": result}).text
 
 
 def status_of(response: dict[str, Any] | None) -> tuple[str, Any, str | None]:
@@ -230,3 +237,226 @@ def origin_of(msg: Message | None) -> str | None:
         if isinstance(origin, str):
             return origin
     return None
+
+
+# -- definition digests (the drafts' names: mcpreel.drafts) ---------------------------------------------
+
+
+def definition_digests(response: dict[str, Any] | None, method: str | None = None) -> dict[str, str]:
+    """The digests a list answer advertises, ``{name or uri: digest}`` (each primitive's ``_meta`` digest,
+    the per-primitive draft), plus ``{"*": digest}`` for the collection digest (the definition-digests
+    draft); empty when the server sent none. ``response`` is a JSON-RPC answer or a bare list result (what a
+    ``GET ?mcp_list=`` returns)."""
+    result = response.get("result", response) if isinstance(response, dict) else None
+    if not isinstance(result, dict):
+        return {}
+    out: dict[str, str] = {}
+    members = ([drafts.LISTED_PRIMITIVES[method]] if method in drafts.LISTED_PRIMITIVES
+               else list(drafts.LISTED_PRIMITIVES.values()))
+    for member in members:
+        entries = result.get(member)
+        for entry in entries if isinstance(entries, list) else ():
+            meta = entry.get("_meta") if isinstance(entry, dict) else None
+            digest = meta.get(drafts.DIGEST_META) if isinstance(meta, dict) else None
+            key = entry.get("name") or entry.get("uri") or entry.get("uriTemplate") if isinstance(entry, dict) else None
+            if isinstance(digest, str) and isinstance(key, str):
+                out[key] = digest
+    collection = result.get(drafts.DIGEST_RESULT_FIELD)
+    if isinstance(collection, str):
+        out["*"] = collection
+    return out
+
+
+def expected_digest(message: dict[str, Any]) -> str | dict[str, Any] | None:
+    """The digest a request was made against: the per-primitive ``expectedDigest`` (a string), else the
+    definition-digests draft's ``knownDigests`` map (``{method: digest}``); None for an ordinary request."""
+    meta = _meta(_params(message))
+    if not meta:
+        return None
+    value = meta.get(drafts.EXPECTED_DIGEST_META)
+    if isinstance(value, str):
+        return value
+    known = meta.get(drafts.KNOWN_DIGESTS_META)
+    return known if isinstance(known, dict) else None
+
+
+def digest_refusal(response: dict[str, Any] | None, status: int | None = None) -> bool:
+    """Whether an answer is a DigestChanged refusal: a JSON-RPC error with a code the drafts give it
+    (:data:`mcpreel.drafts.DIGEST_CHANGED_CODES`), or naming ``staleDigests`` in its data, or any JSON-RPC
+    error that came as HTTP 409 (the per-primitive draft's mapping, its numeric code still unallocated)."""
+    error = response.get("error") if isinstance(response, dict) else None
+    if not isinstance(error, dict):
+        return False
+    if error.get("code") in drafts.DIGEST_CHANGED_CODES or status == drafts.DIGEST_CHANGED_HTTP_STATUS:
+        return True
+    data = error.get("data")
+    return isinstance(data, dict) and isinstance(data.get(drafts.STALE_DIGESTS_FIELD), list)
+
+
+# -- the result of a tool call, whatever the version (the drafts' names: mcpreel.drafts) -----------------
+
+
+def output_key(output: Any) -> tuple[str, str]:
+    """An output's ``(audience, format)`` (SEP-3279): what it is for, the order ``outputs`` is read in."""
+    if not isinstance(output, dict):
+        return ("", "")
+    return (str(output.get("audience", "")), str(output.get("format", "")))
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """The result of a tool call, read the same way by every verb whatever its version: the 2026-07-28
+    shape (``content`` and ``structuredContent``) or SEP-3279's result variants (``outputs``, one per
+    audience and format). ``shape`` is ``content``, ``outputs``, ``error`` (a JSON-RPC error), ``task``
+    (a task's handle, not a result yet) or ``none`` (no answer)."""
+
+    shape: str
+    result: dict[str, Any] | None = None
+    error: Any = None
+
+    @property
+    def is_error(self) -> bool:
+        """A JSON-RPC error, or a failed tool (``isError``)."""
+        return self.shape == "error" or (self.result is not None and self.result.get("isError") is True)
+
+    @property
+    def outputs(self) -> list[dict[str, Any]]:
+        """The result variants, ordered by audience and format (their wire order means nothing); [] for
+        the older shape."""
+        outputs = self.result.get(drafts.OUTPUTS_FIELD) if self.result is not None else None
+        if not isinstance(outputs, list):
+            return []
+        return sorted((o for o in outputs if isinstance(o, dict)), key=output_key)
+
+    def output(self, audience: str, format: str) -> dict[str, Any] | None:
+        """The output for ``audience`` in ``format`` (None when the result has none)."""
+        return next((o for o in self.outputs if output_key(o) == (audience, format)), None)
+
+    @property
+    def content(self) -> list[Any] | None:
+        """The content blocks meant for the assistant: ``content`` (2026-07-28), else the
+        ``assistant/content`` output, else the first content output of any audience."""
+        if self.result is None:
+            return None
+        if self.shape == "content":
+            content = self.result.get("content")
+            return content if isinstance(content, list) else None
+        chosen = self.output(*drafts.FALLBACK_OUTPUT) or next(
+            (o for o in self.outputs if o.get("format") == "content"), None)
+        content = chosen.get("content") if chosen is not None else None
+        return content if isinstance(content, list) else None
+
+    @property
+    def structured(self) -> Any:
+        """The structured payload: ``structuredContent`` (2026-07-28), else the ``assistant/structured``
+        output's, else the ``programmatic/structured`` one's (None when there is none)."""
+        if self.result is None:
+            return None
+        if self.shape == "content":
+            return self.result.get("structuredContent")
+        for audience in ("assistant", "programmatic", "user"):
+            chosen = self.output(audience, "structured")
+            if chosen is not None:
+                return chosen.get("structuredContent")
+        return None
+
+    @property
+    def text(self) -> str | None:
+        """The first text block of :attr:`content` (a failed tool's message, the last text of a session)."""
+        for item in self.content or ():
+            if isinstance(item, dict) and isinstance(item.get("text"), str):
+                return item["text"]
+        return None
+
+
+def tool_result(response: dict[str, Any] | None) -> ToolResult:
+    """The one reading of a ``tools/call`` answer (a JSON-RPC response): see :class:`ToolResult`."""
+    if not isinstance(response, dict):
+        return ToolResult("none")
+    if response.get("error") is not None:
+        return ToolResult("error", error=response.get("error"))
+    result = response.get("result")
+    if not isinstance(result, dict):
+        return ToolResult("none")
+    if created_task(response) is not None:
+        return ToolResult("task", result)
+    if isinstance(result.get(drafts.OUTPUTS_FIELD), list):
+        return ToolResult("outputs", result)
+    return ToolResult("content", result)
+
+
+def partial_result_token(message: dict[str, Any]) -> Any:
+    """The ``partialResultToken`` a ``tools/call`` opted in to partial results with (in its ``_meta``), or
+    the one a ``notifications/tools/partial_result`` chunk names (in its params); None otherwise."""
+    params = _params(message)
+    if params is None:
+        return None
+    if message.get("method") == drafts.PARTIAL_RESULT_NOTIFICATION:
+        return params.get(drafts.PARTIAL_RESULT_TOKEN)
+    meta = _meta(params)
+    return meta.get(drafts.PARTIAL_RESULT_TOKEN) if meta is not None else None
+
+
+def partial_chunks(messages: Any, token: Any = None) -> list[dict[str, Any]]:
+    """The partial-result chunks among ``messages`` (an operation's notes, or the notifications a call set
+    off), of ``token`` when given, in ``seq`` order (arrival order where ``seq`` is missing)."""
+    chunks = [m for m in messages if isinstance(m, dict) and m.get("method") == drafts.PARTIAL_RESULT_NOTIFICATION
+              and (token is None or partial_result_token(m) == token)]
+
+    def seq(pair: tuple[int, dict[str, Any]]) -> tuple[int, int]:
+        value = (_params(pair[1]) or {}).get("seq")
+        return (value if isinstance(value, int) else pair[0], pair[0])
+
+    return [m for _, m in sorted(enumerate(chunks), key=seq)]
+
+
+# -- a listen stream's lifecycle (the subscription lifecycle draft: mcpreel.drafts) -----------------------
+
+
+def _iso_ms(value: Any) -> int | None:
+    """An RFC 3339 time as epoch milliseconds (None when it is not one)."""
+    if not isinstance(value, str):
+        return None
+    from datetime import datetime
+
+    try:
+        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+def listen_lifecycle(notes: Any) -> dict[str, Any] | None:
+    """What a listen stream's notes (``(record time or index, message)`` pairs, or bare messages, in order)
+    say of its lifecycle: the acknowledged ``streamId``, ``expiresAt``, ``lifecycle``, the lifecycle events
+    by type (unknown types too, as they came), ``missed`` (notifications lost: data loss) and whether it
+    was ``paused`` (a reminder whose ``authorizedUntil`` had passed when it was sent). None when the stream
+    carried none of it (a 2026-07-28 stream)."""
+    out: dict[str, Any] = {}
+    events: dict[str, int] = {}
+    paused = False
+    for item in notes:
+        t, message = item if isinstance(item, tuple) else (None, item)
+        if not isinstance(message, dict):
+            continue
+        method = message.get("method")
+        params = _params(message) or {}
+        if method == drafts.ACKNOWLEDGED_NOTIFICATION:
+            for key in (drafts.STREAM_ID_FIELD, drafts.EXPIRES_AT_FIELD, "lifecycle", drafts.LAST_UPDATED_AT_FIELD):
+                if key in params:
+                    out[key] = params[key]
+        elif method == drafts.LIFECYCLE_NOTIFICATION:
+            kind = params.get("type")
+            kind = kind if isinstance(kind, str) else "?"
+            events[kind] = events.get(kind, 0) + 1
+            until = _iso_ms(params.get(drafts.AUTHORIZED_UNTIL_FIELD))
+            if kind == drafts.REMINDER_EVENT and until is not None and isinstance(t, int) and t > until:
+                paused = True
+    if not out and not events:
+        return None
+    if events:
+        out["events"] = events
+    if events.get(drafts.MISSED_EVENT):
+        out["data_loss"] = True
+    if paused:
+        out["paused"] = True
+    return out

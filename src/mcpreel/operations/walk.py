@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpreel._infra.correlation import Correlator, correlation_key
+from mcpreel.drafts import PARTIAL_RESULT_NOTIFICATION
 from mcpreel.model import Kind, Message, Session
 from mcpreel.operations.facts import (
     FAILED,
@@ -39,6 +40,7 @@ from mcpreel.operations.facts import (
     created_task,
     is_era_probe_refusal,
     origin_of,
+    partial_result_token,
     progress_token,
     related_task,
     request_state,
@@ -103,6 +105,8 @@ class Exchange:
     response_edited: bool = False
     response_dropped: bool = False
     cancelled: bool = False  # a notifications/cancelled named it, or its client closed its HTTP stream
+    #: the HTTP status an error answer came with (a DigestChanged refusal is 409 whatever its code: drafts)
+    response_status: int | None = None
 
     @property
     def params(self) -> Any:
@@ -457,6 +461,8 @@ class Walker:
         ex.response_index = index
         ex.response_source = msg.source
         ex.t_end = msg.t
+        if "error" in raw and msg.ctx:
+            ex.response_status = msg.ctx.get("status")
         # what _forget does, for a client request answered: its id is exactly ``rid``'s key
         full = (session, "in", ("n", rid) if t is int else ("s", rid))
         by_id = self.by_id
@@ -527,6 +533,9 @@ class Walker:
             token = progress_token(raw)
             if token is not None and type(token) in (str, int):
                 self.progress[(session, token)] = ex
+            partial = partial_result_token(raw)  # SEP-2998's chunks belong to the call (mcpreel.drafts)
+            if partial is not None and type(partial) in (str, int):
+                self.progress[(session, (PARTIAL_RESULT_NOTIFICATION, partial))] = ex
             if d == "in":
                 self.pending.setdefault(session, {})[ex.n] = ex
         op = self._operation_of_request(ex, raw, d, session, method, index, msg)
@@ -586,6 +595,8 @@ class Walker:
         ex.response_index = index
         ex.response_source = msg.source
         ex.t_end = msg.t
+        if "error" in raw and msg.ctx:
+            ex.response_status = msg.ctx.get("status")
         ex.response_injected = msg.injected
         ex.response_edited = msg.modified
         ex.response_dropped = msg.dropped
@@ -706,6 +717,12 @@ class Walker:
                 ex = self.progress.get((session, token))
                 if ex is not None:
                     return ex
+        elif message.get("method") == PARTIAL_RESULT_NOTIFICATION:
+            token = partial_result_token(message)
+            if token is not None and type(token) in (str, int):
+                ex = self.progress.get((session, (PARTIAL_RESULT_NOTIFICATION, token)))
+                if ex is not None:
+                    return ex
         task_id = related_task(message)
         if task_id is not None:
             op = self.tasks.get((session, task_id))
@@ -757,6 +774,11 @@ class Walker:
         token = progress_token(ex.request)
         if token is not None and type(token) in (str, int) and self.progress.get((ex.session, token)) is ex:
             del self.progress[(ex.session, token)]
+        partial = partial_result_token(ex.request)
+        if partial is not None and type(partial) in (str, int):
+            key = (ex.session, (PARTIAL_RESULT_NOTIFICATION, partial))
+            if self.progress.get(key) is ex:
+                del self.progress[key]
 
 
 def placed(session: Session) -> Iterator[tuple[int, Message]]:

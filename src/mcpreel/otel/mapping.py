@@ -17,7 +17,10 @@ request is answered, so a long session streams out in batches and only pending r
 - **A session span is the root**, one per client session (:mod:`mcpreel.operations`: an HTTP session, a
   conversation of its own, a source file of a merged session), each with its own ``mcp.session.id``, kind INTERNAL, named
   ``mcp session {server}``; ``traceparent``/``tracestate`` in a request's ``params._meta`` make that
-  request a child of the caller's span (its trace), with a link back to the session span.
+  request a child of the caller's span (its trace), with a link back to the session span; over HTTP the
+  request's ``traceparent``/``tracestate`` headers are preferred (authoritative there, as the
+  transport-native trace context draft says: ``mcpreel.trace_context=http``, a differing ``_meta`` one
+  a link).
 - **Notifications are span events**: on the operation they belong to while it is open (progress,
   cancellation, a task's status, a listen stream's acknowledgement and changes, a message said during a
   request), every other one on the session span (at most :data:`MAX_ROOT_EVENTS`; the rest counted).
@@ -49,6 +52,7 @@ from urllib.parse import urlsplit
 
 from mcpreel._infra import jsonio
 from mcpreel._version import __version__
+from mcpreel.drafts import TRACEPARENT_HEADER, TRACESTATE_HEADER
 from mcpreel.model import Kind, Session
 from mcpreel.operations.facts import (
     META_CLIENT_INFO,
@@ -60,7 +64,8 @@ from mcpreel.operations.facts import (
 )
 from mcpreel.operations.walk import Exchange, walk
 
-__all__ = ["MAX_ROOT_EVENTS", "SpanEvent", "SpanLink", "SpanMapper", "SpanRecord", "parse_traceparent", "spans"]
+__all__ = ["MAX_ROOT_EVENTS", "SpanEvent", "SpanLink", "SpanMapper", "SpanRecord", "parse_traceparent", "spans",
+           "trace_carrier"]
 
 #: events kept on a session span; a session of a million log notifications must not make one huge span
 MAX_ROOT_EVENTS = 1000
@@ -68,6 +73,19 @@ MAX_ROOT_EVENTS = 1000
 _WAIT_FOR_ID = 64
 
 _TRACEPARENT = re.compile(r"^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
+
+
+def trace_carrier(ctx: Any, meta: dict[str, Any]) -> dict[str, Any]:
+    """Where a request's trace context is read: its HTTP ``traceparent``/``tracestate`` headers when it
+    came over HTTP with a valid one (the transport-native trace context draft makes them authoritative over
+    ``_meta`` on HTTP: :mod:`mcpreel.drafts`), else ``meta`` itself (``params._meta``)."""
+    headers = ctx.get("headers") if isinstance(ctx, dict) else None
+    if not isinstance(headers, dict):
+        return meta
+    low = {str(k).lower(): v for k, v in headers.items() if str(k).lower() in (TRACEPARENT_HEADER, TRACESTATE_HEADER)}
+    if parse_traceparent(low.get(TRACEPARENT_HEADER)) is None:
+        return meta
+    return {"traceparent": low[TRACEPARENT_HEADER], "tracestate": low.get(TRACESTATE_HEADER)}
 
 
 def parse_traceparent(value: Any) -> tuple[int, int, int] | None:
@@ -505,14 +523,20 @@ class SpanMapper:
         above = parent_span if parent_span is not None else root.span
         span = SpanRecord(name, "client" if ex.dir == "in" else "server", above.trace_id, self._id(64),
                           above.span_id, self._ns(ex.t), 0, attrs)
-        parent = parse_traceparent(meta.get("traceparent"))
+        carrier = trace_carrier(ex.ctx, meta)
+        parent = parse_traceparent(carrier.get("traceparent"))
+        if carrier is not meta:
+            attrs["mcpreel.trace_context"] = "http"  # the HTTP headers, authoritative on HTTP (drafts)
+            other = parse_traceparent(meta.get("traceparent"))
+            if other is not None and other[:2] != (parent or (0, 0))[:2]:
+                span.links.append(SpanLink(other[0], other[1], {"mcpreel.link": "meta_traceparent"}))
         if parent is not None and parent_span is not None:
             # a retry round or a nested request stays under its operation's span; the caller's context a link
             span.links.append(SpanLink(parent[0], parent[1], {"mcpreel.link": "traceparent"}))
         elif parent is not None:
             span.trace_id, span.parent_id, span.trace_flags = parent[0], parent[1], parent[2] & 1
             span.parent_remote = True
-            state = meta.get("tracestate")
+            state = carrier.get("tracestate")
             if isinstance(state, str) and state.strip():
                 span.trace_state = state.strip()
             span.links.append(SpanLink(root.span.trace_id, root.span.span_id, {"mcpreel.link": "session"}))

@@ -42,6 +42,8 @@ class StdioServer:
     env: Mapping[str, str] | None = None
     cwd: str | os.PathLike[str] | None = None
     fds: tuple[int, int, int] = (0, 1, 2)
+    #: keep credentials in the raw ``bytes`` copy and the decoded HTTP/2 headers (``--keep-secrets``)
+    keep_secrets: bool = False
 
     @property
     def transport(self) -> str:

@@ -6,7 +6,10 @@ between: client stdin -> server stdin (``in``), server stdout -> client stdout (
 lines first has them recorded (one reel write per read, or per 64 lines of a burst), *then* goes on. So anything the peer got
 as a complete line is already in the reel: a ``kill -9`` of the proxy loses nothing forwarded.
 Bytes of a line not yet complete go on at once (a 10 MB message streams through), since no peer can
-act on a line before its newline.
+act on a line before its newline. What is not newline-delimited JSON (an HTTP/2 ``stdio-v2`` stream, binary,
+a line past 16 MiB, text that never ends its line) goes on chunk by chunk just the same, each chunk recorded
+first as raw ``bytes`` (and HTTP/2 decoded into HTTP exchanges): nothing waits for a newline, nothing is
+held whole (:class:`~mcpreel.record.framing.Framer`).
 
 The main thread starts the server, forwards signals to it and waits for it; the proxy ends when the
 server ends, with its exit status. Threads rather than asyncio: a blocked ``os.read`` releases the
@@ -56,7 +59,7 @@ from mcpreel.formats.reel import ReelWriter
 from mcpreel.intercept import ABANDONED, Decision, Interceptor, Pending, drop_answer, safe_decide
 from mcpreel.model import Message, SessionInfo
 from mcpreel.record.addons import default_addons
-from mcpreel.record.framing import LineCutter
+from mcpreel.record.framing import Framer, cannot_hold, framing_of
 from mcpreel.record.naming import claim_reel
 from mcpreel.record.options import RecordHooks, RecordOptions, RecordResult, StdioServer
 from mcpreel.record.pipeline import Pipeline
@@ -118,12 +121,15 @@ class StdioProxy:
         #: ids of requests a viewer or a rule injected towards the server, whose answers the client must
         #: not get (it never sent them): kept from it, recorded with ``kept_from_client``
         self._injected_ids: set[Any] = set()
+        #: the pipes carry HTTP/2 (``stdio-v2``): nothing is held or injected
+        self._h2 = False
 
     # -- the pumps ---------------------------------------------------------------------------------
     def _pump(self, src: int, dst: int, direction: str) -> None:
-        """Copy ``src`` to ``dst`` chunk by chunk, recording every complete line before it goes on."""
-        read, record, clock, forward = os.read, self.recorder.lines, now_ms, self._forward
-        cutter = LineCutter(_BATCH)
+        """Copy ``src`` to ``dst`` chunk by chunk, recording every complete line (or raw bytes: whatever is not
+        lines of JSON, :class:`~mcpreel.record.framing.Framer`) before it goes on."""
+        read, record, raw, clock, forward = os.read, self.recorder.lines, self.recorder.raw, now_ms, self._forward
+        framer = Framer(direction, _BATCH)
         while True:
             try:
                 chunk = read(src, _CHUNK)
@@ -132,20 +138,25 @@ class StdioProxy:
             if not chunk:
                 break
             sent = 0
-            steps = cutter.feed(chunk)
+            steps = framer.feed(chunk)
             if steps:
                 t = clock()
-                for lines, end in steps:
-                    record(direction, lines, t)
+                for what, end in steps:
+                    if isinstance(what, list):
+                        record(direction, what, t)
+                    else:
+                        raw(direction, what, t, h2=framer.mode == "h2")
                     if dst >= 0:
                         dst = forward(dst, chunk[sent:end] if sent or end < len(chunk) else chunk, direction)
                     sent = end
             if dst >= 0 and sent < len(chunk):
                 dst = forward(dst, chunk[sent:] if sent else chunk, direction)
-        rest = cutter.finish()
-        if rest is not None:
+        rest = framer.finish()
+        if isinstance(rest, list):
             # a last line without its newline: it went on as it came; recorded as what it is
-            record(direction, [rest], clock())
+            self.recorder.tail(direction, rest[0], clock())
+        elif rest:
+            raw(direction, rest, clock())
 
     def _forward(self, dst: int, data: bytes, direction: str) -> int:
         """Send ``data`` on; -1 from now on when the reader is gone (reading and recording go on)."""
@@ -190,6 +201,8 @@ class StdioProxy:
         send it to the server (``in``) or the client (``out``)."""
         if direction not in ("in", "out"):
             raise ValueError(f"direction must be in or out, got {direction!r}")
+        if self._h2:
+            raise ValueError("this session speaks HTTP/2 over stdio (stdio-v2): a JSON line cannot be injected into it")
         if self._dst[direction] < 0:
             raise ValueError("the server's stdin is closed" if direction == "in" else "the client stopped reading")
         self.recorder.message(Message(direction, message, now_ms(), injected=True))
@@ -259,8 +272,11 @@ class StdioProxy:
         interceptor = self.interceptor
         assert interceptor is not None
         wants, record, clock, send = interceptor.wants, self.recorder.lines, now_ms, self._send
+        raw = self.recorder.raw
         carried: list[bytes] = []  # the line begun, not finished (a list: a 10 MB line comes in many reads)
         carried_sent = False  # ... and its bytes already went on
+        head: bytes | None = b""  # the first bytes, until they decide the framing (None once they have)
+        rawline = False  # the rest of a line that cannot be held (not JSON, too long) goes on raw
         while True:
             try:
                 chunk = os.read(src, _CHUNK)
@@ -268,6 +284,32 @@ class StdioProxy:
                 chunk = b""
             if not chunk:
                 break
+            if head is not None:
+                head += chunk
+                mode = framing_of(direction, head)
+                if mode is None:  # undecided (a preface cut short): these go on now, recorded once it is
+                    send(direction, chunk)
+                    continue
+                if mode == "h2":  # HTTP/2 (stdio-v2): no line to hold, every byte recorded raw and decoded
+                    self._h2 = True
+                    raw(direction, head, clock(), h2=True)
+                    send(direction, chunk)
+                    self._pump_raw(src, direction)
+                    return
+                if len(head) > len(chunk):  # what went on while undecided began the first line
+                    carried, carried_sent = [head[: len(head) - len(chunk)]], True
+                head = None
+            if rawline:
+                cut = chunk.find(b"\n")
+                piece = chunk if cut < 0 else chunk[: cut + 1]
+                raw(direction, piece, clock())
+                send(direction, piece)
+                if cut < 0:
+                    continue
+                rawline = False
+                chunk = chunk[cut + 1 :]
+                if not chunk:
+                    continue
             # an injected request's answer must be found on its way out: lines are read while one is awaited
             active = getattr(interceptor, "active", True) or (direction == "out" and bool(self._injected_ids))
             nl = chunk.rfind(b"\n")
@@ -278,6 +320,9 @@ class StdioProxy:
                     send(direction, b"".join((*carried, chunk)))
                     carried_sent = True
                 carried.append(chunk)
+                if cannot_hold(carried):
+                    rawline = self._spill(direction, carried, carried_sent)
+                    carried, carried_sent = [], False
                 continue
             body = b"".join((*carried, chunk[:nl])) if carried else chunk[:nl]
             tail = chunk[nl + 1 :]
@@ -287,6 +332,9 @@ class StdioProxy:
                 record(direction, lines, t)
                 send(direction, chunk if carried_sent else body + b"\n" + tail)
                 carried, carried_sent = ([tail], True) if tail else ([], False)
+                if carried and cannot_hold(carried):
+                    rawline = self._spill(direction, carried, carried_sent)
+                    carried, carried_sent = [], False
                 continue
             passing: list[bytes] = []
             if carried_sent:  # the first line's beginning already went on: its rest follows, unheld
@@ -318,11 +366,40 @@ class StdioProxy:
                 record(direction, passing, t)
                 send(direction, b"\n".join(passing) + b"\n")
             carried, carried_sent = ([tail], False) if tail else ([], False)
+            if carried and cannot_hold(carried):
+                rawline = self._spill(direction, carried, carried_sent)
+                carried, carried_sent = [], False
         if carried:
             rest = b"".join(carried)
-            record(direction, [rest], clock())
+            self.recorder.tail(direction, rest, clock())
             if not carried_sent:
                 send(direction, rest)
+        elif head:  # the stream ended before its first bytes decided anything: they went on; kept raw
+            raw(direction, head, clock())
+
+    def _spill(self, direction: str, carried: list[bytes], carried_sent: bool) -> bool:
+        """A line begun that cannot be held (not JSON, or past the line limit): its bytes so far are recorded
+        raw, piece by piece, and go on if they had not; its rest will follow raw. Returns True."""
+        t = now_ms()
+        for piece in carried:
+            self.recorder.raw(direction, piece, t)
+        if not carried_sent:
+            for piece in carried:
+                self._send(direction, piece)
+        return True
+
+    def _pump_raw(self, src: int, direction: str) -> None:
+        """An HTTP/2 (``stdio-v2``) direction: each chunk recorded raw and decoded, then sent on, as it came."""
+        raw, send, clock = self.recorder.raw, self._send, now_ms
+        while True:
+            try:
+                chunk = os.read(src, _CHUNK)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                break
+            raw(direction, chunk, clock(), h2=True)
+            send(direction, chunk)
 
     def _answers_injected(self, value: dict[str, Any]) -> bool:
         """An answer to a request the proxy injected (forget it: one answer each)."""
@@ -504,7 +581,7 @@ def record_stdio(options: RecordOptions, hooks: RecordHooks | None = None) -> Re
     except BaseException:
         addons.close()
         raise
-    recorder = WireRecorder(writer, pipeline=pipeline, warn=_warn)
+    recorder = WireRecorder(writer, pipeline=pipeline, warn=_warn, keep_secrets=server.keep_secrets)
     early = early_signals.take()  # a signal before the server started: the reel ends here, with its name
     if early:
         names = ", ".join(dict.fromkeys(signal_name(s) for s in early))

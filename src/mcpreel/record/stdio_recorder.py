@@ -6,7 +6,12 @@ and writes it:
 - a JSON object or array (a message or a batch) is recorded as a message line whose ``raw`` is the
   line's own bytes, spliced in without re-serializing (:meth:`ReelWriter.write_frames`): the reel
   keeps what crossed the wire, and a small message costs about a microsecond;
-- anything else (not JSON, not UTF-8, a bare scalar, a blank line) is an ``invalid`` line with its text;
+- anything else (not JSON, not UTF-8, a bare scalar, a blank line) is an ``invalid`` line with its text
+  (and its exact bytes as ``base64`` when they are not UTF-8);
+- bytes that are not lines of JSON at all (:class:`~mcpreel.record.framing.Framer` says which: HTTP/2,
+  binary, a line too long to hold) are ``bytes`` lines, every byte, in order (:meth:`WireRecorder.raw`);
+  an HTTP/2 stream (the ``stdio-v2`` draft) is also decoded (:mod:`mcpreel.record.stdio_h2`) into the
+  HTTP exchanges and JSON-RPC messages the HTTP recorder writes, through the pipeline like any record;
 - server stderr lines are ``stderr`` lines.
 
 Lines are parsed only when an addon of the :class:`~mcpreel.record.pipeline.Pipeline` looks at records
@@ -19,13 +24,19 @@ A failure to record (a full disk, an addon's bug) is reported once and recording
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpreel._infra import jsonio
-from mcpreel.formats.reel import ReelWriter
+from mcpreel.drafts import H2_PROTOCOL, STDIO_V2_TRANSPORT
+from mcpreel.formats.reel import NotText, ReelWriter
 from mcpreel.model import Kind, Message
-from mcpreel.record.pipeline import Pipeline
+from mcpreel.record.pipeline import Pipeline, Redaction
+
+if TYPE_CHECKING:
+    from mcpreel.record.raw_redact import RawRedactor
+    from mcpreel.record.stdio_h2 import H2Observer
 
 __all__ = ["WireRecorder", "classify"]
 
@@ -43,10 +54,18 @@ def classify(line: bytes) -> tuple[bytes | str, Any]:
     try:
         value = jsonio.loads(line)
     except Exception:  # orjson, the stdlib fallback, UTF-8, recursion: all mean "not a JSON frame"
-        return _text(line), None
+        return _invalid_text(line), None
     if type(value) is dict or type(value) is list:
         return line, value
-    return _text(line), None
+    return _invalid_text(line), None
+
+
+def _invalid_text(line: bytes) -> str:
+    """An invalid line's text; one that is not UTF-8 carries its bytes (:class:`NotText`)."""
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError:
+        return NotText.of(line)
 
 
 class WireRecorder:
@@ -58,14 +77,23 @@ class WireRecorder:
         *,
         pipeline: Pipeline | None = None,
         warn: Callable[[str], None] | None = None,
+        keep_secrets: bool = False,
     ):
         self.writer = writer
         self.pipeline = pipeline if pipeline is not None else Pipeline()
+        #: the raw copy's redaction (None: ``keep_secrets``, the raw bytes are written exactly as they came)
+        self.keep_secrets = keep_secrets
+        self._raw_redactor: RawRedactor | None = None  # made at the first raw bytes (it loads hpack)
         self._warn = warn
         self._failed = False
         self._closed = False
         self._counts = {"in": [0, 0], "out": [0, 0]}  # direction -> [messages, invalid lines]
         self.stderr_lines = 0
+        #: raw bytes recorded as ``bytes`` lines, by direction
+        self.raw_bytes = {"in": 0, "out": 0}
+        #: the HTTP/2 decoder, once a direction turned out to carry HTTP/2 (``stdio-v2``)
+        self.h2: H2Observer | None = None
+        self._h2_lock = threading.Lock()
 
     @property
     def messages(self) -> int:
@@ -107,7 +135,7 @@ class WireRecorder:
                 bad = 0
             else:
                 frames = [classify(line)[0] for line in lines]
-                bad = sum(type(frame) is str for frame in frames)
+                bad = sum(isinstance(frame, str) for frame in frames)
             first = self.writer.write_frames(direction, frames, t)
             self._count(direction, len(frames), bad)
             if self.pipeline.sees_frames:
@@ -140,6 +168,71 @@ class WireRecorder:
         for i, rec in enumerate(kept):
             rec.seq = first + i
             pipeline.recorded(rec)
+
+    def tail(self, direction: str, data: bytes, t: int) -> None:
+        """The last bytes of a pipe, with no newline after them (they already went on): a message when they are
+        a JSON object or array, else raw bytes (an ``invalid`` line would stand for a newline that never came)."""
+        if type(classify(data)[0]) is bytes:
+            self.lines(direction, [data], t)
+        else:
+            self.raw(direction, data, t)
+
+    def raw(self, direction: str, data: bytes, t: int, *, h2: bool = False) -> None:
+        """Record bytes that are not lines of JSON as ``bytes`` lines; ``h2``: they are HTTP/2 (``stdio-v2``),
+        decoded into HTTP exchanges as well. Never raises (as :meth:`lines`).
+
+        The raw bytes do not go through the pipeline (the decoded records do): unless ``keep_secrets`` they are
+        rewritten by :class:`~mcpreel.record.raw_redact.RawRedactor` (credential headers in HTTP/2 header
+        blocks; with ``--redact`` DATA payloads and text too), each changed piece marked ``redacted``.
+        """
+        if self._failed or self._closed or not data:
+            return
+        try:
+            rr = self._raw_redactor
+            if rr is None and not self.keep_secrets:
+                rr = self._raw_redactor = self._make_raw_redactor()
+            if rr is None:
+                self.writer.write_bytes(direction, data, t)
+            else:
+                for piece, changed in rr.h2(direction, data) if h2 else rr.text(data):
+                    self.writer.write_bytes(direction, piece, t, redacted=changed)
+            self.raw_bytes[direction] += len(data)
+            if h2:
+                self._observer(direction, t).feed(direction, data)
+        except Exception as exc:
+            self._fail(exc)
+
+    def _make_raw_redactor(self) -> RawRedactor:
+        from mcpreel.record.raw_redact import RawRedactor
+
+        with self._h2_lock:  # one for both directions (a SETTINGS frame on one bounds the other's decoder)
+            if self._raw_redactor is None:
+                redactor = next((a.redactor for a in self.pipeline.addons if isinstance(a, Redaction)), None)
+                self._raw_redactor = RawRedactor(redactor)
+            return self._raw_redactor
+
+    def _observer(self, direction: str, t: int) -> H2Observer:
+        with self._h2_lock:
+            if self.h2 is None:
+                # imported when a pipe first carries HTTP/2: a JSON-lines session never loads the decoder
+                from mcpreel.record.http_recorder import HttpRecorder
+                from mcpreel.record.stdio_h2 import H2Observer
+
+                http = HttpRecorder(self._decoded, keep_secrets=self.keep_secrets)
+                self.h2 = H2Observer(http, self._decoded)
+                self._decoded(Message(direction, None, t, kind=Kind.TRANSPORT,
+                                      ctx={"framing": H2_PROTOCOL, "transport": STDIO_V2_TRANSPORT}))
+            return self.h2
+
+    def _decoded(self, rec: Message) -> None:
+        """A record the HTTP/2 decoder made: through the pipeline into the reel (its errors end recording)."""
+        kept = self.pipeline.record(rec)
+        if kept is None:
+            return
+        self.writer.write(kept)
+        if kept.kind == Kind.MESSAGE:
+            self._counts[kept.dir or "in"][0] += 1
+        self.pipeline.recorded(kept)
 
     def message(self, rec: Message) -> Message | None:
         """Record one message the proxy built itself (an intercept's decision, an injected message) through
@@ -191,6 +284,18 @@ class WireRecorder:
         What a pump still reads after this (a client writing to a server that already exited) is
         forwarded as ever, and not recorded: the session ended with its server.
         """
+        if self.h2 is not None and not self._failed:
+            try:
+                self.h2.close()
+            except Exception as exc:
+                self._fail(exc)
+        if self._raw_redactor is not None and not self._failed and not self._closed:
+            try:  # what is left of an HTTP/2 frame the pipe ended in
+                for direction in ("in", "out"):
+                    for piece, changed in self._raw_redactor.finish(direction):
+                        self.writer.write_bytes(direction, piece, redacted=changed)
+            except Exception as exc:
+                self._fail(exc)
         self._closed = True  # from now on lines are let through silently
         try:
             self.writer.close(exit_code, reason)

@@ -62,7 +62,7 @@ def _p(name: str, regex: str, group: int = 0, flags: int = 0) -> Pattern:
 DEFAULT_PATTERNS: tuple[Pattern, ...] = (
     _p("private key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"),
     _p("jwt", r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"),
-    _p("bearer", r"\b(?:bearer|token)\s+([A-Za-z0-9\-._~+/]{8,}=*)", 1, re.IGNORECASE),
+    _p("bearer", r"\b(?:bearer|token|dpop)\s+([A-Za-z0-9\-._~+/]{8,}=*)", 1, re.IGNORECASE),
     _p("basic", r"\bbasic\s+([A-Za-z0-9+/]{12,}={0,2})", 1, re.IGNORECASE),
     _p("sk key", r"\bsk-[A-Za-z0-9_-]{16,}"),
     _p("stripe key", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}"),
@@ -77,7 +77,7 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
        r"[?&](?:access_token|id_token|refresh_token|token|api_key|apikey|key|password|secret|client_secret|sig|signature|auth)"
        r"=([^&#\s\"']+)", 1, re.IGNORECASE),
     _p("secret header",
-       r"(?:^|[\r\n\"'])\s*(?:proxy-)?(?:authorization|cookie|set-cookie|x-api-key|api-key|x-auth-token|x-access-token)"
+       r"(?:^|[\r\n\"'])\s*(?:proxy-)?(?:authorization|cookie|set-cookie|x-api-key|api-key|x-auth-token|x-access-token|dpop)"
        r"\s*:\s*([^\r\n\"']+)", 1, re.IGNORECASE),
     _p("secret assignment",
        r"\b[A-Za-z0-9_]*(?:API_?KEY|SECRET|PASSWORD|PASSWD|TOKEN)[A-Za-z0-9_]*=([^\s\"'&;,]+)", 1, re.IGNORECASE),
@@ -87,5 +87,5 @@ DEFAULT_PATTERNS: tuple[Pattern, ...] = (
 #: every built-in pattern needs one of these literals (compared lower-cased); a string with none is skipped
 QUICK_LITERALS = ("=", ":", "eyj", "sk-", "sk_", "rk_", "akia", "asia", "abia", "acca", "agpa", "aida", "aroa",
                   "anpa", "anva", "aipa", "gh", "github_pat_", "glpat-", "xox", "aiza", "-----begin", "bearer", "basic",
-                  "token")
+                  "token", "dpop")
 

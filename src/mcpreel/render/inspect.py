@@ -62,6 +62,10 @@ def row_parts(row: Row, *, sessions: bool = False) -> list[tuple[str, str]]:
             parts.append(("[INVALID]", "bold red"))
             parts.append((_short(row.text or ""), "red"))
             return parts
+        if kind == "bytes":
+            parts.append(("[BYTES]", "bold blue"))
+            parts.append((_short(row.text or ""), "blue"))
+            return parts
         if kind == "transport":
             parts.append(("(transport)", "dim"))
             parts.append((_short(row.text or ""), "dim"))
@@ -160,6 +164,9 @@ def _header_pairs(report: Report) -> list[tuple[str, str]]:
                     (s.events, "other line")):
         if n:
             others.append(f"{n} {word}{'s' if n != 1 else ''}")
+    if s.byte_chunks:
+        others.append(f"{s.raw_bytes} raw byte{'s' if s.raw_bytes != 1 else ''} in {s.byte_chunks} "
+                      f"chunk{'s' if s.byte_chunks != 1 else ''}")
     if others:
         count += f" (and {', '.join(others)})"
     pairs.append(("Messages", count))
@@ -344,10 +351,36 @@ def plain_lines(report: Report, *, verbose: bool = False, rows: bool = True) -> 
         yield "Orphans:"
         for line in _ref_lines(report, report.summary.orphans):
             yield "  " + line
+    if report.summary.streams:
+        yield ""
+        yield "Listen streams:"
+        for line in stream_lines(report):
+            yield "  " + line
     if report.summary.latency:
         yield ""
         yield "Latency per method:" if report.exact_latency else f"Latency per method ({_SKETCH_WORDS}):"
         yield from _table_lines(_LAT_HEAD, _latency_rows(report))
+
+
+def stream_lines(report: Report) -> list[str]:
+    """One line per listen stream whose lifecycle was recorded (the subscription lifecycle draft): its
+    request row, ``streamId``, ``expiresAt``, lifecycle events by type, paused, and ``missed`` as data loss."""
+    out = []
+    for stream in report.summary.streams:
+        parts = [f"#{stream['request']:03d} listen (subscription {stream.get('subscription')!r})"]
+        if "streamId" in stream:
+            parts.append(f"streamId {stream['streamId']}")
+        if "expiresAt" in stream:
+            parts.append(f"expires {stream['expiresAt']}")
+        events = stream.get("events") or {}
+        if events:
+            parts.append("lifecycle: " + ", ".join(f"{kind} x{n}" for kind, n in events.items()))
+        if stream.get("paused"):
+            parts.append("paused (authorization lapsed)")
+        if stream.get("data_loss"):
+            parts.append("DATA LOSS: the server says notifications were missed")
+        out.append("; ".join(parts))
+    return out
 
 
 #: the line breaks of ``str.splitlines`` that JSON text can hold unescaped (the others are control
@@ -443,6 +476,10 @@ def renderables(report: Report, *, verbose: bool = False, rows: bool = True) -> 
         yield Text("Orphans:", style="bold red")
         for line in _ref_lines(report, s.orphans):
             yield Text("  " + line)
+    if s.streams:
+        yield Text("Listen streams:", style="bold")
+        for line, stream in zip(stream_lines(report), s.streams, strict=True):
+            yield Text("  " + line, style="bold red" if stream.get("data_loss") else "")
     if s.latency:
         table = Table(*_LAT_HEAD, title="Latency per method" if report.exact_latency else f"Latency per method ({_SKETCH_WORDS})",
                       title_justify="left", box=box.SIMPLE_HEAD)

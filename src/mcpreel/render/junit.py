@@ -39,6 +39,10 @@ class Case:
     skipped: str | None = None
     details: str | None = None  # the failure's or error's text; None: the message again
     system_out: str | None = None  # what a passing case has to say (a warning)
+    #: a case that passed but varied (a flaky replay): Surefire's ``<flakyFailure>`` inside a passing case,
+    #: its text (``flaky_details``, else the message) in ``<stackTrace>``; not counted as a failure
+    flaky: str | None = None
+    flaky_details: str | None = None
 
 
 def junit_xml(suite: str, cases: Sequence[Case], *, title: str | None = None,
@@ -77,6 +81,9 @@ def _testcase(case: Case) -> ET.Element:
         e.text = _x(case.error if case.details is None else case.details)
     elif case.skipped is not None:
         ET.SubElement(tc, "skipped", message=_x(case.skipped))
+    elif case.flaky is not None:
+        flaky = ET.SubElement(tc, "flakyFailure", message=_x(case.flaky), type="flaky")
+        ET.SubElement(flaky, "stackTrace").text = _x(case.flaky if case.flaky_details is None else case.flaky_details)
     if case.system_out is not None:
         ET.SubElement(tc, "system-out").text = _x(case.system_out)
     return tc

@@ -30,10 +30,11 @@ from mcpreel.render.junit import Case, junit_xml
 from mcpreel.replay import ReplayPlan
 from mcpreel.replay.verify import ReplayReport, RequestResult
 
-__all__ = ["JsonSpool", "closing", "heading", "junit_case", "ms", "renderables", "result_lines", "server_cases",
-           "to_json", "to_junit"]
+__all__ = ["JsonSpool", "closing", "heading", "junit_case", "ms", "noise_lines", "renderables", "result_lines", "server_cases",
+           "suggested_lines", "to_json", "to_junit"]
 
-_STYLE = {"same": "green", "different": "bold red", "error": "bold magenta", "unrecorded": "yellow"}
+_STYLE = {"same": "green", "changed": "bold red", "flaky": "yellow", "error": "bold magenta", "unrecorded": "yellow",
+          "definition changed": "bold red"}
 #: differences shown per item on a terminal (the JSON and JUnit documents hold them all)
 MAX_DIFFS = 20
 
@@ -64,8 +65,8 @@ def renderables(report: ReplayReport) -> Iterator[RenderableType]:
     for r in report.results:
         detail = _detail(r)
         if detail:
-            parts.append(Text("\n".join(detail) + ("\n" if r.status == "different" else ""),
-                              style="bold" if r.status == "different" else "magenta"))
+            parts.append(Text("\n".join(detail) + ("\n" if r.status == "changed" else ""),
+                              style="bold" if r.status == "changed" else "magenta"))
     for asked in report.unmatched_server_requests:
         parts.append(Text(f"server request {asked.method} not in the recording: {asked.error}", style="red"))
     for note in report.notes:
@@ -78,14 +79,39 @@ def renderables(report: ReplayReport) -> Iterator[RenderableType]:
 def _detail(r: RequestResult) -> list[str]:
     """What a result that is not the same has to say: its differences, or its error."""
     name = f"#{r.index} {r.method}{' ' + r.tool if r.tool else ''}"
-    if r.status == "different":
+    if r.status == "changed":
         lines = [f"{name}: {len(r.diff)} difference{'' if len(r.diff) == 1 else 's'}"] + [f"  {d.describe(100)}" for d in r.diff[:MAX_DIFFS]]
         if len(r.diff) > MAX_DIFFS:
             lines.append(f"  … {len(r.diff) - MAX_DIFFS} more (see --output)")
-        return lines
-    if r.status == "error":
+        return lines + suggested_lines(r) + noise_lines(r)
+    if r.status == "flaky":
+        return [f"{name}: varies between runs, not a change"] + noise_lines(r) + [f"  {n}" for n in r.notes
+                                                                                 if n.startswith("no answer in")]
+    if r.status in ("error", "definition changed"):
         return [f"{name}: {r.error}"]
     return []
+
+
+def noise_lines(r: RequestResult) -> list[str]:
+    """The paths that varied between the samples of a side (noise: not counted as changes)."""
+    if not r.noise:
+        return []
+    shown = r.noise[:MAX_DIFFS]
+    lines = [f"  varies: {n['path']} (differed from the recording in {n['varied']} of {n['samples']} answers)"
+             for n in shown]
+    if len(r.noise) > MAX_DIFFS:
+        lines.append(f"  … {len(r.noise) - MAX_DIFFS} more (see --output)")
+    return lines
+
+
+def suggested_lines(r: RequestResult) -> list[str]:
+    """The rules a result suggests for its differences that look volatile, as lines to paste under ``rules:``
+    of a ``--compare-rules`` file."""
+    if not r.suggestions:
+        return []
+    kinds = sorted({rule.origin for rule in r.suggestions if rule.origin})
+    lines = [f"  looks volatile ({', '.join(kinds)}); to leave it out, add to a --compare-rules file under rules:"]
+    return lines + [f"    {rule.describe()}" for rule in r.suggestions]
 
 
 def result_lines(r: RequestResult) -> list[str]:
@@ -125,6 +151,12 @@ def heading(plan: ReplayPlan) -> Iterator[RenderableType]:
             how = f"replayed in the {name} (the recording does not say its era)"
         parts.append(Text(which, style="dim"))
         parts.append(Text(how + pace, style="dim"))
+    if plan.samples is not None:
+        k, b = plan.samples.get("target", 1), plan.samples.get("baseline", 0)
+        parts.append(Text(f"{k} run{'s' if k != 1 else ''} against the target"
+                          + (f", {b} against the baseline and the recording" if b else ", and the recording")
+                          + ": what varies within a side is noise (flaky), changed is what differs between them",
+                          style="dim"))
     yield Group(*parts)
 
 
@@ -137,7 +169,7 @@ def closing(report: ReplayReport, *, heading_said: bool = False) -> Iterator[Ren
         parts.append(Text(f"server request {asked.method} not in the recording: {asked.error}", style="red"))
     for note in report.notes:
         parts.append(Text(note, style="dim"))
-    parts.append(Text(report.summary(), style="bold green" if report.ok else "bold red"))
+    parts.append(Text(report.summary(), style="bold green" if report.exit_code == 0 else "bold red"))
     yield Group(*parts)
 
 
@@ -204,9 +236,14 @@ def junit_case(r: RequestResult, report_session: str | None) -> Case:
     """The JUnit case of one replayed request."""
     name = f"#{r.index} {r.method}" + (f" {r.tool}" if r.tool else "")
     case = Case(name, f"mcpreel.replay.{report_session or 'session'}", (r.duration_ms or 0.0) / 1000.0)
-    if r.status == "different":
+    if r.status == "changed":
         case.failure = f"{len(r.diff)} difference{'' if len(r.diff) == 1 else 's'}"
-        case.details = "\n".join(d.describe(200) for d in r.diff) or None
+        case.details = "\n".join([d.describe(200) for d in r.diff] + suggested_lines(r)) or None
+    elif r.status == "definition changed":
+        case.failure = r.error or "definition changed"
+    elif r.status == "flaky":
+        case.flaky = "varies between runs, not a change"
+        case.flaky_details = "\n".join(line.strip() for line in noise_lines(r)) or None
     elif r.status == "error":
         case.error = r.error or "no answer"
     elif r.status == "unrecorded":

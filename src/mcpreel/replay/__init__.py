@@ -10,20 +10,29 @@ recordings is :mod:`mcpreel.compare`.
 What a replay is about to do (which file, against what, which client sessions, in which era) is known
 before its first request and handed to ``on_start`` as a :class:`ReplayPlan`, so a caller can say it
 first, then the results as they are judged, then the summary.
+
+Samples (:mod:`.noise`): with ``options.sampling`` the recording is replayed more than once -- the earlier
+runs against the target, then those against the baseline, each streamed into a
+:class:`~mcpreel.replay.noise.SampleBook` that keeps only the digests of what differed -- and the last run
+against the target is the one whose results the caller sees, each settled over every sample (``same``,
+``changed``, ``flaky``, ``error``) before it is handed on. ``options.noise`` (a learned noise file) becomes
+compare rules for the server the recording names.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from mcpreel.clients import open_target
 from mcpreel.compare.normalize import IgnorePath
-from mcpreel.errors import InputError, UsageError
+from mcpreel.drafts import DPOP_REPLAY_NOTE
+from mcpreel.errors import InputError, TransportError, UsageError
 from mcpreel.formats import open_session
+from mcpreel.replay.noise import BASELINE, TARGET, SampleBook, Sampling, server_name_of
 from mcpreel.replay.verify import ERA_CHOICES, ReplayOptions, ReplayReport, RequestResult, replay
 from mcpreel.sessions import ClientSession, split_sessions_streaming
 
@@ -43,6 +52,8 @@ class ReplayPlan:
     pace: str
     sessions: list[dict[str, Any]] = field(default_factory=list)
     of: int = 1  # client sessions in the file (``--session N`` replays one of them)
+    #: the runs a sampled replay makes per side (``{"target": K, "baseline": B}``), None for one run
+    samples: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +86,114 @@ def replay_file(path: str | Path, target: ReplayTarget, *, format: str = "auto",
                 hooks: ReplayHooks | None = None) -> ReplayReport:
     """Replay the session in ``path`` against ``target``; return the report.
 
+    With ``options.sampling`` the replay takes samples (the module doc and :mod:`.noise`): more runs
+    against the target and a baseline, the last run's results settled over all of them. With
+    ``options.noise`` the learned noise of the recording's server is left out of every comparison.
+    The rest is one run (:func:`_replay_once`).
+    """
+    opts = options or ReplayOptions()
+    hooks = hooks or ReplayHooks()
+    sampling = opts.sampling if opts.sampling is not None and opts.sampling.needed else None
+    server = None
+    if opts.noise is not None or (sampling is not None and sampling.learn):
+        server = _server_name(path, format)
+    if opts.noise is not None:
+        noise = opts.noise
+        known = noise.servers()
+        if server is not None and known and server not in known and hooks.on_event is not None:
+            hooks.on_event(f"{noise.source} holds no noise of {server} (it holds: {', '.join(known)}); "
+                           f"only its entries for any server apply")
+        rules = noise.rules_for(server)
+        opts = replace(opts, noise=None, rules=rules if opts.rules is None else opts.rules + rules)
+    if sampling is None:
+        return _replay_once(path, target, format, replace(opts, sampling=None), hooks)
+    return _replay_sampled(path, target, format, replace(opts, sampling=None), _Sampled(hooks, sampling, server))
+
+
+def _server_name(path: str | Path, format: str) -> str | None:
+    """The name the recording's server gives itself (its ``serverInfo``), read from the file's start."""
+    session, _ = open_session(path, format)
+    return server_name_of(iter(session))
+
+
+@dataclass(frozen=True)
+class _Sampled:
+    hooks: ReplayHooks
+    sampling: Sampling
+    server: str | None
+
+
+def _replay_sampled(path: str | Path, target: ReplayTarget, format: str, opts: ReplayOptions,
+                    how: _Sampled) -> ReplayReport:
+    """K runs against the target (the last one is the report), K against the baseline, settled together."""
+    hooks, sampling = how.hooks, how.sampling
+    book = SampleBook(learn=sampling.learn)
+    repeat = max(1, sampling.repeat)
+    samples = {TARGET: repeat, BASELINE: repeat if sampling.baseline else 0}
+    runs: list[tuple[str, ReplayTarget]] = [(TARGET, target)] * (repeat - 1)
+    if sampling.baseline:
+        baseline = ReplayTarget(sampling.baseline_command, sampling.baseline_url, target.transport, target.headers)
+        runs += [(BASELINE, baseline)] * repeat
+    said: set[str] = set()
+
+    def event(line: str) -> None:  # the same warning from every run is said once
+        if hooks.on_event is not None and line not in said:
+            said.add(line)
+            hooks.on_event(line)
+
+    announced = hooks.on_start is None
+
+    def start(plan: ReplayPlan) -> None:
+        nonlocal announced
+        if not announced and hooks.on_start is not None:
+            announced = True
+            hooks.on_start(replace(plan, samples=samples))
+
+    for side, where in runs:
+        book.started(side)
+
+        def keep(result: RequestResult, side: str = side) -> None:
+            book.add(side, result)
+
+        report = _replay_once(path, where, format, opts, ReplayHooks(
+            on_event=event, sink=keep, on_progress=hooks.on_progress, on_start=start if side == TARGET else None))
+        if side == BASELINE and report.requests and report.compared and \
+                report.count("error") >= report.compared:
+            raise UsageError(f"the baseline {_shown(where)} answered none of the {report.requests} requests "
+                             f"({report.ended or 'no answer'}): there is nothing to judge the target by")
+    moved: list[tuple[str, str]] = []
+
+    def settle(result: RequestResult) -> None:
+        was = result.status
+        book.settle(result)
+        moved.append((was, result.status))
+        if hooks.sink is not None:
+            hooks.sink(result)
+
+    final = _replay_once(path, target, format, opts, ReplayHooks(
+        on_event=event, sink=settle if hooks.sink is not None else None, on_progress=hooks.on_progress,
+        on_start=start))
+    if hooks.sink is None:
+        for result in final.results:
+            settle(result)
+    for was, now in moved:
+        final.recount(was, now)
+    final.samples = samples
+    if sampling.learn:
+        final.learned = book.learned(how.server)
+    return final
+
+
+def _shown(target: ReplayTarget) -> str:
+    if target.url is not None:
+        return target.url
+    return target.command if isinstance(target.command, str) else " ".join(target.command or [])
+
+
+def _replay_once(path: str | Path, target: ReplayTarget, format: str, opts: ReplayOptions,
+                 hooks: ReplayHooks) -> ReplayReport:
+    """One run of the recording against ``target``.
+
     A file that holds several client sessions (:func:`mcpreel.sessions.split_sessions_streaming`) is replayed
     session by session, each on a fresh connection (a fresh server process over stdio), in recorded
     order; ``options.session_index`` (1-based) picks one. A merged file's sources are sessions of their own
@@ -82,8 +201,6 @@ def replay_file(path: str | Path, target: ReplayTarget, *, format: str = "auto",
     server (:func:`mcpreel.merge.select_source`); without it, a file of several sources is replayed source by
     source against the one target, and ``hooks.on_event`` says so.
     """
-    opts = options or ReplayOptions()
-    hooks = hooks or ReplayHooks()
     command, url, transport, headers = target.command, target.url, target.transport, target.headers
     on_event, sink, on_progress, on_start = hooks.on_event, hooks.sink, hooks.on_progress, hooks.on_start
     session_index, source = opts.session_index, opts.source
@@ -103,7 +220,7 @@ def replay_file(path: str | Path, target: ReplayTarget, *, format: str = "auto",
             raise UsageError(f"{path}: --session {session_index}: the file holds {len(parts)} "
                              f"session{'s' if len(parts) != 1 else ''} ({listing})")
         parts = [parts[session_index - 1]]
-    shown = url if url is not None else (command if isinstance(command, str) else " ".join(command or []))
+    shown = _shown(target)
 
     many = len(parts) > 1
     announced = on_start is None
@@ -120,13 +237,21 @@ def replay_file(path: str | Path, target: ReplayTarget, *, format: str = "auto",
                  "replay_in": opts.era if opts.era != "auto" else (p.era if p.era in ("legacy", "modern") else "legacy")}
                 for p in chosen]))
         sub = part.as_session(session.info) if many or session_index is not None else session
-        return asyncio.run(replay(sub, client, opts, target=shown, on_event=on_event, sink=sink,
-                                  first_index=first_index, session_index=part.index if many else None))
+        try:
+            done = asyncio.run(replay(sub, client, opts, target=shown, on_event=on_event, sink=sink,
+                                      first_index=first_index, session_index=part.index if many else None))
+        except TransportError as exc:
+            if part.dpop:  # most likely the reason: say so rather than leave a bare 401
+                raise TransportError(f"{exc} -- {DPOP_REPLAY_NOTE}") from exc
+            raise
+        if part.dpop and DPOP_REPLAY_NOTE not in done.notes:
+            done.notes.append(DPOP_REPLAY_NOTE)  # SEP-1932: a proof is per request and per key
+        return done
 
     if not many:
         report = run_one(parts[0])
         report.sessions = [_session_entry(parts[0], report)]
-        return report
+        return _with_list_gets(report, session, url, headers, opts)
     combined: ReplayReport | None = None
     for part in parts:
         if part.requests == 0:
@@ -144,6 +269,7 @@ def replay_file(path: str | Path, target: ReplayTarget, *, format: str = "auto",
             combined.skipped_dropped += report.skipped_dropped
             combined.ended = report.ended or combined.ended
             combined.total += report.total
+            combined.compared_count += report.compared_count
             for status, n in report.counts.items():
                 combined.counts[status] = combined.counts.get(status, 0) + n
         combined.results.extend(results)
@@ -157,7 +283,26 @@ def replay_file(path: str | Path, target: ReplayTarget, *, format: str = "auto",
     combined.era = eras.pop() if len(eras) == 1 else "mixed"
     recorded = {s["era"] for s in combined.sessions}
     combined.recorded_era = recorded.pop() if len(recorded) == 1 else "mixed"
-    return combined
+    return _with_list_gets(combined, session, url, headers, opts)
+
+
+def _with_list_gets(report: ReplayReport, session: Any, url: str | None, headers: dict[str, str] | None,
+                    opts: ReplayOptions) -> ReplayReport:
+    """The recording's lists retrieved over HTTP GET (the drafts' ``?mcp_list=``), sent again and judged
+    after its JSON-RPC requests (:mod:`mcpreel.replay.list_gets`); one more pass over an HTTP recording."""
+    if url is None or session.info.transport == "stdio":
+        return report
+    from mcpreel.operations.http_lists import list_gets
+    from mcpreel.replay.list_gets import replay_list_gets
+
+    lists = list_gets(session)
+    if not lists:
+        return report
+    for result in replay_list_gets(lists, url, headers=headers, timeout=opts.timeout, ignore=opts.ignore_paths):
+        report.add(result)
+        report.judged(result)
+    report.flush()
+    return report
 
 
 def _session_entry(part: ClientSession, report: ReplayReport) -> dict[str, object]:

@@ -24,8 +24,13 @@ makes it later, never earlier).
   recorded ``tasks/get`` polls and ``tasks/result`` are not sent as recorded: once the live server created
   the task, it is polled as it asks (``pollInterval``, 2026: ``pollIntervalMs``) until a terminal status,
   for at most the recording's own duration of the task plus the timeout, then its result is asked as the
-  recording asked it. The task is judged by its terminal status and its result (``$.status``,
-  ``$.result...``), never by how many polls either side made. A recorded ``tasks/cancel`` is sent in its place.
+  recording asked it. A task that needs input gets it as the recording gave it: 2025-11-25, ``tasks/result``
+  is asked as soon as the live task says ``input_required`` (it blocks until the task ends; the server's
+  elicitation tagged with the task is answered from the recording on the way); 2026 extension, the
+  ``inputRequests`` of a live ``tasks/get`` are answered from the recorded ``tasks/update`` with one of the
+  runner's own (and listed with the server requests). The task is judged by its terminal status and its
+  result (``$.status``, ``$.result...``), never by how many polls either side made. A recorded
+  ``tasks/cancel`` is sent in its place.
 - Listen streams (2026-07-28 ``subscriptions/listen``): the notifications tagged with the live request's
   id are collected; before the recording's own end of the stream (the client's ``notifications/cancelled``)
   is sent, the replayer waits (at most the grace) for as many as the recording carried, then judges the
@@ -37,8 +42,9 @@ makes it later, never earlier).
   mock server matches; one the recording cannot answer gets a JSON-RPC error and is a difference
   (a ``ping`` it lacks is answered ``{}``, as the mock answers one: it is plumbing, not behaviour).
 - Each response is compared with the recorded one after :func:`~mcpreel.compare.normalize.comparable`.
-  Status per request: ``same``, ``different``, ``error`` (no answer: timeout, transport failure) or
-  ``unrecorded`` (the recording holds no answer to compare with: shown, never a difference).
+  Status per request: ``same``, ``changed``, ``error`` (no answer: timeout, transport failure) or
+  ``unrecorded`` (the recording holds no answer to compare with: shown, never a difference); a replay that
+  takes samples (:mod:`mcpreel.replay.noise`) settles each verdict over all of them, adding ``flaky``.
 
 A target that cannot be started or reached, or that does not complete the handshake, raises
 :class:`~mcpreel.errors.TransportError` (exit 2); a target that dies later fails the requests still
@@ -59,11 +65,14 @@ from mcpreel._infra.correlation import verbatim_key
 from mcpreel._version import __version__
 from mcpreel.clients.base import Transport
 from mcpreel.compare.jsondiff import Difference, diff
-from mcpreel.compare.normalize import IgnorePath, comparable
+from mcpreel.compare.normalize import IgnorePath, canonical_params, comparable
+from mcpreel.compare.rules import CompareRule, CompareRules, suggest
+from mcpreel.drafts import PARTIAL_RESULT_NOTIFICATION
 from mcpreel.eras import (
     LATEST_LEGACY_PROTOCOL,
     LEGACY,
     MODERN,
+    SERVER_INFO_KEY,
     UNKNOWN,
     absent_in_era,
     client_identity,
@@ -81,11 +90,15 @@ from mcpreel.operations.facts import (
     LISTEN,
     TERMINAL_TASK_STATUSES,
     created_task,
+    digest_refusal,
+    partial_chunks,
+    partial_result_token,
     subject,
     subscription_of,
     task_status_of,
 )
 from mcpreel.operations.walk import Operation
+from mcpreel.replay.noise import LearnedNoise, Noise, Sampling
 from mcpreel.sessions import ClientSession, Describer
 
 __all__ = ["ERA_CHOICES", "LATEST_PROTOCOL", "ReplayOptions", "ReplayReport", "RequestResult",
@@ -95,12 +108,20 @@ __all__ = ["ERA_CHOICES", "LATEST_PROTOCOL", "ReplayOptions", "ReplayReport", "R
 LATEST_PROTOCOL = LATEST_LEGACY_PROTOCOL
 #: what ``--era`` accepts: the recording's own era, or one of the two
 ERA_CHOICES = ("auto", LEGACY, MODERN)
-STATUSES = ("same", "different", "error", "unrecorded")
+#: the verdicts: ``flaky`` is an answer that differs only where the samples vary (:mod:`mcpreel.replay.noise`)
+STATUSES = ("same", "changed", "flaky", "error", "unrecorded", "definition changed")
+#: the verdict of a request the live server refused as made against stale definitions (DigestChanged,
+#: HTTP 409: mcpreel.drafts) where the recording's server served it; a failure, as "changed" is
+DEFINITION_CHANGED = "definition changed"
+#: the requests of the handshake: answered even by a recording that caught nothing else
+_HANDSHAKES = frozenset(("initialize", "server/discover"))
 
 
 @dataclass
 class ReplayOptions:
     ignore_paths: list[IgnorePath] = field(default_factory=list)
+    #: the ignore and mask rules people wrote (``--compare-rules``) or learned, applied per method and tool
+    rules: CompareRules | None = None
     original: bool = False
     timeout: float = 30.0  # seconds to wait for one response
     unrecorded_grace: float = 1.0  # how long requests the recording never saw answered may take
@@ -112,6 +133,10 @@ class ReplayOptions:
     #: which client sessions of the file: the Nth only (1-based), and of a merged file one source only
     session_index: int | None = None
     source: str | None = None
+    #: samples beyond the one run (``--repeat``, ``--baseline-*``, ``--learn-noise``): :mod:`mcpreel.replay.noise`
+    sampling: Sampling | None = None
+    #: a learned noise file (``--noise``): its entries for the recording's server join ``rules``
+    noise: Noise | None = None
 
 
 @dataclass
@@ -135,6 +160,12 @@ class RequestResult:
     judged: bool = field(default=False, repr=False, compare=False)  # has its verdict (see ReplayReport.sink)
     #: a task or a listen stream judged as one operation: its kind and how it went (polls, task ids, ...)
     operation: dict[str, Any] | None = None
+    #: what the verdict says besides the differences (refused then and now, the server's identity)
+    notes: list[str] = field(default_factory=list)
+    #: the rules that would absorb the differences that look volatile (a timestamp, an id, an address)
+    suggestions: list[CompareRule] = field(default_factory=list)
+    #: the paths that varied between the samples of a side (``{"path", "varied", "samples"}``): noise
+    noise: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The request's result as ``--output`` writes it (both answers, so a reader need not open the recording)."""
@@ -153,7 +184,10 @@ class RequestResult:
             "recorded_duration_ms": self.recorded_duration_ms,
             "diff": [d.to_json() for d in self.diff],
             "source_line": self.source,
-        } | ({"operation": self.operation} if self.operation is not None else {})
+        } | ({"operation": self.operation} if self.operation is not None else {}) \
+            | ({"notes": self.notes} if self.notes else {}) \
+            | ({"suggested_rules": [r.to_entry() for r in self.suggestions]} if self.suggestions else {}) \
+            | ({"noise": self.noise} if self.noise else {})
 
 
 @dataclass
@@ -199,6 +233,12 @@ class ReplayReport:
     session_index: int | None = None  # stamped on each result, when the file holds several sessions
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(STATUSES, 0))
     total: int = 0  # results added, kept or handed out
+    #: results judged against a recorded answer, beyond the handshake (streamed results: counted as they come)
+    compared_count: int = 0
+    #: the samples a sampled replay took per side (``{"target": K, "baseline": B}``), None for one run
+    samples: dict[str, int] | None = None
+    #: what a sampled replay learned of the server's noise (``--learn-noise``)
+    learned: LearnedNoise | None = None
     _held: dict[int, RequestResult] = field(default_factory=dict, repr=False, compare=False)
     _next: int = 1
 
@@ -216,6 +256,8 @@ class ReplayReport:
     def judged(self, result: RequestResult) -> None:
         """A result has its verdict: count it, and hand out every result judged in order so far."""
         self.counts[result.status] = self.counts.get(result.status, 0) + 1
+        if result.status != "unrecorded" and result.method not in _HANDSHAKES:
+            self.compared_count += 1
         if self.sink is None:
             return
         result.judged = True
@@ -236,6 +278,26 @@ class ReplayReport:
                 self.counts[result.status] = self.counts.get(result.status, 0) + 1
             self.sink(result)
 
+    def recount(self, was: str, now: str) -> None:
+        """A streamed result's verdict changed after it was counted (a sampled replay settles it over every
+        sample): move it from ``was`` to ``now`` in the counts."""
+        if was != now:
+            self.counts[was] = self.counts.get(was, 0) - 1
+            self.counts[now] = self.counts.get(now, 0) + 1
+
+    @property
+    def compared(self) -> int:
+        """How many requests were judged against a recorded answer, the handshake left aside."""
+        if self.sink is None:
+            return sum(1 for r in self.results if r.status != "unrecorded" and r.method not in _HANDSHAKES)
+        return self.compared_count
+
+    @property
+    def nothing_answered(self) -> bool:
+        """Whether the recording answered none of the requests beyond the handshake: nothing was judged, and
+        a green replay would say nothing (exit 2)."""
+        return self.requests > 0 and self.compared == 0 and self.count("unrecorded") > 0
+
     def count(self, status: str) -> int:
         """How many requests ended with ``status`` (counted as they came when the results were streamed)."""
         if self.sink is None:
@@ -254,17 +316,27 @@ class ReplayReport:
 
     @property
     def ok(self) -> bool:
-        """Whether the server answered as recorded: no different or failed request, no unanswered server request."""
-        return not (self.count("different") or self.count("error")) and not self.unmatched_server_requests
+        """Whether the server answered as recorded: no changed or failed request, no unanswered server request."""
+        return (not (self.count("changed") or self.count("error") or self.count(DEFINITION_CHANGED))
+                and not self.unmatched_server_requests)
 
     @property
     def exit_code(self) -> int:
-        """0 when :attr:`ok`, else 1 (a replay that could not run raises instead: exit 2)."""
-        return 0 if self.ok else 1
+        """0 when :attr:`ok`, 1 on a change (``flaky`` is not one: :meth:`exit_for`), 2 when nothing ran
+        or the recording holds no answer to judge by (a replay that could not start raises instead)."""
+        return self.exit_for()
+
+    def exit_for(self, *, fail_on_flaky: bool = False) -> int:
+        """The exit code, ``flaky`` requests failing too when ``fail_on_flaky`` (``--fail-on flaky``)."""
+        if self.requests == 0 or self.nothing_answered:
+            return 2
+        if not self.ok or (fail_on_flaky and self.count("flaky")):
+            return 1
+        return 0
 
     def summary(self) -> str:
         """One line: how many requests were replayed and how each ended."""
-        parts = [f"{self.count(s)} {s}" for s in STATUSES if self.count(s) or s in ("same", "different")]
+        parts = [f"{self.count(s)} {s}" for s in STATUSES if self.count(s) or s in ("same", "changed")]
         n = self.requests
         line = f"{n} request{'s' if n != 1 else ''} replayed: " + ", ".join(parts)
         if self.server_requests:
@@ -275,6 +347,15 @@ class ReplayReport:
                 line += f", {refused} not in the recording (refused)"
         if self.skipped_dropped:
             line += f"; {self.skipped_dropped} dropped messages skipped"
+        if self.samples is not None:
+            k, b = self.samples.get("target", 1), self.samples.get("baseline", 0)
+            line += f"; judged over {k} run{'s' if k != 1 else ''} against the target" + (
+                f" and {b} against the baseline" if b else "") + " (flaky: varies between runs, not a change)"
+        if self.requests == 0:
+            line += "; nothing was replayed: the recording holds no client request"
+        elif self.nothing_answered:
+            line += ("; nothing was judged: the recording holds no answer to any request beyond the handshake "
+                     "(record again, letting the client wait for the answers)")
         return line
 
     def to_json(self) -> dict[str, Any]:
@@ -290,7 +371,7 @@ class ReplayReport:
                 "server_requests": len(self.server_requests),
                 "server_requests_unmatched": len(self.unmatched_server_requests),
                 "dropped_skipped": self.skipped_dropped,
-            },
+            } | ({"samples": self.samples} if self.samples is not None else {}),
             "handshake": self.handshake,
             "era": self.era,
             "recorded_era": self.recorded_era,
@@ -320,6 +401,7 @@ class _Run:
         self.transport = transport
         self.options = options
         self.report = report
+        self.facts = facts  # the era translation of the requests a task's runner makes itself
         self.on_event = on_event
         self.pending: dict[tuple[str, Any], _Pending] = {}
         self.used_ids = _IdSet()
@@ -337,6 +419,8 @@ class _Run:
         self.listens: dict[tuple[str, Any], Turn] = {}  # recorded listen id -> its turn, while open
         self.feed: _Feed | None = None
         self.n_task_requests = 0
+        self.conflicts: dict[Any, int] = {}  # request id -> the HTTP status its JSON-RPC error came with
+        self.partials: dict[Any, list[dict[str, Any]]] = {}  # partialResultToken -> live chunks (SEP-2998)
 
     def learn_request_state(self, ex: Turn, answer: dict[str, Any] | None) -> None:
         """An ``input_required`` answer: its ``requestState`` stands in for the recorded one from now on."""
@@ -368,7 +452,8 @@ class _Run:
                 p = self.pending.pop(verbatim_key(rid), None)
                 if p is not None and not p.future.done():
                     body = str(ctx.get("body") or ctx.get("error") or "").strip().splitlines()
-                    reason = f"HTTP {ctx.get('status')}" + (f": {body[0][:200]}" if body else "")
+                    reason = _Refusal(f"HTTP {ctx.get('status')}" + (f": {body[0][:200]}" if body else ""),
+                                      ctx.get("status"))
                     p.future.set_result((None, reason, _ms(p.t0)))
             return
         if msg.kind != Kind.MESSAGE:
@@ -386,9 +471,16 @@ class _Run:
                     task.add_done_callback(self.tasks.discard)
                 else:
                     self.report.notifications_received += 1
+                    if member.get("method") == PARTIAL_RESULT_NOTIFICATION:  # a chunk of a call's result
+                        token = partial_result_token(member)
+                        if token is not None and len(self.partials) < _MAX_PARTIAL_CALLS:
+                            self.partials.setdefault(verbatim_key(token), []).append(member)
                 continue
             p = self.pending.pop(verbatim_key(member.get("id")), None)
             if p is not None and not p.future.done():
+                status = (msg.ctx or {}).get("status") if "error" in member else None
+                if isinstance(status, int):
+                    self.conflicts[verbatim_key(member.get("id"))] = status  # the HTTP status of an error
                 p.future.set_result((member, None, _ms(p.t0)))
 
     async def _answer_server_request(self, request: dict[str, Any]) -> None:
@@ -398,14 +490,20 @@ class _Run:
             # a keep-alive the recording lacks: protocol plumbing, answered as any client would
             answer = {"jsonrpc": "2.0", "id": request["id"], "result": {}}
             self.report.server_requests.append(ServerRequestResult(method, request, "ping: answered {}"))
-        elif isinstance(found, Miss) or found.response is None:
-            reason = found.reason if isinstance(found, Miss) else f"{found.label()} has no recorded answer"
+        elif not isinstance(found, Miss) and found.response is None:
+            # asked then and now, and the recording's client never answered it either: the same behaviour,
+            # so it is left unanswered again (a server that waited on it then waits on it now)
+            self.report.server_requests.append(ServerRequestResult(
+                method, request, f"{found.label()}: unanswered in the recording too, left unanswered"))
+            return
+        elif isinstance(found, Miss):
+            reason = found.reason
             answer = {"jsonrpc": "2.0", "id": request["id"],
                       "error": {"code": METHOD_NOT_FOUND, "message": f"mcpreel replay: {reason}"}}
             self.report.server_requests.append(ServerRequestResult(method, request, None, reason))
             self.on_event(f"the server asked {method}, which the recording cannot answer: {reason}")
         else:
-            answer = {**found.response, "id": request["id"]}
+            answer = {**(found.response or {}), "id": request["id"]}
             self.report.server_requests.append(ServerRequestResult(method, request, found.label()))
         try:
             await self.transport.send(answer)
@@ -510,23 +608,121 @@ def _request_state(message: dict[str, Any] | None) -> str | None:
     return None
 
 
+#: requests that negotiate or probe rather than ask: refused then and now is the same, whatever the code
+PROBES = frozenset({"server/discover", "initialize", "ping"})
+#: the results that name the server (``serverInfo``): its name and version are information, never a difference
+_IDENTIFIED = frozenset({"initialize", "server/discover"})
+
+
+class _Refusal(str):
+    """Why a request got no JSON-RPC answer: the HTTP transport refused it (``status``, a 4xx); a reason
+    like any other, that also tells the verdict it was a refusal."""
+
+    status: Any
+
+    def __new__(cls, text: str, status: Any) -> _Refusal:
+        obj = super().__new__(cls, text)
+        obj.status = status
+        return obj
+
+
+def _view(message: Any, options: ReplayOptions, method: str, tool: str | None) -> Any:
+    """The one view a verdict compares: :func:`comparable` with ``--ignore-path``, then the rules for this
+    request's method and tool (every comparison of a replay goes through here)."""
+    view = comparable(message, options.ignore_paths)
+    return options.rules.apply(view, method, tool) if options.rules is not None else view
+
+
+def _refusal_of(answer: dict[str, Any] | None, error: str | None) -> str | None:
+    """How an answer refused its request (``JSON-RPC error -32601``, ``HTTP 400``), or None when it did not."""
+    if isinstance(answer, dict) and "error" in answer:
+        code = answer["error"].get("code") if isinstance(answer["error"], dict) else None
+        return f"JSON-RPC error {code}" if code is not None else "a JSON-RPC error"
+    if answer is None and isinstance(error, _Refusal) and isinstance(error.status, int) and 400 <= error.status < 500:
+        return f"HTTP {error.status}"
+    return None
+
+
+def _refused_then_and_now(ex: Turn, answer: dict[str, Any] | None, error: str | None) -> str | None:
+    """The note of a plumbing refusal kept: a probe (``server/discover``, ...) refused in the recording and
+    refused now, or any request the recording shows refused by the transport (an error tied to no id, what
+    an HTTP 4xx carries) and refused now -- whatever either code. None otherwise."""
+    recorded = ex.response
+    if not isinstance(recorded, dict) or "error" not in recorded:
+        return None
+    if ex.method not in PROBES and recorded.get("id") is not None:
+        return None
+    then, now = _refusal_of(recorded, None), _refusal_of(answer, error)
+    if then is None or now is None:
+        return None
+    return f"refused then and now ({then} -> {now}): a refused {ex.method or 'request'} is plumbing, not a difference"
+
+
+def _server_info(message: Any) -> Any:
+    """The identity a server gives in an ``initialize`` (``serverInfo``) or ``server/discover`` result (its
+    ``_meta``, 2026-07-28), or None."""
+    result = message.get("result") if isinstance(message, dict) else None
+    if not isinstance(result, dict):
+        return None
+    meta = result.get("_meta")
+    return result.get("serverInfo", meta.get(SERVER_INFO_KEY) if isinstance(meta, dict) else None)
+
+
+def _identity_note(recorded: Any, live: Any) -> str | None:
+    """A note when the server names itself otherwise now than in the recording (``recorded`` and ``live``
+    are the answers as they came), else None."""
+    was, now = _server_info(recorded), _server_info(live)
+    if was == now:
+        return None
+
+    def named(info: Any) -> str:
+        if not isinstance(info, dict):
+            return "nothing"
+        return " ".join(str(info[k]) for k in ("name", "version") if info.get(k) is not None) or "nothing"
+
+    return f"the server names itself {named(now)} (recorded: {named(was)}); its identity is information, not a difference"
+
+
 def _judge(result: RequestResult, ex: Turn, answer: dict[str, Any] | None, error: str | None,
            options: ReplayOptions) -> None:
+    """A request's verdict: ``same``, ``changed``, ``error`` or ``unrecorded``, its differences, notes and
+    suggested rules. Judged by meaning: lists by key (:mod:`mcpreel.compare.lists`), a refused probe as
+    refused then and now whatever its code, the server's identity as a note."""
     result.response = answer
+    refused = _refused_then_and_now(ex, answer, error) if ex.response is not None else None
+    error = None if error is None else str(error)  # a plain string in the report, whatever carried it
     if ex.response is None:
         result.status = "unrecorded"
         result.error = error if answer is None else None
+        return
+    if refused is not None:
+        result.status = "same"
+        result.notes.append(refused)
         return
     if answer is None:
         result.status = "error"
         result.error = error or "no response"
         return
-    result.diff = diff(comparable(ex.response, options.ignore_paths), comparable(answer, options.ignore_paths))
+    recorded, live = _view(ex.response, options, ex.method, result.tool), _view(answer, options, ex.method, result.tool)
+    if ex.method in _IDENTIFIED:
+        note = _identity_note(ex.response, answer)
+        if note is not None:
+            result.notes.append(note)
+        for view in (recorded, live):  # information, never a difference
+            if isinstance(view, dict) and isinstance(view.get("result"), dict):
+                view["result"].pop("serverInfo", None)
+    result.diff = diff(recorded, live)
     if not result.diff and ("error" in ex.response) != ("error" in answer):
         # an error where a result was recorded (or the reverse) is a difference whatever is ignored
         was, now = ("error", "result") if "error" in ex.response else ("result", "error")
         result.diff = [Difference("$", "changed", recorded=f"a JSON-RPC {was}", new=f"a JSON-RPC {now}")]
-    result.status = "different" if result.diff else "same"
+    result.status = "changed" if result.diff else "same"
+    seen: set[CompareRule] = set()
+    for difference in result.diff:
+        rule = suggest(difference, ex.method, result.tool)
+        if rule is not None and rule not in seen:
+            seen.add(rule)
+            result.suggestions.append(rule)
 
 
 class _IdSet:
@@ -830,16 +1026,58 @@ async def _settle(run: _Run, ex: Turn, pendings: dict[int, _Pending], results: d
     if run.recorded_task_ids and answer is not None:
         answer = _swap_task_ids(answer, run.recorded_task_ids)
     _judge(result, ex, answer, error, run.options)
+    run.report.notes.extend(f"#{result.index} {result.method}: {note}" for note in result.notes)
+    _judge_digest(result, ex, answer, run.conflicts.pop(verbatim_key(p.sent.get("id")), None))
+    _judge_chunks(result, ex, run)
     run.report.judged(result)
+
+
+#: calls with partial results whose chunks are kept at once (a bound: a server naming tokens nobody asked for)
+_MAX_PARTIAL_CALLS = 1024
+
+
+def _judge_chunks(result: RequestResult, ex: Turn, run: _Run) -> None:
+    """Partial results (SEP-2998): the final result is what is judged (it is authoritative); where the
+    chunks the call set off differ from the recorded ones, the result says so (a note, not a failure)."""
+    token = partial_result_token(ex.request)
+    if token is None:
+        return
+    live = partial_chunks(run.partials.pop(verbatim_key(token), []), token)
+    op = ex.operation  # the walk places the chunks in their operation's notes (a lean replay keeps no before)
+    recorded = partial_chunks([m for _, m in op.notes] if op is not None else [*ex.before, *ex.after], token)
+
+    def view(chunks: list[dict[str, Any]]) -> list[Any]:
+        return [comparable({"result": c.get("params")}).get("result") for c in chunks]
+
+    if view(recorded) != view(live):
+        said = (f"the partial results differ (final result judged alone): {len(recorded)} chunk"
+                f"{'' if len(recorded) == 1 else 's'} recorded, {len(live)} now"
+                + ("" if len(recorded) != len(live) else ", with other contents"))
+        result.notes.append(said)
+        run.report.notes.append(f"#{result.index} {result.method}{' ' + result.tool if result.tool else ''}: {said}")
+
+
+def _judge_digest(result: RequestResult, ex: Turn, answer: dict[str, Any] | None, status: int | None) -> None:
+    """A live DigestChanged refusal (HTTP 409) where the recording's server served the request: the
+    server's definitions moved since the recording -- its own verdict, pointing at ``mcpreel contract``."""
+    if result.status != "changed" or not digest_refusal(answer, status):
+        return
+    if digest_refusal(ex.response, ex.wire.response_status if ex.wire is not None else None):
+        return  # refused then too: an ordinary comparison
+    result.status = DEFINITION_CHANGED
+    result.error = ("the server refused the request as made against changed definitions (DigestChanged"
+                    + (f", HTTP {status}" if status else "") + "): its tools, prompts or resources changed since "
+                    "the recording; `mcpreel contract` shows how")
 
 
 # -- tasks ------------------------------------------------------------------------------------------
 
 
 def _task_member(ex: Turn) -> bool:
-    """A recorded ``tasks/get`` poll or ``tasks/result`` of a task: the runner asks these itself."""
+    """A recorded ``tasks/get`` poll, ``tasks/result`` or ``tasks/update`` (the 2026 extension's answer to
+    an input request) of a task: the runner asks these itself, when the live task asks for them."""
     op = ex.operation
-    return op is not None and op.kind == "task" and ex.role in ("poll", "result")
+    return op is not None and op.kind == "task" and ex.role in ("poll", "result", "update")
 
 
 def _poll_interval(answer: dict[str, Any] | None) -> float | None:
@@ -895,33 +1133,121 @@ def _swap_task_ids(value: Any, ids: dict[tuple[str, Any], Any]) -> Any:
     return value
 
 
-async def _task_request(run: _Run, method: str, task_id: Any, timeout: float) -> tuple[dict[str, Any] | None, str | None]:
+def _settled_status(status: str | None, outcome: dict[str, Any] | None) -> str | None:
+    """A task's status once its result is known: a ``tasks/result`` answer ends the task (the 2025-11-25
+    request blocks until a terminal status), so a status last seen as ``working`` or ``input_required``
+    counts as ``completed`` when the answer is a result and ``failed`` when it is an error."""
+    if status in TERMINAL_TASK_STATUSES or outcome is None:
+        return status
+    if "result" in outcome:
+        return "completed"
+    if "error" in outcome:
+        return "failed"
+    return status
+
+
+def _input_requests_of(answer: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """The ``inputRequests`` a 2026 extension ``tasks/get`` answer carries (status ``input_required``):
+    key -> ``{"method", "params"}``; empty when it carries none."""
+    result = answer.get("result") if isinstance(answer, dict) else None
+    asked = result.get("inputRequests") if isinstance(result, dict) else None
+    if not isinstance(asked, dict):
+        return {}
+    return {k: v for k, v in asked.items() if isinstance(v, dict) and isinstance(v.get("method"), str)}
+
+
+def _input_key(request: dict[str, Any]) -> tuple[str, bytes]:
+    return str(request.get("method")), canonical_params(request.get("params"))
+
+
+def _recorded_input(op: Operation, key: str, request: dict[str, Any]) -> tuple[Any, str] | None:
+    """The recorded answer to a live task's input request: the ``inputResponses`` entry of a recorded
+    ``tasks/update`` whose key the recorded task asked the same request under (method and params, the
+    volatile ``_meta`` aside), the same key first; with a label saying where it came from. None: the
+    recording never answered such a request."""
+    asked: dict[str, dict[str, Any]] = {}
+    answers: dict[str, Any] = {}
+    for ex in op.exchanges:
+        if ex.role == "poll":
+            asked.update(_input_requests_of(ex.response))
+        elif ex.role == "update" and isinstance(ex.params, dict) and isinstance(ex.params.get("inputResponses"), dict):
+            answers.update(ex.params["inputResponses"])
+    want = _input_key(request)
+    for k in [key] + [k for k in asked if k != key]:
+        if k in answers and k in asked and _input_key(asked[k]) == want:
+            return answers[k], f"the recorded tasks/update (input {k!r} of task {op.task_id!r})"
+    return None
+
+
+async def _task_request(run: _Run, method: str, task_id: Any, timeout: float, op: Operation | None = None,
+                        more: dict[str, Any] | None = None) -> tuple[dict[str, Any] | None, str | None]:
+    """Ask the live server about its task: the recording's own request of that method when it has one (its
+    ``_meta`` and the rest of its params as recorded), with the live task id, said in the replay's era."""
     run.n_task_requests += 1
-    request = {"jsonrpc": "2.0", "id": f"mcpreel-task-{run.n_task_requests}", "method": method,
-               "params": {"taskId": task_id}}
-    p = await run.send(request, None, None)
+    template = next((x.request for x in op.exchanges if x.method == method), None) if op is not None else None
+    recorded_params = template.get("params") if template is not None else None
+    params = dict(recorded_params) if isinstance(recorded_params, dict) else {}
+    params.update(more or {})
+    params["taskId"] = task_id
+    item = ClientItem({"jsonrpc": "2.0", "id": f"mcpreel-task-{run.n_task_requests}", "method": method,
+                       "params": params})
+    if run.report.era is not None:
+        _translate(item, run.report.era, run.facts)
+    p = await run.send(item.message, None, None)
     assert p is not None
     answer, error, _ = await run.wait(p, timeout)
     run.pending.pop(verbatim_key(p.sent.get("id")), None)
     return answer, error
 
 
+async def _answer_inputs(run: _Run, op: Operation, live_id: Any, asked: dict[str, dict[str, Any]],
+                         timeout: float) -> str | None:
+    """Answer a 2026 extension task's input requests from the recording with one ``tasks/update`` (each
+    listed in the report's server requests, as a server's request is); why it could not, or None."""
+    responses: dict[str, Any] = {}
+    for key, request in asked.items():
+        method = str(request.get("method"))
+        found = _recorded_input(op, key, request)
+        if found is None:
+            reason = f"the task asked {method} (input request {key!r}), which the recording cannot answer"
+            run.report.server_requests.append(ServerRequestResult(method, request, None, reason))
+            run.on_event(f"the server asked {method} for its task, which the recording cannot answer")
+            return reason
+        responses[key], label = found
+        run.report.server_requests.append(ServerRequestResult(method, request, label))
+    answer, why = await _task_request(run, "tasks/update", live_id, timeout, op, {"inputResponses": responses})
+    if answer is None or "result" not in answer:
+        return f"tasks/update: {why or (answer or {}).get('error')}"
+    return None
+
+
 async def _run_task(run: _Run, ex: Turn, op: Operation, result: RequestResult, created: dict[str, Any],
                     t0: float) -> None:
-    """Poll a live task as its server asks until a terminal status (bounded by the recording's own
-    duration of the task plus the timeout), ask its result as the recording did, and judge it."""
+    """Follow a live task as its server asks until a terminal status (bounded by the recording's own
+    duration of the task plus the timeout), and judge it by that status and its result.
+
+    Polled at the server's interval. When it needs input (``input_required``): the 2025-11-25 utility
+    asks ``tasks/result`` as the recording did, which blocks until the task ends while the server sends
+    its requests tagged with the task (an elicitation), answered from the recording as every server
+    request is; the 2026 extension's ``tasks/get`` lists ``inputRequests``, answered from the recorded
+    ``tasks/update`` with one of the live task's own, and the polls go on."""
     options = run.options
     live_id = created_task(created)
     if run.feed is not None:
         run.feed.until_complete(op)  # the recorded end: terminal status and result
     rec_status, rec_outcome, asked_result = _recorded_task_end(op)
+    rec_status = _settled_status(rec_status, rec_outcome) if asked_result else rec_status
     recorded_ms = (op.t_end - op.t) if op.t is not None and op.t_end is not None else 0
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(0, recorded_ms) / 1000.0 + options.timeout
+    extension = isinstance(created.get("result"), dict) and created["result"].get("resultType") == "task"
     interval = _poll_interval(created)
     status = task_status_of(created)
     last: dict[str, Any] | None = created
     error: str | None = None
+    live_outcome: dict[str, Any] | None = None
+    blocked = False  # tasks/result was asked while the task needed input
+    answered: set[str] = set()  # the input requests already answered (the 2026 extension)
     polls = 0
     while status not in TERMINAL_TASK_STATUSES:
         remaining = deadline - loop.time()
@@ -929,8 +1255,23 @@ async def _run_task(run: _Run, ex: Turn, op: Operation, result: RequestResult, c
             error = (f"the task did not reach a terminal status within {max(0, recorded_ms) / 1000.0:g} s (the "
                      f"recording's) + {options.timeout:g} s; last status {status!r}")
             break
-        await asyncio.sleep(min(interval if interval is not None else 0.5, remaining))
-        answer, why = await _task_request(run, "tasks/get", live_id, min(options.timeout, max(0.1, remaining)))
+        if status == "input_required" and not extension and asked_result:
+            blocked = True
+            live_outcome, why = await _task_request(run, "tasks/result", live_id, remaining, op)
+            if live_outcome is None:
+                error = f"tasks/result (asked while the task needed input): {why or 'no response'}"
+            else:
+                status = _settled_status(status, live_outcome)
+            break
+        asked = {k: v for k, v in _input_requests_of(last).items() if k not in answered} if extension else {}
+        if status == "input_required" and asked:
+            answered.update(asked)
+            why = await _answer_inputs(run, op, live_id, asked, min(options.timeout, max(0.1, remaining)))
+            if why is not None:
+                error = why
+                break
+        await asyncio.sleep(min(interval if interval is not None else 0.5, max(0.0, deadline - loop.time())))
+        answer, why = await _task_request(run, "tasks/get", live_id, min(options.timeout, max(0.1, remaining)), op)
         if answer is None or "result" not in answer:
             error = f"tasks/get: {why or (answer or {}).get('error')}"
             last = answer
@@ -939,29 +1280,32 @@ async def _run_task(run: _Run, ex: Turn, op: Operation, result: RequestResult, c
         last = answer
         status = task_status_of(answer)
         interval = _poll_interval(answer) or interval
-    live_outcome: dict[str, Any] | None = _outcome(last) if error is None else None
-    if error is None and asked_result:
-        live_outcome, why = await _task_request(run, "tasks/result", live_id, options.timeout)
-        if live_outcome is None:
-            error = f"tasks/result: {why or 'no response'}"
+    if not blocked:
+        live_outcome = _outcome(last) if error is None else None
+        if error is None and asked_result:
+            live_outcome, why = await _task_request(run, "tasks/result", live_id, options.timeout, op)
+            if live_outcome is None:
+                error = f"tasks/result: {why or 'no response'}"
     ids = {verbatim_key(live_id): op.task_id}
     recorded_doc: dict[str, Any] = {"status": rec_status}
     live_doc: dict[str, Any] = {"status": status}
     if rec_outcome is not None:
-        recorded_doc.update(comparable(rec_outcome, options.ignore_paths))
+        recorded_doc.update(_view(rec_outcome, options, ex.method, result.tool))
         if live_outcome is not None:
-            live_doc.update(comparable(_swap_task_ids(live_outcome, ids), options.ignore_paths))
+            live_doc.update(_view(_swap_task_ids(live_outcome, ids), options, ex.method, result.tool))
     result.recorded_response, result.response = recorded_doc, live_doc
     result.recorded_duration_ms = op.latency_ms
     result.duration_ms = _ms(t0)
     result.operation = {"kind": "task", "task_id": live_id, "recorded_task_id": op.task_id, "polls": polls,
                         "recorded_polls": op.polls}
+    if blocked or answered:
+        result.operation["input"] = "tasks/result" if blocked else "tasks/update"
     if error is not None and status not in TERMINAL_TASK_STATUSES or live_outcome is None and rec_outcome is not None:
         result.status, result.error = "error", error or "the task's result did not come"
         result.diff = diff(recorded_doc, live_doc)
     else:
         result.diff = diff(recorded_doc, live_doc)
-        result.status = "different" if result.diff else "same"
+        result.status = "changed" if result.diff else "same"
     run.report.judged(result)
 
 
@@ -1034,8 +1378,8 @@ async def _settle_stream(run: _Run, ex: Turn, p: _Pending, result: RequestResult
     recorded_doc = _stream_doc(_recorded_stream(ex))
     live_doc = _stream_doc(carried)
     if ex.response is not None:
-        recorded_doc["end"] = comparable(ex.response, run.options.ignore_paths)
-        live_doc["end"] = comparable(answer, run.options.ignore_paths) if answer is not None else None
+        recorded_doc["end"] = _view(ex.response, run.options, ex.method, result.tool)
+        live_doc["end"] = _view(answer, run.options, ex.method, result.tool) if answer is not None else None
     result.recorded_response, result.response = recorded_doc, live_doc
     result.duration_ms = _ms(p.t0)
     result.operation = {"kind": "listen", "ended_by": "cancel" if cancelled else ("answer" if answer else None),
@@ -1044,7 +1388,7 @@ async def _settle_stream(run: _Run, ex: Turn, p: _Pending, result: RequestResult
         result.status, result.error = "unrecorded", error
     else:
         result.diff = diff(recorded_doc, live_doc)
-        result.status = "different" if result.diff else "same"
+        result.status = "changed" if result.diff else "same"
     run.report.judged(result)
 
 
@@ -1057,8 +1401,8 @@ def _translate(item: ClientItem, era: str, facts: _Facts) -> bool:
             return True  # our initialize takes its place
         message = to_legacy_request(item.message)
     elif facts.has_initialize:  # a handshake-era recording said in the 2026 era
-        if method in ("initialize", "notifications/initialized"):
-            return True  # server/discover takes their place
+        if method in ("initialize", "notifications/initialized", "server/discover"):
+            return True  # our server/discover takes their place (and a recorded probe's: the handshake is translated)
         message = to_modern_request(item.message, facts.info, facts.caps)
     else:
         return False

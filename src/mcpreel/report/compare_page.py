@@ -325,6 +325,6 @@ def replay_page(report: Any, *, payload_chars: int = 20_000, redact: bool = True
     return _page(kind="mcpreel replay", title=title, facts=facts, cards=_cards(counts, ("requests", "same", "server requests")),
                  sections=sections, calls=calls, note=note,
                  calls_sub="recorded against replayed; click a row for both side by side",
-                 options=[("differs", "different, error or unrecorded"), ("all", "all requests"),
-                          ("different", "different"), ("error", "error"), ("unrecorded", "unrecorded"),
+                 options=[("differs", "changed, flaky, error or unrecorded"), ("all", "all requests"),
+                          ("changed", "changed"), ("flaky", "flaky"), ("error", "error"), ("unrecorded", "unrecorded"),
                           ("same", "same")])

@@ -493,7 +493,8 @@ class ViewerApp(App[None]):
         if len(self.entries.sessions) > 1:
             line.append(_cell(f"S{e.session}" if e.session is not None else "", 2))
         if msg.kind != Kind.MESSAGE:
-            style = "red" if msg.kind == Kind.INVALID else "magenta" if msg.kind == Kind.STDERR else "dim"
+            style = ("red" if msg.kind == Kind.INVALID else "magenta" if msg.kind == Kind.STDERR
+                     else "blue" if msg.kind == Kind.BYTES else "dim")
             line.append(_cell(e.label, self.columns.method), style=style + " bold")
             line.append(e.text() + " ", style=style)
             line.append(when(msg), style="dim")
@@ -595,6 +596,9 @@ class ViewerApp(App[None]):
         msg = e.msg
         if msg.kind == Kind.MESSAGE or msg.kind == Kind.EVENT:
             parts.append(_json(msg.raw))
+        elif msg.kind == Kind.BYTES:
+            parts.append(Text(e.text()))
+            parts.append(Text(_hexdump(msg.raw if isinstance(msg.raw, bytes) else b""), style="dim"))
         else:
             parts.append(Text(msg.text or e.text()))
             if msg.ctx:
@@ -923,6 +927,18 @@ def _reel_dir(direction: str) -> str:
 def _id_key(value: Any) -> str:
     """A JSON-RPC id as a key (7 and "7" are different ids)."""
     return jsonio.dumps(value).decode("utf-8", "replace")
+
+
+def _hexdump(data: bytes, limit: int = 4096) -> str:
+    """A raw chunk as offset, hex and text columns (the first ``limit`` bytes: a pane, not a file)."""
+    rows = []
+    for at in range(0, min(len(data), limit), 16):
+        part = data[at : at + 16]
+        text = "".join(chr(b) if 32 <= b < 127 else "." for b in part)
+        rows.append(f"{at:08x}  {part.hex(' '):<47}  {text}")
+    if len(data) > limit:
+        rows.append(f"… {len(data) - limit} more bytes")
+    return "\n".join(rows)
 
 
 def _json(value: Any) -> RenderableType:

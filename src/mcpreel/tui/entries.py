@@ -91,6 +91,10 @@ class Entry:
         msg = self.msg
         if msg.kind in (Kind.STDERR, Kind.INVALID):
             return (msg.text or "").replace("\n", " ")
+        if msg.kind == Kind.BYTES:  # raw bytes of a pipe that was not JSON lines (HTTP/2, binary)
+            from mcpreel.inspect import bytes_text
+
+            return bytes_text(msg.raw if isinstance(msg.raw, bytes) else b"")
         if msg.kind == Kind.TRANSPORT:
             ctx = msg.ctx or {}
             parts = [str(ctx[k]) for k in ("method", "path", "status") if ctx.get(k) is not None]
