@@ -45,6 +45,7 @@ from mcpreel._infra.jsonpath import PathSyntaxError, Step
 from mcpreel.compare.jsondiff import Difference
 from mcpreel.compare.normalize import MASK, delete_at, mask_at, view_steps
 from mcpreel.errors import InputError, UsageError
+from mcpreel.rules.load import read_document
 
 __all__ = ["VOLATILE_TOKENS", "CompareRule", "CompareRules", "load_compare_rules", "parse_compare_rules", "suggest"]
 
@@ -184,31 +185,7 @@ def load_compare_rules(path: str | Path) -> CompareRules:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read the rules file: {exc.strerror or exc}", path=shown) from None
-    return parse_compare_rules(_document(data, shown), source=shown)
-
-
-def _document(data: bytes, shown: str) -> Any:
-    if data.lstrip()[:1] in (b"[", b"{"):
-        try:
-            return jsonio.loads(data)
-        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-            reason = jsonio.error_reason(exc) if not isinstance(exc, RecursionError) else "nested too deeply"
-            raise InputError(f"not JSON: {reason}", path=shown) from None
-    import yaml
-
-    from mcpreel._infra import yamlload
-
-    try:
-        return yamlload.load(data, getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yamlload.YamlLimitError as exc:
-        raise InputError(f"{f'line {exc.line}: ' if exc.line else ''}not read: {exc}", path=shown) from None
-    except RecursionError:
-        raise InputError("not YAML: nested too deeply", path=shown) from None
-    except Exception as exc:  # yaml.YAMLError and its marks, a file that is not UTF-8
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        problem = getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise InputError(f"{where}not YAML: {_line(str(problem))}", path=shown) from None
+    return parse_compare_rules(read_document(data, shown), source=shown)
 
 
 def _line(text: str, width: int = 120) -> str:

@@ -38,7 +38,7 @@ from mcpreel._infra import jsonio
 from mcpreel._infra.jsonpath import JsonPath, PathSyntaxError
 from mcpreel.errors import InputError
 
-__all__ = ["ACTIONS", "Action", "Match", "Rule", "load_rules", "parse_rules"]
+__all__ = ["ACTIONS", "Action", "Match", "Rule", "load_rules", "parse_rules", "read_document"]
 
 #: the actions a rule can take (besides ``delay``, which may come before any of them)
 ACTIONS = ("rewrite", "drop", "timeout", "error", "malformed", "close", "disconnect")
@@ -129,14 +129,25 @@ def load_rules(path: str | Path) -> list[Rule]:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read the rules file: {exc.strerror or exc}", path=shown) from None
+    doc = read_document(data, shown)
+    odd = _not_json(doc)  # a YAML date or a set: JSON never holds one
+    if odd is not None:
+        raise InputError(f"a value JSON cannot hold ({odd}): rules are JSON, written in YAML", path=shown)
+    return parse_rules(doc, source=shown)
+
+
+def read_document(data: bytes, shown: str) -> Any:
+    """A rules document: JSON when it opens like JSON, else YAML read with the safe loader and measured
+    before it is built (:mod:`mcpreel._infra.yamlload`: nested aliases would make every later walk endless);
+    one InputError line naming ``shown`` otherwise. Every rules file mcpreel reads (``--rules``,
+    ``--compare-rules``) comes through here."""
     if data.lstrip()[:1] in (b"[", b"{"):
         try:
-            doc = jsonio.loads(data)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise InputError(f"not JSON: {jsonio.error_reason(exc)}", path=shown) from None
-    else:
-        doc = _load_yaml(data, shown)
-    return parse_rules(doc, source=shown)
+            return jsonio.loads(data)
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            reason = jsonio.error_reason(exc) if not isinstance(exc, RecursionError) else "nested too deeply"
+            raise InputError(f"not JSON: {reason}", path=shown) from None
+    return _load_yaml(data, shown)
 
 
 def _load_yaml(data: bytes, shown: str) -> Any:
@@ -157,11 +168,9 @@ def _load_yaml(data: bytes, shown: str) -> Any:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
         problem = getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise InputError(f"{where}not YAML: {problem}", path=shown) from None
-    odd = _not_json(doc)
-    if odd is not None:
-        raise InputError(f"a value JSON cannot hold ({odd}): rules are JSON, written in YAML", path=shown)
+        raise InputError(f"{where}not YAML: {_one_line(str(problem))[:120]}", path=shown) from None
     return doc
+
 
 
 _JSON_SCALARS = (str, int, float, bool, type(None))
