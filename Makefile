@@ -27,7 +27,7 @@ MCP_CASSETTE := $(PEERS)/mcp-cassette/.installed
 # inputs per format family for `make fuzz` (tests/fuzz: damaged fixtures through import, inspect, convert)
 N ?= 100000
 
-.PHONY: demo test fuzz install install-dev peers conformance-peers hub-peers upgrade-peers chromium tmux phoenix bench clean
+.PHONY: demo test check docs fuzz install install-dev install-full peers conformance-peers hub-peers upgrade-peers chromium tmux phoenix bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,8 +41,16 @@ $(VENV)/.installed-dev: pyproject.toml
 	$(PIP) install -q -e '.[dev]'
 	touch $(VENV)/.installed $@
 
+# the whole suite's heavy extras (Playwright, Spark, Ray) beside dev; `make check` does without them
+$(VENV)/.installed-full: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e '.[dev,full]'
+	touch $(VENV)/.installed $(VENV)/.installed-dev $@
+
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
+install-full: $(VENV)/.installed-full
 
 
 # every npm peer in one install, pinned (a later install of one alone would re-resolve the others)
@@ -153,7 +161,7 @@ $(NPM_MEMORY):
 
 upgrade-peers: $(PY_SERVERS) $(PY_SERVERS_OLD) $(NPM_OLD) $(NPM_MEMORY)
 
-peers: $(NPM_STAMP) conformance-peers chromium tmux phoenix upgrade-peers
+peers: $(NPM_STAMP) conformance-peers chromium tmux phoenix upgrade-peers langchain-peer
 
 $(MCP_RECORDER):
 	@$(PYTHON) -m venv $(PEERS)/mcp-recorder && $(PEERS)/mcp-recorder/bin/pip install -q \
@@ -181,7 +189,7 @@ chromium:
 
 # tmux: `mcpreel tui`'s end-to-end tests drive it in a real terminal (send-keys, capture-pane), a client in
 # one window and the viewer attached from another. Debian's package, only when missing and apt is usable.
-tmux:
+tmux: chromium
 	@if command -v tmux >/dev/null 2>&1; then :; \
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 		echo "installing tmux (apt)"; \
@@ -198,14 +206,44 @@ $(PEERS)/phoenix/.installed:
 
 phoenix: $(PEERS)/phoenix/.installed
 
+# mcpreel beside a project on the MCP SDK 1.x: langchain-mcp-adapters 0.3.2 pins mcp<2, and mcpreel's core
+# needs no SDK (tests/test_without_sdk.py runs the pytest plugin and the CLI there; `make test` installs it,
+# and the test skips, saying so, only where the install failed)
+LANGCHAIN_ADAPTERS_VERSION ?= 0.3.2
+$(PEERS)/langchain/.installed: $(VENV)/.installed-full  # after the main install: both build this tree's egg-info
+	@($(PYTHON) -m venv $(PEERS)/langchain && $(PEERS)/langchain/bin/pip install -q \
+		langchain-mcp-adapters==$(LANGCHAIN_ADAPTERS_VERSION) pytest -e . \
+		&& touch $@) || echo "warning: installing langchain-mcp-adapters failed; its test will be skipped"
+
+.PHONY: langchain-peer
+langchain-peer: $(PEERS)/langchain/.installed
+
 # the main job on the built-in demo server: record (stdio and Streamable HTTP), convert, check -> demo-output/
 demo: install
+	$(PIP) install -q -e '.[sdk]'  # the demo server is made with the official SDK (not in the core)
 	$(VENV)/bin/mcpreel demo --out demo-output
 
-test: install-dev peers hub-peers
+# the tests start `python -m mcpreel` thousands of times: with bytecode written once (compileall, before the
+# workers start) each start reads it instead of compiling every module again (0.2 s of CPU a start, measured
+# where PYTHONDONTWRITEBYTECODE is set, as on this project's machines)
+BYTECODE := env -u PYTHONDONTWRITEBYTECODE
+
+# the installs first, four at a time (each peer has a prefix or virtualenv of its own; the two apt installs
+# take turns: tmux waits for chromium), then lint, types and the whole suite
+test:
+	@$(MAKE) --no-print-directory -j4 install-full peers hub-peers
 	$(PY) -m ruff check src tests bench
 	$(PY) -m mypy
-	$(PY) -m pytest -n 2
+	$(BYTECODE) $(PY) -m compileall -q src tests >/dev/null
+	$(BYTECODE) $(PY) -m pytest -n 2
+
+# the everyday inner loop: lint, types and the tests that need no peer (no npm, no .peers virtualenv, no
+# browser, Spark or Ray), in a few minutes. The rest is marked `e2e` (or skips, saying why); `make test` runs all
+check: install-dev
+	$(PY) -m ruff check src tests bench
+	$(PY) -m mypy
+	$(BYTECODE) $(PY) -m compileall -q src tests >/dev/null
+	$(BYTECODE) $(PY) -m pytest -n 2 -m "not e2e"
 
 # the big fuzz run: N damaged inputs per format family (make test runs 200 of each, derandomized)
 # (one JSON line per family with the cases counted goes to FUZZ_REPORT)
@@ -215,9 +253,19 @@ fuzz: install-dev
 	MCPREEL_FUZZ_N=$(N) MCPREEL_FUZZ_REPORT=$(FUZZ_REPORT) MCPREEL_FUZZ_KEEP_GOING=1 $(PY) -m pytest tests/fuzz -n 2 -p no:cacheprovider --timeout=0
 	@$(PY) -c "import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; print(f'fuzz: {sum(x[\"cases\"] for x in r)} damaged inputs in {len(r)} families, {sum(x.get(\"tracebacks\", 0) for x in r)} tracebacks, {sum(x.get(\"hangs\", 0) for x in r)} hangs')" $(FUZZ_REPORT)
 
+# the docs site (MkDocs Material, docs/ and mkdocs.yml) into site/; --strict: a broken link or anchor, a page
+# missing from the nav or a nav entry without its page fails the build (tests/docs runs the same build)
+docs: $(VENV)/.installed-docs
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
+
+# mcpreel (the build hook reads its command line) and MkDocs Material: the docs extra
+$(VENV)/.installed-docs: $(VENV)/.installed
+	$(PIP) install -q -e '.[docs]'
+	touch $@
+
 bench: install-dev
 	$(PIP) install -q -e '.[bench]'
 	for b in bench/*.py; do $(PY) $$b; done
 
 clean:
-	rm -rf $(VENV) $(PEERS) demo-output
+	rm -rf $(VENV) $(PEERS) demo-output site

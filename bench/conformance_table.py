@@ -1,13 +1,13 @@
-"""The README's "Judged by the official conformance suite" table, made by running the suite (never by hand).
+"""The docs' "Judged by the official conformance suite" tables, made by running the suite (never by hand).
 
 For each requirement set and server (the 2025-11-25 scenarios of ``@modelcontextprotocol/conformance``
 0.1.16 against server-everything and the official SDK's MCPServer; the 2026-07-28 requirements of
 0.2.0-alpha.12 against the MCPServer) the
 suite's server scenarios run against the server itself, through ``mcpreel record --transport
 streamable-http`` and against ``mcpreel serve`` of that recording (:mod:`tests.conformance.suite`, the same
-runs the tests make). The tables go into README.md between the ``conformance-table`` markers.
+runs the tests make). The tables go into docs/explanation/conformance.md between the ``conformance-table`` markers.
 
-    python bench/conformance_table.py [--readme README.md] [--era "2025-11-25 everything" ...] [--check]
+    python bench/conformance_table.py [--page docs/explanation/conformance.md] [--era "2025-11-25 everything" ...] [--check]
 
 ``--check`` writes nothing and exits 1 when a scenario's verdict through mcpreel differs from the direct
 one other than as the written exceptions say. Needs ``make peers`` (Node 22 and both suite releases).
@@ -94,7 +94,9 @@ def write_readme(readme: Path, body: list[str]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--readme", type=Path, default=ROOT / "README.md")
+    parser.add_argument("--page", "--readme", dest="readme", type=Path,
+                        default=ROOT / "docs" / "explanation" / "conformance.md",
+                        help="the page whose conformance-table markers get the tables")
     parser.add_argument("--era", action="append", choices=sorted(ERAS), help="a requirement set and server "
                         "(repeatable; default: all)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 on an unexplained difference")

@@ -268,7 +268,7 @@ def run(sizes: list[tuple[int, int]], keep: Path | None, rounds: int = 2, jobs: 
     from mcpreel.corpus.query import example_queries, run_sql, sessions
 
     jobs = jobs or default_jobs()
-    queries = example_queries((ROOT / "README.md").read_text(encoding="utf-8"))
+    queries = example_queries((ROOT / "src" / "mcpreel" / "cli" / "topics" / "corpus.md").read_text(encoding="utf-8"))
     lines = [f"corpus benchmark: {time.strftime('%Y-%m-%d')}, Python {sys.version.split()[0]}, "
              f"{os.cpu_count()} cores shared (load average {os.getloadavg()[0]:.1f} at the start); every row a "
              f"child process (start-up included) on the same files, best of {rounds} interleaved rounds", ""]

@@ -50,3 +50,20 @@ def test_an_unknown_name_is_an_attribute_error():
         assert "no_such_thing" in str(exc)
     else:
         raise AssertionError("mcpreel.no_such_thing resolved")
+
+
+def test_all_is_sorted_and_names_exactly_what_the_package_hands_out():
+    """``__all__`` is the one list (the httpx way): sorted, and equal to the names that resolve lazily."""
+    assert list(mcpreel.__all__) == sorted(mcpreel.__all__)
+    assert set(mcpreel.__all__) == set(mcpreel._HOMES) | {"__version__"}
+    assert len(set(mcpreel.__all__)) == len(mcpreel.__all__)
+
+
+def test_recording_is_part_of_the_public_api():
+    """``mcpreel.record`` is the one entry point of a recording (a fresh interpreter: a submodule imported
+    first would stand in the package's namespace under the same name, as ``mcpreel.convert``'s would)."""
+    code = ("import mcpreel; f, o = mcpreel.record, mcpreel.RecordOptions; "
+            "from mcpreel.record.recording import record; from mcpreel.record.options import RecordOptions; "
+            "print(f is record, o is RecordOptions)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True"]

@@ -24,7 +24,7 @@ from mcpreel.eras import (
 from mcpreel.mock.engine import Mock
 from mcpreel.model import Kind, Message
 from mcpreel.operations.cassette import build
-from mcpreel.sessions import split_sessions, split_sessions_streaming
+from mcpreel.operations.sessions import split_sessions, split_sessions_streaming
 from tests.replay.helpers import INIT, INIT_OK, call, err, note, req, res, session, text
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",

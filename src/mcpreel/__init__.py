@@ -2,15 +2,23 @@
 
 The library is organised in layers around one session model (:mod:`mcpreel.model`):
 
+- ``record/``     the recorders (stdio, HTTP) behind one entry point; ``clients/`` and ``serving/`` the
+                  transports, apart from the formats
 - ``formats/``    readers and writers, each speaking only to the model (readers -> model -> writers)
-- ``toolcalls/``  the normalizer that turns a session into the Assay V2 or the simple tool-call trace
+- ``operations/`` the one reading of a session into operations (pairs, splits, tallies) every verb,
+                  writer and the mock take
+- ``compare/``, ``replay/``, ``mock/``, ``check/``, ``contract/``, ``audit/``: the verbs' engines
+- ``corpus/``     the index of every session (DuckDB); ``report/``, ``render/``, ``tui/`` what people see
 - ``cli/``        the thin command line; the library itself never prints
+
+The docs' architecture page (``docs/explanation/architecture.md``) names every folder and its question.
 
 The public API is re-exported here, so a program needs one import and the names it may rely on are
 listed in one place (``__all__``); everything else is reachable through its module but may move.
 
 Sessions: :class:`Session` (a header, :class:`SessionInfo`, and a re-iterable stream of
-:class:`Message`), :class:`Direction`. Files: :func:`open_session` reads any known format (sniffed),
+:class:`Message`), :class:`Direction`. Recording: :func:`record` (:class:`RecordOptions` naming a
+:class:`StdioServer` or an :class:`HttpTarget`; it returns a :class:`RecordResult`). Files: :func:`open_session` reads any known format (sniffed),
 :func:`convert` writes another, :func:`merge` several into one, :func:`redact_file` takes the secrets
 out. Comparing and serving: :func:`diff_files` (:class:`DiffOptions`), :func:`replay_file`
 (:class:`ReplayTarget`, :class:`ReplayOptions`), :func:`serve_file` (:class:`MockOptions`: a recording as a server),
@@ -52,6 +60,7 @@ if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers (nothing is i
     from mcpreel.merge import merge
     from mcpreel.mock import MockOptions, serve_file
     from mcpreel.model import Direction, Message, Session, SessionInfo
+    from mcpreel.record import HttpTarget, RecordOptions, RecordResult, StdioServer, record
     from mcpreel.redact.files import redact_file
     from mcpreel.replay import ReplayOptions, ReplayTarget, replay_file
 
@@ -61,16 +70,21 @@ __all__ = [
     "DifferenceFound",
     "Direction",
     "FormatError",
+    "HttpTarget",
     "InputError",
     "McpreelError",
     "MemoryTransport",
     "Message",
     "MockOptions",
     "ProblemsReported",
-    "ServerExited",
+    "RecordOptions",
+    "RecordResult",
     "ReplayOptions",
+    "ReplayTarget",
+    "ServerExited",
     "Session",
     "SessionInfo",
+    "StdioServer",
     "TransportError",
     "UsageError",
     "__version__",
@@ -80,9 +94,9 @@ __all__ = [
     "memory_pair",
     "merge",
     "open_session",
+    "record",
     "redact_file",
     "replay_file",
-    "ReplayTarget",
     "run_check",
     "serve_file",
 ]
@@ -120,6 +134,11 @@ _HOMES = {
     "run_check": "mcpreel.check",
     "CheckOptions": "mcpreel.check",
     "audit_session": "mcpreel.audit",
+    "record": "mcpreel.record",
+    "RecordOptions": "mcpreel.record",
+    "RecordResult": "mcpreel.record",
+    "StdioServer": "mcpreel.record",
+    "HttpTarget": "mcpreel.record",
 }
 
 

@@ -295,6 +295,10 @@ def write_session(
     module = FORMATS[name].load()
     features = Features(header=_has_header(session))
     kwargs = dict(writer_options or {})
+    if getattr(module, "SHARED", False) and kwargs.pop("redact", True):
+        from mcpreel.redact import Redactor
+
+        session = Redactor().session(session)  # a format for publishing (STS, ATIF): redacted like every shared output
     if name in _TRACES:
         # a trace keeps tool semantics only, whatever the session held; the normalizer reads the
         # session through its own fast lane, so it is not counted record by record

@@ -7,7 +7,7 @@ each group naming the draft and the version (date or commit) it follows. When th
 edit is here: a renamed key, header or code changes one constant, and every recorder, the mock, replay and
 the renderers follow. Nothing here imports anything (the module sits below every other one).
 
-The README's "Next-release drafts" section lists which draft and version each part of mcpreel follows.
+docs/reference/drafts.md lists which draft and version each part of mcpreel follows.
 """
 
 from __future__ import annotations
@@ -52,6 +52,10 @@ __all__ = [
     "STDIO_V2_AUTHORITY",
     "STDIO_V2_PATH",
     "STDIO_V2_TRANSPORT",
+    "TASK_PROGRESS_FIELD",
+    "TASK_PROGRESS_TOTAL_FIELD",
+    "TASK_STATUS_MESSAGE_FIELD",
+    "TASK_STATUS_NOTIFICATION",
     "TRACEPARENT_HEADER",
     "TRACESTATE_HEADER",
     "carries_dpop",
@@ -207,6 +211,23 @@ FALLBACK_OUTPUT = ("assistant", "content")
 
 PARTIAL_RESULT_NOTIFICATION = "notifications/tools/partial_result"
 PARTIAL_RESULT_TOKEN = "partialResultToken"
+
+# -- Tasks are progress --------------------------------------------------------------------------------------
+# transports-wg proposals/0000-tasks-are-progress.md ("SEP-0000: Tasks are Progress", proposal created
+# 2026-01-30, PR transports-wg#11): a ``Task`` (in a CreateTaskResult's ``task``, a ``tasks/get`` answer, a
+# ``notifications/tasks/status``) gains ``progress`` and ``progressTotal`` (monotonic; floats allowed);
+# ``notifications/progress`` and ``_meta.progressToken`` are removed. mcpreel reads both carriers as one
+# (:attr:`mcpreel.operations.walk.Operation.progress`), so a session without progress notifications reads
+# the same as one with them.
+
+#: a Task's completed amount of work
+TASK_PROGRESS_FIELD = "progress"
+#: a Task's total amount of work (optional; it may grow)
+TASK_PROGRESS_TOTAL_FIELD = "progressTotal"
+#: a Task's human-readable status (the 2025-11-25 Tasks field that mirrors progress's ``message``)
+TASK_STATUS_MESSAGE_FIELD = "statusMessage"
+#: the notification a receiver sends when a task's status (and, with this draft, progress) changes
+TASK_STATUS_NOTIFICATION = "notifications/tasks/status"
 
 # -- Listen (subscription) lifecycle ------------------------------------------------------------------------
 # transports-wg proposals/XXXX-subscription-lifecycle.md (2026-09): server-issued ``streamId``, client

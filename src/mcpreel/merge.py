@@ -13,7 +13,7 @@ lists the inputs in ``metadata["merged"]``. A reel keeps both; a format with no 
 Each source is a server of its own: :func:`select_source` gives one source back as a session (its own
 transport, command and URL from the merged header), which ``serve --source`` and ``replay --source`` use;
 ``serve`` refuses a file of several sources without it, since one mock cannot be several servers. ``seq`` is renumbered for the merged file. Readers of the
-merged file correlate per file (:mod:`mcpreel.inspect` does), since each server numbers its own ids.
+merged file correlate per file (:mod:`mcpreel.inspection` does), since each server numbers its own ids.
 """
 
 from __future__ import annotations

@@ -234,3 +234,83 @@ def test_the_replay_gate_takes_a_compare_rules_file(tmp_path):
     proc, out, summary = run_script("run.sh", tmp_path, **env, MCPREEL_COMPARE_RULES=str(rules))
     assert out["replay-exit-code"] == "0", proc.stdout + proc.stderr
     assert "| replay | passed |" in summary
+
+
+def _stand_in(tmp_path: Path) -> tuple[Path, Path]:
+    """A stand-in mcpreel that writes the argv it was given (one a line) to the second path."""
+    fake = tmp_path / "mcpreel"
+    fake.write_text('#!/usr/bin/env bash\nprintf \'%s\\n\' "$@" > "$MCPREEL_ARGS_OUT"\n')
+    fake.chmod(0o755)
+    return fake, tmp_path / "args"
+
+
+def test_replay_inputs_several_sessions_ignore_paths_jobs_and_html(tmp_path):
+    """Without a server: several sessions (a pattern expanded, a folder), one ignore path a line (a space
+    and a comma inside one kept), jobs, and the HTML page in the reports folder reach `mcpreel replay`."""
+    fake, args = _stand_in(tmp_path)
+    doc = action()
+    assert {"ignore-path", "jobs", "target-command"} <= set(doc["inputs"])
+    assert doc["inputs"]["server-command"]["deprecationMessage"].startswith("server-command is deprecated")
+    (tmp_path / "s").mkdir()
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / "s" / name).write_text("")
+    proc, out, _ = run_script("run.sh", tmp_path, MCPREEL_RUN="replay", MCPREEL_SESSION="s/*.jsonl\n  folder/ ",
+                              MCPREEL_TARGET_COMMAND="python s.py", MCPREEL_JOBS="3", MCPREEL_REPORTS="r",
+                              MCPREEL_IGNORE_PATH="$..createdAt\n\n  $.result.tools[name=a b,c].description  \n",
+                              MCPREEL_BIN=str(fake), MCPREEL_ARGS_OUT=str(args))
+    assert proc.returncode == 0 and out["replay-exit-code"] == "0", proc.stderr
+    argv = args.read_text().splitlines()
+    assert argv[:6] == ["replay", "s/a.jsonl", "s/b.jsonl", "folder/", "--target-command", "python s.py"]
+    ignored = [argv[i + 1] for i, a in enumerate(argv) if a == "--ignore-path"]
+    assert ignored == ["$..createdAt", "$.result.tools[name=a b,c].description"]
+    assert argv[argv.index("--jobs") + 1] == "3" and argv[argv.index("--html") + 1] == "r/replay.html"
+    assert "deprecated" not in proc.stderr
+
+
+def test_target_command_names_the_server_for_every_gate_and_server_command_still_works(tmp_path):
+    """target-command alone starts the server of check (and audit); the deprecated server-command still
+    does, with a warning; both given keep their old meanings (server-command for audit, target for replay)."""
+    fake, args = _stand_in(tmp_path)
+    for env in ({"MCPREEL_TARGET_COMMAND": "python new.py"}, {"MCPREEL_SERVER_COMMAND": "python new.py"}):
+        for gate in ("check", "audit"):
+            proc, out, _ = run_script("run.sh", tmp_path, MCPREEL_RUN=gate, MCPREEL_BIN=str(fake),
+                                      MCPREEL_ARGS_OUT=str(args), **env)
+            assert proc.returncode == 0 and out["exit-code"] == "0", proc.stderr
+            argv = args.read_text().splitlines()
+            assert argv[:3] == [gate, "--command", "python new.py"]
+            assert ("server-command is deprecated" in proc.stderr) == ("MCPREEL_SERVER_COMMAND" in env)
+    for gate, expected in (("audit", ["audit", "--command", "python old.py"]),
+                           ("replay", ["replay", "s.jsonl", "--target-command", "python new.py"])):
+        proc, _, _ = run_script("run.sh", tmp_path, MCPREEL_RUN=gate, MCPREEL_SESSION="s.jsonl",
+                                MCPREEL_SERVER_COMMAND="python old.py", MCPREEL_TARGET_COMMAND="python new.py",
+                                MCPREEL_BIN=str(fake), MCPREEL_ARGS_OUT=str(args))
+        assert proc.returncode == 0, proc.stderr
+        assert args.read_text().splitlines()[:len(expected)] == expected
+    # a recording to audit and a server to replay against: source wins for audit, no conflict
+    proc, _, _ = run_script("run.sh", tmp_path, MCPREEL_RUN="audit", MCPREEL_SOURCE="rec.jsonl",
+                            MCPREEL_TARGET_COMMAND="python new.py", MCPREEL_BIN=str(fake), MCPREEL_ARGS_OUT=str(args))
+    assert proc.returncode == 0 and args.read_text().splitlines()[:2] == ["audit", "rec.jsonl"], proc.stderr
+
+
+@pytest.mark.e2e
+def test_a_folder_of_sessions_replays_as_a_fleet_with_ignore_path_and_html_pages(tmp_path):
+    """A folder of two sessions against one server: each a job, a JUnit case each, the fleet's page and each
+    session's page in the reports; the clock's text differs until ignore-path leaves it out."""
+    from tests.compare.test_rules import _reel
+
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for name in ("a.jsonl", "b.jsonl"):
+        _reel(folder / name, "2026-01-01T10:00:00Z")
+    served = _reel(tmp_path / "served.jsonl", "2027-02-02T11:11:11Z")
+    env = {"MCPREEL_RUN": "replay", "MCPREEL_SESSION": "sessions", "MCPREEL_REPORTS": "r", "MCPREEL_JOBS": "2",
+           "MCPREEL_TARGET_COMMAND": f"{sys.executable} -m mcpreel serve {served}"}
+    proc, out, _ = run_script("run.sh", tmp_path, **env)
+    assert out["replay-exit-code"] == "1", proc.stdout + proc.stderr
+    proc, out, summary = run_script("run.sh", tmp_path, **env, MCPREEL_IGNORE_PATH="$.result.content[0].text\n")
+    assert out["replay-exit-code"] == "0", proc.stdout + proc.stderr
+    assert "| replay | passed |" in summary
+    assert (tmp_path / "r" / "replay.junit.xml").read_text().count("<testcase") == 2
+    page = (tmp_path / "r" / "replay.html").read_text()
+    pages = sorted(p.name for p in (tmp_path / "r" / "replay.sessions").iterdir())
+    assert len(pages) == 2 and all(f"replay.sessions/{p}" in page for p in pages), pages

@@ -130,6 +130,7 @@ def test_the_plugin_writes_cassettes_redacted_with_a_key_beside_the_project_unle
     run("once").assert_outcomes(passed=1)
     key = pytester.path / ".mcpreel" / "redact.key"  # pytest's rootdir: the project
     assert key.is_file() and (key.stat().st_mode & 0o777) == 0o600
+    assert "\nredact.key\n" in (key.parent / ".gitignore").read_text()  # `git add .` never commits the key
     text = cassette.read_text()
     markers = text.count("[REDACTED:sk-key:")
     assert SECRET not in text and markers >= 2  # the request and the answer

@@ -137,7 +137,7 @@ def test_no_marker_and_no_cassette(mcp_server):
     result.assert_outcomes(errors=3)
     result.stdout.fnmatch_lines([
         f"*mcp_cassette: {pytester.path / 'corrupt.jsonl'}: invalid JSON on line 2*",
-        "*mcp_cassette: @pytest.mark.mcp_cassette: unknown argument(s) record (known: command, cwd, env, match, path, record_mode, redact, tags, transport, url)*",
+        "*mcp_cassette: @pytest.mark.mcp_cassette: unknown argument(s) record (known: command, cwd, env, era, match, path, record_mode, redact, tags, transport, url)*",
         "*test_no_marker_and_no_cassette.jsonl is missing, and record mode once then asks the real server*",
     ])
     assert (pytester.path / "corrupt.jsonl").read_bytes() == b'{"v":1,"type":"meta"}\n{"oops"\n'

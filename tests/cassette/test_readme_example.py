@@ -16,7 +16,7 @@ from .test_plugin import ISOLATE
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.e2e
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 #: an ordinary server as the README's example assumes one: a read-only tool that answers plain text
 SERVER = '''
@@ -36,11 +36,9 @@ if __name__ == "__main__":
 '''
 
 
-def _section(title: str) -> str:
-    text = README.read_text()
-    start = text.index(f"### {title}")
-    end = re.compile(r"\n##+ ").search(text, start + 1)
-    return text[start:end.start() if end else len(text)]
+def _section(page: str) -> str:
+    """A guide of the docs, whole (its first python, sh and text blocks are the example)."""
+    return (DOCS / "guides" / page).read_text()
 
 
 def _block(section: str, lang: str) -> str:
@@ -50,7 +48,7 @@ def _block(section: str, lang: str) -> str:
 
 
 def test_the_pytest_example_records_replays_offline_and_fails_a_miss_as_shown(pytester) -> None:
-    section = _section("Cassettes in pytest")
+    section = _section("pytest-cassettes.md")
     example = _block(section, "python")
     pytester.path.joinpath("server.py").write_text(SERVER)
     tests = pytester.mkdir("tests")
@@ -76,7 +74,7 @@ def test_the_pytest_example_records_replays_offline_and_fails_a_miss_as_shown(py
 
 
 def test_the_literal_check_command_line_passes_on_an_ordinary_server(tmp_path: Path) -> None:
-    line = next(ln for ln in _section("Check a server; the demo").splitlines() if "check --target-command" in ln)
+    line = next(ln for ln in _section("check-a-server.md").splitlines() if "check --target-command" in ln)
     args = line.split("#")[0].split()
     assert args[:3] == ["mcpreel", "check", "--target-command"] and args[3:5] == ['"python', 'my_server.py"']
     (tmp_path / "my_server.py").write_text(SERVER)

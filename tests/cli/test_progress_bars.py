@@ -107,3 +107,20 @@ def test_serve_draws_a_bar_while_it_loads_then_serves(tmp_path: Path) -> None:
     assert code == 0, shown
     assert "loading" in shown and "serving" in shown
     assert out == ""  # the MCP channel stays clean
+
+
+def test_a_fleet_draws_sessions_done_of_total_with_changed_and_flaky_so_far(tmp_path: Path) -> None:
+    """`replay A B` (the fleet): the bar counts sessions done of the total and the changed ones so far, on
+    the terminal; each session's lines still reach stdout whole, in the order of the inputs."""
+    folder = tmp_path / "recordings"
+    folder.mkdir()
+    first = _reel(folder / "a.jsonl", 3)
+    second = _reel(folder / "b.jsonl", 3)
+    server = _reel(tmp_path / "server.jsonl", 3, answer="changed")
+    code, out, shown = _run_on_terminal(
+        ["replay", str(first), str(second), "--jobs", "2", "--target-command", f"{PY} -m mcpreel serve {server}",
+         "--timeout", "20"], tmp_path, timeout=120)
+    assert code == 1, (out, shown)
+    assert "replaying" in shown and "2/2" in shown and "2 changed" in shown, shown
+    assert "\x1b[" not in out and "replaying" not in out
+    assert out.index("a.jsonl") < out.index("b.jsonl")

@@ -247,3 +247,50 @@ def test_client_prefixed_names_touch_only_that_client(env):
     assert desktop.read_bytes() != d0  # the prefix names another client: nothing restored
     assert run(env, "unwrap", "claude-desktop:github").exit_code == 0
     assert desktop.read_bytes() == d0
+
+
+def test_wrap_all_leaves_mcpreels_own_corpus_server_alone(env):
+    """`wrap --all` records every server but mcpreel's corpus server: recording an agent's questions to the
+    corpus would put them into the corpus it reads (issue 38)."""
+    home, _ = env
+    path = home / ".cursor" / "mcp.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"mcpServers": {
+        "corpus": {"command": "mcpreel", "args": ["mcp-server", "--db", "~/.mcpreel/corpus.duckdb"]},
+        "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]}}}))
+    r = run(env, "wrap", "--all", "--mcpreel", MCPREEL)
+    assert r.exit_code == 0, r.output
+    after = servers(path)
+    assert after["corpus"] == {"command": "mcpreel", "args": ["mcp-server", "--db", "~/.mcpreel/corpus.duckdb"]}
+    assert after["files"]["args"][:1] == ["record"], after["files"]
+    assert "corpus: mcpreel's own corpus server, left as it is" in r.output
+
+
+@pytest.mark.parametrize("client_file,key", [(".cursor/mcp.json", "mcpServers"), (".codex/config.toml", "mcp_servers")])
+def test_wrap_adds_the_corpus_server_once_keeping_the_file_as_it_was(env, client_file, key):
+    """`wrap --add-corpus-server`: mcpreel's corpus server joins the client's servers (issue 38: "wrap can add
+    it"), after the others and nothing else touched; a second run finds it there and writes nothing."""
+    home, _ = env
+    path = home / client_file
+    path.parent.mkdir(parents=True)
+    if path.suffix == ".toml":
+        text = '# my servers\n[mcp_servers.files]\ncommand = "npx"  # the npm one\nargs = ["-y", "server-filesystem"]\n'
+    else:
+        text = '{\n  // my servers\n  "mcpServers": {\n    "files": {"command": "npx", "args": ["-y", "server-filesystem"]}\n  }\n}\n'
+    path.write_text(text)
+    r = run(env, "wrap", "--add-corpus-server", "--corpus-db", "/data/corpus.duckdb", "--mcpreel", MCPREEL)
+    assert r.exit_code == 0, r.output
+    after = servers(path)
+    assert list(after) == ["files", "mcpreel-corpus"]
+    assert after["mcpreel-corpus"] == {"command": MCPREEL, "args": ["mcp-server", "--db", "/data/corpus.duckdb"]}
+    new = path.read_text()
+    kept = 'command = "npx"  # the npm one' if path.suffix == ".toml" else \
+        '"files": {"command": "npx", "args": ["-y", "server-filesystem"]}'
+    assert "my servers" in new and kept in new  # comments and the other entries as they were written
+    assert "mcpreel-corpus: added" in r.output
+    again = run(env, "wrap", "--add-corpus-server", "--mcpreel", MCPREEL)
+    assert again.exit_code == 0 and path.read_text() == new
+    assert "already there" in again.output
+    wrapped = run(env, "wrap", "--all", "--mcpreel", MCPREEL)  # and wrapping everything leaves it alone
+    assert wrapped.exit_code == 0, wrapped.output
+    assert servers(path)["mcpreel-corpus"] == after["mcpreel-corpus"]

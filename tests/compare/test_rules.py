@@ -215,11 +215,11 @@ def test_replay_takes_a_rules_file_and_a_bad_one_is_exit_2(tmp_path):
     assert "Traceback" not in bad.output
 
 
-def test_the_readme_rules_example_loads(tmp_path):
-    from tests.conftest import ROOT
+def test_the_docs_rules_example_loads(tmp_path):
+    from tests.docs.pages import topic
 
-    text = (ROOT / "README.md").read_text()
-    block = text.split("**Judged by meaning; rules you write.**", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    text = topic("compare")  # the docs' "Comparison rules and noise" page, and `mcpreel help compare`
+    block = text.split("## Judged by meaning; rules you write", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
     path = tmp_path / "rules.yaml"
     path.write_text(block)
     rules = load_compare_rules(path)

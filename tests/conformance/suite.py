@@ -10,7 +10,7 @@ scenarios three times per era:
 
 A faithful proxy and a faithful mock get, scenario by scenario, the verdict the server gets. Where they
 do not and that is by design, :data:`EXCEPTIONS` says so and why. The tests
-(``tests/conformance/test_conformance_suite.py``) and the README table (``bench/conformance_table.py``)
+(``tests/conformance/test_conformance_suite.py``) and the docs' tables (``bench/conformance_table.py``: docs/explanation/conformance.md)
 both run :func:`judge`.
 """
 
@@ -75,7 +75,7 @@ _ERAS = (
     Era("2026-07-28", "conformance-0.2", "0.2.0-alpha.12", ("--requirements", "2026-07-28"), "sdk", _SDK),
     Era("2026-07-28", "conformance-0.2", "0.2.0-alpha.12", ("--requirements", "2026-07-28"), "fastmcp", _FASTMCP),
 )
-#: every judged pairing, by :attr:`Era.key` (server-everything does not speak 2026-07-28: see the README)
+#: every judged pairing, by :attr:`Era.key` (server-everything does not speak 2026-07-28: see docs/explanation/conformance.md)
 ERAS = {era.key: era for era in _ERAS}
 
 _REBINDING = ("mcpreel's listeners bind 127.0.0.1 and refuse a Host that is not a loopback name (421), so the "

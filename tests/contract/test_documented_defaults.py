@@ -16,14 +16,15 @@ from click.testing import CliRunner
 from mcpreel.cli import cli
 from tests.conftest import ROOT
 from tests.contract.helpers import SERVER, mcpreel
+from tests.docs.pages import docs_text
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+README = docs_text()  # the README and every page of the docs
 _T = "2026-01-01T00:00:00.000Z"
 
 
 def documented(phrase: str) -> None:
     flat = re.sub(r"\s+", " ", README)
-    assert phrase in flat, f"the README no longer says {phrase!r}: change this test with it"
+    assert phrase in flat, f"the docs no longer say {phrase!r}: change this test with it"
 
 
 def _run(args: list[str]) -> tuple[int, str]:

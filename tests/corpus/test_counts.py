@@ -168,7 +168,8 @@ def test_the_fast_lane_writes_what_the_general_path_writes(corpus, tmp_path, mon
 
     root, db = corpus
     general_db = tmp_path / "general.duckdb"
-    monkeypatch.setattr(ix._FileReader, "_plain_ok", lambda self, op, opening, response, acc: self._general(op))
+    monkeypatch.setattr(ix._FileReader, "_plain_ok",
+                        lambda self, op, opening, response: self._general(op, op.status()))
     index_paths([root / "fixtures", root / "peers", root / "merged"], general_db)
     cols = "file, session, n, kind, dir, method, target, tool, status, failed, code, message, dropped, marks, " \
            "latency_ms, rounds, polls, task_id, task_status, children, start_ms, end_ms, request_index, " \

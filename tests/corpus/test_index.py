@@ -396,7 +396,7 @@ def test_since_takes_durations_and_dates() -> None:
 
 def test_show_prints_request_and_answer_redacted_by_default(small: Path) -> None:
     (op_id,) = run_sql(small, "SELECT id FROM operations WHERE failed").rows[0]
-    shown = _invoke("show", str(op_id), "--db", str(small))
+    shown = _invoke("show", str(op_id), "--db", str(small), "--json")
     assert shown.exit_code == 0, shown.output
     doc = json.loads(shown.stdout)
     assert doc["operation"]["status"] == "isError" and doc["operation"]["tool"] == "echo"
@@ -428,13 +428,26 @@ def test_corpus_report_page(small: Path, tmp_path: Path) -> None:
     from mcpreel.report.page import source_hash
 
     assert style and source_hash(style.group(1)) in csp.group(1)
-    assert "<script" not in page and "script-src 'none'" in csp.group(1)
-    for section in ("per-day", "tools", "slowest", "failed", "peers", "changed", "unreadable"):
+    script = re.findall(r"<script>(.*?)</script>", page, re.S)
+    assert len(script) == 1 and f"script-src {source_hash(script[0])};" in csp.group(1)  # its own, by hash
+    for section in ("per-day", "sessions", "tools", "slowest", "failed", "peers", "changed", "unreadable"):
         assert f'id="{section}"' in page
     assert "one.jsonl:11" in page  # the failed call, where to find it
     changed = page[page.index('id="changed-table"'):]
     assert "<td>echo</td>" in changed  # two definitions of echo in the corpus
     assert SECRET not in page
+    # each session links to its own report, written beside the page; a failed operation to its call there
+    pages = sorted((tmp_path / "fleet.sessions").iterdir())
+    assert [p.name for p in pages] == ["0001.html", "0002.html", "0003.html"]
+    assert all(oct(p.stat().st_mode & 0o777) == "0o600" for p in pages)
+    sessions = page[page.index('id="sessions-table"'):].split("</table>")[0]
+    assert sessions.count('<tr class="session') == 3 and sessions.count('href="fleet.sessions/') == 3
+    assert re.search(r'<td class="time" data-v="\d+">2026-11-25 \d\d:\d\d:\d\d</td>', sessions)
+    failed = page[page.index('id="failed-table"'):].split("</table>")[0]
+    link = re.search(r'href="(fleet\.sessions/\d{4}\.html)#call-(\d+)"', failed)
+    assert link, failed
+    target = (tmp_path / link.group(1)).read_text(encoding="utf-8")
+    assert "one.jsonl" in target and f'"n":{int(link.group(2)) - 1},' in target.replace(" ", "")
     both = _invoke("report", "x.jsonl", "--db", str(small))
     assert both.exit_code == 2 and "not both" in both.output
 
@@ -489,8 +502,11 @@ def test_an_index_of_another_schema_version(tmp_path: Path) -> None:
 
 
 def test_the_readme_shows_the_schema() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert schema.markdown() in readme, "README's corpus schema differs from mcpreel/corpus/schema.py: paste markdown()"
+    from tests.docs.pages import topic
+
+    page = topic("corpus")  # the docs' reference page, and `mcpreel help corpus`
+    assert schema.markdown() in page, "the corpus schema page (src/mcpreel/cli/topics/corpus.md) differs from " \
+        "mcpreel/corpus/schema.py: paste markdown()"
 
 
 # -- damaged files ---------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""Apache Spark (local mode) runs the README's example queries over ``export parquet``'s output and gets
-the answers DuckDB gives over the index: the Parquet is readable past one machine, as the README says.
+"""Apache Spark (local mode) runs the docs' example queries (the corpus schema page) over ``export parquet``'s output and gets
+the answers DuckDB gives over the index: the Parquet is readable past one machine, as the docs say.
 
 One Spark session for the module, one core, no UI, bounded by the test's timeout; skipped only when no Java
 runtime is on the machine (Spark needs one) or pyspark is not installed (the dev extra).
@@ -38,7 +38,7 @@ def _norm(value: Any) -> Any:
 def spark():
     if shutil.which("java") is None:
         pytest.skip("no Java runtime on this machine: Spark needs one (Java 17)")
-    pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is not installed (pip install -e .[dev])")
+    pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is not installed (pip install -e '.[dev,full]'; make test does)")
     # the driver's listeners on loopback only (and no lookup of the machine's name, which can hang)
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     session = (pyspark_sql.SparkSession.builder.master("local[1]").appName("mcpreel-corpus-test")
@@ -63,7 +63,9 @@ def test_spark_gets_duckdbs_answers_from_the_parquet(spark, exported) -> None:
     db, parquet = exported
     for table in TABLES:
         spark.read.parquet(str(parquet / table.name)).createOrReplaceTempView(table.name)
-    queries = example_queries((ROOT / "README.md").read_text(encoding="utf-8"))
+    from tests.docs.pages import topic
+
+    queries = example_queries(topic("corpus"))
     assert len(queries) >= 5
     for sql in queries:
         duck = run_sql(db, sql)

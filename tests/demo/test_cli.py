@@ -47,7 +47,8 @@ def test_demo_server_port_taken():
         p = subprocess.run([*MCPREEL, "demo-server", "--transport", "sse", "--port", str(port)],
                            capture_output=True, text=True, timeout=60)
     assert p.returncode == 2
-    assert p.stderr.strip() == f"error: cannot listen on 127.0.0.1:{port}: Address already in use"
+    assert p.stderr.strip() == (f"error: cannot listen on 127.0.0.1:{port}: Address already in use (another program "
+                                "has it: give --listen 127.0.0.1:0 to take a free port)")
 
 
 @pytest.fixture(scope="module")
@@ -70,8 +71,8 @@ def test_demo_runs_in_well_under_a_minute(demo_run):
 def test_demo_leaves_every_file_private(demo_run):
     _, out, _ = demo_run
     names = sorted(f.name for f in out.iterdir())
-    assert names == ["check-report.json", "check-report.txt", "session-http.reel.jsonl", "session.http.json",
-                     "session.qai.json", "session.reel.jsonl", "session.trace.jsonl"]
+    assert names == ["check-report.json", "check-report.txt", "report.html", "session-http.reel.jsonl",
+                     "session.http.json", "session.qai.json", "session.reel.jsonl", "session.trace.jsonl"]
     for f in out.iterdir():
         assert f.stat().st_mode & 0o777 == 0o600, f
 
@@ -126,3 +127,34 @@ def test_demo_prints_the_inspect_summary_and_the_files(demo_run):
         assert re.search(rf"^  {re.escape(name)} +\S", p.stdout, re.M), name
     assert "(not written)" not in p.stdout
     assert "check: 24 checks: 23 pass · 0 fail · 0 warn · 1 skip  ->  OK (exit 0)" in p.stdout
+
+
+def test_demo_writes_the_report_and_ends_with_the_next_three_commands(demo_run):
+    """``report.html`` is the reel's page (every call of it, redacted), and the output ends with three commands
+    that each parse as the CLI reads them, the first two naming the demo's own recording."""
+    import shlex
+
+    import click
+
+    from mcpreel.cli import cli
+    from tests.report.test_page_policy import check_policy
+
+    p, out, _ = demo_run
+    page = (out / "report.html").read_text()
+    check_policy(page)
+    data = json.loads(re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S).group(1))
+    assert data["calls_total"] == len(data["calls"]) >= 7  # initialize, tools/list and five tool calls
+    ask = next(c for c in data["calls"] if c["target"] == "ask_llm")
+    assert [ch["method"] for ch in ask["children"]] == ["sampling/createMessage"]
+    assert "Secrets redacted" in page
+    assert f"Open {out / 'report.html'} in a browser" in p.stdout
+    tail = p.stdout.rstrip().splitlines()[-7:]
+    assert tail[0] == "Next:" and all(line.startswith("  # ") for line in tail[1::2])
+    commands = [shlex.split(line) for line in tail[2::2]]
+    assert [c[:2] for c in commands] == [["mcpreel", "tui"], ["mcpreel", "replay"], ["mcpreel", "wrap"]]
+    assert commands[0][2] == commands[1][2] == str(out / "session.reel.jsonl")
+    for argv in commands:  # each is a command line the verb's parser accepts (parsed, not run)
+        verb = cli.get_command(click.Context(cli), argv[1])
+        assert verb is not None, argv
+        with verb.make_context(argv[1], argv[2:]) as ctx:
+            assert ctx.params, argv

@@ -122,3 +122,32 @@ def test_replay_judges_the_final_result_and_says_when_chunks_differ(reels, tmp_p
     assert code == 0 and "partial results differ" not in said, said
     code, said = run("replay", reels["v1"], "--target-command", f"{sys.executable} {PEER} v3")
     assert code == 1 and "rows" in said, said
+
+
+def test_otlp_puts_the_chunks_on_their_calls_span_and_names_the_variants(reels) -> None:
+    from mcpreel.otel.mapping import spans
+
+    session, _ = open_session(reels["v1"], "reel")
+    got = spans(session)
+    (call,) = [s for s in got if s.name.startswith("tools/call")]
+    chunks = [e for e in call.events if e.name == drafts.PARTIAL_RESULT_NOTIFICATION]
+    assert [(e.attributes["mcp.partial_result.seq"], e.attributes["mcp.partial_result.final"]) for e in chunks] == \
+        [(0, False), (1, True)]
+    assert call.attributes["mcp.tool.result.outputs"] == ["assistant/content", "programmatic/structured"]
+    assert "gen_ai.tool.call.result" not in call.attributes  # content stays opt-in
+    (root,) = [s for s in got if s.name.startswith("mcp session")]
+    assert not [e for e in root.events if e.name == drafts.PARTIAL_RESULT_NOTIFICATION]
+
+
+@pytest.mark.parametrize("trace_format", ["assay-v2", "simple"])
+def test_import_keeps_the_final_result_not_a_chunk(reels, tmp_path: Path, trace_format: str) -> None:
+    trace = tmp_path / "t.jsonl"
+    code, said = run("import", reels["v1"], "-o", trace, "--trace-format", trace_format)
+    assert code == 0, said
+    lines = [json.loads(line) for line in trace.read_text().splitlines()]
+    results = [x["result"] for x in lines if x.get("type") in ("tool_call", "tool_result") and "result" in x
+               and isinstance(x["result"], dict)]
+    assert len(results) == 1, lines  # two chunks, one call: one result, the final one
+    final = tool_result({"result": results[0]})
+    assert final.shape == "outputs" and final.text == "Report on Q2: revenue grew." and final.structured == {"rows": 1200}
+    assert "Gathering" not in trace.read_text()

@@ -10,7 +10,7 @@ import pytest
 from mcpreel.convert import Features, choose_output_format, convert
 from mcpreel.errors import FormatError, UsageError
 from mcpreel.formats.reel import KEEPS as REEL_KEEPS
-from mcpreel.inspect import analyze
+from mcpreel.inspection import analyze
 from mcpreel.merge import merge, origin_names
 from mcpreel.model import Kind, Message
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from mcpreel._infra import jsonio
 from mcpreel._infra.nesting import MAX_DEPTH
 from mcpreel.cli import cli
-from mcpreel.inspect import Row, RowSpool
+from mcpreel.inspection import Row, RowSpool
 from mcpreel.redact.urls import redact_urls_in_value
 
 SECRET = "Deep-Secret-77"
@@ -50,7 +50,8 @@ def _ok(args: list[str]) -> str:
 @pytest.mark.parametrize("depth", [600, DEEPEST])
 def test_inspect_verbose_shows_a_deep_payload(tmp_path: Path, depth: int) -> None:
     out = _ok(["inspect", "-v", str(deep_reel(tmp_path, depth))])
-    assert out.count('"a": ') == 2 * depth - 2  # both payloads whole (the request's is 2 levels less)
+    # both payloads whole (the request's is 2 levels less); indented to jsonio.INDENT_LEVELS, compact past
+    assert out.count('"a":') == 2 * depth - 2
 
 
 @pytest.mark.parametrize("depth", [600, DEEPEST])

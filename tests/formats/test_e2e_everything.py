@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from mcpreel.convert import convert
-from mcpreel.inspect import analyze
+from mcpreel.inspection import analyze
 from mcpreel.model import Kind
 from mcpreel.redact.files import redact_file
 

@@ -138,3 +138,44 @@ def test_a_rules_bomb_given_to_a_verb_is_one_line_exit_2(tmp_path: Path, verb: s
     line = _one_line_exit_2(args)
     assert line.startswith(f"error: {rules}: line 3: ") and "aliases expand" in line
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def string_bomb(length: int, aliases: int) -> str:
+    """One anchored string of ``length`` characters aliased ``aliases`` times: few nodes, many bytes."""
+    return transcript_with("{name: t, arguments: {many: *big}}",
+                           f"big: &big {'x' * length}\nrefs: [{', '.join(['*big'] * aliases)}]\n"
+                           ).replace("{many: *big}", "{many: [*big, *big]}")
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(("length", "aliases"), [(100_000, 200_000), (100_000, 5_000)])
+def test_a_long_string_aliased_many_times_is_refused_by_bytes(tmp_path: Path, length: int,
+                                                              aliases: int) -> None:
+    # issue 40: the node budget let 200,000 aliases of a 100 KB string through (a 20 GB document: the
+    # OOM killer); 5,000 of them (a 115 KB file... here 120 KB) wrote 500 MB
+    import tracemalloc
+
+    path = tmp_path / "strings.yaml"
+    path.write_text(string_bomb(length, aliases))
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    tracemalloc.start()
+    try:
+        started = time.monotonic()
+        with pytest.raises(yamlload.YamlLimitError, match="MB beyond what the file holds"):
+            yamlload.load(path.read_bytes(), loader)
+        assert time.monotonic() - started < 10
+        assert tracemalloc.get_traced_memory()[1] < 200 << 20
+    finally:
+        tracemalloc.stop()
+    out = tmp_path / "out.jsonl"
+    line = _one_line_exit_2(["convert", str(path), str(out), "--to", "jsonrpc"])
+    assert str(path) in line and "aliases expand" in line, line
+    assert not out.exists()
+
+
+def test_a_long_string_shared_a_few_times_still_reads(tmp_path: Path) -> None:
+    path = tmp_path / "few.yaml"
+    path.write_text(string_bomb(100_000, 20))
+    session, _ = open_session(path)
+    (message,) = list(session)
+    assert len(message.raw["params"]["arguments"]["many"][0]) == 100_000

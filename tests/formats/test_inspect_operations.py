@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpreel.inspect import analyze
+from mcpreel.inspection import analyze
 from mcpreel.model import Message, Session, SessionInfo
 from mcpreel.render.inspect import plain_lines, row_text
 

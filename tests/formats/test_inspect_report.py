@@ -7,7 +7,7 @@ import json
 
 from rich.console import Console
 
-from mcpreel.inspect import analyze, percentile
+from mcpreel.inspection import analyze, percentile
 from mcpreel.model import Kind, Message
 from mcpreel.render.inspect import plain_lines, renderables, row_text
 

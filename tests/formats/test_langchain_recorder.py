@@ -8,7 +8,7 @@ import pytest
 
 from mcpreel.errors import FormatError
 from mcpreel.formats import open_session
-from mcpreel.inspect import analyze
+from mcpreel.inspection import analyze
 from mcpreel.model import Kind
 
 from .support import fixture, read, t1

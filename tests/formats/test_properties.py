@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from mcpreel._infra.timeutil import iso_from_ms
 from mcpreel.errors import McpreelError
 from mcpreel.formats import Source, get_reader, get_writer
-from mcpreel.inspect import analyze
+from mcpreel.inspection import analyze
 from mcpreel.model import Kind, Message, Session, SessionInfo
 
 from ..conftest import needs_shared

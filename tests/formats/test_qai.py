@@ -10,7 +10,7 @@ from mcpreel._infra.timeutil import ms_from_iso
 from mcpreel.errors import FormatError
 from mcpreel.formats import open_session
 from mcpreel.formats.qai import iso_micro
-from mcpreel.inspect import analyze
+from mcpreel.inspection import analyze
 from mcpreel.model import Message
 
 from ..conftest import needs_shared

@@ -9,6 +9,7 @@ bytes come back exactly, and each byte went on exactly once, in order.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -30,8 +31,12 @@ PY = sys.executable
 
 
 def reconstruct(path: Path) -> dict[str, bytes]:
-    """Each direction's bytes from a reel's records (the JSON lines here are compact ASCII, as written)."""
+    """Each direction's bytes from a reel's records. A message's bytes are the ones its reel line carries
+    verbatim after ``"raw":`` (a recorded line is spliced in as it came: a line the noise put a blank in
+    front of keeps its blank), which the reader's parsed ``raw`` cannot say."""
     out = {"in": bytearray(), "out": bytearray()}
+    verbatim = iter(re.match(rb'.*?"raw":(.*),"seq":\d+\}$', line, re.S).group(1)  # type: ignore[union-attr]
+                    for line in path.read_bytes().splitlines() if b'"raw":' in line and b'"type":' not in line[:40])
     for m in reel.read(Source(str(path))):
         if m.kind == Kind.BYTES:
             out[m.dir or "out"] += m.raw
@@ -39,7 +44,7 @@ def reconstruct(path: Path) -> dict[str, bytes]:
             data = m.extra["base64"] if m.extra and "base64" in m.extra else None
             out[m.dir or "out"] += (__import__("base64").b64decode(data) if data else (m.text or "").encode()) + b"\n"
         elif m.kind == Kind.MESSAGE:
-            out[m.dir or "out"] += json.dumps(m.raw, separators=(",", ":")).encode() + b"\n"
+            out[m.dir or "out"] += next(verbatim) + b"\n"
     return {k: bytes(v) for k, v in out.items()}
 
 

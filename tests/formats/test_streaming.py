@@ -13,7 +13,7 @@ import pytest
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.jsonstream import marker, write_document
-from mcpreel.inspect import EXACT_LATENCIES, SKETCH_ERROR, LatencySketch, Row, RowSpool, analyze, percentile
+from mcpreel.inspection import EXACT_LATENCIES, SKETCH_ERROR, LatencySketch, Row, RowSpool, analyze, percentile
 from mcpreel.model import Message, Session, SessionInfo
 from mcpreel.render import inspect as render
 

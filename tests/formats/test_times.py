@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from mcpreel.errors import McpreelError
 from mcpreel.formats import get_writer, open_session, writer_names
-from mcpreel.inspect import analyze
+from mcpreel.inspection import analyze
 from mcpreel.render.inspect import plain_lines
 
 CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "a", "arguments": {}}}

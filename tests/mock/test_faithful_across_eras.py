@@ -30,8 +30,8 @@ from mcpreel.mock.engine import Mock
 from mcpreel.mock.server import http_app
 from mcpreel.model import Session
 from mcpreel.operations.cassette import build
-from mcpreel.replay.verify import ReplayOptions
-from mcpreel.sessions import split_sessions
+from mcpreel.operations.sessions import split_sessions
+from mcpreel.replay.results import ReplayOptions
 from tests.conftest import free_port
 from tests.mock.test_mock_engine import run
 from tests.replay.e2e_helpers import MCPREEL, PEERS, PY, SDK_SERVER, Background, mcpreel, run_client

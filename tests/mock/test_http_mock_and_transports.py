@@ -17,7 +17,8 @@ from mcpreel.errors import TransportError
 from mcpreel.mock.engine import Mock
 from mcpreel.mock.server import http_app
 from mcpreel.operations.cassette import build
-from mcpreel.replay.verify import ReplayOptions, replay
+from mcpreel.replay.results import ReplayOptions
+from mcpreel.replay.verify import replay
 from tests.replay.helpers import INIT, call, handshake, note, req, res, session, text
 
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}

@@ -151,7 +151,7 @@ def test_a_listen_stream_stays_open_until_the_cancel() -> None:
 
 
 def test_a_task_in_one_session_of_a_file_of_several_is_served_from_that_session() -> None:
-    from mcpreel.sessions import split_sessions
+    from mcpreel.operations.sessions import split_sessions
     from tests.replay.helpers import INIT_OK, res, session
 
     other = [("in", {**INIT, "params": {**INIT["params"], "clientInfo": {"name": "other", "version": "1"}}}),

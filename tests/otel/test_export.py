@@ -121,7 +121,7 @@ def test_refusals_are_one_line_and_exit_2(recordings, tmp_path):
         (["export", "otlp", str(recordings["legacy"])], "no OTLP endpoint"),
         (["export", "otlp", str(recordings["legacy"]), "--out", str(tmp_path / "a.json"), "--endpoint", "http://x"],
          "give one of them"),
-        (["export", "otlp", str(recordings["legacy"]), "--endpoint", "ftp://x"], "not an http(s) URL"),
+        (["export", "otlp", str(recordings["legacy"]), "--endpoint", "ftp://x"], "not an http:// or https:// URL"),
         (["export", "otlp", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "b.json")], "missing.jsonl"),
     ]
     for args, words in cases:

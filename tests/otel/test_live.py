@@ -76,7 +76,7 @@ def test_a_bad_otlp_endpoint_is_refused_before_anything_starts(tmp_path):
         proc = subprocess.run([sys.executable, "-m", "mcpreel", "record", "--out", str(tmp_path / "x.jsonl"),
                                "--otlp-endpoint", "nope://x", *args], capture_output=True, text=True, timeout=60)
         lines = proc.stderr.strip().splitlines()
-        assert proc.returncode == 2 and len(lines) == 1 and "not an http(s) URL" in lines[0], proc.stderr
+        assert proc.returncode == 2 and len(lines) == 1 and "not an http:// or https:// URL" in lines[0], proc.stderr
     assert not (tmp_path / "x.jsonl").exists()
 
 

@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 
 from mcpreel.formats import open_session
-from mcpreel.inspect import analyze
+from mcpreel.inspection import analyze
 from mcpreel.model import Message, Session, SessionInfo
 from mcpreel.otel.mapping import spans
 from mcpreel.report.data import collect

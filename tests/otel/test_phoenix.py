@@ -125,3 +125,39 @@ def test_phoenix_receives_the_spans_of_a_recorded_session(phoenix, recordings, e
     version = "2025-11-25" if era == "legacy" else "2026-07-28"
     assert root["attributes"]["mcp.protocol.version"] == version
     assert ("server/discover" in by_name) == (era == "modern")
+
+
+def test_phoenix_shows_the_openinference_export_as_tool_spans(phoenix, recordings, tmp_path):
+    """``--convention openinference``: Phoenix takes each ``tools/call`` span as a TOOL span (its own
+    ``span_kind``), with the call's input and output as JSON, the tool's listed description and schema, and
+    the session's spans grouped by ``session.id``."""
+    from mcpreel.convert import write_session
+
+    session = open_session(recordings["legacy"])[0]
+    session.info.id = f"openinference-{session.info.id}"  # apart from the genai test's spans of this recording
+    reel = tmp_path / "oi.jsonl"
+    write_session(session, reel, "reel")
+    proc = subprocess.run([sys.executable, "-m", "mcpreel", "export", "otlp", str(reel), "--endpoint", phoenix,
+                           "--convention", "openinference"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    mapped = map_spans(open_session(reel)[0])
+    mine = _phoenix_spans(phoenix, session.info.id, len(mapped))
+    assert sorted(s["name"] for s in mine) == sorted(r.name for r in mapped)
+    kinds = {s["name"]: s["span_kind"] for s in mine}
+    assert kinds["tools/call fail"] == kinds["tools/call slow"] == kinds["tools/call ask"] == "TOOL"
+    assert kinds["prompts/get greet"] == "PROMPT"
+    assert kinds["mcp session report-peer"] == kinds["tools/list"] == kinds["resources/read res://motd"] == "CHAIN"
+    tools = [s for s in mine if s["span_kind"] == "TOOL"]
+    assert len(tools) == 5  # echo twice, slow, ask, fail
+    for span in tools:
+        attrs = span["attributes"]
+        assert attrs["tool.name"] == span["name"].split(" ", 1)[1]
+        assert attrs["input.mime_type"] == attrs["output.mime_type"] == "application/json"
+        assert json.loads(attrs["input.value"])["name"] == attrs["tool.name"]
+        assert attrs["tool.parameters.type"] == "object"  # the listed input schema, parsed as JSON by Phoenix
+        assert attrs["session.id"] == session.info.id
+        assert not any(key.startswith("gen_ai.") for key in attrs)
+    fail = next(s for s in tools if s["name"] == "tools/call fail")
+    assert fail["status_code"] == "ERROR" and json.loads(fail["attributes"]["output.value"])["isError"] is True
+    echo = next(s for s in tools if s["name"] == "tools/call echo" and "traced" not in s["attributes"]["input.value"])
+    assert json.loads(echo["attributes"]["output.value"])["content"] == [{"text": "hello <b>&</b>", "type": "text"}]

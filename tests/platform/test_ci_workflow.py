@@ -24,8 +24,10 @@ def workflow() -> dict[str, Any]:
 
 
 def readme_platforms() -> str:
-    text = (ROOT / "README.md").read_text()
-    return text[text.index("\n## Platforms\n"):text.index("\n## Architecture\n")]
+    """The docs' Platforms page (``mcpreel help platforms``)."""
+    from tests.docs.pages import topic
+
+    return topic("platforms")
 
 
 def runs(job: dict[str, Any]) -> list[str]:

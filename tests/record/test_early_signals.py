@@ -55,12 +55,25 @@ def _record(args: list[str], out: Path, sig: int, delay: float) -> tuple[int, bo
     return proc.returncode, latched, err
 
 
+#: what Python's stderr says when a SIGINT lands in its own start, before it runs a line of mcpreel: in
+#: ``site``'s import, or in the import of ``runpy`` that ``-m`` needs (then it exits 1, not by the signal;
+#: a loaded CI machine once landed one there)
+_START_MARKS = ("init_import_site", "Could not import runpy module")
+
+
+def _interpreter_start(err: str) -> bool:
+    """Whether ``err`` is the interpreter's own end in its start (a KeyboardInterrupt none of mcpreel's
+    frames saw), in any of the forms Python prints it."""
+    return any(mark in err for mark in _START_MARKS) or (
+        "KeyboardInterrupt" in err and "mcpreel" not in err.replace(sys.executable, ""))
+
+
 def _check(out: Path, sig: int, code: int, latched: bool, err: str, sane: tuple[int, ...]) -> bool:
     """True when the reel is whole; False only for a signal that beat mcpreel's first line."""
     if not out.exists() and not latched and code == -sig:
         return False  # the interpreter had not yet run mcpreel: the signal's default action, no file made
-    if not out.exists() and not latched and sig == signal.SIGINT and "init_import_site" in err:
-        return False  # Python's own SIGINT handler, during its start (site): it dies before mcpreel runs
+    if not out.exists() and not latched and sig == signal.SIGINT and _interpreter_start(err):
+        return False  # Python's own SIGINT handler, during its start: it dies before mcpreel runs
     assert out.exists(), (code, err)
     assert (out.stat().st_mode & 0o777) == 0o600
     lines = [json.loads(line) for line in out.read_text().splitlines()]
@@ -114,6 +127,21 @@ def test_a_signal_before_the_reel_is_open_ends_it_with_its_name(tmp_path: Path) 
     assert [line["type"] for line in lines] == ["meta", "end"]
     assert not pid_file.exists()  # the server was never started
     assert early_signals.take() == []
+
+
+@pytest.mark.parametrize("err", [
+    "Could not import runpy module\nTraceback (most recent call last):\n  File \"<frozen runpy>\", line 15, in "
+    "<module>\nKeyboardInterrupt\n",
+    "Fatal Python error: init_import_site: Failed to import the site module\nKeyboardInterrupt\n",
+    "Traceback (most recent call last):\n  File \"<frozen importlib._bootstrap>\", line 1, in _find_and_load\n"
+    "KeyboardInterrupt\n"])
+def test_a_sigint_in_the_interpreters_own_start_is_told_apart(tmp_path: Path, err: str) -> None:
+    """The escape clause knows every form Python's start prints (issue 40: "Could not import runpy module"
+    failed a CI run), and still fails a signal that reached mcpreel and left no reel."""
+    assert _check(tmp_path / "none.jsonl", signal.SIGINT, 1, False, err, (0,)) is False
+    reached = "Traceback (most recent call last):\n  File \"/x/src/mcpreel/cli/record_cmd.py\", line 1\nKeyboardInterrupt\n"
+    with pytest.raises(AssertionError):
+        _check(tmp_path / "none.jsonl", signal.SIGINT, 1, False, reached, (0,))
 
 
 def test_the_latch_is_installed_only_for_the_recording_commands() -> None:

@@ -7,7 +7,7 @@ from mcpreel.render.replay import _detail
 
 
 def _result(n: int):
-    from mcpreel.replay.verify import RequestResult
+    from mcpreel.replay.results import RequestResult
 
     diff = [Difference(f"$.result.content[{i}].text", "changed", "a", "b") for i in range(n)]
     return RequestResult(2, "tools/call", "echo", "changed", {"jsonrpc": "2.0", "id": 2}, diff=diff)

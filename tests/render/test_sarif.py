@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpreel.render.sarif import Finding, RuleInfo, Target, live_target, sarif_log
+from mcpreel.render.sarif import RuleInfo, SarifFinding, Target, live_target, sarif_log
 from tests.sarif_schema import validate_sarif
 
 SERVER = Target("python server.py", "command", "server.py")
@@ -16,8 +16,8 @@ SERVER = Target("python server.py", "command", "server.py")
 
 def log():
     return sarif_log("audit", [RuleInfo("R1", "a rule", "error", help="why")],
-                     [Finding("R1", "error", "found it", "/tools/x/description", file="s.jsonl", properties={"record": 3}),
-                      Finding("R2", "note", "no such rule in the list", "/tools/y")], target=SERVER)
+                     [SarifFinding("R1", "error", "found it", "/tools/x/description", file="s.jsonl", properties={"record": 3}),
+                      SarifFinding("R2", "note", "no such rule in the list", "/tools/y")], target=SERVER)
 
 
 def test_log_shape_and_schema():
@@ -53,12 +53,12 @@ def test_schema_check_rejects_broken_logs(breakage):
 
 def test_unknown_level_is_refused():
     with pytest.raises(ValueError, match="level"):
-        sarif_log("x", [], [Finding("R", "fatal", "m", "/p", file="f")])
+        sarif_log("x", [], [SarifFinding("R", "fatal", "m", "/p", file="f")])
 
 
 def test_a_result_that_cannot_be_placed_is_refused():
     with pytest.raises(ValueError, match="file or a target"):
-        sarif_log("x", [], [Finding("R", "note", "m", "/p")])
+        sarif_log("x", [], [SarifFinding("R", "note", "m", "/p")])
 
 
 # -- where a live server is located ---------------------------------------------------------------------------
@@ -78,7 +78,7 @@ def test_the_workflow_that_names_the_server_and_its_line(tmp_path: Path):
     t = live_target(command="npx -y srv", workflow_ref="acme/app/.github/workflows/mcp.yml@refs/pull/7/merge",
                     root=tmp_path)
     assert (t.artifact, t.line) == (".github/workflows/mcp.yml", 6)
-    doc = sarif_log("check", [], [Finding("check/x", "error", "m", "/checks/x")], target=t)
+    doc = sarif_log("check", [], [SarifFinding("check/x", "error", "m", "/checks/x")], target=t)
     validate_sarif(doc)
     physical = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
     assert physical == {"artifactLocation": {"uri": ".github/workflows/mcp.yml"}, "region": {"startLine": 6}}
@@ -90,7 +90,7 @@ def test_the_workflow_that_names_the_server_and_its_line(tmp_path: Path):
 def test_a_url_is_located_at_itself_without_its_secrets(tmp_path: Path):
     t = live_target(url="https://user:pw@[::1]:8443/mcp?api_key=s3cr3t&page=1 2", root=tmp_path)
     assert t.kind == "url" and "s3cr3t" not in t.name and "pw" not in t.name and t.name.startswith("https://[::1]:8443/mcp?")
-    doc = sarif_log("check", [], [Finding("check/x", "warning", "m", "/checks/x")], target=t)
+    doc = sarif_log("check", [], [SarifFinding("check/x", "warning", "m", "/checks/x")], target=t)
     validate_sarif(doc)
     loc = doc["runs"][0]["results"][0]["locations"][0]
     uri = loc["physicalLocation"]["artifactLocation"]["uri"]
@@ -103,7 +103,7 @@ def test_a_command_outside_the_repository_is_located_at_its_program(tmp_path: Pa
     assert t.artifact.startswith("file:///") and t.artifact.endswith("/sh")
     t = live_target(command="no-such-program-here --x", root=tmp_path)
     assert t.artifact == "no-such-program-here"
-    validate_sarif(sarif_log("check", [], [Finding("check/x", "warning", "m", "/checks/x")], target=t))
+    validate_sarif(sarif_log("check", [], [SarifFinding("check/x", "warning", "m", "/checks/x")], target=t))
 
 
 @pytest.mark.parametrize(("given", "uri"), [
@@ -115,5 +115,5 @@ def test_a_command_outside_the_repository_is_located_at_its_program(tmp_path: Pa
     ("runs/#1?.reel", "runs/%231%3F.reel"),
 ])
 def test_file_names_become_uri_references(given, uri):
-    doc = sarif_log("audit", [], [Finding("R", "note", "m", "/p", file=given)])
+    doc = sarif_log("audit", [], [SarifFinding("R", "note", "m", "/p", file=given)])
     assert doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == uri

@@ -75,7 +75,7 @@ def test_inspect_plain(tmp_path: Path) -> None:
 
 def test_inspect_on_a_terminal_keeps_its_colours_and_escapes_the_data(tmp_path: Path) -> None:
     from mcpreel.formats import open_session
-    from mcpreel.inspect import analyze
+    from mcpreel.inspection import analyze
     from mcpreel.render import inspect as render
 
     session, _ = open_session(str(_session(tmp_path / "s.jsonrpc.jsonl")), "auto")

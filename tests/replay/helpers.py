@@ -10,7 +10,8 @@ from mcpreel.mock.engine import Mock, MockOptions
 from mcpreel.mock.server import serve_transport
 from mcpreel.model import Message, Session, SessionInfo
 from mcpreel.operations.cassette import build
-from mcpreel.replay.verify import ReplayOptions, ReplayReport, replay
+from mcpreel.replay.results import ReplayOptions, ReplayReport
+from mcpreel.replay.verify import replay
 
 
 def req(id_: Any, method: str, params: Any = None) -> dict[str, Any]:

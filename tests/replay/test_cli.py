@@ -163,7 +163,8 @@ def test_serve_on_a_taken_port_is_one_line_and_exit_2(fixtures_dir):
         port = taken.getsockname()[1]
         r = CliRunner().invoke(cli, ["serve", s, "--transport", "streamable-http", "--port", str(port)])
     assert r.exit_code == 2, r.output
-    assert r.output == f"error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+    assert r.output == (f"error: cannot listen on 127.0.0.1:{port}: Address already in use (another program has "
+                        f"it: give --listen 127.0.0.1:0 to take a free port)\n")
 
 
 def test_proxy_replay_is_the_qai_spelling(tmp_path):

@@ -33,7 +33,7 @@ from mcpreel.replay.fleet import (
     to_json,
     tool_rows,
 )
-from mcpreel.replay.verify import RequestResult
+from mcpreel.replay.results import RequestResult
 from tests.conftest import free_port
 
 from .e2e_helpers import MCPREEL, PEERS, PY, SDK_SERVER, Background, mcpreel, record
@@ -91,11 +91,12 @@ def test_the_summary_per_tool_slower_and_flaky_fail_only_when_asked():
 
 
 def test_the_replays_table_answers_which_tools_became_flaky_since_last_week(tmp_path):
-    """The README's example query, run as written against a table with an old run and a new one."""
+    """The docs' example query, run as written against a table with an old run and a new one."""
     from mcpreel.corpus.replays import append_rows
     from mcpreel.corpus.schema import RUN_TABLES
+    from tests.docs.pages import topic
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = topic("corpus")  # the corpus schema page (`mcpreel help corpus`)
     block = readme[readme.index("<!-- replays-example-query"):readme.index("<!-- end replays-example-query -->")]
     sql = re.findall(r"```sql\n(.*?)```", block, flags=re.S)[0]
     now = int(time.time() * 1000)

@@ -11,7 +11,8 @@ from typing import Any
 
 from mcpreel.clients import memory_pair
 from mcpreel.operations.facts import META_SUBSCRIPTION_ID
-from mcpreel.replay.verify import ReplayOptions, ReplayReport, replay
+from mcpreel.replay.results import ReplayOptions, ReplayReport
+from mcpreel.replay.verify import replay
 from tests.replay.helpers import INIT, INIT_OK, call, note, req, res, session, text
 
 REC_ID = "task-recorded"

@@ -10,7 +10,8 @@ from mcpreel.compare.normalize import IgnorePath
 from mcpreel.compare.rules import CompareRule, CompareRules
 from mcpreel.operations.cassette import Turn
 from mcpreel.render.replay import junit_case, result_lines
-from mcpreel.replay.verify import ReplayOptions, RequestResult, _judge, _Refusal
+from mcpreel.replay.judge import _judge
+from mcpreel.replay.results import ReplayOptions, RequestResult, _Refusal
 
 from .helpers import INIT, INIT_OK, call, err, handshake, note, replay_against_mock, req, res, session, text
 

@@ -25,7 +25,7 @@ from mcpreel.replay.noise import (
     parse_noise,
     server_name_of,
 )
-from mcpreel.replay.verify import ReplayReport, RequestResult
+from mcpreel.replay.results import ReplayReport, RequestResult
 
 TEXT = "$.result.content[0].text"
 

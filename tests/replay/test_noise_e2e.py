@@ -44,7 +44,7 @@ def _last_session(reel: Path) -> list[str]:
     loaded machine the SDK's client may give up on a slow first handshake and start again (a session of its
     own), which is not what these tests are about."""
     from mcpreel.formats import open_session
-    from mcpreel.sessions import split_sessions_streaming
+    from mcpreel.operations.sessions import split_sessions_streaming
 
     parts = split_sessions_streaming(open_session(reel)[0])
     return [] if len(parts) == 1 else ["--session", str(parts[-1].index)]

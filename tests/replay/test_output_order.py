@@ -16,8 +16,8 @@ import pytest
 
 from mcpreel.eras import era_name
 from mcpreel.model import Message, Session, SessionInfo
-from mcpreel.replay import verify
-from mcpreel.replay.verify import ReplayOptions
+from mcpreel.replay import wire
+from mcpreel.replay.results import ReplayOptions
 from tests.replay.helpers import INIT, INIT_OK, call, note, replay_against_mock, res, text
 
 SERVER = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'report' / 'peers' / 'server.py'}"
@@ -124,13 +124,13 @@ def _spaced(gap_ms: int) -> Session:
 
 def _sent_times(monkeypatch) -> list[tuple[str, float]]:
     sent: list[tuple[str, float]] = []
-    real = verify._Run.send
+    real = wire._Run.send
 
     async def send(self, message: dict[str, Any], exchange, result):
         sent.append((message.get("method", ""), asyncio.get_running_loop().time()))
         return await real(self, message, exchange, result)
 
-    monkeypatch.setattr(verify._Run, "send", send)
+    monkeypatch.setattr(wire._Run, "send", send)
     return sent
 
 
@@ -163,6 +163,8 @@ def test_pace_none_keeps_the_order_not_the_clock(monkeypatch):
 
 
 def test_the_readme_says_what_replay_does_with_timing():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    from tests.docs.pages import docs_text
+
+    readme = docs_text()
     assert "pacing as recorded" not in readme  # the old claim, untrue without --pace recorded
     assert "--pace recorded" in readme

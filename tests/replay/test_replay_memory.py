@@ -25,8 +25,8 @@ from mcpreel.eras import CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY
 from mcpreel.formats.reel import ReelWriter
 from mcpreel.merge import ORIGIN_KEY, select_source
 from mcpreel.model import Message, Session, SessionInfo
-from mcpreel.replay.verify import _facts, _IdSet
-from mcpreel.sessions import STREAMED_SESSIONS, split_sessions, split_sessions_streaming
+from mcpreel.operations.sessions import STREAMED_SESSIONS, split_sessions, split_sessions_streaming
+from mcpreel.replay.wire import _facts, _IdSet
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ru_maxrss in kB, Linux")
 
@@ -150,7 +150,7 @@ def _many_sessions_peak_mb(tmp: Path, sessions: int, calls: int) -> float:
             w.write(Message("in", {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "echo"}}))
             w.write(Message("out", {"jsonrpc": "2.0", "id": i, "result": CALL_RESULT}))
     w.close(0, "done")
-    code = ("import sys\nfrom mcpreel.formats import open_session\nfrom mcpreel.sessions import split_sessions_streaming\n"
+    code = ("import sys\nfrom mcpreel.formats import open_session\nfrom mcpreel.operations.sessions import split_sessions_streaming\n"
             "s, _ = open_session(sys.argv[1])\nparts = split_sessions_streaming(s)\n"
             "n = sum(1 for p in parts for _ in p.as_session(s.info))\nprint(len(parts), n)\n")
     proc = subprocess.Popen([sys.executable, "-c", code, str(reel)], stdout=subprocess.PIPE)

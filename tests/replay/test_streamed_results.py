@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from mcpreel.replay.verify import ReplayReport, RequestResult
+from mcpreel.replay.results import ReplayReport, RequestResult
 from tests.replay.e2e_helpers import SDK_SERVER, mcpreel, record
 
 CHANGED = f"{SDK_SERVER} --changed"

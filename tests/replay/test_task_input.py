@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcpreel.operations.facts import META_RELATED_TASK
-from mcpreel.replay.verify import ReplayOptions
+from mcpreel.replay.results import ReplayOptions
 from tests.replay.helpers import INIT, INIT_OK, call, note, req, res, session, text
 from tests.replay.test_live_operations import LIVE_ID, REC_ID, Script, _run, _task
 

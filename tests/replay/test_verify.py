@@ -13,7 +13,8 @@ from mcpreel.errors import InputError, TransportError
 from mcpreel.formats import open_session
 from mcpreel.model import Message
 from mcpreel.operations.cassette import build
-from mcpreel.replay.verify import ReplayOptions, replay
+from mcpreel.replay.results import ReplayOptions
+from mcpreel.replay.verify import replay
 
 from .helpers import INIT_OK, call, err, handshake, note, replay_against_mock, req, res, session, text
 

@@ -23,7 +23,7 @@ def browser():
         warnings.warn("browser tests skipped: /usr/bin/chromium is missing (`make chromium` installs it where apt works)",
                       stacklevel=1)
         pytest.skip("/usr/bin/chromium is missing: run `make chromium` (Debian's chromium package)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev,full]'; make test does)")
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=60_000)
         try:

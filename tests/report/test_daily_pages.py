@@ -276,7 +276,7 @@ def test_the_contract_column_escapes_what_the_sessions_named_and_keeps_the_polic
 
 def test_the_replay_page_marks_the_changed_lines_of_both_answers():
     from mcpreel.compare.jsondiff import diff as json_diff
-    from mcpreel.replay.verify import ReplayReport, RequestResult
+    from mcpreel.replay.results import ReplayReport, RequestResult
     from mcpreel.report.compare_page import replay_page
 
     request = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {}}}

@@ -18,7 +18,7 @@ import pytest
 
 from mcpreel.compare.diff import diff_sessions
 from mcpreel.model import Message, Session, SessionInfo
-from mcpreel.replay.verify import ReplayReport, RequestResult, ServerRequestResult
+from mcpreel.replay.results import ReplayReport, RequestResult, ServerRequestResult
 from mcpreel.report import collect, compare_page, html, page
 from tests.report.hostile_recording import hostile_session
 from tests.report.peers.hostile import hostile

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from mcpreel.model import Message, Session, SessionInfo
 from mcpreel.otel.mapping import spans
-from mcpreel.report import Limits, collect, render
+from mcpreel.report import ReportLimits, collect, render
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=True),
                     st.text(max_size=12))
@@ -42,7 +42,7 @@ record = st.one_of(
 @given(st.lists(record, max_size=25), st.integers(0, 5))
 def test_any_session_makes_a_page_and_spans(records, detail):
     session = Session(SessionInfo(label="<odd>"), records)
-    data = collect(session, Limits(timeline=10, detail=detail, max_errors=3))
+    data = collect(session, ReportLimits(timeline=10, detail=detail, max_errors=3))
     html = render(data)
     block = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html, re.S)
     doc = json.loads(block.group(1))

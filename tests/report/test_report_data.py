@@ -12,10 +12,10 @@ import pytest
 
 from mcpreel.errors import FormatError
 from mcpreel.formats import open_session
-from mcpreel.inspect import analyze
+from mcpreel.inspection import analyze
 from mcpreel.model import Message, Session, SessionInfo
 from mcpreel.operations import operations
-from mcpreel.report import Limits, collect, render, write_report
+from mcpreel.report import ReportLimits, collect, render, write_report
 from tests.conftest import FIXTURES, needs_shared
 
 SESSION_FILES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".har"))
@@ -56,7 +56,7 @@ def test_every_readable_fixture_gives_the_figures_inspect_gives(path):
     html = render(data)
     doc = page_data(html)
     assert len(doc["calls"]) == len(data.calls) == data.calls_total  # small files: every call in detail
-    assert len(doc["timeline"]) >= min(c["records"], Limits().timeline)
+    assert len(doc["timeline"]) >= min(c["records"], ReportLimits().timeline)
     for tool in data.tools:
         assert f'data-tool="{tool}"' in html or "&" in tool or "<" in tool or '"' in tool
 
@@ -82,7 +82,7 @@ def test_a_big_session_keeps_the_first_the_slowest_and_the_failures_only():
     latency = lambda i: 1000 + i if i % 97 == 0 else i % 10  # noqa: E731  every 97th call is slow
     failed = lambda i: i % 50 == 7  # noqa: E731
     session = _call_session(3000, latency=latency, failed=failed)
-    limits = Limits(timeline=50, detail=10, max_errors=5)
+    limits = ReportLimits(timeline=50, detail=10, max_errors=5)
     data = collect(session, limits)
     kept = {c["n"] for c in data.calls}
     first = set(range(10))
@@ -115,7 +115,7 @@ def test_a_streaming_session_is_read_once_and_never_held():
             yield Message("out", {"jsonrpc": "2.0", "id": i, "result": {"content": []}}, t=1_000_001 + 2 * i)
 
     session = Session.streaming(SessionInfo(label="stream"), factory)
-    data = collect(session, Limits(timeline=100, detail=20))
+    data = collect(session, ReportLimits(timeline=100, detail=20))
     assert passes == [1]
     assert data.counts["messages"] == 2 * n and len(data.calls) <= 40
     assert len(data.activity["c2s"]) <= 96 and sum(data.activity["c2s"]) == n
@@ -150,10 +150,10 @@ def test_messages_are_cut_and_redacted_unless_asked_not_to():
                            "params": {"name": "t", "arguments": {"auth": secret, "blob": "x" * 50_000}}}, t=1),
             Message("out", {"jsonrpc": "2.0", "id": 1, "result": {"content": []}}, t=2)]
     session = Session(SessionInfo(), msgs)
-    plain = collect(session, Limits(payload_chars=1000), redact=False)
+    plain = collect(session, ReportLimits(payload_chars=1000), redact=False)
     request = plain.calls[0]["request"]
     assert secret in request and "more characters of" in request and len(request) < 1100
-    redacted = collect(session, Limits(payload_chars=1000))  # the default (issue 28)
+    redacted = collect(session, ReportLimits(payload_chars=1000))  # the default (issue 28)
     assert secret not in redacted.calls[0]["request"] and "[REDACTED]" in redacted.calls[0]["request"]
     assert all(secret not in e.get("json", "") for e in redacted.timeline)
 
@@ -185,6 +185,9 @@ def test_both_recorded_eras(recordings):
     sampling = ask["children"]
     assert len(sampling) == 1 and sampling[0]["dir"] == "out" and sampling[0]["status"] == "ok"
     assert sampling[0]["method"] == "sampling/createMessage"
+    # with its JSON both ways, for the page to draw under the call
+    assert json.loads(sampling[0]["request"])["method"] == "sampling/createMessage"
+    assert "result" in json.loads(sampling[0]["response"]) and sampling[0]["response_row"] > sampling[0]["row"]
     assert seen["legacy"]["ask"] is False
     # modern: no back-channel, the ask call failed with the SDK's -32600
     ask = [c for c in modern.calls if c["target"] == "ask"][0]

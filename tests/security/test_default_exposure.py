@@ -32,7 +32,7 @@ import pytest
 from click.testing import CliRunner
 
 from mcpreel.cli import cli
-from mcpreel.formats import writer_names
+from mcpreel.formats import FORMATS, writer_names
 from mcpreel.model import Kind, Message, Session, SessionInfo
 from tests import peers
 from tests.check.servers import SeedServer, serve_app
@@ -215,7 +215,8 @@ def test_convert_keeps_bodies_and_drops_transport_secrets(reels, tmp_path: Path,
         text = out.read_text()
         _clean(said)
         assert found(text, TRANSPORT) == [], to  # never a header or URL secret
-        assert found(text, {"ARG": ARG, "RESULT": RESULT}) == ["ARG", "RESULT"], to  # bodies as recorded
+        shared = getattr(FORMATS[to].load(), "SHARED", False)  # a format for publishing (sts, atif): redacted
+        assert found(text, {"ARG": ARG, "RESULT": RESULT}) == ([] if shared else ["ARG", "RESULT"]), to
         assert os.stat(out).st_mode & 0o777 == 0o600
     reel = (tmp_path / "out.reel").read_text()
     if which == "stdio":  # argv and stderr as recorded where the format holds them

@@ -80,7 +80,7 @@ def test_a_taken_port_fails_up_front() -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
-        with pytest.raises(TransportError, match=f"^cannot listen on 127.0.0.1:{port}: Address already in use$"):
+        with pytest.raises(TransportError, match=rf"^cannot listen on 127.0.0.1:{port}: Address already in use \(another program has it: give --listen 127\.0\.0\.1:0 to take a free port\)$"):
             Server(hello, "127.0.0.1", port)
 
 

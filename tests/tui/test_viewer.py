@@ -430,3 +430,17 @@ async def test_a_narrow_terminal_puts_the_detail_under_the_list(small_reel: Path
     async with wide.run_test(size=(160, 40)) as pilot:
         await _loaded(pilot, wide)
         assert wide.query_one("#detail-scroll").region.x > wide.list.region.x
+
+
+async def test_at_puts_the_cursor_on_the_record_calls_names(small_reel: Path) -> None:
+    """``mcpreel tui FILE --at N`` (the command ``mcpreel calls`` prints): the cursor starts on record N."""
+    app = _app(small_reel, at=6)
+    async with app.run_test() as pilot:
+        await _loaded(pilot, app)
+        await pilot.pause()
+        assert app.list.current() == 6
+        assert app.entries.rows[6].status.startswith("error")  # the failed answer of fetch
+    beyond = _app(small_reel, at=99)
+    async with beyond.run_test() as pilot:
+        await _loaded(pilot, beyond)
+        assert beyond.list.current() == 0  # out of range: a warning, the cursor stays put

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import BinaryIO
 from mcpreel._infra import platform
 from mcpreel.errors import UsageError
 
-__all__ = ["PRIVATE_MODE", "atomic_output", "open_private_append", "refuse_symlink"]
+__all__ = ["PRIVATE_MODE", "atomic_output", "open_private_append", "open_regular", "refuse_symlink"]
 
 PRIVATE_MODE = platform.PRIVATE_MODE
 
@@ -98,3 +99,25 @@ def open_private_append(path: str | os.PathLike[str]) -> BinaryIO:
     if not platform.has_file_modes():
         platform.make_private(fd)  # says once that modes mean nothing here
     return os.fdopen(fd, "ab", buffering=0)
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """``path`` opened to read, if it is a regular file: checked on the open file (``fstat``), so a FIFO or a
+    device swapped in after the file was listed is refused, never waited on. Opened without blocking
+    (``O_NONBLOCK``: opening a FIFO with no writer would wait for one); a regular file reads the same either
+    way. Raises :class:`IsADirectoryError` for a folder, :class:`OSError` (``strerror`` says which) for
+    anything else that is not a regular file."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+                 | getattr(os, "O_BINARY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", os.fspath(path))
+        if not stat.S_ISREG(mode):
+            kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+                    else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a file")
+            raise OSError(errno.EINVAL, f"not a regular file ({kind})", os.fspath(path))
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise

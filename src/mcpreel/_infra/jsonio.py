@@ -177,17 +177,60 @@ def dumps_canonical(obj: Any) -> bytes:
             return _stdlib_dumps(obj)
 
 
-@_deep_ok
+#: levels an indented document is indented to; a member nested deeper is written compact on its line.
+#: Indentation costs each line two spaces a level: a value nested 1,000 levels deep is a megabyte of spaces
+#: indented whole (a 1 MB session of such values became 437 MB of qai in two minutes), and nobody reads it.
+INDENT_LEVELS = 32
+#: in an indented document, a line this deep or deeper means a member past INDENT_LEVELS (JSON text holds no
+#: raw newline inside a string: every newline is structure)
+_TOO_DEEP = b"\n" + b" " * (2 * INDENT_LEVELS + 2)
+
+
+def indented_too_deep(block: bytes, depth: int = 0) -> bool:
+    """Whether ``block`` (indented JSON, standing ``depth`` spaces deep) indents a member past
+    :data:`INDENT_LEVELS` levels (it is then made again by :func:`dumps_indented`, deep members compact)."""
+    return (b"\n" + b" " * (2 * INDENT_LEVELS + 2 + depth)) in block if depth else _TOO_DEEP in block
+
+
 def dumps_indented(obj: Any) -> bytes:
-    """Like :func:`dumps`, indented by two spaces (documents people read: qai sessions, HAR)."""
+    """Like :func:`dumps`, indented by two spaces (documents people read: qai sessions, HAR), up to
+    :data:`INDENT_LEVELS` levels: a member nested deeper is written compact (linear in the value, where
+    indenting it whole grows with the square of its depth)."""
     try:
-        return orjson.dumps(obj, option=orjson.OPT_INDENT_2)
-    except TypeError:
-        try:
-            text = json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=True)
-            return text.encode("utf-8")
-        except UnicodeEncodeError:
-            return json.dumps(obj, ensure_ascii=True, indent=2, allow_nan=True).encode("ascii")
+        block = orjson.dumps(obj, option=orjson.OPT_INDENT_2)
+    except TypeError:  # deeper than orjson writes, an integer past 64 bits, a lone surrogate, NaN
+        return _indented(obj, _stdlib_dumps)
+    return _indented(obj, dumps) if _TOO_DEEP in block else block
+
+
+def _indented(obj: Any, leaf: Callable[[Any], bytes]) -> bytes:
+    """``obj`` indented by two spaces to :data:`INDENT_LEVELS` levels, each scalar (and each container at that
+    level) encoded by ``leaf``: the bytes of ``orjson``'s ``OPT_INDENT_2`` where that reaches. Iterative."""
+    out: list[bytes] = []
+    stack: list[Any] = [(obj, 0)]
+    while stack:
+        item = stack.pop()
+        if type(item) is bytes:
+            out.append(item)
+            continue
+        value, level = item
+        if not isinstance(value, (dict, list)) or not value or level >= INDENT_LEVELS:
+            out.append(leaf(value))
+            continue
+        pad = b"\n" + b"  " * (level + 1)
+        if isinstance(value, dict):
+            stack.append(b"\n" + b"  " * level + b"}")
+            pairs = list(value.items())
+            for i in range(len(pairs) - 1, -1, -1):
+                key, member = pairs[i]
+                stack.append((member, level + 1))
+                stack.append((b"," if i else b"{") + pad + leaf(key if isinstance(key, str) else str(key)) + b": ")
+        else:
+            stack.append(b"\n" + b"  " * level + b"]")
+            for i in range(len(value) - 1, -1, -1):
+                stack.append((value[i], level + 1))
+                stack.append((b"," if i else b"[") + pad)
+    return b"".join(out)
 
 
 def dumps_str(obj: Any) -> str:

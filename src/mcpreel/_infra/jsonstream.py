@@ -223,6 +223,8 @@ def encode_run(items: list[Any], depth: int) -> bytes:
         nested = [nested]
     try:
         block = orjson.dumps(nested, option=orjson.OPT_INDENT_2)
+        if jsonio.indented_too_deep(block, depth):
+            raise TypeError("members past the levels indented: made item by item, those compact")
     except TypeError:
         pad = b"\n" + b" " * depth
         return (b"," + pad).join(jsonio.dumps_indented(item).replace(b"\n", pad) for item in items)

@@ -11,12 +11,14 @@ stack holds that easily: those walks use little of it per level, and Python call
 
 from __future__ import annotations
 
+import itertools
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
-__all__ = ["MAX_DEPTH", "recursion_room"]
+__all__ = ["MAX_DEPTH", "cut_repr", "recursion_room"]
 
 #: the deepest nesting a reader accepts (orjson's limit); every walk over a read value reaches it
 MAX_DEPTH = 1024
@@ -47,3 +49,50 @@ def recursion_room(per_level: int = 2) -> Iterator[None]:
             _raised -= 1
             if _raised == 0:
                 sys.setrecursionlimit(_before)
+
+
+class _Said(str):
+    """A piece of punctuation already written out (not a value to show with ``repr``)."""
+
+
+def cut_repr(value: Any, limit: int = 400) -> str:
+    """``str(value)`` for a value read from a session (dicts, lists, scalars), walked iteratively and cut at
+    ``limit`` characters (then ending in ``…``): the same text as ``str`` when it is short, and neither a
+    :class:`RecursionError` at the readers' depth nor a megabyte of text for a huge value shown in a line."""
+    if not isinstance(value, (dict, list, tuple)):
+        text = value if isinstance(value, str) else repr(value)
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+    out: list[str] = []
+    size = 0
+    stack: list[Any] = [value]
+    while stack and size <= limit:
+        item = stack.pop()
+        if isinstance(item, _Said):
+            piece = str(item)
+        elif isinstance(item, dict):
+            piece = "{"
+            stack.append(_Said("}"))
+            pairs = list(itertools.islice(item.items(), limit))  # each shows at least a character
+            if len(item) > limit:
+                stack.append(_Said(" " * (limit + 1)))  # more than fits: the text is cut
+            for i, (k, v) in enumerate(reversed(pairs)):
+                stack.append(v)
+                stack.append(_Said(repr(k)[: limit + 1] + ": "))
+                if i < len(pairs) - 1:
+                    stack.append(_Said(", "))
+        elif isinstance(item, (list, tuple)):
+            piece = "[" if isinstance(item, list) else "("
+            stack.append(_Said("]" if isinstance(item, list) else (",)" if len(item) == 1 else ")")))
+            values = item[:limit]
+            if len(item) > limit:
+                stack.append(_Said(" " * (limit + 1)))
+            for i, v in enumerate(reversed(values)):
+                stack.append(v)
+                if i < len(values) - 1:
+                    stack.append(_Said(", "))
+        else:
+            piece = repr(item)[: limit + 1]
+        out.append(piece)
+        size += len(piece)
+    text = "".join(out)
+    return text if len(text) <= limit and not stack else text[: limit - 1] + "…"

@@ -62,6 +62,7 @@ __all__ = [
     "child_options",
     "control_auth",
     "control_unavailable",
+    "tcp_peer_uid",
     "has_file_modes",
     "interrupt_group",
     "kill_group",
@@ -203,7 +204,7 @@ def pid_alive(pid: int) -> bool:
             k32.CloseHandle(handle)
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # none, or a number no process can have
         return False
     except OSError:
         return True  # someone else's: alive
@@ -565,6 +566,18 @@ NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
 PRIVATE_MODE = 0o600
 
 
+def system() -> str:
+    """Which desktop's folder conventions apply (``sys.platform``: ``linux``, ``darwin``, ``win32``, ...):
+    asked only where a path is a convention rather than a feature (where a client keeps its config)."""
+    return sys.platform
+
+
+def can_signal_processes() -> bool:
+    """Can a process be asked to stop with a signal it may catch (POSIX ``SIGTERM``)? Windows has no such
+    signal to send to another process: ``os.kill`` there ends it outright."""
+    return os.name == "posix"
+
+
 def has_file_modes() -> bool:
     """Do POSIX permission bits mean something here (not on Windows, where ACLs decide)?"""
     return hasattr(os, "getuid")
@@ -598,3 +611,27 @@ def binary_stdio() -> None:
     for stream in (sys.stdin, sys.stdout):
         with contextlib.suppress(AttributeError, OSError, ValueError):
             msvcrt.setmode(stream.fileno(), os.O_BINARY)  # type: ignore[attr-defined]
+
+
+def tcp_peer_uid(sock: socket.socket) -> int | None:
+    """The uid owning the other end of an accepted loopback TCP connection, where the system tells (Linux:
+    the peer's row in ``/proc/net/tcp``/``tcp6``, whose local port is our peer's and remote port ours), else
+    None (Windows, macOS: the loopback control channel then counts every stranger as one)."""
+    try:
+        peer_port = sock.getpeername()[1]
+        our_port = sock.getsockname()[1]
+    except (OSError, IndexError):
+        return None
+    want_local, want_remote = f":{peer_port:04X}", f":{our_port:04X}"
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table, encoding="ascii", errors="replace") as fh:
+                next(fh, None)  # the header
+                for line in fh:
+                    fields = line.split()
+                    if (len(fields) > 7 and fields[1].endswith(want_local) and fields[2].endswith(want_remote)
+                            and fields[7].isdigit()):
+                        return int(fields[7])
+        except OSError:
+            continue
+    return None

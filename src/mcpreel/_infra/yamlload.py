@@ -8,6 +8,8 @@ and measured without expanding it (each node's expanded size and depth once, by 
 before anything is constructed when:
 
 - aliases make it bigger than the file spells out by more than :data:`ALIAS_NODES` nodes,
+- or by more than :data:`ALIAS_BYTES` bytes of text (one long string aliased many times is few nodes but
+  gigabytes once written out: a 700 KB file of one 100 KB string and 200,000 aliases is 20 GB of JSON),
 - it is nested deeper than :data:`~mcpreel._infra.nesting.MAX_DEPTH` (what a JSON reader accepts), or
 - an alias stands inside its own anchor (a recursive document: JSON has no such value).
 
@@ -22,10 +24,12 @@ import yaml
 
 from mcpreel._infra.nesting import MAX_DEPTH
 
-__all__ = ["ALIAS_NODES", "YamlLimitError", "load"]
+__all__ = ["ALIAS_BYTES", "ALIAS_NODES", "YamlLimitError", "load"]
 
 #: how many nodes aliases may add to a document beyond the ones written in the file
 ALIAS_NODES = 1_000_000
+#: how many bytes (scalar text, and 2 per node for its punctuation) aliases may add beyond the file's own
+ALIAS_BYTES = 16 << 20
 
 
 class YamlLimitError(ValueError):
@@ -49,6 +53,11 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
+def _own_bytes(node: yaml.Node) -> int:
+    """What ``node`` itself weighs written out: its text if a scalar, and 2 for its punctuation."""
+    return 2 + (len(node.value) if isinstance(node, yaml.ScalarNode) else 0)
+
+
 def check(root: yaml.Node) -> None:
     """Raise :class:`YamlLimitError` when ``root``'s document is over the budget (see the module doc).
 
@@ -56,6 +65,8 @@ def check(root: yaml.Node) -> None:
     written: a node reached again through an alias is measured once.
     """
     size: dict[int, int] = {}  # id(node) -> nodes in its expansion (itself included), once finished
+    weight: dict[int, int] = {}  # id(node) -> bytes of its expansion (see _own_bytes), once finished
+    written = 0  # bytes of the distinct nodes measured so far (what the file spells out)
     depth: dict[int, int] = {}
     open_: set[int] = set()  # nodes whose children are being measured (an alias to one is a cycle)
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
@@ -65,6 +76,9 @@ def check(root: yaml.Node) -> None:
         if done:
             kids = _children(node)
             size[key] = 1 + sum(size[id(k)] for k in kids)
+            own = _own_bytes(node)
+            written += own
+            weight[key] = own + sum(weight[id(k)] for k in kids)
             depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
             open_.discard(key)
             if depth[key] > MAX_DEPTH:
@@ -72,6 +86,9 @@ def check(root: yaml.Node) -> None:
             if size[key] > len(size) + ALIAS_NODES:  # len(size): the distinct nodes measured so far
                 raise YamlLimitError(f"aliases expand the document by more than {ALIAS_NODES:,} nodes beyond "
                                      "what the file holds (nested aliases: a 'billion laughs')", _line(node))
+            if weight[key] > written + ALIAS_BYTES:
+                raise YamlLimitError(f"aliases expand the document by more than {ALIAS_BYTES >> 20} MB beyond "
+                                     "what the file holds (a long value aliased many times)", _line(node))
             continue
         if key in size:
             continue

@@ -5,6 +5,6 @@ and shadowing tool names, secrets in traffic, destructive tools without annotati
 from __future__ import annotations
 
 from mcpreel.audit.engine import AuditReport, Finding, audit_session
-from mcpreel.audit.rules import Rule, builtin_rules, load_rules, merge_rules
+from mcpreel.audit.rules import AuditRule, builtin_rules, load_rules, merge_rules
 
-__all__ = ["AuditReport", "Finding", "Rule", "audit_session", "builtin_rules", "load_rules", "merge_rules"]
+__all__ = ["AuditReport", "Finding", "AuditRule", "audit_session", "builtin_rules", "load_rules", "merge_rules"]

@@ -13,7 +13,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpreel.audit.rules import Rule
+from mcpreel.audit.rules import AuditRule
+from mcpreel.drafts import OUTPUTS_FIELD
 from mcpreel.model import SCOPE_KEY, Session
 from mcpreel.operations.walk import walk
 
@@ -49,7 +50,7 @@ class Finding:
 @dataclass
 class AuditReport:
     findings: list[Finding] = field(default_factory=list)
-    rules: list[Rule] = field(default_factory=list)
+    rules: list[AuditRule] = field(default_factory=list)
     tools_seen: int = 0
     calls_seen: int = 0
 
@@ -129,9 +130,15 @@ def _result_texts(result: Any, path: str) -> Iterator[tuple[str, str, str | None
                     yield f"{path}/content/{i}/resource/text", res["text"], None
     if "structuredContent" in result:
         yield from _strings(result["structuredContent"], f"{path}/structuredContent")
+    outputs = result.get(OUTPUTS_FIELD)  # SEP-3279's result variants: each audience's copy is read too
+    if isinstance(outputs, list):
+        for i, output in enumerate(outputs):
+            if isinstance(output, dict) and output is not result:
+                yield from _result_texts({k: v for k, v in output.items() if k != OUTPUTS_FIELD},
+                                         f"{path}/{OUTPUTS_FIELD}/{i}")
 
 
-def _looks_secret(m: re.Match[str], group: int, rule: Rule) -> bool:
+def _looks_secret(m: re.Match[str], group: int, rule: AuditRule) -> bool:
     """A redaction pattern's match that is not already redacted and, when the rule asks, holds a digit
     (prose such as "token contract" matches the bearer shape; real credentials have digits)."""
     from mcpreel.redact import MARKER
@@ -147,14 +154,14 @@ def _norm_name(name: str) -> str:
 
 
 class _Auditor:
-    def __init__(self, rules: list[Rule]) -> None:
+    def __init__(self, rules: list[AuditRule]) -> None:
         self.rules = rules
         self.findings: list[Finding] = []
         self._seen: set[tuple[str, str, str]] = set()
         self.tools: dict[Any, dict[str, tuple[dict[str, Any], int | None]]] = {}  # scope -> name -> (def, record)
         self.calls = 0
 
-    def add(self, rule: Rule, path: str, record: int | None, excerpt: str = "", message: str | None = None,
+    def add(self, rule: AuditRule, path: str, record: int | None, excerpt: str = "", message: str | None = None,
             server: Any = None) -> None:
         key = (rule.id, path, excerpt)
         if key in self._seen:
@@ -260,11 +267,11 @@ class _Auditor:
                     if any(rx.search(name) for rx in rule.name_patterns):
                         self.add(rule, f"/tools/{_esc(name)}/annotations", record, name, server=scope)
 
-    def _kind(self, kind: str) -> list[Rule]:
+    def _kind(self, kind: str) -> list[AuditRule]:
         return [r for r in self.rules if r.kind == kind]
 
 
-def audit_session(session: Session, rules: list[Rule]) -> AuditReport:
+def audit_session(session: Session, rules: list[AuditRule]) -> AuditReport:
     """Audit what ``session`` carried, read through the one walk (:mod:`mcpreel.operations`): answers pair
     with their requests within a client session; a task's ``tasks/result`` is its tool call's result."""
     a = _Auditor(rules)

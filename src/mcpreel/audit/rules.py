@@ -27,7 +27,7 @@ from typing import Any
 from mcpreel._infra import jsonio
 from mcpreel.errors import InputError
 
-__all__ = ["KINDS", "LEVELS", "TARGETS", "Rule", "builtin_rules", "load_rules", "merge_rules"]
+__all__ = ["KINDS", "LEVELS", "TARGETS", "AuditRule", "builtin_rules", "load_rules", "merge_rules"]
 
 KINDS = ("pattern", "secret", "definition-drift", "duplicate-tool", "destructive-unannotated")
 LEVELS = ("error", "warning", "note")
@@ -37,7 +37,7 @@ RULES_VERSION = 1
 
 
 @dataclass
-class Rule:
+class AuditRule:
     id: str
     name: str
     kind: str
@@ -51,7 +51,7 @@ class Rule:
     require_digit: bool = False  # secret: a match counts only if the secret part holds a digit
 
 
-def _rule(raw: Any, where: str) -> Rule:
+def _rule(raw: Any, where: str) -> AuditRule:
     if not isinstance(raw, dict):
         raise InputError(f"{where}: a rule must be an object")
     rid = raw.get("id")
@@ -85,12 +85,12 @@ def _rule(raw: Any, where: str) -> Rule:
         raise InputError(f"{where}: a pattern rule needs \"patterns\"")
     if kind == "destructive-unannotated" and not name_patterns:
         raise InputError(f"{where}: needs \"name_patterns\"")
-    return Rule(rid, str(raw.get("name") or rid), kind, level, str(raw.get("message") or raw.get("name") or rid),
+    return AuditRule(rid, str(raw.get("name") or rid), kind, level, str(raw.get("message") or raw.get("name") or rid),
                 targets, patterns, name_patterns, bool(raw.get("enabled", True)),
                 tuple(raw.get("exclude_patterns") or ()), bool(raw.get("require_digit", False)))
 
 
-def _parse(doc: Any, source: str) -> list[Rule]:
+def _parse(doc: Any, source: str) -> list[AuditRule]:
     if not isinstance(doc, dict) or doc.get("mcpreel_audit_rules") != RULES_VERSION or not isinstance(doc.get("rules"), list):
         raise InputError(f"not an audit rules file (expected \"mcpreel_audit_rules\": {RULES_VERSION} and \"rules\": [...])",
                          path=source)
@@ -100,13 +100,13 @@ def _parse(doc: Any, source: str) -> list[Rule]:
         raise InputError(exc.rule, path=source) from exc
 
 
-def builtin_rules() -> list[Rule]:
+def builtin_rules() -> list[AuditRule]:
     """The rules shipped with mcpreel (``audit/rules.json``), parsed with the same checks as a user's file."""
     text = resources.files("mcpreel.audit").joinpath("rules.json").read_bytes()
     return _parse(jsonio.loads(text), "mcpreel/audit/rules.json")
 
 
-def load_rules(path: str | Path) -> list[Rule]:
+def load_rules(path: str | Path) -> list[AuditRule]:
     """A user's rules file; a file that cannot be read or breaks a rule is an input error naming it."""
     try:
         data = Path(path).read_bytes()
@@ -119,7 +119,7 @@ def load_rules(path: str | Path) -> list[Rule]:
     return _parse(doc, str(path))
 
 
-def merge_rules(base: list[Rule], extra: list[Rule], disabled: tuple[str, ...] = ()) -> list[Rule]:
+def merge_rules(base: list[AuditRule], extra: list[AuditRule], disabled: tuple[str, ...] = ()) -> list[AuditRule]:
     """``extra`` replaces rules of the same id and adds the rest; ``disabled`` ids are dropped."""
     out = {r.id: r for r in base}
     for r in extra:

@@ -36,13 +36,21 @@ writes it as recorded.
 Tags: ``--mcp-tag KEY=VALUE`` (repeatable, every test of the run) and the marker's ``tags={"KEY": "VALUE"}``
 go into the header of a cassette that is recorded (``metadata.tags``, as ``mcpreel record --tag`` writes).
 
+The ``mcp_session`` fixture (async tests: ``@pytest.mark.anyio``, anyio's pytest plugin, which the SDK
+brings, or pytest-asyncio in auto mode) hands the test the official SDK's ``ClientSession``, connected to
+the ``mcp_server`` and through its handshake in the test's era: the marker's ``era="auto"`` (the default,
+the SDK's own: 2026-07-28 to a modern server), ``"legacy"`` (the initialize handshake) or ``"modern"``. The
+SDK is the project's own (2.x; 1.x speaks only the legacy era); without it the test fails in one line saying
+what to install. A cassette problem of such a test is reported once its session has closed, at teardown.
+
 Loaded in every pytest run where mcpreel is installed, so it imports nothing heavy until a test asks.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+import tempfile
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +59,14 @@ import pytest
 from mcpreel.cassette.mode import RecordMode
 from mcpreel.errors import McpreelError, UsageError
 
-__all__ = ["cassette_path", "mcp_server"]
+__all__ = ["cassette_path", "mcp_server", "mcp_session"]
 
 _MARKER = "mcp_cassette"
 _RULES_MARKER = "mcp_rules"
 _MARKER_KEYS = frozenset({"path", "command", "url", "transport", "record_mode", "env", "cwd", "match", "redact",
-                          "tags"})
+                          "tags", "era"})
+_ERAS = ("auto", "legacy", "modern")
+_SDK_MISSING = "mcp_session needs the official MCP Python SDK: pip install mcp (2.x for every era; 1.x: legacy)"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _DEST = "mcpreel_record_mode"
 _FLAG = "--mcp-record-mode"
@@ -103,7 +113,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{_MARKER}(path=None, *, command=None, url=None, transport=None, record_mode=None, env=None, cwd=None, "
-        "match=None, redact=True, tags=None): back the mcp_server fixture with a cassette file, recorded from the real MCP "
+        "match=None, redact=True, tags=None, era='auto'): back the mcp_server fixture (and mcp_session, in era) with a cassette file, recorded from the real MCP "
         "server (a stdio command or a URL) as the record mode says, its secrets redacted unless redact=False",
     )
     config.addinivalue_line(
@@ -144,6 +154,8 @@ def _marker_options(node: pytest.Item) -> dict[str, Any]:
         if len(marker.args) > 1 or "path" in options:
             raise UsageError(f"@pytest.mark.{_MARKER} takes one positional argument, the cassette path")
         options["path"] = marker.args[0]
+    if options.get("era", "auto") not in _ERAS:
+        raise UsageError(f"@pytest.mark.{_MARKER}: era={options['era']!r}: give one of {', '.join(_ERAS)}")
     return options
 
 
@@ -219,6 +231,53 @@ def mcp_server(request: pytest.FixtureRequest) -> Iterator[Any]:
 _REPORTED = pytest.StashKey[bool]()
 
 
+@pytest.fixture
+async def mcp_session(mcp_server: Any, request: pytest.FixtureRequest) -> AsyncIterator[Any]:
+    """The official SDK's ``ClientSession``, connected to ``mcp_server`` in the marker's ``era`` (see
+    :mod:`mcpreel.cassette.pytest_plugin`); closed when the test ends, before the server's verdict."""
+    era = _marker_options(request.node).get("era", "auto")  # checked already, by mcp_server's setup
+    try:
+        import mcp
+    except ImportError:
+        pytest.fail(_SDK_MISSING, pytrace=False)
+    if not hasattr(mcp, "Client"):  # the 1.x SDK: the handshake era only, by hand
+        async for session in _sdk1_session(mcp_server, era):
+            yield session
+        return
+    from mcp.client.stdio import stdio_client
+
+    from mcpreel.eras import MODERN_PROTOCOL
+
+    if mcp_server.transport == "sse":  # the SDK's Client takes a URL as Streamable HTTP
+        pytest.fail("mcp_session: a legacy SSE cassette server: connect to mcp_server.url with the SDK's sse_client",
+                    pytrace=False)
+    with tempfile.TemporaryFile("w+") as errlog:  # pytest's captured sys.stderr has no file descriptor
+        target: Any = (stdio_client(mcp_server.stdio_parameters(), errlog=errlog) if mcp_server.transport == "stdio"
+                       else mcp_server.url)
+        async with mcp.Client(target, mode=MODERN_PROTOCOL if era == "modern" else era) as client:
+            yield client.session
+
+
+async def _sdk1_session(server: Any, era: str) -> AsyncIterator[Any]:
+    """The 1.x SDK's ``ClientSession`` over stdio or Streamable HTTP, after the initialize handshake."""
+    if era == "modern":
+        pytest.fail("mcp_session: era='modern' needs the MCP SDK 2.x: pip install 'mcp>=2.3'", pytrace=False)
+    from mcp import ClientSession
+
+    with tempfile.TemporaryFile("w+") as errlog:
+        if server.transport == "stdio":
+            from mcp.client.stdio import stdio_client
+
+            transport: Any = stdio_client(server.stdio_parameters(), errlog=errlog)
+        else:
+            from mcp.client.streamable_http import streamablehttp_client  # type: ignore[attr-defined,unused-ignore]
+
+            transport = streamablehttp_client(server.url)
+        async with transport as streams, ClientSession(streams[0], streams[1]) as session:
+            await session.initialize()
+            yield session
+
+
 def _problems(server: Any) -> str | None:
     problems = server.problems()
     if problems and server.misses() and server.mode in (RecordMode.ONCE, RecordMode.NONE):
@@ -237,6 +296,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     server = getattr(item, "funcargs", {}).get("mcp_server")
     if server is None or not hasattr(server, "problems"):
         return
+    if "mcp_session" in getattr(item, "fixturenames", ()):
+        return  # its client is still connected until teardown: the server's fixture gives the verdict then
     report = outcome.get_result()  # type: ignore[attr-defined]
     if report.skipped:
         return

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcpreel._infra import platform
 from mcpreel.cassette.mode import RecordMode
 from mcpreel.cassette.report import read_report
 from mcpreel.clients.process import ServerStartError, spawn, stop, with_environ
@@ -98,7 +99,11 @@ class CassetteServer:
         """
         if self.transport != "stdio":
             raise UsageError(f"this cassette is served over {self.transport}: connect to {self.url}")
-        from mcp import StdioServerParameters
+        try:
+            from mcp import StdioServerParameters  # the project's own SDK, 1.x or 2.x: both have it
+        except ImportError as exc:
+            raise UsageError("stdio_parameters() makes the official MCP SDK's StdioServerParameters: pip install "
+                             "mcp (any 1.x or 2.x), or start mcp_server.argv yourself") from exc
 
         where = os.fspath(cwd) if cwd is not None else self.cwd
         return StdioServerParameters(command=self.command, args=self.args, env={**self.env, **(env or {})},
@@ -182,8 +187,8 @@ class CassetteServer:
         process running (pydantic-ai's, past the test and past pytest: the cassette then appeared after
         pytest had ended, saved by an orphan) is told to end it now: SIGTERM, which the serving process hands
         to the real server, so the session ends as when a client ends it, and is saved."""
-        if self._settle(2.0) or not self.plan.record or os.name != "posix":
-            if not self.plan.record or os.name != "posix":
+        if self._settle(2.0) or not self.plan.record or not platform.can_signal_processes():
+            if not self.plan.record or not platform.can_signal_processes():
                 self._settle(3.0)
             return
         pid = next((e.get("pid") for e in read_report(self._report) if e.get("event") == "plan"), None)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpreel.check.legacy_sse import SseProbe
-from mcpreel.check.probe import Exchange, HttpProbe, StdioProbe
+from mcpreel.check.probe import HttpProbe, ProbeExchange, StdioProbe
 from mcpreel.check.result import FAIL, PASS, SKIP, WARN, CheckResult
 
 __all__ = [
@@ -106,7 +106,7 @@ class Run:
         self.options = options
         self.modern = modern  # speaking 2026-07-28 (server/discover), not the initialize handshake
         self.spawn = spawn  # a fresh stdio server (or SSE stream), for checks that need a new connection
-        self.init: Exchange | None = None
+        self.init: ProbeExchange | None = None
         self.init_result: dict[str, Any] | None = None
         self.negotiated: str | None = None
         self.session_id: str | None = None
@@ -133,7 +133,7 @@ class Run:
         return "server/discover" if self.modern else "ping"
 
 
-def result(fn: Callable[..., Any], status: str, summary: str, *, ex: Exchange | None = None,
+def result(fn: Callable[..., Any], status: str, summary: str, *, ex: ProbeExchange | None = None,
            fix: str | None = None, issue: str | None = None, details: list[str] | None = None,
            id: str | None = None, title: str | None = None) -> CheckResult:
     """A result of the check ``fn``; ``ex`` (when given and not a pass) supplies sent/received."""

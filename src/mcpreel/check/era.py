@@ -18,7 +18,7 @@ from typing import Any
 
 from mcpreel._version import __version__
 from mcpreel.check.context import FAIL, PASS, SKIP, WARN, Run, check, result
-from mcpreel.check.probe import Exchange, HttpProbe, StdioProbe, excerpt
+from mcpreel.check.probe import HttpProbe, ProbeExchange, StdioProbe, excerpt
 from mcpreel.check.result import CheckResult
 
 __all__ = [
@@ -74,12 +74,12 @@ class ModernHttpProbe(HttpProbe):
         self.protocol_version = MODERN
 
     def request(self, method: str, params: Any = None, *, headers: dict[str, str] | None = None,
-                **kw: Any) -> Exchange:
+                **kw: Any) -> ProbeExchange:
         params = _with_envelope(params)
         return super().request(method, params, headers=self._headers(method, params, headers, kw), **kw)
 
     def notify(self, method: str, params: Any = None, *, headers: dict[str, str] | None = None,
-               **kw: Any) -> Exchange:
+               **kw: Any) -> ProbeExchange:
         params = _with_envelope(params)
         return super().notify(method, params, headers=self._headers(method, params, headers, kw), **kw)
 
@@ -93,21 +93,21 @@ class ModernHttpProbe(HttpProbe):
 class ModernStdioProbe(StdioProbe):
     """A :class:`StdioProbe` that speaks 2026-07-28: the envelope in every request and notification."""
 
-    def request(self, method: str, params: Any = None, **kw: Any) -> Exchange:
+    def request(self, method: str, params: Any = None, **kw: Any) -> ProbeExchange:
         return super().request(method, _with_envelope(params), **kw)
 
-    def notify(self, method: str, params: Any = None, **kw: Any) -> Exchange:
+    def notify(self, method: str, params: Any = None, **kw: Any) -> ProbeExchange:
         return super().notify(method, _with_envelope(params), **kw)
 
 
-def discovered(ex: Exchange) -> dict[str, Any] | None:
+def discovered(ex: ProbeExchange) -> dict[str, Any] | None:
     """The result of a ``server/discover`` exchange, when the server answered one (not an error)."""
     resp = ex.response
     res = resp.get("result") if isinstance(resp, dict) else None
     return res if isinstance(res, dict) else None
 
 
-def _error(ex: Exchange) -> dict[str, Any] | None:
+def _error(ex: ProbeExchange) -> dict[str, Any] | None:
     resp = ex.response
     err = resp.get("error") if isinstance(resp, dict) else None
     return err if isinstance(err, dict) else None
@@ -164,7 +164,7 @@ def routing_header_rules(run: Run) -> CheckResult:
         ("tools/list", None, "Mcp-Method", "a tools/list POST without Mcp-Method"),
         ("tools/call", {"name": NO_SUCH_TOOL, "arguments": {}}, "Mcp-Name", "a tools/call POST without Mcp-Name"),
     )
-    problems: list[tuple[str, str, Exchange]] = []
+    problems: list[tuple[str, str, ProbeExchange]] = []
     for method, params, header, what in cases:
         ex = probe.request(method, params, label=what, drop_headers=(header,))
         err = _error(ex)

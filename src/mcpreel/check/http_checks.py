@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from mcpreel._infra import jsonio
 from mcpreel.check.context import FAIL, HEADER_ERA, PASS, SKIP, WARN, Run, check, result
-from mcpreel.check.probe import Exchange, excerpt
+from mcpreel.check.probe import ProbeExchange, excerpt
 from mcpreel.check.result import CheckResult
 
 NOT_STREAMING = "Response Not Streaming"
@@ -25,11 +25,11 @@ STREAM_FIX = (
 _RANK = {PASS: 0, SKIP: 0, WARN: 1, FAIL: 2}
 
 
-def _worst(problems: list[tuple[str, str, Exchange | None]]) -> tuple[str, str, Exchange | None]:
+def _worst(problems: list[tuple[str, str, ProbeExchange | None]]) -> tuple[str, str, ProbeExchange | None]:
     return max(problems, key=lambda p: _RANK[p[0]])
 
 
-def _from_problems(fn: Callable[..., Any], problems: list[tuple[str, str, Exchange | None]], ok: str, *,
+def _from_problems(fn: Callable[..., Any], problems: list[tuple[str, str, ProbeExchange | None]], ok: str, *,
                    fix: str | None = None, issue: str | None = None) -> CheckResult:
     if not problems:
         return result(fn, PASS, ok)
@@ -79,7 +79,7 @@ def sse_content_type(run: Run) -> CheckResult:
     judged = [e for e in run.probe.exchanges if e.request_id is not None and e.http_method == "POST" and e.ok_status]
     if not judged:
         return result(sse_content_type, SKIP, "no request was answered with a 2xx status")
-    problems: list[tuple[str, str, Exchange | None]] = []
+    problems: list[tuple[str, str, ProbeExchange | None]] = []
     sse = json = 0
     for e in judged:
         ctype = e.content_type
@@ -110,7 +110,7 @@ def sse_framing(run: Run) -> CheckResult:
     streams = [e for e in run.probe.exchanges if e.http_method == "POST" and e.ok_status and e.is_sse]
     if not streams:
         return result(sse_framing, SKIP, "no SSE response to judge")
-    problems: list[tuple[str, str, Exchange | None]] = []
+    problems: list[tuple[str, str, ProbeExchange | None]] = []
     events = 0
     crlf = False
     for e in streams:
@@ -165,7 +165,7 @@ def session_id(run: Run) -> CheckResult:
                       "no Mcp-Session-Id on the initialize response: a stateless server (MCP allows it), so the "
                       "session checks do not apply", ex=run.init,
                       fix="to keep per-client state, issue Mcp-Session-Id on the initialize response")
-    problems: list[tuple[str, str, Exchange | None]] = []
+    problems: list[tuple[str, str, ProbeExchange | None]] = []
     if not _VISIBLE_ASCII.fullmatch(sid):
         problems.append((FAIL, f"the session id {sid!r} has characters outside visible ASCII", run.init))
     missing = probe.request("ping", label="ping without Mcp-Session-Id", session=False)

@@ -8,7 +8,7 @@ from typing import Any
 
 from mcpreel.check.context import FAIL, PASS, WARN, Run, check, result
 from mcpreel.check.legacy_sse import SseProbe
-from mcpreel.check.probe import Exchange, StdioProbe, excerpt
+from mcpreel.check.probe import ProbeExchange, StdioProbe, excerpt
 from mcpreel.check.result import CheckResult
 
 _RANK = {PASS: 0, WARN: 1, FAIL: 2}
@@ -54,7 +54,7 @@ def notifications(run: Run) -> CheckResult:
 def jsonrpc_ids(run: Run) -> CheckResult:
     probe = run.probe
     ping = probe.request(run.ping, id="mcpreel-check-ping", label=f"{run.ping} with a string id")
-    problems: list[tuple[str, str, Exchange]] = []
+    problems: list[tuple[str, str, ProbeExchange]] = []
     judged = 0
     for ex in probe.exchanges:
         if ex.request_id is None:

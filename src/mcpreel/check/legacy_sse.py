@@ -5,7 +5,7 @@ every message to (the Python SDK: ``/messages/?session_id=…``, TypeScript: ``/
 A POST only says 202; the answers come back as ``message`` events on the stream. So this probe is the
 HTTP probe base for its POSTs (the transport's probe mode) and a stream reader like the stdio probe for
 the answers (:class:`~mcpreel.check.probe._Arrivals` over a :class:`~mcpreel.clients.LegacySSETransport`).
-It keeps every exchange as an :class:`~mcpreel.check.probe.Exchange` and judges nothing.
+It keeps every exchange as an :class:`~mcpreel.check.probe.ProbeExchange` and judges nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcpreel.check.probe import Exchange, Unreachable, _Arrivals, _HttpProbeBase, excerpt
+from mcpreel.check.probe import ProbeExchange, Unreachable, _Arrivals, _HttpProbeBase, excerpt
 from mcpreel.errors import TransportError
 
 __all__ = ["SseProbe", "is_legacy_sse_url"]
@@ -76,10 +76,10 @@ class SseProbe(_HttpProbeBase):
         return not self._arrivals.eof
 
     def send(self, body: bytes, *, label: str, request_id: Any = None, timeout: float | None = None,
-             settle: float = 0.0, **_: Any) -> Exchange:
+             settle: float = 0.0, **_: Any) -> ProbeExchange:
         """POST one message; wait on the stream for the answer to ``request_id`` (or ``settle`` seconds)."""
         assert self.endpoint is not None
-        ex = Exchange(label=label, sent=body, request_id=request_id)
+        ex = ProbeExchange(label=label, sent=body, request_id=request_id)
         self.exchanges.append(ex)
         start = time.monotonic()
         limit = self.timeout if timeout is None else timeout

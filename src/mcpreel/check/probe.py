@@ -2,7 +2,7 @@
 
 A probe speaks through a transport (:class:`~mcpreel.clients.StreamableHTTPTransport`,
 :class:`~mcpreel.clients.LegacySSETransport`, :class:`~mcpreel.clients.StdioTransport`) and keeps every
-exchange as an :class:`Exchange`: exactly what was sent, and exactly what came back (status, headers, raw
+exchange as an :class:`ProbeExchange`: exactly what was sent, and exactly what came back (status, headers, raw
 body, SSE events, parsed messages, frames that were not JSON), so a check can judge the wire and a report
 can quote it. Over HTTP the transport's probe mode (:meth:`~mcpreel.clients.http._HTTPBase.exchange`)
 sends the bytes and headers as given and returns the answer as it was on the wire; over stdio and the
@@ -45,7 +45,7 @@ from mcpreel.redact.urls import redact_url, redact_urls_in
 if TYPE_CHECKING:  # the HTTP client loads with the first HTTP probe: a stdio check never needs it
     from mcpreel.clients.http import StreamableHTTPTransport, WireExchange, _HTTPBase
 
-__all__ = ["Exchange", "HttpProbe", "StdioProbe", "Unreachable", "excerpt"]
+__all__ = ["ProbeExchange", "HttpProbe", "StdioProbe", "Unreachable", "excerpt"]
 
 #: what a report quotes of a body or a message
 EXCERPT = 320
@@ -88,7 +88,7 @@ def _is_server_request(m: Any) -> bool:
 
 
 @dataclass
-class Exchange(HttpAnswer):
+class ProbeExchange(HttpAnswer):
     """One thing we sent and everything that came back for it.
 
     ``response`` is the message answering ``request_id`` (matched by value; ``id_exact`` says whether
@@ -196,7 +196,7 @@ class _Base:
 
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
-        self.exchanges: list[Exchange] = []
+        self.exchanges: list[ProbeExchange] = []
         self._next = 0
         #: ids the server used for its own requests, answered by us
         self.server_requests: list[dict[str, Any]] = []
@@ -214,7 +214,7 @@ class _Base:
                 "error": {"code": -32601, "message": "mcpreel check declares no client capabilities"}}
 
     def request(self, method: str, params: Any = None, *, id: Any = None, label: str | None = None,
-                timeout: float | None = None, **kw: Any) -> Exchange:
+                timeout: float | None = None, **kw: Any) -> ProbeExchange:
         """Send a request (``id`` defaults to the next integer) and wait for its answer."""
         rid = self.next_id() if id is None else id
         msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
@@ -222,7 +222,7 @@ class _Base:
             msg["params"] = params
         return self.send(jsonio.dumps(msg), label=label or method, request_id=rid, timeout=timeout, **kw)
 
-    def notify(self, method: str, params: Any = None, *, label: str | None = None, **kw: Any) -> Exchange:
+    def notify(self, method: str, params: Any = None, *, label: str | None = None, **kw: Any) -> ProbeExchange:
         msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             msg["params"] = params
@@ -230,7 +230,7 @@ class _Base:
 
     #: one exchange: ``send(body, *, label, request_id=None, timeout=None, **options)``, the options each
     #: transport's own (an HTTP session header, a stdio settle time)
-    send: Callable[..., Exchange]
+    send: Callable[..., ProbeExchange]
 
     def _close_transport(self, transport: Transport | None) -> None:
         """Close the transport on its loop, then end the loop."""
@@ -249,7 +249,7 @@ class _Base:
         self.close()
 
 
-def _take(ex: Exchange, m: Any, answer: Callable[[dict[str, Any]], None]) -> bool:
+def _take(ex: ProbeExchange, m: Any, answer: Callable[[dict[str, Any]], None]) -> bool:
     """Keep one received message on the exchange; True when it is the response the exchange waits for.
     A request of the server's own is handed to ``answer``."""
     ex.messages.append(m)
@@ -299,7 +299,7 @@ class _Arrivals:
             self.noise.append(text or "")
             return text or ""
 
-    async def collect(self, ex: Exchange, deadline: float) -> None:
+    async def collect(self, ex: ProbeExchange, deadline: float) -> None:
         """Take what arrives into ``ex`` until the response to its request, the end or ``deadline``."""
         while deadline - time.monotonic() > 0:
             try:
@@ -339,7 +339,7 @@ class _Arrivals:
 
 class _HttpProbeBase(_Base):
     """What both HTTP probes share: the URL they were given (named redacted), ``--header`` values, the
-    transport whose probe mode they speak through, and one HTTP exchange as an :class:`Exchange`."""
+    transport whose probe mode they speak through, and one HTTP exchange as an :class:`ProbeExchange`."""
 
     def __init__(self, url: str, *, timeout: float, headers: dict[str, str] | None) -> None:
         parts = urlsplit(url)
@@ -347,13 +347,15 @@ class _HttpProbeBase(_Base):
         # redacted as the recorders redact them (the report is shared; the key is for the server only)
         self.target = redact_url(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise Unreachable(f"{self.target}: not an http:// or https:// URL")
+            from mcpreel.redact.urls import not_a_url
+
+            raise Unreachable(not_a_url(url))
         super().__init__(timeout)
         self.url = url
         self.extra_headers = dict(headers or {})
         self.wire: _HTTPBase | None = None
 
-    def _exchange(self, ex: Exchange, body: bytes | None, *, headers: dict[str, Any], limit: float,
+    def _exchange(self, ex: ProbeExchange, body: bytes | None, *, headers: dict[str, Any], limit: float,
                   method: str = "POST", url: str | None = None) -> WireExchange:
         """One HTTP request in the transport's probe mode; an SSE answer read until ``ex``'s response came
         (the server's own requests on it answered on the way)."""
@@ -390,7 +392,7 @@ class _HttpProbeBase(_Base):
         self._close_transport(self.wire)
 
 
-def _take_event(ex: Exchange, ev: SSEEvent, answer: Callable[[dict[str, Any]], None]) -> bool:
+def _take_event(ex: ProbeExchange, ev: SSEEvent, answer: Callable[[dict[str, Any]], None]) -> bool:
     """Take one SSE event's data; True when it was the response we wait for."""
     if ev.comment is not None or ev.data == "":
         return False
@@ -453,7 +455,7 @@ class HttpProbe(_HttpProbeBase):
 
     def send(self, body: bytes, *, label: str, request_id: Any = None, timeout: float | None = None,
              session: bool = True, session_id: str | None = None, headers: dict[str, str] | None = None,
-             drop_headers: tuple[str, ...] = (), http_method: str = "POST", url: str | None = None) -> Exchange:
+             drop_headers: tuple[str, ...] = (), http_method: str = "POST", url: str | None = None) -> ProbeExchange:
         """One HTTP request; reads an SSE answer until the response to ``request_id`` has come."""
         from mcpreel.clients.http import wire_value
 
@@ -466,7 +468,7 @@ class HttpProbe(_HttpProbeBase):
         if headers:
             h.update(headers)
         target_url = url or self.url
-        ex = Exchange(label=label, sent=body, request_id=request_id, http_method=http_method,
+        ex = ProbeExchange(label=label, sent=body, request_id=request_id, http_method=http_method,
                       url=target_url, sent_headers=h)
         self.exchanges.append(ex)
         limit = self.timeout if timeout is None else timeout
@@ -481,7 +483,7 @@ class HttpProbe(_HttpProbeBase):
             self._take_body(ex)
         return ex
 
-    def _take_body(self, ex: Exchange) -> None:
+    def _take_body(self, ex: ProbeExchange) -> None:
         """The messages of a whole (JSON) body."""
         if not (ex.body.strip() and ex.content_type in ("application/json", "") and not ex.truncated):
             return
@@ -497,7 +499,7 @@ class HttpProbe(_HttpProbeBase):
         for req in answers:
             self._loop.run(self._answer(req))
 
-    def delete(self, session_id: str) -> Exchange:
+    def delete(self, session_id: str) -> ProbeExchange:
         return self.send(b"", label="DELETE session", http_method="DELETE", session_id=session_id)
 
     def close(self) -> None:
@@ -564,9 +566,9 @@ class StdioProbe(_Base):
         return f"the server exited with {how}" + (f": {tail.strip()}" if tail else "")
 
     def send(self, body: bytes, *, label: str, request_id: Any = None, timeout: float | None = None,
-             wait: bool | None = None, settle: float = 0.0) -> Exchange:
+             wait: bool | None = None, settle: float = 0.0) -> ProbeExchange:
         """Write one line; wait for the answer to ``request_id`` (or ``settle`` seconds when it is None)."""
-        ex = Exchange(label=label, sent=body, request_id=request_id)
+        ex = ProbeExchange(label=label, sent=body, request_id=request_id)
         self.exchanges.append(ex)
         start = time.monotonic()
         limit = self.timeout if timeout is None else timeout
@@ -578,7 +580,7 @@ class StdioProbe(_Base):
         ex.elapsed_ms = int((time.monotonic() - start) * 1000)
         return ex
 
-    async def _send(self, ex: Exchange, body: bytes, deadline: float, limit: float) -> None:
+    async def _send(self, ex: ProbeExchange, body: bytes, deadline: float, limit: float) -> None:
         try:
             await self.stdio.send_bytes(body + b"\n")
         except TransportError:

@@ -9,9 +9,10 @@ from typing import Any
 from mcpreel._infra import jsonio
 from mcpreel._version import __version__
 from mcpreel.check.context import FAIL, PASS, SKIP, WARN, Run, check, result
-from mcpreel.check.probe import Exchange, Unreachable, excerpt
+from mcpreel.check.probe import ProbeExchange, Unreachable, excerpt
 from mcpreel.check.result import CheckResult
 from mcpreel.check.schema_args import argument_problem, example_arguments, schema_problem
+from mcpreel.operations.facts import tool_result
 
 TOOLS_NOT_FOUND = "Tools Not Found"
 INVALID_JSON = "Invalid JSON in Response"
@@ -34,7 +35,7 @@ def _error_text(resp: dict[str, Any]) -> str:
     return f"error {excerpt(err, 120)}"
 
 
-def _no_answer(ex: Exchange, what: str) -> str:
+def _no_answer(ex: ProbeExchange, what: str) -> str:
     if ex.error:
         return f"no response to {what}: {ex.error}"
     if ex.status is not None and not ex.ok_status:
@@ -97,7 +98,7 @@ def initialize(run: Run) -> CheckResult:
 
 @check("version-negotiation", "Protocol version negotiated for an older and a newer client", 3, handshake=True)
 def version_negotiation(run: Run) -> CheckResult:
-    problems: list[tuple[str, str, Exchange | None]] = []
+    problems: list[tuple[str, str, ProbeExchange | None]] = []
     answers = []
     cases = (("2024-11-05", "older"), ("2099-01-01", "newer"))
     if run.http:
@@ -137,7 +138,7 @@ def version_negotiation(run: Run) -> CheckResult:
                   details=[f"{s}: {t}" for s, t, _ in problems] if len(problems) > 1 else [])
 
 
-def _fresh_initialize(run: Run, version: str) -> Exchange:
+def _fresh_initialize(run: Run, version: str) -> ProbeExchange:
     """``initialize`` on a new connection: a new HTTP session, or a new server process over stdio."""
     params = initialize_params(version)
     if run.http:
@@ -153,7 +154,7 @@ def _fresh_initialize(run: Run, version: str) -> Exchange:
     try:
         probe = run.spawn()
     except Unreachable as exc:
-        return Exchange(label=f"initialize at {version}", sent=jsonio.dumps(params), request_id=1, error=str(exc))
+        return ProbeExchange(label=f"initialize at {version}", sent=jsonio.dumps(params), request_id=1, error=str(exc))
     with probe:
         ex = probe.request("initialize", params, label=f"initialize at {version}")
     ex.side = True
@@ -169,7 +170,7 @@ def tools_list(run: Run) -> CheckResult:
     declares = isinstance(caps, dict) and isinstance(caps.get("tools"), dict)
     tools: list[Any] = []
     cursor: Any = None
-    ex: Exchange | None = None
+    ex: ProbeExchange | None = None
     fix = 'answer {"tools": [{"name": ..., "description": ..., "inputSchema": {"type": "object", ...}}]}'
     for _ in range(MAX_TOOL_PAGES):
         ex = run.probe.request("tools/list", {"cursor": cursor} if cursor is not None else None)
@@ -370,15 +371,13 @@ def _call_one(run: Run, name: str, args: Any, origin: str, schema: Any) -> Check
 
 
 def _first_text(res: dict[str, Any]) -> str | None:
-    for item in res.get("content") or []:
-        if isinstance(item, dict) and isinstance(item.get("text"), str):
-            return item["text"]
-    return None
+    return tool_result({"result": res}).text  # whatever the result's shape (SEP-3279's outputs too)
 
 
 def _judge_content(run: Run, res: dict[str, Any]) -> tuple[str, str, str | None, str | None, list[str]]:
-    """(status, summary, fix, named issue, further problems) for a tools/call result."""
-    content = res.get("content")
+    """(status, summary, fix, named issue, further problems) for a tools/call result (its assistant content,
+    whatever its shape: :func:`~mcpreel.operations.facts.tool_result`)."""
+    content = res.get("content") if "content" in res else tool_result({"result": res}).content
     if not isinstance(content, list):
         return (FAIL, "result.content is missing or not an array",
                 'answer {"content": [{"type": "text", "text": "<JSON string>"}]}', None, [])

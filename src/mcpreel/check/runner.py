@@ -29,7 +29,7 @@ from mcpreel.check.context import (
     meta_of,
 )
 from mcpreel.check.legacy_sse import SseProbe, is_legacy_sse_url
-from mcpreel.check.probe import Exchange, HttpProbe, StdioProbe, Unreachable, excerpt
+from mcpreel.check.probe import HttpProbe, ProbeExchange, StdioProbe, Unreachable, excerpt
 from mcpreel.check.redaction import redact_report
 from mcpreel.check.result import CheckReport, CheckResult
 from mcpreel.eras import LEGACY, MODERN, era_name
@@ -180,7 +180,7 @@ def run_check(
     return report
 
 
-def _refusal(ex: Exchange | None, method: str) -> str:
+def _refusal(ex: ProbeExchange | None, method: str) -> str:
     """How a server turned down the first request of an era, in a few words."""
     resp = ex.response if ex is not None else None
     err = resp.get("error") if isinstance(resp, dict) else None

@@ -43,6 +43,9 @@ COMMANDS: dict[str, str] = {
     "query": "mcpreel.cli.query_cmd:query_command",
     "sessions": "mcpreel.cli.sessions_cmd:sessions_command",
     "show": "mcpreel.cli.show_cmd:show_command",
+    "mcp-server": "mcpreel.cli.mcp_server_cmd:mcp_server_command",
+    "calls": "mcpreel.cli.calls_cmd:calls_command",
+    "completion": "mcpreel.cli.completion_cmd:completion_command",
 }
 
 
@@ -60,8 +63,22 @@ class LazyGroup(click.Group):
             return None
         module, _, attr = target.partition(":")
         cmd = getattr(importlib.import_module(module), attr)
-        self.add_command(cmd, name)
+        from mcpreel.cli.option_groups import install
+
+        self.add_command(install(cmd, name), name)
         return cmd
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        """A mistyped verb is refused with the verbs it is close to ("did you mean"), exit 2."""
+        name = args[0] if args else None
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None \
+                and not ctx.resilient_parsing:
+            import difflib
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
+            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            ctx.fail(f"No such command {name!r}.{hint} (mcpreel --help lists them all)")
+        return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """One section per task (record, look, convert, verify, serve, CI, configure), one line a verb; a

@@ -16,10 +16,10 @@ from mcpreel.errors import DifferenceFound
 
 def audit_sarif(report, artifact: str | None, target=None) -> dict:
     """The audit as a SARIF log, so code-scanning tools show the findings where the session came from."""
-    from mcpreel.render.sarif import Finding, RuleInfo, sarif_log
+    from mcpreel.render.sarif import RuleInfo, SarifFinding, sarif_log
 
     rules = [RuleInfo(r.id, r.message, r.level, help=f"{r.name} ({r.kind})") for r in report.rules]
-    findings = [Finding(f.rule, f.level, f"{f.message}" + (f": {f.excerpt}" if f.excerpt else ""), f.path,
+    findings = [SarifFinding(f.rule, f.level, f"{f.message}" + (f": {f.excerpt}" if f.excerpt else ""), f.path,
                         file=artifact, properties={k: v for k, v in (("record", f.record), ("server", f.server),
                                                                     ("name", f.name)) if v is not None})
                 for f in report.findings]

@@ -47,11 +47,11 @@ class CallsParam(click.ParamType):
 
 
 def _text_console() -> Console:
-    """The table's console: the terminal, or at least 120 columns when piped (rich drops the colours)."""
+    """The table's console: the terminal, or when piped one that never breaks a line (rich drops the colours)."""
     from rich.console import Console
 
     console = Console(highlight=False)
-    return console if console.is_terminal else Console(highlight=False, width=max(console.width, 120))
+    return console if console.is_terminal else output.console()
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ def _check_sarif(report: Any, url: str | None = None, command: str | None = None
     """Failed checks are errors, warnings are warnings; passed and skipped checks are rules without results;
     every result is located at the server (its URL or command: :func:`~mcpreel.cli.sources.sarif_target`)."""
     from mcpreel.cli.sources import sarif_target
-    from mcpreel.render.sarif import Finding, RuleInfo, sarif_log
+    from mcpreel.render.sarif import RuleInfo, SarifFinding, sarif_log
 
     levels = {"fail": "error", "warn": "warning"}
     rules: dict[str, RuleInfo] = {}
@@ -156,7 +156,7 @@ def _check_sarif(report: Any, url: str | None = None, command: str | None = None
         rules.setdefault(rid, RuleInfo(rid, r.title, "error", help=r.fix))
         level = levels.get(str(r.status).lower())
         if level:
-            findings.append(Finding(rid, level, r.summary or r.title, f"/checks/{r.id}",
+            findings.append(SarifFinding(rid, level, r.summary or r.title, f"/checks/{r.id}",
                                     properties={"status": r.status, **({"issue": r.issue} if r.issue else {})}))
     return sarif_log("check", list(rules.values()), findings,
                      properties={"target": report.target, "counts": report.counts()},

@@ -103,21 +103,21 @@ def _one_server(contract, name: str) -> None:
 
 def contract_sarif(diff, contract_path: str, target=None) -> dict:
     """Every change a result located on the contract file; a live server judged is named beside it."""
-    from mcpreel.render.sarif import Finding, RuleInfo, sarif_log
+    from mcpreel.render.sarif import RuleInfo, SarifFinding, sarif_log
 
     rules: dict[str, RuleInfo] = {}
     findings = []
     for ch in diff.changes:
         rid = f"contract/{ch.rule}"
         rules.setdefault(rid, RuleInfo(rid, f"contract change: {ch.rule.replace('-', ' ')}", _LEVEL[ch.cls]))
-        findings.append(Finding(rid, _LEVEL[ch.cls], f"{ch.cls}: {ch.message} at {ch.path}", ch.path,
+        findings.append(SarifFinding(rid, _LEVEL[ch.cls], f"{ch.cls}: {ch.message} at {ch.path}", ch.path,
                                 file=contract_path, properties={"class": ch.cls}))
     return sarif_log("contract check", list(rules.values()), findings,
                      properties={"failOn": diff.fail_on, "counts": diff.counts()}, target=target)
 
 
 @dataclass(frozen=True)
-class CheckArgs:
+class ContractCheckArgs:
     """What ``contract check``'s own options said, as one record (:func:`mcpreel.cli.records.options_record`)."""
 
     fail_on: str
@@ -143,9 +143,9 @@ class CheckArgs:
 @click.pass_context
 @output.run_command
 @options_record(SourceArgs, "origin")
-@options_record(CheckArgs)
+@options_record(ContractCheckArgs)
 def check_command(ctx: click.Context, contract_file: str, source: str | None, origin: SourceArgs,
-                  args: CheckArgs) -> None:
+                  args: ContractCheckArgs) -> None:
     """Compare SOURCE's offer with CONTRACT; class every change breaking, dangerous or minor.
 
     Exit 0 when nothing at or above --fail-on changed, 1 when something did, 2 when it could not run.

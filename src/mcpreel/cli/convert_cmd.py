@@ -8,7 +8,7 @@ import click
 
 from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
-from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.cli.params import FORMAT_AUTO, SESSION_FILE
 from mcpreel.convert import convert
 from mcpreel.formats import reader_names, writer_names
 
@@ -18,7 +18,7 @@ from mcpreel.formats import reader_names, writer_names
     "mcpreel convert session.jsonl capture.har",
     "mcpreel convert export.json session.jsonl --from inspector  # mcpreel help formats: every name",
 ))
-@click.argument("input_path", metavar="IN", type=click.Path(dir_okay=False))
+@click.argument("input_path", metavar="IN", type=SESSION_FILE)
 @click.argument("output_path", metavar="OUT", type=click.Path(dir_okay=False))
 @click.option("--from", "from_", type=FORMAT_AUTO, default="auto", show_default=True,
               help=f"Input format ({', '.join(reader_names())}); auto sniffs the content.")

@@ -60,12 +60,13 @@ def demo_server_command(transport: str, host: str, port: int, allow_origins: tup
 def demo_command(out_dir: str, tags: tuple[str, ...]) -> None:
     """The main job on the built-in demo server: record, convert, record over HTTP, check.
 
-    Leaves in --output the reel, the qai session file, the Assay V2 trace, the HTTP transcript envelope
-    of a Streamable HTTP run and the check report; prints the inspect summary and where each file is.
+    Leaves in --output the reel, the qai session file, the Assay V2 trace, the HTML report (report.html),
+    the HTTP transcript envelope of a Streamable HTTP run and the check report; prints the inspect summary,
+    where each file is and the next three commands to try.
     """
     from rich.console import Console
 
-    from mcpreel.demo.run import DEMO_FILES, run_demo
+    from mcpreel.demo.run import DEMO_FILES, next_commands, run_demo
     from mcpreel.record.options import parse_tags
 
     tagged = parse_tags(tags)
@@ -96,5 +97,12 @@ def demo_command(out_dir: str, tags: tuple[str, ...]) -> None:
     for problem in result.problems:
         output.warning(problem)
     console.print(f"demo finished in {result.seconds:.1f} s" + ("" if result.ok else " with problems"))
+    report = result.files.get("report")
+    if report is not None:
+        console.print(f"Open {report} in a browser to look at the session.", markup=False)
+    console.print()
+    console.print("Next:", style="bold")
+    for command, why in next_commands(result.out_dir):  # a shell comment above each: pasted whole, it still runs
+        console.print(f"  # {why}\n  {command}", markup=False)
     if not result.ok:
         raise DifferenceFound()

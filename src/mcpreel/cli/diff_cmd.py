@@ -11,7 +11,7 @@ import click
 
 from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
-from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.cli.params import FORMAT_AUTO, SESSION_FILE
 from mcpreel.cli.records import options_record
 from mcpreel.render.terminal_safe import terminal_safe
 
@@ -42,8 +42,8 @@ class DiffArgs:
     "mcpreel diff v1.jsonl v2.json --junit diff.xml --sarif diff.sarif",
     "mcpreel diff v1.jsonl v2.jsonl --all --ignore-path '$.result.content[0].text'",
 ))
-@click.argument("a", type=click.Path(dir_okay=False))
-@click.argument("b", type=click.Path(dir_okay=False))
+@click.argument("a", type=SESSION_FILE)
+@click.argument("b", type=SESSION_FILE)
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True, help="Both files' format.")
 @click.option("--json", "as_json", is_flag=True, help="Print the differences as JSON.")
 @click.option("--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML report here.")
@@ -184,7 +184,7 @@ def _tool_classes(a: str, b: str, fmt: str) -> list:
 
 
 def _diff_sarif(result, classes: list, b: str) -> dict:
-    from mcpreel.render.sarif import Finding, RuleInfo, sarif_log
+    from mcpreel.render.sarif import RuleInfo, SarifFinding, sarif_log
 
     level = {"breaking": "error", "dangerous": "warning", "minor": "note"}
     rules: dict[str, RuleInfo] = {}
@@ -192,15 +192,15 @@ def _diff_sarif(result, classes: list, b: str) -> dict:
     for ch in classes:
         rid = f"contract/{ch.rule}"
         rules.setdefault(rid, RuleInfo(rid, f"tool change: {ch.rule.replace('-', ' ')}", level[ch.cls]))
-        findings.append(Finding(rid, level[ch.cls], f"{ch.cls}: {ch.message} at {ch.path}", ch.path, file=b,
+        findings.append(SarifFinding(rid, level[ch.cls], f"{ch.cls}: {ch.message} at {ch.path}", ch.path, file=b,
                                 properties={"class": ch.cls}))
     for call in result.changed_calls:
         rid = f"diff/call-{call.kind}"
         rules.setdefault(rid, RuleInfo(rid, f"a call {call.kind} between the recordings", "warning"))
         line = call.b.source if call.b is not None else None
-        findings.append(Finding(rid, "warning", f"{call.label}: {call.kind}", f"/calls/{call.label}", file=b,
+        findings.append(SarifFinding(rid, "warning", f"{call.label}: {call.kind}", f"/calls/{call.label}", file=b,
                                 properties={"line": line} if line is not None else {}))
     for d in result.server:
         rules.setdefault("diff/server-changed", RuleInfo("diff/server-changed", "the server's handshake changed", "warning"))
-        findings.append(Finding("diff/server-changed", "warning", f"server: {d.to_json()}", "/server", file=b))
+        findings.append(SarifFinding("diff/server-changed", "warning", f"server: {d.to_json()}", "/server", file=b))
     return sarif_log("diff", list(rules.values()), findings, properties={"differences": result.difference_count})

@@ -6,7 +6,7 @@ import click
 
 from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
-from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.cli.params import FORMAT_AUTO, SESSION_FILE
 from mcpreel.cli.vocabulary import hidden
 
 
@@ -22,7 +22,7 @@ def export_group() -> None:
     "mcpreel export otlp session.jsonl -o spans.jsonl",
     "mcpreel export otlp session.jsonl --endpoint http://127.0.0.1:4318 --include-content",
 ))
-@click.argument("path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.argument("path", metavar="SESSION", type=SESSION_FILE)
 @click.option("-o", "--output", "out", **hidden("--out"), type=click.Path(dir_okay=False),
               help="Write OTLP JSON here (one ExportTraceServiceRequest per line).")
 @click.option("--endpoint", metavar="URL",
@@ -30,13 +30,16 @@ def export_group() -> None:
                    "Without --output or --endpoint, OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is used.")
 @click.option("--include-content", is_flag=True,
               help="Also export tool arguments and results (redacted by the rules of `mcpreel redact`).")
+@click.option("--convention", type=click.Choice(["genai", "openinference"]), default="genai", show_default=True,
+              help="Span attributes: genai (OpenTelemetry GenAI MCP conventions) or openinference (Phoenix and "
+                   "other evaluation tools: TOOL spans with input.value/output.value, always redacted).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=None, metavar="SECONDS",
               help="How long to wait for the collector per batch [default: OTEL_EXPORTER_OTLP_TIMEOUT or 10].")
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True,
               help="Input format; auto sniffs the content.")
 @output.run_command
-def otlp_command(path: str, out: str | None, endpoint: str | None, include_content: bool, timeout: float | None,
-                 fmt: str) -> None:
+def otlp_command(path: str, out: str | None, endpoint: str | None, include_content: bool, convention: str,
+                 timeout: float | None, fmt: str) -> None:
     """Map a session to spans (OpenTelemetry GenAI MCP conventions) and export them as OTLP."""
     from mcpreel.errors import UsageError
     from mcpreel.formats import open_session
@@ -47,17 +50,18 @@ def otlp_command(path: str, out: str | None, endpoint: str | None, include_conte
 
     exporter = None if out else otlp_exporter(endpoint, timeout=timeout)
     session, detection = open_session(path, fmt)
-    if not detection.obvious:
-        output.info(f"{path}: read as {detection.format}: {detection.reason}")
     if out:
         from mcpreel._infra.fileio import atomic_output
 
         with atomic_output(out) as fh:
-            summary = export_session(session, out=fh, include_content=include_content)
+            summary = export_session(session, out=fh, include_content=include_content, convention=convention)
         where = out
     else:
-        summary = export_session(session, exporter=exporter, include_content=include_content)
+        summary = export_session(session, exporter=exporter, include_content=include_content,
+                                 convention=convention)
         where = getattr(exporter, "_endpoint", endpoint or "the OTLP endpoint")
+    if not detection.obvious:  # said once the file is read: a file that fails is one error line, nothing else
+        output.info(f"{path}: read as {detection.format}: {detection.reason}")
     output.info(f"exported {summary.spans:,} spans in {len(summary.traces):,} traces to {where}")
 
 

@@ -5,28 +5,34 @@
 - :func:`examples` makes the epilog every verb's help ends with: two or three command lines a person can
   paste. ``tests/cli/test_help.py`` parses each with the command line's own parser, so an example that
   names a renamed or removed option fails a test instead of a reader.
-- :data:`TOPICS` are the short texts of ``mcpreel help formats|filters|rules|eras|names``, each pointing to
-  the README section that says more.
+- :data:`TOPICS` are the pages of ``mcpreel help TOPIC``: Markdown files shipped inside the package
+  (``mcpreel/cli/topics/*.md``), which are also the docs site's reference pages (``tools/mkdocs_hooks.py``
+  serves them as ``reference/TOPIC.md``), so the site and the terminal say the same words and cannot drift.
+  A page may hold ``<!-- mcpreel:NAME -->`` markers for text made from the code (:data:`GENERATED`: the
+  format table, the one names); both readers fill them in the same way (:func:`expand`).
 """
 
 from __future__ import annotations
 
-import textwrap
+import re
 from collections.abc import Callable
+from functools import partial
+from importlib import resources
 
-__all__ = ["SECTIONS", "TOPICS", "examples", "topic_text"]
+__all__ = ["GENERATED", "SECTIONS", "TOPICS", "TOPIC_NAMES", "examples", "expand", "topic_markdown", "topic_text"]
 
 #: the sections of ``mcpreel --help``, in order: (title, ((verb, its one line), ...)); the lines fit 80 columns
 SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("Record", (
         ("record", "record a session: run it where the client starts its server"),
-        ("proxy", "record, inspect, export, replay in qai's words (seed 003)"),
+        ("proxy", "record, inspect, export, replay with qai session files"),
     )),
     ("Look", (
         ("inspect", "a session's rows, errors, unanswered calls and latencies"),
         ("tui", "browse a session, or watch a live proxy and hold its messages"),
         ("report", "a session as one self-contained HTML page"),
         ("index", "index many session files (for sessions, show, query)"),
+        ("calls", "find indexed calls: failed, slow, by tool, server, time (--since yesterday)"),
         ("sessions", "find indexed sessions: by server, tool, failure, client, time"),
         ("show", "one indexed operation: its request and its answer"),
         ("query", "SQL on the index of many sessions"),
@@ -34,7 +40,7 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("Convert", (
         ("convert", "a session file in another format (mcpreel help formats)"),
         ("import", "a session as a normalized tool-call trace (Assay V2)"),
-        ("trace", "import-mcp: the importer in assay's words"),
+        ("trace", "import-mcp: the importer under Assay's command name"),
         ("merge", "several servers' sessions in one file, interleaved by time"),
         ("redact", "a copy of a session with its secrets replaced"),
         ("export", "otlp: a session as OpenTelemetry spans; parquet: the index as Parquet"),
@@ -47,6 +53,7 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("Serve", (
         ("serve", "a recording as an MCP server: a mock, a cassette"),
         ("demo-server", "mcpreel's demo MCP server (stdio or HTTP)"),
+        ("mcp-server", "the corpus index as an MCP server, for an agent"),
         ("demo", "the whole tour on the demo server, in about 4 s"),
     )),
     ("CI", (
@@ -56,7 +63,8 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("Configure", (
         ("wrap", "make your MCP clients record every session they have"),
         ("unwrap", "put the clients' server entries back as they were"),
-        ("help", "what a word means: formats, filters, rules, eras, names"),
+        ("help", "the reference pages in the terminal: formats, eras, glossary"),
+        ("completion", "the shell's Tab completion script (bash, zsh, fish)"),
     )),
 )
 
@@ -67,113 +75,107 @@ def examples(*lines: str) -> str:
     return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
-def _formats() -> str:
+def _formats_table() -> str:
+    """Every format name the readers and writers answer to, from the format table itself."""
     from mcpreel.formats import FORMATS
 
-    rows = []
+    rows = ["| name | reads / writes | what it is |", "|---|---|---|"]
     for spec in FORMATS.values():
-        rw = "read/write" if spec.reads and spec.writes else "read" if spec.reads else "write"
-        aliases = f" (also: {', '.join(spec.aliases)})" if spec.aliases else ""
-        head = f"  {spec.name:<20} {rw:<11}"
-        rows.append(textwrap.fill(f"{spec.description}{aliases}", width=100, initial_indent=head,
-                                  subsequent_indent=" " * len(head), break_on_hyphens=False))
-    return "\n".join([
-        "Session formats (--format, --from, --to take these names; auto sniffs a file's content and picks an",
-        "output format from its name: .jsonl reel, .qai.json/.json qai, .har har, .trace.jsonl assay-v2):",
-        "",
-        *rows,
-        "",
-        "  mcpreel convert session.qai.json session.jsonl",
-        "  mcpreel convert session.jsonl capture.har --to har",
-        "",
-        "More: README, 'Convert, inspect, merge, redact' (what each format keeps, other recorders' files).",
-    ])
+        rw = "read / write" if spec.reads and spec.writes else "read" if spec.reads else "write"
+        aliases = f" (also: {', '.join(f'`{a}`' for a in spec.aliases)})" if spec.aliases else ""
+        rows.append(f"| `{spec.name}` | {rw} | {spec.description.replace('|', '/')}{aliases} |")
+    return "\n".join(rows)
 
 
-def _filters() -> str:
+def _filter_keys() -> str:
     from mcpreel.control.filters import KEYS
 
-    return "\n".join([
-        "Filter tokens: record --intercept FILTER, the viewer's / (mcpreel tui --filter) and --rules `match`.",
-        f"Keys: {', '.join(KEYS)}.",
-        "Different keys must all match (AND); the same key twice matches either (OR).",
-        "",
-        "  method:tools/call          the JSON-RPC method",
-        "  tool:search                params.name of a tools/call",
-        "  dir:c2s | dir:s2c          client -> server | server -> client (also: dir:out | dir:in, as",
-        "                             mcpsnoop says it: out is what goes out to the server)",
-        "  kind:request               request, response or notification",
-        "  status:error | status:ok   a failed (error or isError) / a successful response",
-        "  id:7                       the JSON-RPC id, compared as text",
-        "  text:WORDS, bare words     a substring of the message's JSON, any case",
-        "",
-        "  mcpreel record --intercept 'dir:c2s tool:search' -o s.jsonl -- python my_server.py",
-        "  mcpreel tui session.jsonl --filter 'status:error'",
-        "",
-        "A reel file stores the direction as \"dir\": \"in\" (into the server, c2s) or \"out\" (s2c): the file",
-        "format keeps its words; everything mcpreel shows says c2s/s2c (C→S/S→C in lists).",
-        "More: README, 'Watch live, hold, edit, drop (the control channel)'.",
-    ])
+    return ", ".join(f"`{key}`" for key in KEYS)
 
 
-def _rules() -> str:
-    return "\n".join([
-        "Fault injection rules (--rules FILE on record, proxy start and serve): a JSON or YAML file of rules",
-        "tried in order; the first that matches (filter tokens in `match`) and is not spent acts:",
-        "delay, rewrite (a JSONPath and a value), drop, fail (a JSON-RPC error), close, timeout, malformed.",
-        "Every action is recorded with decided_by rules:NAME; a bad file is one line naming the rule.",
-        "",
-        "  mcpreel serve session.jsonl --rules faults.yaml",
-        "  mcpreel record --rules faults.yaml -o s.jsonl -- python my_server.py",
-        "",
-        "Other rules files: `mcpreel redact --rules` (what to redact) and `mcpreel audit --rules` (lint rules).",
-        "More: README, 'Fault injection: rules without a person'.",
-    ])
+def _names_table() -> str:
+    """The one spelling of each concept on every verb (``cli/vocabulary.py``)."""
+    from mcpreel.cli.vocabulary import CONCEPTS
+
+    rows = ["| option | what it names |", "|---|---|"]
+    for c in CONCEPTS:
+        name = f"`{c.short}` / `{c.name}`" if c.short else f"`{c.name}`"
+        rows.append(f"| {name} | {c.what} |")
+    rows.append("| `SESSION` | a session file given as an argument (any readable format) |")
+    return "\n".join(rows)
 
 
-def _eras() -> str:
+def _eras_table() -> str:
     from mcpreel.eras import LEGACY, LEGACY_PROTOCOLS, MODERN, MODERN_PROTOCOL, era_name
 
     return "\n".join([
-        "MCP has two protocol eras; every verb names them with the same words (the values of --era):",
-        "",
-        f"  {LEGACY:<8} {era_name(LEGACY)}: initialize, then requests on that connection",
-        f"           (protocol versions {', '.join(LEGACY_PROTOCOLS)})",
-        f"  {MODERN:<8} {era_name(MODERN)}: no handshake; server/discover, and every request",
-        f"           carries its protocol plumbing in params._meta (protocol version {MODERN_PROTOCOL})",
-        "  auto     each session in its own era (replay), each era the server answers (check)",
-        "",
-        "  mcpreel replay session.jsonl --target-command 'python server.py' --era modern",
-        "  mcpreel check http://127.0.0.1:8000/mcp --era legacy",
-        "",
-        "A recording of one era replays and serves in the other: the client side is translated.",
-        "More: README, 'Check a server; the demo' (Both protocol eras) and 'One reading of a session'.",
+        "| `--era` | what every verb calls it | protocol versions |",
+        "|---|---|---|",
+        f"| `{LEGACY}` | {era_name(LEGACY)} | {', '.join(LEGACY_PROTOCOLS)} |",
+        f"| `{MODERN}` | {era_name(MODERN)} | {MODERN_PROTOCOL} |",
+        "| `auto` | each session in its own era (`replay`), each era the server answers (`check`) | |",
     ])
 
 
-def _names() -> str:
-    from mcpreel.cli.vocabulary import CONCEPTS
-
-    rows = [f"  {(c.short + '/' if c.short else '') + c.name:<22} {c.what}" for c in CONCEPTS]
-    return "\n".join([
-        "One name per concept on every verb (older spellings still work, hidden from --help):",
-        "",
-        *rows,
-        "  SESSION                a session file given as an argument (any readable format)",
-        "",
-        "Directions are c2s (client -> server) and s2c (server -> client); eras: mcpreel help eras.",
-    ])
-
-
-#: ``mcpreel help TOPIC`` -> the text's maker (made on demand: formats reads the format table)
-TOPICS: dict[str, Callable[[], str]] = {
-    "formats": _formats,
-    "filters": _filters,
-    "rules": _rules,
-    "eras": _eras,
-    "names": _names,
+#: ``<!-- mcpreel:NAME -->`` in a page -> what the code makes in its place (the site and ``help`` alike)
+GENERATED: dict[str, Callable[[], str]] = {
+    "formats-table": _formats_table,
+    "filter-keys": _filter_keys,
+    "names-table": _names_table,
+    "eras-table": _eras_table,
 }
+
+#: markers only the site fills in (from files outside the package); the terminal shows this line in their place
+SITE_ONLY: dict[str, str] = {
+    "action-inputs": "Every input, its meaning and its default: `action.yml` in the repository (and the docs site).",
+    "cli-reference": "Every verb's help: `mcpreel VERB --help`.",
+}
+
+_MARKER = re.compile(r"<!-- mcpreel:([a-z-]+) -->")
+
+
+def expand(markdown: str, extra: dict[str, Callable[[], str]] | None = None) -> str:
+    """A page with each marker replaced by what :data:`GENERATED` (or ``extra``) makes; an unknown marker is
+    a ``KeyError``, so a misspelled one fails the docs build and the tests instead of vanishing."""
+    makers: dict[str, Callable[[], str]] = {name: partial(str, line) for name, line in SITE_ONLY.items()}
+    makers.update(GENERATED)
+    makers.update(extra or {})
+    return _MARKER.sub(lambda m: makers[m.group(1)]().rstrip("\n"), markdown)
+
+
+#: the topics, in the order ``mcpreel help`` lists them; each is ``topics/NAME.md`` in this package
+TOPIC_NAMES: tuple[str, ...] = (
+    "formats", "filters", "rules", "eras", "names", "exit-codes", "exposure", "reel", "compare", "corpus",
+    "pytest", "action", "platforms", "glossary",
+)
+
+
+def topic_markdown(name: str) -> str:
+    """The page of topic ``name`` as the site renders it (markers filled in), read from the package's data, so
+    an installed wheel has it."""
+    return expand(resources.files("mcpreel.cli").joinpath("topics", f"{name}.md").read_text(encoding="utf-8"))
+
+
+_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
+
+
+def _terminal_link(match: re.Match[str]) -> str:
+    """A link as a terminal shows it: the text, then where it leads (a page of the docs, by its path)."""
+    text, target = match.group(1), match.group(2)
+    if target.startswith(("http://", "https://")):
+        return f"{text} ({target})"
+    page, _, anchor = target.partition("#")
+    if not page:
+        return text  # a heading of this same page
+    where = page if page.startswith("../") else f"reference/{page}"
+    where = where.removeprefix("../")
+    return f"{text} (docs/{where}{'#' + anchor if anchor else ''})"
 
 
 def topic_text(name: str) -> str:
-    return TOPICS[name]()
+    """``mcpreel help NAME``: the page's Markdown, its links spelled out as paths under ``docs/``."""
+    return _LINK.sub(_terminal_link, topic_markdown(name))
+
+
+#: ``mcpreel help TOPIC`` -> the text's maker (made on demand: formats reads the format table)
+TOPICS: dict[str, Callable[[], str]] = {name: partial(topic_text, name) for name in TOPIC_NAMES}

@@ -8,7 +8,7 @@ import click
 
 from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
-from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.cli.params import FORMAT_AUTO, SESSION_FILE
 from mcpreel.cli.vocabulary import hidden
 from mcpreel.toolcalls.importer import ImportOptions, import_session
 
@@ -44,7 +44,7 @@ def _run(path: str, out_trace: str | None, fmt: str, trace_format: str, episode_
     "mcpreel import capture.json --format streamable-http -o out.trace.jsonl --episode-id run-7",
     "mcpreel import session.jsonl --trace-format simple -o calls.jsonl",
 ))
-@click.argument("path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.argument("path", metavar="SESSION", type=SESSION_FILE)
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True,
               help="Input format (inspector, jsonrpc, streamable-http, http-sse, reel, ...); auto sniffs it.")
 @click.option("-o", "--output", "out_trace", **hidden("--out-trace"), type=click.Path(dir_okay=False), help="The trace [default: <dir>/<stem>.trace.jsonl].")

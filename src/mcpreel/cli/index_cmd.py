@@ -110,12 +110,7 @@ class _Bar:
     def start(self, files: int, total: int) -> None:
         if not sys.stderr.isatty() or not files:
             return
-        from rich.console import Console
-        from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
-
-        self.progress = Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-                                 TransferSpeedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
-                                 transient=True)
+        self.progress = output.progress_bar(*output.byte_columns())
         self.progress.start()
         self.task = self.progress.add_task(f"indexing {files:,} files", total=total)
 

@@ -10,7 +10,7 @@ import click
 
 from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
-from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.cli.params import FORMAT_AUTO, SESSION_FILE
 from mcpreel.render.terminal_safe import terminal_safe
 
 
@@ -19,7 +19,7 @@ from mcpreel.render.terminal_safe import terminal_safe
     "mcpreel inspect session.jsonl --summary",
     "mcpreel inspect session.qai.json -v --json",
 ))
-@click.argument("path", metavar="SESSION", type=click.Path(dir_okay=False))
+@click.argument("path", metavar="SESSION", type=SESSION_FILE)
 @click.option("-v", "--verbose", is_flag=True, help="Show each message's time and payload (and the original of an edit).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document: session, rows, summary.")
 @click.option("--summary", "summary_only", is_flag=True, help="The header and the summary only, no rows.")
@@ -33,7 +33,7 @@ from mcpreel.render.terminal_safe import terminal_safe
 def inspect_command(path: str, verbose: bool, as_json: bool, summary_only: bool, fmt: str, redact: bool = True) -> None:
     """Show what a session file holds: who said what, errors, unanswered calls, latencies."""
     from mcpreel.formats import open_session
-    from mcpreel.inspect import analyze
+    from mcpreel.inspection import analyze
     from mcpreel.render import inspect as render
 
     size = output.file_size(path)

@@ -6,14 +6,14 @@ import click
 
 from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
-from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.cli.params import FORMAT_AUTO, SESSION_FILE
 
 
 @click.command("merge", epilog=examples(
     "mcpreel merge fs.jsonl web.jsonl -o all.jsonl",
     "mcpreel merge a.qai.json b.har -o all.jsonl --to reel",
 ))
-@click.argument("inputs", metavar="SESSION...", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("inputs", metavar="SESSION...", nargs=-1, required=True, type=SESSION_FILE)
 @click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="The merged file.")
 @click.option("--to", type=FORMAT_AUTO, default="auto", show_default=True, help="Output format; auto: from OUT's name.")
 @click.option("--from", "from_", type=FORMAT_AUTO, default="auto", show_default=True, help="Input format of every file.")

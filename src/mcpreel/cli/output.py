@@ -106,10 +106,15 @@ def terminal_console(**options: Any) -> Console:
     return _SafeConsole(**options)
 
 
+#: the width of a console that is not a terminal: wide enough that no line is ever broken (CI logs are
+#: grepped, a pasted line stays one line); tables still take only the width their cells need
+PIPED_WIDTH = 100_000
+
+
 def console(stream: Any = None) -> Console:
-    """A console on ``stream`` (stdout): the terminal's width, or 120 columns of plain lines when piped."""
+    """A console on ``stream`` (stdout): the terminal's width, or plain lines never broken when piped."""
     file = stream or sys.stdout
-    width = None if getattr(file, "isatty", lambda: False)() else 120
+    width = None if getattr(file, "isatty", lambda: False)() else PIPED_WIDTH
     return terminal_console(file=file, highlight=False, soft_wrap=False, width=width)
 
 
@@ -152,6 +157,12 @@ def run_command(fn: F) -> F:
             if str(exc):
                 error(str(exc))
             sys.exit(exc.exit_code)
+        except ImportError as exc:
+            said = missing_sdk(exc)
+            if said is None:
+                raise
+            error(said)
+            sys.exit(2)
         except KeyboardInterrupt:
             error("interrupted")
             sys.exit(130)
@@ -162,6 +173,27 @@ def run_command(fn: F) -> F:
             sys.exit(0)
 
     return wrapper  # type: ignore[return-value]
+
+
+#: the modules of the official MCP Python SDK (and what it brings) that only the demo server, the corpus' MCP
+#: server and the pytest plugin's ``stdio_parameters`` use: the core installs and runs without them
+SDK_MODULES = frozenset({"mcp", "mcp_types", "pydantic", "pydantic_core", "sse_starlette"})
+
+
+def missing_sdk(exc: ImportError) -> str | None:
+    """The one line for a verb that needs the MCP Python SDK when it is absent, or too old (1.x has no
+    ``mcp.server.MCPServer``); None for any other import error (a bug: its traceback is wanted)."""
+    name = (exc.name or "").split(".")[0]
+    if name not in SDK_MODULES:
+        return None
+    from importlib import metadata
+
+    try:
+        found = f"mcp {metadata.version('mcp')} is installed"
+    except metadata.PackageNotFoundError:
+        found = "it is not installed"
+    return (f"this needs the official MCP Python SDK 2.x ({found}): pip install 'mcpreel[sdk]' "
+            f"(recording, inspecting, converting, replaying and serving sessions do not)")
 
 
 def finish(code: int | None) -> None:
@@ -206,6 +238,25 @@ def _progress_min_bytes() -> int:
         return 8 << 20
 
 
+def progress_bar(*columns: Any) -> Any:
+    """The one progress bar of every verb (a rich ``Progress``, not started): its description and bar, then
+    ``columns``, on stderr, gone when done; what the verb prints to stdout goes above the bar when stdout is
+    the same terminal, and straight to stdout when it is a file or a pipe (rich would otherwise send it to
+    the bar's console, stderr). Callers draw it only when stderr is a terminal."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress
+
+    return Progress("[progress.description]{task.description}", BarColumn(), *columns, console=Console(stderr=True),
+                    transient=True, redirect_stdout=sys.stdout.isatty())
+
+
+def byte_columns() -> tuple[Any, ...]:
+    """The columns of a bar over bytes read: done of total, speed, time left."""
+    from rich.progress import DownloadColumn, TimeRemainingColumn, TransferSpeedColumn
+
+    return DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn()
+
+
 @contextlib.contextmanager
 def byte_progress(total: int, description: str) -> Iterator[Callable[[int], None] | None]:
     """A rich progress bar on stderr when it is a terminal and the job is big; else no callback.
@@ -217,13 +268,7 @@ def byte_progress(total: int, description: str) -> Iterator[Callable[[int], None
     if not sys.stderr.isatty() or total < _progress_min_bytes():
         yield None
         return
-    from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
-
-    progress = Progress(
-        "[progress.description]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-        TimeRemainingColumn(), console=Console(stderr=True), transient=True, redirect_stdout=sys.stdout.isatty(),
-    )
+    progress = progress_bar(*byte_columns())
     with progress:
         task = progress.add_task(description, total=total)
         yield lambda done: progress.update(task, completed=done)

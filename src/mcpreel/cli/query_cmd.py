@@ -26,7 +26,7 @@ FORMATS = click.Choice(["table", "json", "csv"])
 @output.run_command
 def query_command(sql: str, db: Path | None, fmt: str) -> None:
     """Run SQL (DuckDB's dialect) on the corpus index, read-only: tables files, sessions, operations, tools
-    (their columns: README, "Every session in one place")."""
+    (their columns: `mcpreel help corpus`)."""
     from mcpreel.corpus.db import default_db
     from mcpreel.corpus.query import run_sql
 

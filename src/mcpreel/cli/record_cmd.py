@@ -236,6 +236,19 @@ def run_record(ctx: click.Context, words: RecordWords, server: ServerWords) -> N
         raise ServerExited(code)  # the one exit path (output.run_command) exits with the server's code
 
 
+def startable(command: Any, env: Any = None) -> bool:
+    """Whether ``command`` names a program that can be started (found on PATH, or a path to an
+    executable file): what decides if ``record`` may say "recording" before it tries."""
+    import os
+    import shutil
+
+    argv = [str(a) for a in command]
+    if not argv:
+        return False
+    path = (env or os.environ).get("PATH", os.defpath) if env is not None else None
+    return shutil.which(argv[0], path=path) is not None
+
+
 def _run_stdio_record(options: RecordOptions, *, quiet: bool) -> int:
     from mcpreel.cli.record_control import say as say_control
     from mcpreel.record import RecordHooks, ServerStartError, StdioServer, record
@@ -246,14 +259,18 @@ def _run_stdio_record(options: RecordOptions, *, quiet: bool) -> int:
     if options.redact:
         shown = Redactor().command(shown)  # a redactor of its own: the recording counts only what it records
 
+    # a command that will not start is said first: no "recording ... ->" or control line before it
+    starts = isinstance(options.server, StdioServer) and startable(options.server.command, options.server.env)
     hooks = RecordHooks(warn=output.warning, note=lambda text: output.info(f"mcpreel: {text}"),
-                        on_control=None if quiet else say_control,
-                        ready=lambda where: say(f"recording {shlex.join(shown)} -> {options.out}"))
+                        on_control=None if quiet or not starts else say_control,
+                        ready=lambda where: say(f"recording {shlex.join(shown)} -> {options.out}") if starts else None)
     try:
         result = record(options, hooks)
-    except ServerStartError:
-        say(f"session recorded in {options.out}" + (f" and {options.session_file}" if options.session_file else ""))
-        raise
+    except ServerStartError as exc:
+        output.error(str(exc))
+        say(f"the failed start is recorded in {options.out}"
+            + (f" and {options.session_file}" if options.session_file else ""))
+        raise ServerExited(127) from exc
     files = f"{result.out}" + (f" and {result.session_file}" if result.session_file else "")
     notes = [f"{result.invalid} invalid lines"] if result.invalid else []
     if result.redacted is not None:

@@ -14,7 +14,7 @@ import click
 
 from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
-from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.cli.params import FORMAT_AUTO, SESSION_FILE
 
 
 @click.command("redact", epilog=examples(
@@ -22,7 +22,7 @@ from mcpreel.cli.params import FORMAT_AUTO
     "mcpreel redact session.jsonl shared.jsonl --rules rules.json",
     "mcpreel redact session.qai.json shared.jsonl --to reel --plain",
 ))
-@click.argument("input_path", metavar="IN", type=click.Path(dir_okay=False))
+@click.argument("input_path", metavar="IN", type=SESSION_FILE)
 @click.argument("output_path", metavar="OUT", type=click.Path(dir_okay=False))
 @click.option("--rules", "rules_path", type=click.Path(dir_okay=False),
               help='A JSON rules file: {"keys": [...], "patterns": [...], "paths": ["$.params.arguments.email"], '
@@ -66,6 +66,9 @@ def redact_command(input_path: str, output_path: str, rules_path: str | None, fr
         output.warning(f"writing {result.format} drops {', '.join(result.lost)}")
     for rule in result.unmatched:
         output.warning(f"{rules_path}: {rule} matched nothing in {input_path}")
+    if result.raw_redacted:
+        output.info(f"rewrote {result.raw_redacted} raw bytes line{'s' if result.raw_redacted != 1 else ''} "
+                    "(credential headers in HTTP/2 header blocks, secrets in raw text)")
     detail = ", ".join(f"{n} {name}" for name, n in sorted(result.counts.items(), key=lambda kv: (-kv[1], kv[0])))
     click.echo(f"redacted {result.total} value{'s' if result.total != 1 else ''}"
                + (f" ({detail})" if detail else "") + f" -> {output_path} ({result.format})")

@@ -16,9 +16,8 @@ from mcpreel.clients.headers import parse_headers
 from mcpreel.errors import UsageError
 
 if TYPE_CHECKING:
-    from mcpreel.redact import Redactor
     from mcpreel.replay import ReplayOptions, ReplayPlan, ReplayReport
-    from mcpreel.replay.verify import RequestResult
+    from mcpreel.replay.results import RequestResult
 
 
 @dataclass(frozen=True)
@@ -89,11 +88,6 @@ def run_replay(session: str, args: ReplayArgs) -> int:
     junit_spool = JunitSpool() if junit else None
     kept: list = []
     started = False
-    redactor = None
-    if redact:  # what replay shows is shared (CI logs, artifacts): bodies and differences redacted
-        from mcpreel.redact import Redactor
-
-        redactor = Redactor()
     said: list[bool] = []
 
     def start(plan: ReplayPlan) -> None:
@@ -101,9 +95,7 @@ def run_replay(session: str, args: ReplayArgs) -> int:
         said.append(True)
 
     def sink(result: RequestResult) -> None:
-        nonlocal started
-        if redactor is not None:
-            _redact_result(result, redactor)
+        nonlocal started  # redacted already, unless --no-redact (ReplayOptions.redact)
         if all_rows or result.status != "same":
             if not started:
                 started = True
@@ -189,7 +181,7 @@ def replay_options(args: ReplayArgs) -> ReplayOptions:
     return ReplayOptions(ignore_paths=[IgnorePath(p) for p in args.ignore_paths], original=args.original,
                          timeout=args.timeout, era=args.era, pace=args.pace, session_index=args.session_index,
                          source=args.source, rules=rules, sampling=sampling if sampling.needed else None,
-                         noise=load_noise(args.noise) if args.noise is not None else None)
+                         noise=load_noise(args.noise) if args.noise is not None else None, redact=args.redact)
 
 
 def _fleet_wanted(paths: tuple[str, ...], args: ReplayArgs) -> bool:
@@ -222,21 +214,7 @@ def run_fleet(paths: tuple[str, ...], args: ReplayArgs) -> int:
         db=Path(args.db) if args.db else None, fail_on=FailOn.parse(args.fail_on), all_rows=args.all_rows,
         selection=Selection(args.server_name, args.tool, args.client, args.since, args.failed), redact=args.redact,
         baseline=args.baseline_url or args.baseline_command)
-    return run_fleet_command(cmd, _redact_result)
-
-
-def _redact_result(result: RequestResult, redactor: Redactor) -> None:
-    """A judged result with what it shows of the bodies redacted (its verdict is already made)."""
-    result.diff = [redactor.difference(d) for d in result.diff]
-    result.original_request = redactor.value(result.original_request)
-    if result.sent_message is not None:
-        result.sent_message = redactor.value(result.sent_message)
-    if result.response is not None:
-        result.response = redactor.value(result.response)
-    if result.recorded_response is not None:
-        result.recorded_response = redactor.value(result.recorded_response)
-    if result.error:
-        result.error = redactor.text(result.error)
+    return run_fleet_command(cmd)
 
 
 #: the runs --learn-noise takes against the target when neither --repeat nor a baseline says
@@ -262,7 +240,7 @@ _TRANSPORTS = click.Choice(["auto", "streamable-http", "sse", "stdio-v2"])
                    "or '$.result.tools[name=add].description' (repeatable).")
 @click.option("--compare-rules", "compare_rules", type=click.Path(dir_okay=False), metavar="FILE",
               help="A rules file (YAML or JSON) of paths to ignore or mask by a pattern, each for a method and tool "
-                   "(the format: the README's replay section).")
+                   "(the format: mcpreel help compare).")
 @click.option("-o", "--output", "out_json", type=click.Path(dir_okay=False), help="Write the results as JSON here.")
 @click.option("--junit", type=click.Path(dir_okay=False), help="Write a JUnit XML report here.")
 @click.option("--html", type=click.Path(dir_okay=False), help="Also write the results as a self-contained HTML page.")
@@ -290,7 +268,7 @@ _TRANSPORTS = click.Choice(["auto", "streamable-http", "sse", "stdio-v2"])
 @click.option("--server-name", metavar="NAME", help="With --db: sessions with this server (* is a wildcard).")
 @click.option("--tool", metavar="NAME", help="With --db: sessions that called this tool.")
 @click.option("--client", metavar="NAME", help="With --db: sessions of this client (* is a wildcard).")
-@click.option("--since", metavar="WHEN", help="With --db: sessions that started since: 30m, 2h, 2d, 1w, or an ISO date.")
+@click.option("--since", metavar="WHEN", help="With --db: sessions that started since: 30m, 2h, 2d, 1w, today, yesterday, or an ISO date.")
 @click.option("--failed", is_flag=True, help="With --db: sessions with a failed operation.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), metavar="N",
               help="Sessions replayed at once, each on its own connection (over stdio, its own server process) "

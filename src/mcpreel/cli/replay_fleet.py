@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from mcpreel.cli import output
 from mcpreel.errors import UsageError
@@ -113,22 +112,21 @@ def _progress(total: int) -> Iterator[Callable[[int, int, int], None] | None]:
     if not sys.stderr.isatty() or total < 2:
         yield None
         return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-    progress = Progress(
-        "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+    progress = output.progress_bar(
+        MofNCompleteColumn(),
         TextColumn("sessions, [red]{task.fields[changed]} changed[/], [yellow]{task.fields[flaky]} flaky[/]"),
-        TimeElapsedColumn(), console=Console(stderr=True), transient=True, redirect_stdout=sys.stdout.isatty())
+        TimeElapsedColumn())
     with progress:
         task = progress.add_task("replaying", total=total, changed=0, flaky=0)
         yield lambda done, changed, flaky: progress.update(task, completed=done, changed=changed, flaky=flaky)
 
 
-def run_fleet_command(cmd: FleetCommand, redact_result: Callable[[Any, Any], None]) -> int:
+def run_fleet_command(cmd: FleetCommand) -> int:
     """Pick, plan, run, say, write; returns the exit code (0 all the same, 1 a change or what --fail-on
-    adds, 2 nothing could run). ``redact_result`` is replay's own redaction of a result (bodies and
-    differences), applied to every result before anything shows it."""
+    adds, 2 nothing could run). Each job's results come back redacted (``ReplayOptions.redact``, as every
+    replay's); a job's own error line is redacted here."""
     from mcpreel.render import fleet as render
 
     files = pick_files(cmd)
@@ -156,12 +154,8 @@ def run_fleet_command(cmd: FleetCommand, redact_result: Callable[[Any, Any], Non
     result: FleetResult
     with _progress(len(jobs)) as progress:
         def done(o: SessionOutcome) -> None:
-            if redactor is not None:
-                if o.report is not None:
-                    for r in o.report.results:
-                        redact_result(r, redactor)
-                if o.error:
-                    o.error = redactor.text(o.error)
+            if redactor is not None and o.error:
+                o.error = redactor.text(o.error)
             tally["done"] += 1
             tally["changed"] += o.verdict == "changed"
             tally["flaky"] += o.verdict == "flaky"

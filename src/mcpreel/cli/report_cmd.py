@@ -8,16 +8,16 @@ import click
 
 from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
-from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.cli.params import FORMAT_AUTO, SESSION_FILE
 from mcpreel.cli.vocabulary import hidden
 
 
 @click.command("report", epilog=examples(
     "mcpreel report session.jsonl  # writes ./session.html",
-    "mcpreel report capture.har -o report.html --detail 500",
+    "mcpreel report qai_session.json -o report.html --detail 500  # any readable format",
     "mcpreel report --db ~/.mcpreel/corpus.duckdb -o fleet.html  # every indexed session (mcpreel index)",
 ))
-@click.argument("path", metavar="SESSION", type=click.Path(dir_okay=False), required=False)
+@click.argument("path", metavar="SESSION", type=SESSION_FILE, required=False)
 @click.option("-o", "--output", "out", **hidden("--out"), type=click.Path(dir_okay=False),
               help="The HTML file to write [default: ./<session name>.html].")
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True,
@@ -32,7 +32,8 @@ from mcpreel.cli.vocabulary import hidden
               help="Redact secrets in what the page shows (the rules of `mcpreel redact`); --no-redact shows "
                    "them as recorded.")
 @click.option("--db", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Report on the corpus index FILE (`mcpreel index`) instead of one SESSION [default -o: corpus.html].")
+              help="Report on the corpus index FILE (`mcpreel index`) instead of one SESSION [default -o: corpus.html]; "
+                   "the report of each session it lists goes beside it, in <name>.sessions/.")
 @output.run_command
 def report_command(path: str | None, out: str | None, fmt: str, detail: int, max_errors: int, timeline: int,
                    redact: bool, db: str | None = None) -> None:
@@ -41,13 +42,13 @@ def report_command(path: str | None, out: str | None, fmt: str, detail: int, max
         _corpus_report(path, db, out, redact)
         return
     from mcpreel.formats import open_session
-    from mcpreel.report import Limits, write_report
+    from mcpreel.report import ReportLimits, write_report
 
     session, detection = open_session(path, fmt)
-    if not detection.obvious:
-        output.info(f"{path}: read as {detection.format}: {detection.reason}")
     target = out or f"{Path(path).name.split('.')[0] or 'session'}.html"
-    data = write_report(session, target, Limits(timeline=timeline, detail=detail, max_errors=max_errors), redact=redact)
+    data = write_report(session, target, ReportLimits(timeline=timeline, detail=detail, max_errors=max_errors), redact=redact)
+    if not detection.obvious:  # said once the file is read: a file that fails is one error line, nothing else
+        output.info(f"{path}: read as {detection.format}: {detection.reason}")
     c = data.counts
     output.info(f"wrote {target}: {c.get('messages', 0):,} messages, {data.calls_total:,} calls "
                 f"({len(data.calls):,} in detail), {data.failures_total:,} failed or unanswered")
@@ -61,9 +62,11 @@ def _corpus_report(path: str | None, db: str | None, out: str | None, redact: bo
         raise UsageError("give a SESSION or --db FILE, not both")
     if db is None:
         raise UsageError("give a SESSION file to report on (or --db FILE for the corpus index)")
-    from mcpreel.corpus.page import write_corpus_report
+    from mcpreel.corpus.page import pages_folder, write_corpus_report
 
     target = out or "corpus.html"
     data = write_corpus_report(Path(db), target, redact=redact)
     t = data.totals
-    output.info(f"wrote {target}: {t['sessions']:,} sessions, {t['operations']:,} operations, {t['failed']:,} failed")
+    output.info(f"wrote {target}: {t['sessions']:,} sessions, {t['operations']:,} operations, {t['failed']:,} failed"
+                + (f"; and the report of each of the {len(data.pages):,} files it lists in "
+                   f"{pages_folder(target).name}/" if data.pages else ""))

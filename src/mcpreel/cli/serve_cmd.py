@@ -19,7 +19,7 @@ from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
 from mcpreel.cli.limit_options import limit_options, limits_of
 from mcpreel.cli.listen_options import listen_options
-from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.cli.params import FORMAT_AUTO, SESSION_FILE
 from mcpreel.cli.records import options_record
 from mcpreel.errors import DifferenceFound, TransportError, UsageError
 from mcpreel.serving.listen import Listener
@@ -82,7 +82,7 @@ class ServeArgs:
     "mcpreel serve session.jsonl --transport streamable-http --listen 127.0.0.1:8000",
     'mcpreel serve cassette.jsonl --record-mode once --target-command "python server.py"',
 ))
-@click.argument("session", type=click.Path(dir_okay=False))
+@click.argument("session", type=SESSION_FILE)
 @click.option("--transport", type=click.Choice(["stdio", "streamable-http", "sse", "stdio-v2"]), default="stdio",
               show_default=True,
               help="stdio-v2: HTTP/2 on stdin/stdout (the Transports WG's draft; the default when the recording's "

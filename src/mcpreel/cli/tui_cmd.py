@@ -8,16 +8,16 @@ import click
 
 from mcpreel.cli import output
 from mcpreel.cli.helptext import examples
-from mcpreel.cli.params import FORMAT_AUTO
+from mcpreel.cli.params import FORMAT_AUTO, SESSION_FILE
 from mcpreel.errors import UsageError
 
 
 @click.command("tui", epilog=examples(
-    "mcpreel tui session.jsonl  # any readable format",
+    "mcpreel tui session.jsonl --at 42  # any readable format; --at: the record mcpreel calls names",
     "mcpreel tui  # attach to the running proxy (or pick one)",
     "mcpreel tui session.jsonl --filter 'dir:c2s status:error'",
 ))
-@click.argument("path", metavar="[SESSION]", required=False, type=click.Path(dir_okay=False))
+@click.argument("path", metavar="[SESSION]", required=False, type=SESSION_FILE)
 @click.option("--format", "fmt", type=FORMAT_AUTO, default="auto", show_default=True,
               help="Input format of FILE; auto sniffs the content.")
 @click.option("--attach", metavar="SOCKET", type=click.Path(dir_okay=False),
@@ -29,9 +29,12 @@ from mcpreel.errors import UsageError
               help="The format `s` saves in (any writable format; auto: from the file name's ending; `e` asks).")
 @click.option("--filter", "filter_text", default="", metavar="TOKENS",
               help="Start with this filter (method:… tool:… dir:c2s|s2c status:error|ok id:… text:…; mcpreel help filters).")
+@click.option("--at", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Start with the cursor on record N of FILE (0-based, as the viewer numbers them and "
+                   "`mcpreel calls` names them).")
 @output.run_command
 def tui_command(path: str | None, fmt: str, attach: str | None, save_path: str | None, save_format: str,
-                filter_text: str) -> None:
+                filter_text: str, at: int | None) -> None:
     """A terminal viewer: a session file as a browsable list, or a running proxy live (--attach SOCKET:
     the control socket a recording names on stderr)."""
     from mcpreel.formats import FORMATS, canonical_name, writer_names
@@ -41,6 +44,8 @@ def tui_command(path: str | None, fmt: str, attach: str | None, save_path: str |
         raise UsageError(f"--save-format {save_format}: can be read but not written (writable: {', '.join(writer_names())})")
     if path and attach:
         raise UsageError("give a FILE or --attach, not both")
+    if at is not None and not path:
+        raise UsageError("--at N needs a FILE (a live proxy's records are still arriving)")
     if not sys.stdout.isatty() or not sys.stdin.isatty():
         raise UsageError("mcpreel tui needs a terminal (stdin and stdout); for a file's rows use mcpreel inspect")
     if not path:
@@ -55,7 +60,7 @@ def tui_command(path: str | None, fmt: str, attach: str | None, save_path: str |
 
         session, _ = open_session(path, fmt)
         app = ViewerApp(FileFeed(session), session.info, title=path, save_path=save_path, save_format=save_format,
-                        filter_text=filter_text)
+                        filter_text=filter_text, at=at)
     else:
         from mcpreel.tui.live import live_app
 

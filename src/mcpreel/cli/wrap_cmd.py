@@ -40,6 +40,8 @@ class WrapArgs:
     http_port: int | None
     mcpreel_cmd: str | None
     absolute_paths: bool
+    add_corpus_server: bool
+    corpus_db: str | None
 
 
 def file_options(fn):
@@ -162,7 +164,7 @@ def _show_list(docs, problems: list[str]) -> None:
 @click.command("wrap", epilog=examples(
     "mcpreel wrap --list",
     "mcpreel wrap --all --dry-run",
-    "mcpreel wrap github filesystem --client claude-desktop --redact",
+    "mcpreel wrap --add-corpus-server --client claude-code --client cursor",
 ))
 @click.argument("names", nargs=-1)
 @file_options
@@ -179,6 +181,11 @@ def _show_list(docs, problems: list[str]) -> None:
 @click.option("--absolute-paths", is_flag=True,
               help="In a project's file too, write this machine's paths (mcpreel's, the sessions folder's); by "
                    "default a file people commit gets `mcpreel` and ~/.mcpreel/sessions/... instead.")
+@click.option("--add-corpus-server", is_flag=True,
+              help="Instead of wrapping: add mcpreel's corpus server (`mcpreel mcp-server`) to the chosen clients' "
+                   "files, so their agent can ask the corpus (`wrap` never records it).")
+@click.option("--corpus-db", metavar="FILE", help="With --add-corpus-server: the index it reads [default: mcpreel "
+                                                  "mcp-server's, ~/.mcpreel/corpus.duckdb].")
 @click.pass_context
 @output.run_command
 @options_record(FileArgs, "files")
@@ -207,6 +214,11 @@ def wrap_command(ctx: click.Context, names: tuple[str, ...], files: FileArgs, ar
         return
     if not docs and not problems:
         raise UsageError("no MCP client config found (try --home, --project or --config)")
+    if args.add_corpus_server:
+        _add_corpus_server(docs, names, args, dry_run, problems)
+        return
+    if args.corpus_db is not None:
+        raise UsageError("--corpus-db goes with --add-corpus-server")
     home_dir = Path(home).expanduser() if home else Path.home()
     given_root = Path(sessions_dir).expanduser() if sessions_dir else None
     machine_root = given_root.resolve() if given_root else home_dir.absolute() / ".mcpreel" / "sessions"
@@ -238,6 +250,26 @@ def wrap_command(ctx: click.Context, names: tuple[str, ...], files: FileArgs, ar
         raise ProblemsReported()
 
 
+def _add_corpus_server(docs: list[Any], names: tuple[str, ...], args: WrapArgs, dry_run: bool,
+                       problems: list[str]) -> None:
+    """``wrap --add-corpus-server``: the corpus server added to each file found (``--client`` picks them)."""
+    from mcpreel.clientconfig.wrapping import default_mcpreel_argv, plan_add_corpus_server
+
+    if names:
+        raise UsageError("--add-corpus-server adds one server of its own: it takes no server names")
+    argv = shlex.split(args.mcpreel_cmd) if args.mcpreel_cmd else default_mcpreel_argv()
+    edits: list[Any] = []
+    for d in docs:
+        try:
+            edits.append(plan_add_corpus_server(_after_earlier_views(d, edits), mcpreel_argv=argv, db=args.corpus_db))
+        except McpreelError as exc:
+            problems.append(f"{exc} (skipped)")
+    _finish(edits, (), dry_run, problems)
+    _report(problems)
+    if problems:
+        raise ProblemsReported()
+
+
 def _after_earlier_views(doc: Any, edits: list[Any]) -> Any:
     """A view of a file an earlier edit changed (``~/.claude.json`` and its per-project servers) is planned
     on the text that edit left, so the two land in one write."""
@@ -245,6 +277,18 @@ def _after_earlier_views(doc: Any, edits: list[Any]) -> Any:
 
     earlier = [e for e in edits if e.path == doc.file.path]
     return ConfigDocument(doc.file, earlier[-1].new_text) if earlier else doc
+
+
+#: what a note says was done -> what a dry run says it would do
+_WOULD = ((": wrapped; sessions go to ", ": would wrap; sessions would go to "), (": restored", ": would restore"),
+          (": now points at ", ": would point at "), ("; forgotten", "; would be forgotten"))
+
+
+def would(note: str) -> str:
+    """A wrap or unwrap note in a dry run's words: nothing was written, so nothing "wrapped"."""
+    for done, conditional in _WOULD:
+        note = note.replace(done, conditional)
+    return note
 
 
 def _finish(edits, names: tuple[str, ...], dry_run: bool, problems: list[str]) -> int:
@@ -258,7 +302,7 @@ def _finish(edits, names: tuple[str, ...], dry_run: bool, problems: list[str]) -
     for e in edits:
         by_path.setdefault(e.path, []).append(e)
         for note in e.notes:
-            output.info(shown(f"{e.doc.file.label} {e.path}: {note}"))
+            output.info(shown(f"{e.doc.file.label} {e.path}: {would(note) if dry_run else note}"))
         problems += [shown(f"{e.doc.file.label} {e.path}: {line}") for line in e.refused]
     for path_edits in by_path.values():
         merged = merge_edits(path_edits)

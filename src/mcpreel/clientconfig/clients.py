@@ -9,7 +9,6 @@ so tests run against a temporary home.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,9 +64,14 @@ def _app_dirs(home: Path, platform: str, env: Mapping[str, str]) -> tuple[Path, 
     return xdg, xdg
 
 
-def candidate_files(home: Path, project: Path | None = None, *, platform: str = sys.platform,
+def candidate_files(home: Path, project: Path | None = None, *, platform: str | None = None,
                     env: Mapping[str, str] = os.environ) -> list[ClientFile]:
-    """Every file the known clients may keep servers in (whether it exists or not)."""
+    """Every file the known clients may keep servers in (whether it exists or not); ``platform`` names the
+    desktop whose folders apply (this one's by default: :func:`mcpreel._infra.platform.system`)."""
+    if platform is None:
+        from mcpreel._infra.platform import system
+
+        platform = system()
     support, config = _app_dirs(home, platform, env)
     codex_home = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
     files = [

@@ -112,6 +112,28 @@ class ConfigDocument:
             return spliced
         return self.text[:node.start] + self._render_json(entry, node.start, node.end) + self.text[node.end:]
 
+    def with_new_entry(self, name: str, entry: dict[str, Any]) -> str:
+        """The whole file's text with server ``name`` added after the others (nothing else touched: the
+        servers object's own layout and comments stay). The file must already have its servers object."""
+        if self.file.syntax == "toml":
+            import tomlkit
+
+            doc = self._toml()
+            if self.file.servers_key not in doc:
+                doc[self.file.servers_key] = tomlkit.table(is_super_table=True)
+            doc[self.file.servers_key][name] = entry
+            return tomlkit.dumps(doc)
+        node = self._json_root().get(*self.file.keys)
+        if node is None or not isinstance(node.value, dict):
+            raise InputError(f"has no {'.'.join(self.file.keys)!r} object to add a server to: add it by hand",
+                             path=str(self.file.path))
+        if not node.value:  # an empty object: its text becomes the one entry
+            return self.text[:node.start] + self._render_json({name: entry}, node.start, node.end, force_multiline=True) \
+                + self.text[node.end:]
+        spliced = self._splice_members(node, {**node.value, name: entry})
+        assert spliced is not None  # a member added after the last keeps every other member where it is
+        return spliced
+
     def _splice_members(self, node: Node, entry: dict[str, Any]) -> str | None:
         """Replace only the members whose values changed, and add new ones right after the member before
         them, so comments *inside* the entry stay too. None when a member was removed or reordered."""

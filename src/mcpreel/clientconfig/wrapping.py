@@ -124,6 +124,44 @@ def _words(entry: dict[str, Any]) -> list[str]:
     return [str(entry.get("command", ""))] + [str(a) for a in (args if isinstance(args, list) else [])]
 
 
+def _mcpreel_verb(entry: dict[str, Any]) -> str | None:
+    """The mcpreel verb an entry runs (``mcpreel VERB ...`` or ``python -m mcpreel VERB ...``), or None."""
+    argv = _words(entry)
+    for i, word in enumerate(argv):
+        if (Path(word).name == "mcpreel" or (word == "mcpreel" and i and argv[i - 1] == "-m")) and i + 1 < len(argv):
+            return argv[i + 1]
+    return None
+
+
+def is_corpus_server(entry: dict[str, Any]) -> bool:
+    """Whether an entry is mcpreel's own corpus server (``mcpreel mcp-server``): never wrapped, since an
+    agent's questions to the corpus would otherwise be recorded into the corpus they read."""
+    return _mcpreel_verb(entry) == "mcp-server"
+
+
+#: the name ``wrap --add-corpus-server`` gives mcpreel's corpus server in a client's file
+CORPUS_SERVER_NAME = "mcpreel-corpus"
+
+
+def plan_add_corpus_server(doc: ConfigDocument, *, mcpreel_argv: Sequence[str], db: str | None = None,
+                           state: dict[str, Any] | None = None) -> Edit:
+    """The edit that adds mcpreel's corpus server (``mcpreel mcp-server``) to a client's file, so its agent can
+    ask the corpus; nothing when the file already has one (under any name)."""
+    state = state if state is not None else _load_state(doc.file.path)
+    edit = Edit(doc, doc.text, state)
+    servers = doc.servers()
+    present = next((name for name, entry in servers.items() if is_corpus_server(entry)), None)
+    if present is not None:
+        edit.notes.append(f"{shown(present)}: mcpreel's corpus server is already there")
+        return edit
+    name = CORPUS_SERVER_NAME if CORPUS_SERVER_NAME not in servers else f"{CORPUS_SERVER_NAME}-{len(servers)}"
+    argv = [*mcpreel_argv, "mcp-server", *(["--db", db] if db else [])]
+    edit.new_text = doc.with_new_entry(name, {"command": argv[0], "args": argv[1:]})
+    ConfigDocument(doc.file, edit.new_text).servers()  # must still parse
+    edit.notes.append(f"{name}: added ({shlex.join(argv)}); remove the entry to take it out")
+    return edit
+
+
 def looks_wrapped(entry: dict[str, Any]) -> bool:
     """Whether an entry already runs through ``mcpreel record`` (so it is not wrapped twice, even without a state
     file)."""
@@ -279,6 +317,10 @@ def plan_wrap(doc: ConfigDocument, names: Sequence[str], *, all_: bool, mcpreel_
     for info in select(describe(doc, state), names, all_):
         if info.wrapped:
             edit.notes.append(f"{shown(info.name)}: already wrapped")
+            continue
+        if info.transport == "stdio" and is_corpus_server(info.entry):
+            edit.notes.append(f"{shown(info.name)}: mcpreel's own corpus server, left as it is (recording it would "
+                              "put the agent's questions into the corpus they read)")
             continue
         why = refusal(info.name, info.entry) if info.transport == "stdio" else (
             refusal(info.name, {"command": "x"}) if http_port is not None else None)

@@ -185,7 +185,9 @@ class _HTTPBase(Transport):
         super().__init__()
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise TransportError(f"not an http(s) URL: {url!r}")
+            from mcpreel.redact.urls import not_a_url
+
+            raise TransportError(not_a_url(url))
         self.url = url
         self.headers = dict(headers or {})
         self.timeout = timeout

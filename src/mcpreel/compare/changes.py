@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpreel._infra.nesting import cut_repr
 from mcpreel.compare.jsondiff import Difference
 from mcpreel.compare.normalize import IgnorePath
 from mcpreel.operations.cassette import Turn
@@ -165,7 +166,7 @@ def error_status(response: dict[str, Any] | None) -> str:
     if "error" in response:
         err = response["error"]
         code = err.get("code") if isinstance(err, dict) else None
-        return f"error {code}" if code is not None else "error"
+        return f"error {cut_repr(code, 80)}" if code is not None else "error"
     result = response.get("result")
     if isinstance(result, dict) and result.get("isError") is True:
         return "isError"

@@ -113,7 +113,7 @@ def iter_calls(session: Session, facts: SideFacts, window: int = WINDOW) -> Iter
             out = turn(op)
             given_up.discard(op.n)
             method = out.request.get("method")
-            if method in _NOT_CALLS or not method or type(method) is not str:
+            if type(method) is not str or not method or method in _NOT_CALLS:  # a list or object is no name
                 facts.take(out)
             else:
                 yield out

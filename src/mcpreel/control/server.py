@@ -77,8 +77,11 @@ _GATHER = 64
 #: loopback TCP: how long a new connection has to send its secret line, and how long that line may be
 _AUTH_SECONDS = 2.0
 _AUTH_MAX = 512
-#: loopback TCP: connections whose secret line is awaited at once (each on a short thread of its own, so
-#: one that says nothing delays no other viewer); one more is closed at once
+#: loopback TCP: connections of one uid whose secret line is awaited at once (each on a short thread of its
+#: own, so one that says nothing delays no other viewer); one more of that uid closes the oldest of them. The
+#: uid is the peer's where the system tells (:func:`mcpreel._infra.platform.tcp_peer_uid`), else all
+#: strangers count as one: silent connections of another user never lock the owner out, and a flood of
+#: them keeps the newest (a viewer gives its secret the moment it connects)
 _AUTH_AT_ONCE = 8
 #: a send that never waits (0 where the flag does not exist: Windows, whose sends then go by select)
 _DONTWAIT = getattr(socket, "MSG_DONTWAIT", 0)
@@ -240,7 +243,8 @@ class ControlServer:
         self._started_at = now_ms()
         self._closed = False
         self._accepter: threading.Thread | None = None
-        self._authenticating = threading.BoundedSemaphore(_AUTH_AT_ONCE)
+        self._silent: dict[int | None, list[socket.socket]] = {}  # peer uid -> connections yet to give the secret
+        self._silent_lock = threading.Lock()
         #: how a viewer is known to be the user (:func:`mcpreel._infra.platform.control_auth`); with
         #: ``"secret"``, the loopback address and the run's secret
         self._auth = platform.control_auth()
@@ -349,12 +353,7 @@ class ControlServer:
             if self._auth == "secret":
                 # the secret line is read on a thread of its own: a local process that connects and says
                 # nothing must not keep the next viewer waiting for _AUTH_SECONDS
-                if not self._authenticating.acquire(blocking=False):
-                    self._note(f"control: refused a connection: {_AUTH_AT_ONCE} others are still to give the secret")
-                    conn.close()
-                    continue
-                threading.Thread(target=self._authenticate, args=(conn,), name="mcpreel-control-auth",
-                                 daemon=True).start()
+                self._await_secret(conn)
                 continue
             try:
                 uid = peer_uid(conn)
@@ -366,15 +365,41 @@ class ControlServer:
                 continue
             self._welcome(conn)
 
-    def _authenticate(self, conn: socket.socket) -> None:
+    def _await_secret(self, conn: socket.socket) -> None:
+        """Loopback TCP: the connection's secret awaited on a thread of its own, at most :data:`_AUTH_AT_ONCE`
+        per peer uid (one more closes that uid's oldest still silent)."""
+        uid = platform.tcp_peer_uid(conn)
+        with self._silent_lock:
+            waiting = self._silent.setdefault(uid, [])
+            oldest = waiting.pop(0) if len(waiting) >= _AUTH_AT_ONCE else None
+            waiting.append(conn)
+            if oldest is not None:
+                with contextlib.suppress(OSError):
+                    oldest.shutdown(socket.SHUT_RDWR)  # its thread sees the end (or that it is gone) and closes it
+        if oldest is not None:
+            who = "a stranger" if uid is None else f"uid {uid}"
+            self._note(f"control: closed a connection that gave no secret: {_AUTH_AT_ONCE} more from {who} came after it")
+        threading.Thread(target=self._authenticate, args=(conn, uid), name="mcpreel-control-auth",
+                         daemon=True).start()
+
+    def _authenticate(self, conn: socket.socket, uid: int | None) -> None:
         """Loopback TCP, on a thread of the connection's: admitted with the run's secret, else closed."""
+        admitted = False
         try:
-            if self._admitted(conn):
-                self._welcome(conn)
-            else:
-                conn.close()
+            admitted = self._admitted(conn)
         finally:
-            self._authenticating.release()
+            with self._silent_lock:  # not silent any more: never closed as such once it is a viewer
+                waiting = self._silent.get(uid, [])
+                if conn in waiting:
+                    waiting.remove(conn)
+                else:
+                    admitted = False  # closed as the oldest silent one meanwhile (see _await_secret)
+                if not waiting:
+                    self._silent.pop(uid, None)
+        if admitted:
+            self._welcome(conn)
+        else:
+            conn.close()
 
     def _welcome(self, conn: socket.socket) -> None:
         """A connection known to be the user's: a viewer (its backlog and holds after hello), unless the
@@ -661,6 +686,15 @@ class ControlServer:
         # the record goes into the ring; with viewers attached also to the fan-out, which makes its line
         # once (a recording nobody watches pays an append per record, one that is watched two)
         entry = [rec, 512, None, 0]
+        with self._lock:
+            self._keep(entry)
+            if self._viewers:
+                self._post(("rec", entry))
+
+    def raw_recorded(self, rec: Message) -> None:
+        """A raw ``bytes`` line was written (a stdio pipe that was not JSON lines: HTTP/2, binary): viewers show
+        it as the reel has it. Nothing can hold or edit it: the proxy forwarded it unchanged already."""
+        entry = [rec, 512 + (len(rec.raw) if isinstance(rec.raw, bytes) else 0), None, 0]  # its weight in the ring
         with self._lock:
             self._keep(entry)
             if self._viewers:

@@ -110,15 +110,25 @@ def connect(db: Path, *, read_only: bool, wait_s: float = READ_RETRY_S, files: b
 
 
 def _make_folder(folder: Path) -> None:
-    """The database's folder, and any above it that are missing, made 0700 (only those made here)."""
+    """The database's folder, and any above it that are missing, made 0700 (only those made here); a
+    folder that cannot be made (read-only, a file in the way) is one line naming it, not a traceback."""
     missing: list[Path] = []
     at = Path(os.path.abspath(folder))
     while not at.exists() and at.parent != at:
         missing.append(at)
         at = at.parent
     for path in reversed(missing):
-        with contextlib.suppress(FileExistsError):
+        try:
             path.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise _cannot_write(folder, exc) from exc
+
+
+def _cannot_write(where: Path, exc: OSError) -> UsageError:
+    return UsageError(f"{where}: cannot write the index there: {exc.strerror or exc} (give another place with "
+                      f"--db FILE)")
 
 
 def _version(con: Any) -> int | None:
@@ -199,7 +209,10 @@ class IndexLock:
         """Take the lock; ``wait=False`` raises naming the holder at once, else waits (telling ``on_wait``
         once whom it waits for)."""
         _make_folder(self.path.parent)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except OSError as exc:  # a read-only folder: said before DuckDB is asked to write there
+            raise _cannot_write(self.path.parent, exc) from exc
         told = False
         while not self._try(fd):
             if not wait:

@@ -25,8 +25,9 @@ A pass (:func:`index_paths`):
    Ctrl-C) loses only the batches not yet committed, whose files are read again next time (on Ctrl-C what
    the workers gave back is written first, then they are stopped).
 
-The counts are those of ``inspect --json`` (the same walk, counted the same way; ``tests/corpus`` checks it
-file by file). Writers take the index's lock (:class:`~mcpreel.corpus.db.IndexLock`).
+The counts are those of ``inspect --json``: the same walk, and a session's operations, failures, unanswered
+calls, tool calls and tasks are the one tally (:class:`~mcpreel.operations.tally.SessionTally`, one per
+client session; ``tests/operations/test_tally.py`` checks the three verbs agree). Writers take the index's lock (:class:`~mcpreel.corpus.db.IndexLock`).
 """
 
 from __future__ import annotations
@@ -46,12 +47,15 @@ from typing import Any
 
 import orjson
 
+from mcpreel._infra.fileio import open_regular
 from mcpreel.corpus import schema
 from mcpreel.corpus.db import IndexLock, connect, lock_path, private_files
 from mcpreel.corpus.scrub import stored_error, stored_target
 from mcpreel.errors import McpreelError
+from mcpreel.formats._source import line_limit
 from mcpreel.model import Session
 from mcpreel.operations.facts import FAILED, META_SERVER_INFO
+from mcpreel.operations.tally import OK, SessionTally
 from mcpreel.operations.walk import REQUEST, TASK, Operation, Walker
 
 __all__ = ["IndexStats", "find_files", "index_paths", "watch"]
@@ -73,7 +77,6 @@ TEXT_MAX = 500
 #: requests (answers) of a session looked at for clientInfo (serverInfo in ``_meta``) while none is known
 _IDENTITY_PROBES = 8
 _HELLO = frozenset(("initialize", "server/discover"))
-_UNANSWERED = frozenset(("unanswered", "cancelled", "dropped"))
 
 
 @dataclass
@@ -103,17 +106,24 @@ class IndexStats:
 _NOT_SESSIONS = (".duckdb", ".duckdb.wal", ".duckdb.lock")
 
 
-def find_files(paths: Iterable[Path], exclude: frozenset[Path] = frozenset()) -> Iterator[Path]:
+def find_files(paths: Iterable[Path], exclude: frozenset[Path] = frozenset(),
+               on_error: Callable[[Path, OSError], None] | None = None) -> Iterator[Path]:
     """Every regular file under ``paths`` (absolute), in a stable order: a file given by name always, a
     folder's files without hidden names (``.git``, a writer's ``.x.part``), corpus indexes and their locks, and
-    without following links."""
+    without following links. ``on_error(folder, error)`` hears of a folder that could not be listed (no
+    permission, a path longer than the system takes): its files are not found."""
+
+    def failed(exc: OSError) -> None:
+        if on_error is not None and exc.filename is not None and not isinstance(exc, FileNotFoundError):
+            on_error(Path(os.fsdecode(exc.filename)), exc)
+
     for root in paths:
         root = Path(os.path.abspath(root))
         if root.is_file():
             if root not in exclude:
                 yield root
             continue
-        for folder, dirs, names in os.walk(root):
+        for folder, dirs, names in os.walk(root, onerror=failed):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             for name in sorted(names):
                 if name.startswith(".") or name.endswith(_NOT_SESSIONS):
@@ -125,8 +135,82 @@ def find_files(paths: Iterable[Path], exclude: frozenset[Path] = frozenset()) ->
 
 
 def head_hash(path: Path) -> str:
-    with open(path, "rb") as fh:
+    """A digest of the file's head; a regular file only (a FIFO swapped in is refused, not waited on)."""
+    with open_regular(path) as fh:
         return hashlib.blake2b(fh.read(HEAD_BYTES), digest_size=16).hexdigest()
+
+
+def path_text(path: Path | str) -> str:
+    """A file's path as the index stores it: as it is, or with the bytes of a name that is not UTF-8 written
+    ``\\udcXX`` (as the spools write them: DuckDB holds UTF-8 text only)."""
+    text = str(path)
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode()
+    return text
+
+
+#: a todo entry's digest that is an error found while listing (the file is stored with it, not read)
+_LISTING_ERROR = "\x00"
+#: the longest line (or document read whole) a file of the corpus may hold: past it the file is stored
+#: with that error (a 2 GB line is refused as soon as this much of it is read, not held whole)
+MAX_LINE_BYTES = 256 << 20
+
+
+#: the size and times of a file that could not be looked at (stored as zeros beside its error)
+_NO_STAT = os.stat_result((0,) * 10, {"st_atime_ns": 0, "st_mtime_ns": 0, "st_ctime_ns": 0})
+
+
+def _listed(paths: list[Path], own: frozenset[Path]) -> Iterator[tuple[Path, OSError | None]]:
+    """:func:`find_files`' files (None), then each folder it could not list with why (stored as an error)."""
+    unlisted: list[tuple[Path, OSError]] = []
+    for path in find_files(paths, own, lambda folder, exc: unlisted.append((folder, exc))):
+        yield path, None
+    yield from unlisted
+
+
+#: the folders of a pass' spools, in the temporary folder: ``mcpreel-index-<pid>-<random>``
+_SPOOL_PREFIX = "mcpreel-index-"
+#: a spool folder without a process id in its name (an older mcpreel's) is stale past this age
+_STALE_SECONDS = 86_400
+
+
+def sweep_spools(tmp: str | None = None) -> list[Path]:
+    """Remove the spool folders that indexers killed mid-pass left in the temporary folder (``kill -9``, an
+    out-of-memory kill: their ``finally`` never ran), and return them: a folder is stale when the process
+    named in it is gone (or, unnamed, it is a day old). Only this user's folders are looked at."""
+    gone: list[Path] = []
+    try:
+        entries = list(os.scandir(tmp or tempfile.gettempdir()))
+    except OSError:
+        return gone
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    for entry in entries:
+        if not entry.name.startswith(_SPOOL_PREFIX):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not entry.is_dir(follow_symlinks=False) or (uid is not None and st.st_uid != uid):
+            continue
+        pid_text = entry.name[len(_SPOOL_PREFIX):].split("-", 1)[0]
+        if pid_text.isdigit() and "-" in entry.name[len(_SPOOL_PREFIX):]:
+            if _alive(int(pid_text)):
+                continue
+        elif time.time() - st.st_mtime < _STALE_SECONDS:
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        gone.append(Path(entry.path))
+    return gone
+
+
+def _alive(pid: int) -> bool:
+    """Is the indexer that made a spool still running (ours, or one the platform seam finds)?"""
+    from mcpreel._infra.platform import pid_alive
+
+    return pid == os.getpid() or pid_alive(pid)
 
 
 def _under(path: str, roots: list[str]) -> bool:
@@ -206,7 +290,9 @@ class _Spool:
         self.table = table
         self.path = folder / f"{name or table.name}.csv"
         self._fh: Any = open(self.path, "w", newline="", encoding="utf-8", errors="backslashreplace")
-        self.writer: Any = csv.writer(self._fh, lineterminator="\n")
+        # rows end in CRLF: DuckDB's CSV reader reads a lone CR inside a quoted value (a file or tool name
+        # may hold one) only when CRLF is the row end it was told
+        self.writer: Any = csv.writer(self._fh, lineterminator="\r\n")
         self.rows = 0
         #: added to the ``id`` column when loaded (operations: ids are numbered from 0 where they are read)
         self.id_offset = 0
@@ -256,7 +342,7 @@ class _Spool:
 
 def _read_csv(columns: str) -> str:
     """DuckDB's reading of a spool file (``?``) with ``columns`` (``'name': 'TYPE', ...``)."""
-    return (f"read_csv(?, header = false, delim = ',', quote = '\"', escape = '\"', new_line = '\\n', "
+    return (f"read_csv(?, header = false, delim = ',', quote = '\"', escape = '\"', new_line = '\\r\\n', "
             f"auto_detect = false, allow_quoted_nulls = false, columns = {{{columns}}})")
 
 
@@ -266,13 +352,16 @@ def _read_csv(columns: str) -> str:
 class _SessionAcc:
     """What one client session of the file being read adds up to."""
 
-    __slots__ = ("records", "messages", "requests", "notifications", "responses", "orphans", "operations",
-                 "tool_calls", "failed", "unanswered", "tasks", "start", "end", "line", "client", "server",
-                 "probes", "answers", "tools")
+    __slots__ = ("records", "messages", "requests", "notifications", "responses", "orphans", "tally",
+                 "start", "end", "line", "client", "server", "probes", "answers", "tools")
 
     def __init__(self) -> None:
         self.records = self.messages = self.requests = self.notifications = self.responses = 0
-        self.orphans = self.operations = self.tool_calls = self.failed = self.unanswered = self.tasks = 0
+        self.orphans = 0
+        #: its operations, failed, unanswered (a dropped call nobody answered included: its row's status is
+        #: ``dropped``), tool calls and tasks: the tally ``inspect`` and the report take too. The latencies
+        #: are on each operation's row, so the tally keeps none (:mod:`mcpreel.operations.tally`)
+        self.tally = SessionTally(latencies=False)
         self.start: int | None = None
         self.end: int | None = None
         self.line: int | None = None
@@ -422,29 +511,26 @@ class _FileReader:
     def _operation(self, op: Operation, acc: _SessionAcc | None = None) -> None:
         """One ``operations`` row (spooled at once: the operation is complete, or open at the end);
         ``acc``: its session's counts, when the caller has them at hand."""
-        exchanges = op.exchanges
-        opening = exchanges[0]
-        if op.kind == REQUEST and len(exchanges) == 1 and not op.children:
+        if acc is None:
+            acc = self._acc(op.session)
+        outcome = acc.tally.add(op)
+        opening = op.exchanges[0]
+        # OK itself: the tally's plain request (one exchange, answered, no error, no resultType or task, not
+        # dropped); its row is a plain one unless a viewer or a rule marked it
+        if outcome is OK and not (opening.edited or opening.injected or opening.response_edited
+                                  or opening.response_dropped or opening.response_injected):
             response = opening.response
-            if response is not None and "error" not in response and not (
-                    opening.edited or opening.dropped or opening.injected or opening.response_edited
-                    or opening.response_dropped or opening.response_injected):
-                result = response.get("result")
-                if type(result) is not dict or (result.get("isError") is not True and "resultType" not in result
-                                                and "task" not in result):
-                    self._plain_ok(op, opening, response, acc)
-                    return
-        self._general(op)
+            assert response is not None  # OK is an answered request's
+            self._plain_ok(op, opening, response)
+            return
+        self._general(op, outcome)
 
-    def _plain_ok(self, op: Operation, opening: Any, response: dict[str, Any], acc: _SessionAcc | None) -> None:
+    def _plain_ok(self, op: Operation, opening: Any, response: dict[str, Any]) -> None:
         """The common operation: one client request, answered ``ok``, unmarked. Its row is what
         :meth:`_general` would write (``tests/corpus`` compares both), but only the columns that vary go
         to the spool (:data:`PLAIN_COLUMNS`): the load fills in the rest. Most operations of a corpus
         are these, so this is where the indexer's own time goes."""
         session = op.session
-        if acc is None:
-            acc = self._acc(session)
-        acc.operations += 1
         method = opening.method
         if len(method) > TEXT_MAX or "\x00" in method:
             method = _text(method)
@@ -453,8 +539,6 @@ class _FileReader:
             target = stored_target(target)  # a resource URI's ?api_key= and user:pass@ never stored
         if target is not None and (len(target) > TEXT_MAX or "\x00" in target):
             target = _text(target)
-        if method == "tools/call":
-            acc.tool_calls += 1
         indexer = self.indexer
         n_id = indexer.next_id
         indexer.next_id = n_id + 1
@@ -471,38 +555,23 @@ class _FileReader:
         plain.rows += 1
         self.operations += 1
 
-    def _general(self, op: Operation) -> None:
+    def _general(self, op: Operation, outcome: tuple[str, Any, str | None]) -> None:
         opening = op.exchanges[0]
-        acc = self.accs.get(op.session)
-        if acc is None:
-            acc = self._acc(op.session)
-        acc.operations += 1
         kind = op.kind
         simple = len(op.exchanges) == 1 and not op.children
         if simple:
             final = opening if opening.response is not None else None
         else:
             final = op.final
-        status, code, message = op.status()
+        status, code, message = outcome
         dropped = opening.dropped
         if dropped and status in ("unanswered", "cancelled"):
-            status = "dropped"
+            status = "dropped"  # the row says why it went unanswered (the tally counts it unanswered)
         failed = status in FAILED
         method = opening.method
         tool = opening.tool
-        if tool is not None:
-            acc.tool_calls += 1
-        if failed:
-            acc.failed += 1
-            message = self.redact(message)
-        elif status in _UNANSWERED:
-            acc.unanswered += 1
-            message = None
-        else:
-            message = None
+        message = self.redact(message) if failed else None
         task_id = op.task_id
-        if kind == TASK:
-            acc.tasks += 1
         if simple and not (opening.edited or dropped or opening.injected or opening.response_edited
                            or opening.response_dropped or opening.response_injected):
             marks = None
@@ -561,7 +630,8 @@ class _FileReader:
                 self.path, cs.index, _text(info.id), _text(cs.http_session), _text(info.label), fmt,
                 _text(info.transport), cs.era, _text(cs.protocol), client[0], client[1], server[0], server[1],
                 start, acc.end, None, acc.line, acc.records, acc.messages, acc.requests, acc.notifications,
-                acc.responses, acc.orphans, acc.operations, acc.tool_calls, acc.failed, acc.unanswered, acc.tasks,
+                acc.responses, acc.orphans, acc.tally.operations, acc.tally.tool_calls, acc.tally.failed,
+                acc.tally.unanswered, acc.tally.tasks,
                 day])
         for row in self.indexer.tools_rows:
             acc_server = self.accs.get(row[1])
@@ -710,16 +780,22 @@ class _Indexer:
         self.tools_rows = []
         day_fallback = _day(st.st_mtime_ns // 1_000_000) or "1970-01-01"
         reader = _FileReader(self, path, day_fallback, len(batch.paths))
-        batch.paths.append(str(path))
+        batch.paths.append(path_text(path))
         batch.days.append(day_fallback)
         batch.file_count += 1
         batch.bytes += st.st_size
         fmt: str | None = None
+        if digest.startswith(_LISTING_ERROR):  # it could not be listed or opened: stored with that error
+            error = stored_error(digest[len(_LISTING_ERROR):])
+            self.files.add((str(path), None, st.st_size, st.st_mtime_ns, "", "error", error,
+                            0, 0, 0, 0, None, None, now, day_fallback))
+            return "error", error, None
         try:
-            session, detection = open_session(path, on_progress=on_progress)
-            fmt = detection.format
-            counts = reader.read(session, fmt)
-            in_progress = _in_progress(session, fmt)
+            with line_limit(MAX_LINE_BYTES):
+                session, detection = open_session(path, on_progress=on_progress)
+                fmt = detection.format
+                counts = reader.read(session, fmt)
+                in_progress = _in_progress(session, fmt)
         except (McpreelError, OSError, ValueError, TypeError, KeyError, IndexError, AttributeError,
                 RecursionError, UnicodeError, OverflowError, MemoryError, AssertionError) as exc:
             for spool, mark in zip((self.sessions, self.ops, self.plain, self.tools), marks, strict=True):
@@ -942,18 +1018,27 @@ def _pass(con: Any, plan: _PassPlan, on_start: Callable[[int, int], None] | None
     own = frozenset({db, db.with_name(db.name + ".wal"), lock_path(db)})
     todo: list[tuple[Path, os.stat_result, str]] = []
     seen: set[str] = set()
-    for path in find_files(paths, own):
-        key = str(path)
+    for path, listing_error in _listed(paths, own):
+        key = path_text(path)
         if key in seen:
             continue
         seen.add(key)
         stats.found += 1
+        st: os.stat_result | None = None
         try:
+            if listing_error is not None:
+                raise listing_error
             st = path.stat()
             digest = head_hash(path)
-        except OSError:
+        except FileNotFoundError:
             continue  # gone between the listing and now: the next pass sees it, or sees it gone
+        except OSError as exc:  # unreadable, not a regular file any more, a path too long: stored with it
+            digest = _LISTING_ERROR + f"cannot be read: {exc.strerror or exc}"
+        st = st or _NO_STAT
         old = known.get(key)
+        if old is not None and digest.startswith(_LISTING_ERROR) and old == (st.st_size, st.st_mtime_ns, ""):
+            stats.skipped += 1  # the same error as the last pass found (it is stored with it)
+            continue
         if old is not None and old == (st.st_size, st.st_mtime_ns, digest):
             stats.skipped += 1
             continue
@@ -963,7 +1048,8 @@ def _pass(con: Any, plan: _PassPlan, on_start: Callable[[int, int], None] | None
     total = sum(st.st_size for _, st, _ in todo)
     if on_start is not None:
         on_start(len(todo), total)
-    folder = Path(tempfile.mkdtemp(prefix="mcpreel-index-"))
+    sweep_spools()
+    folder = Path(tempfile.mkdtemp(prefix=f"{_SPOOL_PREFIX}{os.getpid()}-"))
     writer = _Writer(con, known, removed)
     batches: Iterable[_Batch] = ()
     try:

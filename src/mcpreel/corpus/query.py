@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import io
 import re
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -53,30 +52,31 @@ def run_sql(db: Path, sql: str, params: list[Any] | None = None) -> Result:
         con.close()
 
 
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-
-
 def parse_since(text: str, now_ms: int | None = None) -> int:
-    """``30m``, ``2h``, ``2d``, ``1w`` (that long ago) or an ISO date or time -> epoch ms."""
-    now = int(time.time() * 1000) if now_ms is None else now_ms
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text)
-    if m:
-        return now - int(float(m.group(1)) * _UNITS[m.group(2)] * 1000)
-    from mcpreel._infra.timeutil import ms_from_iso
+    """``30m``, ``2h``, ``2d``, ``1w`` (that long ago), ``today``, ``yesterday``, a date or an ISO time -> epoch
+    ms (:func:`mcpreel.corpus.when.parse_when`, the one reading of a typed time; ``now_ms`` freezes now)."""
+    from mcpreel.corpus.when import Clock, parse_when
 
-    try:
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text.strip()):
-            return ms_from_iso(text.strip() + "T00:00:00Z")
-        return ms_from_iso(text.strip())
-    except ValueError as exc:
-        raise UsageError(f"--since {text!r}: give a duration (30m, 2h, 2d, 1w) or an ISO date or time") from exc
+    clock = None if now_ms is None else Clock(datetime.fromtimestamp(now_ms / 1000).astimezone())
+    return parse_when(text, clock=clock)
+
+
+def _bound(value: str | int, *, end: bool) -> int:
+    """A ``since``/``until`` given as typed text (parsed on the machine's clock) or as epoch ms already."""
+    if isinstance(value, int):
+        return value
+    from mcpreel.corpus.when import parse_when
+
+    return parse_when(value, end=end, option="--until" if end else "--since")
 
 
 def sessions(db: Path, *, server: str | None = None, tool: str | None = None, failed: bool = False,
-             since: str | None = None, client: str | None = None, limit: int | None = None) -> Result:
+             since: str | int | None = None, client: str | None = None, limit: int | None = None,
+             until: str | int | None = None) -> Result:
     """The client sessions that match, newest first, each naming the file and the line to open: the first
     failed operation's line with ``failed``, the first call of ``tool`` with ``tool``, else the session's
-    first record. ``server``/``client`` match a name (case-insensitive, ``*`` a wildcard)."""
+    first record. ``server``/``client`` match a name (case-insensitive, ``*`` a wildcard); ``since``/``until``
+    bound the session's start (typed text as ``--since`` takes it, or epoch ms; ``until`` excludes its instant)."""
     where = ["TRUE"]
     where_params: list[Any] = []
     if server:
@@ -87,7 +87,10 @@ def sessions(db: Path, *, server: str | None = None, tool: str | None = None, fa
         where_params.append(like_pattern(client))
     if since:
         where.append("s.start_ms >= ?")
-        where_params.append(parse_since(since))
+        where_params.append(_bound(since, end=False))
+    if until:
+        where.append("s.start_ms < ?")
+        where_params.append(_bound(until, end=True))
     on = ["o.file = s.file", "o.session = s.session"]
     join_params: list[Any] = []
     if tool:
@@ -194,9 +197,10 @@ def check_exists(db: Path) -> None:
         raise InputError("no corpus index here: run `mcpreel index` first (or give --db)", path=str(db))
 
 
-def example_queries(readme: str) -> list[str]:
-    """The README's example queries: every ```sql block between its ``corpus-example-queries`` markers
-    (the Spark test and the benchmark run exactly what the README shows)."""
-    start = readme.index("<!-- corpus-example-queries")
-    end = readme.index("<!-- end corpus-example-queries -->", start)
-    return [block.strip() for block in re.findall(r"```sql\n(.*?)```", readme[start:end], flags=re.S)]
+def example_queries(page: str) -> list[str]:
+    """The documented example queries: every ```sql block between the ``corpus-example-queries`` markers of
+    the corpus reference (``mcpreel help corpus``, the site's reference page; the Spark test and the benchmark
+    run exactly what it shows)."""
+    start = page.index("<!-- corpus-example-queries")
+    end = page.index("<!-- end corpus-example-queries -->", start)
+    return [block.strip() for block in re.findall(r"```sql\n(.*?)```", page[start:end], flags=re.S)]

@@ -1,7 +1,7 @@
 """Every replay run kept in the corpus: ``mcpreel replay --db FILE`` appends its verdicts to ``replays``.
 
 A run's verdicts vanish with its terminal unless they are kept; kept beside the index, one query answers
-"which tools became flaky since last week" (the README's example). The table is described in
+"which tools became flaky since last week" (the corpus reference's example, `mcpreel help corpus`). The table is described in
 :data:`mcpreel.corpus.schema.RUN_TABLES`; rows come as tuples in its column order (the caller, the fleet,
 makes them). Appending takes the index's writers' lock (:class:`~mcpreel.corpus.db.IndexLock`, waiting for
 an indexer that holds it) and one transaction, so a run is in the table whole or not at all. A database that

@@ -3,7 +3,7 @@ run tables (``replays``: every ``replay --db`` run's verdicts), kept when the fo
 
 The schema is data (:data:`TABLES`), not DDL strings scattered in the indexer, so one list says what a
 column is for the database (:func:`create_statements`), the indexer's spools (column order), the Parquet
-export and the README's schema table (``tests/corpus`` checks the README names every column here).
+export and the corpus reference's schema table (``mcpreel help corpus``; ``tests/corpus`` checks it names every column here).
 
 Why times are epoch milliseconds (``BIGINT``) and not ``TIMESTAMP``: the tables leave the machine as
 Parquet, and a timestamp without a zone is read three ways by three engines; a count of milliseconds and a
@@ -191,7 +191,7 @@ def create_statements() -> list[str]:
 
 
 def markdown() -> str:
-    """The schema as the README shows it: a table of columns per table (``tests/corpus`` checks they agree)."""
+    """The schema as the corpus reference shows it: a table of columns per table (``tests/corpus`` checks they agree)."""
     out: list[str] = []
     for t in TABLES + RUN_TABLES:
         out.append(f"**`{t.name}`**: {t.doc}.\n")

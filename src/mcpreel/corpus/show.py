@@ -23,7 +23,10 @@ __all__ = ["show_operation"]
 
 def show_operation(db: Path, op_id: int, *, redact: bool = True) -> dict[str, Any]:
     """The document ``show`` prints: ``operation`` (its index row) and ``messages`` (each request and
-    answer of the operation, in the order sent, with its line, direction and role)."""
+    answer of the operation, in the order sent, with its line, direction and role) and ``session`` (the
+    server's and client's names and versions and the era of the session it was in)."""
+    if not -(2**63) <= op_id < 2**63:  # ids are BIGINTs: a longer number names no operation (DuckDB refuses it)
+        raise InputError(f"no operation {op_id} in the index", path=str(db))
     con = connect(db, read_only=True)
     try:
         cols = column_names("operations")
@@ -32,6 +35,8 @@ def show_operation(db: Path, op_id: int, *, redact: bool = True) -> dict[str, An
             raise InputError(f"no operation {op_id} in the index", path=str(db))
         op_row = dict(zip(cols, row, strict=True))
         file_row = con.execute("SELECT size, mtime_ns FROM files WHERE path = ?", [op_row["file"]]).fetchone()
+        peers = con.execute("SELECT server_name, server_version, client_name, client_version, era FROM sessions "
+                            "WHERE file = ? AND session = ?", [op_row["file"], op_row["session"]]).fetchone()
     finally:
         con.close()
     path = Path(op_row["file"])
@@ -63,7 +68,10 @@ def show_operation(db: Path, op_id: int, *, redact: bool = True) -> dict[str, An
                              "message": response})
     messages.sort(key=lambda m: m["index"])
     op_row["day"] = str(op_row["day"]) if op_row.get("day") is not None else None
-    return {"operation": op_row, "messages": messages, "notifications": len(op.notes), "redacted": redact}
+    session = dict(zip(("server_name", "server_version", "client_name", "client_version", "era"), peers or (None,) * 5,
+                       strict=True))
+    return {"operation": op_row, "session": session, "messages": messages, "notifications": len(op.notes),
+            "redacted": redact}
 
 
 def _find(path: Path, n: int) -> Any:

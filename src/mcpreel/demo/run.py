@@ -6,7 +6,7 @@
    one, a customer lookup, an ``isError`` result, progress notifications, and a sampling request the
    client answers).
 2. **The same session, converted.** The reel is read back and written as a qai session file and as an
-   Assay V2 trace.
+   Assay V2 trace, and drawn as the HTML report (``report.html``, as ``mcpreel report`` writes it).
 3. **Streamable HTTP, recorded by the HTTP recorder.** The demo server serves Streamable HTTP on a free
    loopback port; the HTTP recorder (:func:`mcpreel.record.record`, an :class:`~mcpreel.record.HttpTarget`) sits in front of it;
    the same client session runs through it; the recorder writes the HTTP transcript envelope.
@@ -33,13 +33,14 @@ from typing import Any
 
 from mcpreel.errors import McpreelError, TransportError, UsageError
 
-__all__ = ["DEMO_FILES", "DemoResult", "run_demo"]
+__all__ = ["DEMO_FILES", "DemoResult", "next_commands", "run_demo"]
 
 #: what the demo leaves in its folder, and what each file is
 DEMO_FILES = {
     "reel": ("session.reel.jsonl", "the stdio session recorded by the proxy (mcpreel's reel)"),
     "qai": ("session.qai.json", "the same session as a qai session file"),
     "trace": ("session.trace.jsonl", "the same session as an Assay V2 trace"),
+    "report": ("report.html", "the same session as a page to open in a browser (mcpreel report)"),
     "envelope": ("session.http.json", "the Streamable HTTP run as an HTTP transcript envelope"),
     "http-reel": ("session-http.reel.jsonl", "the Streamable HTTP run as the HTTP recorder's reel"),
     "check-text": ("check-report.txt", "mcpreel check --profile strict-sse of the demo server"),
@@ -62,7 +63,7 @@ class DemoResult:
     files: dict[str, Path] = field(default_factory=dict)  # DEMO_FILES key -> path written
     steps: list[str] = field(default_factory=list)  # what happened, one line each
     problems: list[str] = field(default_factory=list)  # steps that could not run, and why
-    inspect_report: Any = None  # mcpreel.inspect.Report of the reel
+    inspect_report: Any = None  # mcpreel.inspection.Report of the reel
     check_report: Any = None  # mcpreel.check.CheckReport
     seconds: float = 0.0
 
@@ -189,6 +190,16 @@ def convert_reel(reel: Path, qai: Path, trace: Path, said: Callable[[str], None]
     return session
 
 
+def write_demo_report(session: Any, page: Path, said: Callable[[str], None]) -> Path:
+    """Step 2, its end: the session as the HTML report (redacted, as ``mcpreel report`` writes it), so the
+    first thing to open after the demo is a page."""
+    from mcpreel.report import write_report
+
+    data = write_report(session, page)
+    said(f"wrote the HTML report: {data.calls_total} calls -> {page.name}")
+    return page
+
+
 def record_http_run(envelope: Path, http_reel: Path, server_url: str, said: Callable[[str], None],
                     tags: Tags = ()) -> None:
     """Step 3: the same client session over Streamable HTTP, through the HTTP recorder."""
@@ -258,6 +269,20 @@ def check_server(server_url: str, text_path: Path, json_path: Path, said: Callab
     return report
 
 
+def next_commands(out_dir: str | os.PathLike[str]) -> list[tuple[str, str]]:
+    """The three commands to try once the demo is done, each with what it shows: look at the recording
+    call by call, replay it against the server, then record one's own client. (The report page itself is
+    a file to open, named with the others.)"""
+    import shlex
+
+    reel = shlex.quote(str(Path(out_dir) / DEMO_FILES["reel"][0]))
+    return [
+        (f"mcpreel tui {reel}", "browse the recording call by call in the terminal"),
+        (f'mcpreel replay {reel} --target-command "mcpreel demo-server"', "replay it: does the server still answer the same?"),
+        ("mcpreel wrap --all --dry-run", "then record your own client's servers (shows the config change first)"),
+    ]
+
+
 def run_demo(out_dir: str | os.PathLike[str] = "demo-output", *,
              on_step: Callable[[str], None] | None = None, tags: Tags = ()) -> DemoResult:
     """Run the whole demo into ``out_dir``; ``on_step`` hears each step as it happens; ``tags`` go into
@@ -285,20 +310,22 @@ def run_demo(out_dir: str | os.PathLike[str] = "demo-output", *,
             return None
 
     said("1. stdio: the SDK client -> mcpreel record (the stdio recording proxy) -> mcpreel demo-server")
-    for key in ("reel", "http-reel"):
+    for key in ("reel", "http-reel", "report"):
         with contextlib.suppress(OSError):
-            paths[key].unlink()  # a stale recording must not pass for this run's
+            paths[key].unlink()  # a stale recording (or its page) must not pass for this run's
     attempt("stdio recording", lambda: record_stdio_run(paths["reel"], said, tags))
     if paths["reel"].is_file():
         result.files["reel"] = paths["reel"]
         said("2. the reel converted")
         session = attempt("conversion", lambda: convert_reel(paths["reel"], paths["qai"], paths["trace"], said))
         if session is not None:
-            from mcpreel.inspect import analyze
+            from mcpreel.inspection import analyze
 
             result.files["qai"] = paths["qai"]
             result.files["trace"] = paths["trace"]
             result.inspect_report = analyze(session)
+            if attempt("report", lambda: write_demo_report(session, paths["report"], said)) is not None:
+                result.files["report"] = paths["report"]
     from mcpreel.demo.server import serving
 
     with serving("streamable-http") as url:

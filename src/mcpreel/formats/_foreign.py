@@ -20,7 +20,8 @@ __all__ = ["STASH_KEYS", "iso_time", "object_at", "offset_time", "producer_of", 
 
 #: the ``Message.extra`` members under which the hub readers keep a record's recorder-specific facts; the
 #: reel writes them back, other formats drop them (and :mod:`mcpreel.convert` says so)
-STASH_KEYS = frozenset({"mcpspy", "mcp_cassette", "mcp_vcr", "agent_vcr", "mcpsnoop", "inspector", "mcp_conformance"})
+STASH_KEYS = frozenset({"mcpspy", "mcp_cassette", "mcp_vcr", "agent_vcr", "mcpsnoop", "inspector", "mcp_conformance",
+                        "glassport", "otlp"})
 
 
 def object_at(source: Source, value: Any, what: str, where: int) -> dict[str, Any]:

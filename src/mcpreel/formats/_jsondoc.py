@@ -67,7 +67,7 @@ class _Reader:
 
     def __init__(self, source: Source, offset: int = 0):
         try:
-            self.fh = open(source.path, "rb")
+            self.fh = source.open()
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror or exc}", path=source.name) from exc
         self.fh.seek(offset)

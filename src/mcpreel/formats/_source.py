@@ -8,19 +8,42 @@ blocks (the floor of every import's speed) and keeps memory flat whatever the fi
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
 import orjson
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.fileio import open_regular
 from mcpreel.errors import FormatError, InputError
 
-__all__ = ["Source", "iter_json_lines", "iter_line_blocks", "parse_line"]
+__all__ = ["Source", "iter_json_lines", "iter_line_blocks", "line_limit", "parse_line"]
 
 _UNSET = object()
 _BLOCK = 1 << 20
+#: the longest line a reader holds (a whole document read at once counts as one line); None: no limit.
+#: ``index`` sets it (:func:`line_limit`): a 2 GB line in a corpus folder must not take 2 GB to refuse.
+_LINE_LIMIT: ContextVar[int | None] = ContextVar("mcpreel_line_limit", default=None)
+
+
+@contextmanager
+def line_limit(limit: int | None) -> Iterator[None]:
+    """Within the block, a line (or a document read whole) longer than ``limit`` bytes is refused in one
+    line as soon as that many bytes are read (memory stays bounded), not read on to its end."""
+    token = _LINE_LIMIT.set(limit)
+    try:
+        yield
+    finally:
+        _LINE_LIMIT.reset(token)
+
+
+def _too_long(source: Source, what: str, line: int | None = None) -> InputError:
+    limit = _LINE_LIMIT.get()
+    return InputError(f"{what} is longer than {limit:,} bytes, the most a line may be here", path=source.name,
+                      line=line)
 
 
 class Source:
@@ -51,13 +74,22 @@ class Source:
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror or exc}", path=self.name) from exc
 
+    def open(self) -> BinaryIO:
+        """The file opened to read: a regular file only (:func:`~mcpreel._infra.fileio.open_regular`: a
+        FIFO or device put in its place is refused, never waited on); OSError as ``open`` raises it."""
+        return open_regular(self.path)
+
     def read_bytes(self) -> bytes:
+        limit = _LINE_LIMIT.get()
         try:
-            data = self.path.read_bytes()
+            with self.open() as fh:
+                data = fh.read() if limit is None else fh.read(limit + 1)
         except IsADirectoryError as exc:
             raise InputError("is a directory, not a session file", path=self.name) from exc
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror or exc}", path=self.name) from exc
+        if limit is not None and len(data) > limit:
+            raise _too_long(self, "the document (read whole)")
         if self.on_progress is not None:
             self.on_progress(len(data))
         return data
@@ -66,7 +98,7 @@ class Source:
         """The first bytes of the file (for sniffing), BOM removed."""
         if self._head is None:
             try:
-                with open(self.path, "rb") as fh:
+                with self.open() as fh:
                     self._head = fh.read(size)
             except IsADirectoryError as exc:
                 raise InputError("is a directory, not a session file", path=self.name) from exc
@@ -95,12 +127,14 @@ class Source:
 
     def _read_first_line(self, line: bytes, nl: bytes, rest: bytes) -> tuple[bytes, bool]:
         try:
-            fh = open(self.path, "rb")
+            fh = self.open()
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror or exc}", path=self.name) from exc
+        limit = _LINE_LIMIT.get()
         with fh:
             fh.seek(self._head_raw)
             parts = [line]
+            held = len(line)
             while not nl:
                 chunk = fh.read(_BLOCK)
                 if not chunk:
@@ -108,6 +142,9 @@ class Source:
                 cut = chunk.find(b"\n")
                 if cut < 0:
                     parts.append(chunk)
+                    held += len(chunk)
+                    if limit is not None and held > limit:
+                        raise _too_long(self, "the first line", 1)
                     continue
                 parts.append(chunk[:cut])
                 nl, rest = b"\n", chunk[cut + 1 :]
@@ -193,11 +230,12 @@ def iter_line_blocks(source: Source) -> Iterator[tuple[int, list[bytes], bytes]]
     done = 0
     lineno = 0
     try:
-        fh = open(source.path, "rb")
+        fh = source.open()
     except IsADirectoryError as exc:
         raise InputError("is a directory, not a session file", path=source.name) from exc
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", path=source.name) from exc
+    limit = _LINE_LIMIT.get()
     with fh:
         tail = b""
         first = True
@@ -211,6 +249,10 @@ def iter_line_blocks(source: Source) -> Iterator[tuple[int, list[bytes], bytes]]
                 data = tail + chunk if tail else chunk
                 lines = data.split(b"\n")
                 tail = lines.pop()
+                if limit is not None and len(data) > limit and (len(tail) > limit
+                                                                or any(len(ln) > limit for ln in lines)):
+                    long = next((i for i, ln in enumerate(lines) if len(ln) > limit), len(lines))
+                    raise _too_long(source, f"line {lineno + long + 1}", lineno + long + 1)
             else:
                 lines = [tail] if tail else []
                 data = tail

@@ -1,12 +1,13 @@
 """HAR 1.2 (write), for tools that already open HAR: browsers' devtools, mitmproxy, Charles.
 
 HTTP sessions: one entry per HTTP exchange. Records that carry ``ctx["exchange"]`` (the recorder's
-exchange id) are grouped by it; otherwise a client message opens an exchange, its response (matched by
-(direction of the request, id)) and the SSE events that arrive while it is open join it, and server
-messages with nothing open go to one ``GET`` stream entry. An SSE answer is written as the
+exchange id) are grouped by it; otherwise a client message opens an exchange, its response (as the one
+reading pairs it: :class:`~mcpreel.operations.walk.Walker`, within its client session, a reused pending id
+first in, first out) and the SSE events that arrive while it is open join it, and server messages with
+nothing open go to one ``GET`` stream entry. An SSE answer is written as the
 ``text/event-stream`` body it was, one event per message.
 
-stdio sessions: one entry per request/response pair (a notification: one entry, status 204) against the
+stdio sessions: one entry per request/response pair (paired by the same walk; a notification: one entry, status 204) against the
 synthetic URL ``stdio://<command>``; a server's request (sampling, roots, elicitation) is an entry too,
 its ``_mcp.direction`` saying which way it went.
 
@@ -23,12 +24,14 @@ from typing import Any, BinaryIO
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 from mcpreel._infra import jsonio
-from mcpreel._infra.correlation import Correlator
+from mcpreel._infra.correlation import correlation_key
 from mcpreel._infra.jsonstream import SortedSpool, marker, write_document
 from mcpreel._infra.sse import encode_event
 from mcpreel._infra.timeutil import iso_from_ms
 from mcpreel._version import __version__
+from mcpreel.drafts import H2_PROTOCOL, STDIO_V2_AUTHORITY, STDIO_V2_PATH, STDIO_V2_TRANSPORT
 from mcpreel.model import Kind, Message, Session
+from mcpreel.operations.walk import Step, Walker
 
 NAME = "har"
 LOSSES = "other producers' lines"
@@ -104,22 +107,32 @@ def _members(msg: Message) -> Sequence[dict[str, Any]]:
     return msg.members()
 
 
-def _register(correlator: Correlator[_Exchange], ex: _Exchange, msg: Message) -> bool:
-    d = msg.dir if msg.dir in ("in", "out") else "in"
+def _hold(held: dict[int, _Exchange], ex: _Exchange, steps: list[Step]) -> bool:
+    """``ex`` waits for the answers to the requests the walk saw in its record (``held``: walk exchange
+    number -> the entry's exchange); False when none can be answered (no request, or an id that pairs
+    with nothing)."""
     registered = False
-    for member in _members(msg):
-        if "method" in member and "id" in member and correlator.request(d, member["id"], ex):
-            registered = True
-            ex.waiting += 1
+    for step in steps:
+        if step.kind == "request":
+            asked = step.exchange
+            assert asked is not None
+            rid = asked.id
+            if type(rid) is int or type(rid) is str or correlation_key(rid) is not None:
+                held[asked.n] = ex
+                ex.waiting += 1
+                registered = True
     return registered
 
 
-def _answers(correlator: Correlator[_Exchange], msg: Message, touched: list[_Exchange] | None = None) -> _Exchange | None:
-    d = msg.dir if msg.dir in ("in", "out") else "out"
+def _take(held: dict[int, _Exchange], msg: Message, steps: list[Step],
+          touched: list[_Exchange] | None = None) -> _Exchange | None:
+    """The entry's exchange the first answer in ``msg`` belongs to, as the walk paired it (None when its
+    answers answer no request an entry holds)."""
     found = None
-    for member in _members(msg):
-        if "method" not in member and ("result" in member or "error" in member):
-            ex = correlator.response(d, member.get("id"))
+    for step in steps:
+        if step.kind == "response":
+            asked = step.exchange
+            ex = held.pop(asked.n, None) if asked is not None else None
             if ex is not None:
                 ex.waiting -= 1
                 if touched is not None:
@@ -134,7 +147,8 @@ def _group_http(records: list[Message], legacy: bool) -> list[_Exchange]:
     """HTTP exchanges: by the recorder's exchange id where there is one, else rebuilt (see the module)."""
     exchanges: list[_Exchange] = []
     by_key: dict[Any, _Exchange] = {}
-    correlator: Correlator[_Exchange] = Correlator()
+    walk = Walker(pairing_only=True).feed
+    held: dict[int, _Exchange] = {}  # walk exchange number -> the entry waiting for its answer
     open_list: list[_Exchange] = []
     stream: _Exchange | None = None
 
@@ -145,7 +159,8 @@ def _group_http(records: list[Message], legacy: bool) -> list[_Exchange]:
             exchanges.append(stream)
         return stream
 
-    for msg in records:
+    for index, msg in enumerate(records):
+        steps = walk(index, msg)
         key = msg.ctx.get("exchange") if msg.ctx else None
         if key is not None and not isinstance(key, (dict, list)):
             ex = by_key.get(key)
@@ -154,10 +169,10 @@ def _group_http(records: list[Message], legacy: bool) -> list[_Exchange]:
                 exchanges.append(ex)
             if msg.kind == Kind.MESSAGE and msg.dir == "in":
                 ex.requests.append(msg)
-                _register(correlator, ex, msg)
+                _hold(held, ex, steps)
             elif msg.kind == Kind.MESSAGE:
                 ex.responses.append(msg)
-                _answers(correlator, msg)
+                _take(held, msg, steps)
             else:
                 ex.transport.append(msg)
             continue
@@ -165,11 +180,11 @@ def _group_http(records: list[Message], legacy: bool) -> list[_Exchange]:
             ex = _Exchange()
             ex.requests.append(msg)
             exchanges.append(ex)
-            if _register(correlator, ex, msg):
+            if _hold(held, ex, steps):
                 open_list.append(ex)
             continue
         if msg.kind == Kind.MESSAGE:
-            answered = _answers(correlator, msg)
+            answered = _take(held, msg, steps)
             if answered is not None and answered in open_list:
                 open_list.remove(answered)
             if legacy:
@@ -279,7 +294,11 @@ def _facts(ex: _Exchange) -> dict[str, Any]:
             facts["answered_on"] = "stream"
     elif any("id" in m and "method" in m for r in requests for m in _members(r)):
         facts["unanswered"] = True
-    notes = sum(1 for r in responses for m in _members(r) if "method" in m)
+    notes = 0
+    for r in responses:
+        for member in _members(r):
+            if "method" in member:
+                notes += 1
     if notes:
         facts["server_messages"] = notes
     # one pass over the records for the seqs, the first edit and a drop
@@ -424,13 +443,18 @@ class _NotStdio(Exception):
     """A record with a transport context in a session that did not say its transport: HTTP after all."""
 
 
-def _stdio_entries(session: Session, base: str, started: int | None, stderr: list[dict[str, Any]],
+class _Http2OverStdio(_NotStdio):
+    """The stdio pipe spoke HTTP/2 (the ``stdio-v2`` draft): its decoded HTTP exchanges are the entries."""
+
+
+def _stdio_entries(session: Iterable[Message], base: str, started: int | None, stderr: list[dict[str, Any]],
                    invalid: list[dict[str, Any]], spool: SortedSpool, guessed: bool) -> None:
     """One pass over a stdio session, the grouping of a stdio session, record by record: each exchange
     becomes an encoded entry once its last awaited answer has come, kept in start order by ``spool``
     (ties in the order the exchanges opened, as the stable sort of the whole list kept them).
     ``guessed``: the transport was not given, so a record with a context means HTTP after all."""
-    correlator: Correlator[_Exchange] = Correlator()
+    walk = Walker(pairing_only=True).feed  # the one reading's pairing (see the module docstring)
+    held: dict[int, _Exchange] = {}  # walk exchange number -> the entry waiting for its answer
     dumps = jsonio.dumps_indented
     waiting: dict[int, tuple[int, _Exchange]] = {}  # id(exchange) -> (its number, it), still waiting
 
@@ -441,9 +465,11 @@ def _stdio_entries(session: Session, base: str, started: int | None, stderr: lis
     n = 0
     touched: list[_Exchange] = []
     message, stderr_kind, invalid_kind = Kind.MESSAGE, Kind.STDERR, Kind.INVALID
-    for msg in session:
+    for index, msg in enumerate(session):
         kind = msg.kind
         if kind != message:
+            if kind == Kind.TRANSPORT and msg.ctx and msg.ctx.get("framing") == H2_PROTOCOL:
+                raise _Http2OverStdio  # (the recorder says so before the first decoded record)
             if guessed and msg.ctx and kind == Kind.TRANSPORT:
                 raise _NotStdio
             if kind == stderr_kind:
@@ -455,9 +481,10 @@ def _stdio_entries(session: Session, base: str, started: int | None, stderr: lis
             continue
         if guessed and msg.ctx:
             raise _NotStdio
+        steps = walk(index, msg)
         raw = msg.raw
         # a request or a notification answers nothing: no exchange to look for
-        answered = None if type(raw) is dict and "method" in raw else _answers(correlator, msg, touched)
+        answered = None if type(raw) is dict and "method" in raw else _take(held, msg, steps, touched)
         if answered is not None:
             answered.responses.append(msg)
             for ex in touched:
@@ -469,7 +496,7 @@ def _stdio_entries(session: Session, base: str, started: int | None, stderr: lis
             continue
         ex = _Exchange()
         ex.requests.append(msg)
-        _register(correlator, ex, msg)
+        _hold(held, ex, steps)
         if ex.waiting:
             waiting[id(ex)] = (n, ex)
         else:
@@ -489,15 +516,18 @@ def write(session: Session, out: BinaryIO) -> None:
     entries: Iterable[Any] = ()
     spool = SortedSpool()
     http = info.transport in ("streamable-http", "sse") or (info.transport is None and info.url is not None)
+    h2 = False
     if not http:
+        first = iter(session)  # one pass, finished below when it turns out to be HTTP (it counts the records)
         try:
-            _stdio_entries(session, stdio_url(info.command), info.started, stderr, invalid, spool,
+            _stdio_entries(first, stdio_url(info.command), info.started, stderr, invalid, spool,
                            guessed=info.transport is None)
             entries = spool
-        except _NotStdio:
+        except _NotStdio as why:
+            h2 = isinstance(why, _Http2OverStdio)
             spool.close()
             spool = SortedSpool()
-            for _ in session:  # read to its end: a conversion counts the records of the first pass
+            for _ in first:  # read to its end: a conversion counts the records of the first pass
                 pass
             http = True
             stderr.clear()
@@ -513,15 +543,19 @@ def write(session: Session, out: BinaryIO) -> None:
                                 "text": msg.text})
             elif msg.kind in (Kind.MESSAGE, Kind.TRANSPORT):
                 records.append(msg)
-        base = info.url or _SYNTHETIC_BASE
+        base = info.url or (f"http://{STDIO_V2_AUTHORITY}{STDIO_V2_PATH}" if h2 else _SYNTHETIC_BASE)
         exchanges = _group_http(records, legacy=info.transport == "sse")
         endpoint = next((m.ctx["data"] for m in records if m.kind == Kind.TRANSPORT and m.ctx
                          and isinstance(m.ctx.get("sse"), dict) and m.ctx["sse"].get("event") == "endpoint"
                          and isinstance(m.ctx.get("data"), str)), None)
         http_entries = [_entry(ex, http=True, base=base, session_t=info.started, endpoint=endpoint) for ex in exchanges]
         http_entries.sort(key=lambda e: e["startedDateTime"])  # HAR viewers expect start order; the sort is stable
+        if h2:  # HTTP/2 over the pipe: what the exchanges were (their pseudo-headers are kept as recorded)
+            for entry in http_entries:
+                entry["request"]["httpVersion"] = entry["response"]["httpVersion"] = "HTTP/2"
         entries = http_entries
-    log_facts: dict[str, Any] = {"session": info.id, "transport": info.transport or ("streamable-http" if http else "stdio")}
+    log_facts: dict[str, Any] = {"session": info.id, "transport": STDIO_V2_TRANSPORT if h2 else
+                                 info.transport or ("streamable-http" if http else "stdio")}
     if info.command:
         log_facts["command"] = info.command
     if info.url:

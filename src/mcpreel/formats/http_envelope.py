@@ -124,7 +124,7 @@ def read(source: Source, *, label: str | None = None) -> Session:
             out.append(Message("out", None, ts, kind=Kind.TRANSPORT, ctx=ctx, source=n))
     info = SessionInfo(
         transport=TRANSPORT_OF_LABEL[label],
-        headers=(top_ctx or {}).get("headers") if top_ctx else None,
+        headers=top_ctx["headers"] if top_ctx and isinstance(top_ctx.get("headers"), dict) else None,
         source_format=label,
         path=source.name,
     )
@@ -159,6 +159,8 @@ def write(session: Session, out: BinaryIO, *, label: str | None = None) -> list[
     to a temporary file and are copied in after it, which costs far less than reading the session twice.
     """
     transport = session.info.transport
+    if transport == "stdio" and _spoke_http2(session):
+        transport = "streamable-http"  # stdio-v2: its decoded HTTP exchanges are the entries
     if transport == "stdio" or (transport is None and label is None):
         where = f"{session.info.path}: " if session.info.path else ""
         raise UsageError(
@@ -196,6 +198,15 @@ def write(session: Session, out: BinaryIO, *, label: str | None = None) -> list[
         return [f"{bodiless[0]} HTTP answer{'s' if bodiless[0] != 1 else ''} with no body (a 202 Accepted, a GET or "
                 "DELETE with no JSON-RPC in it)"]
     return []
+
+
+def _spoke_http2(session: Session) -> bool:
+    """Whether a stdio recording's pipe spoke HTTP/2 (the ``stdio-v2`` draft; a byte scan of its reel, which
+    the recorder marks ``"framing":"h2"``): it then holds the HTTP exchanges decoded from the frames."""
+    from mcpreel.formats.reel import raw_marks
+
+    path = session.info.path
+    return path is not None and "h2" in raw_marks(path)
 
 
 def _runs(entries: Iterator[bytes], size: int = 256) -> Iterator[Encoded]:

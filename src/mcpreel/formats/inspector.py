@@ -5,7 +5,9 @@ the Inspector v2 export, an array of ``{id, timestamp, direction, origin, messag
 duration?, clientError?}`` entries in which a request's response is folded into its entry. A folded
 response is unfolded right after its request, at ``timestamp + duration``.
 
-Write: the v2 export shape, folding each response into its request's entry.
+Write: the v2 export shape, folding each response into its request's entry (the request the one reading
+pairs it with: :class:`~mcpreel.operations.walk.Walker`, within its client session, a reused pending id
+first in, first out).
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from __future__ import annotations
 from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
-from mcpreel._infra.correlation import verbatim_key
+from mcpreel._infra.correlation import correlation_key
 from mcpreel._infra.jsonstream import ItemSpool, marker, write_document
 from mcpreel._infra.timeutil import MAX_MS, iso_from_ms, ms_from_any
 from mcpreel.formats._source import Source
 from mcpreel.formats.jsonrpc import DirectionGuesser, own_time
 from mcpreel.model import Kind, Message, Session, SessionInfo
+from mcpreel.operations.walk import Walker
 
 NAME = "inspector"
 LOSSES = "stderr, transport context, invalid frames and intercept edits"
@@ -120,62 +123,57 @@ def write(session: Session, out: BinaryIO) -> list[str]:
             "that came between them)"]
 
 
-def _id_key(value: Any) -> Any:
-    """:func:`verbatim_key`'s classes of ids, without a tuple for the common ones: a string or an
-    integer is its own key (they never equal each other nor a :func:`verbatim_key` tuple)."""
-    t = type(value)
-    if t is str or t is int:
-        return value
-    return verbatim_key(value)
-
-
 def _entries(session: Session, spool: ItemSpool) -> tuple[int, int]:
     """Every entry into ``spool``; returns how many responses moved, and ahead of how many entries."""
-    # a request waiting for its answer, by (its direction, its id): its entry, place and time
-    pending: dict[tuple[str, Any], tuple[dict[str, Any], int, int | None]] = {}
+    # a request waiting for its answer, by the walk's number of its exchange: its entry, place and time
+    pending: dict[int, tuple[dict[str, Any], int, int | None]] = {}
+    walk = Walker(pairing_only=True).feed
     dumps = jsonio.dumps
     hold, settle, append = spool.hold, spool.settle, spool.append
     message_kind = Kind.MESSAGE
     n = 0
     moved = overtaken = 0
-    for msg in session:
+    for index, msg in enumerate(session):
+        steps = walk(index, msg)
         if msg.kind != message_kind or msg.dropped:
             continue
-        record = msg.raw
         t = msg.t
         d = msg.dir
-        for raw in (record,) if type(record) is dict else msg.members():
-            if "method" in raw:
+        for step in steps:
+            kind = step.kind
+            raw = step.member
+            if raw is None or kind == "record":
+                continue
+            if kind == "request" or kind == "notification":
                 n += 1
                 entry: dict[str, Any] = {
                     "id": n,
                     "timestamp": iso_from_ms(t) if t is not None else None,
-                    "direction": "request" if "id" in raw else "notification",
+                    "direction": "request" if kind == "request" else "notification",
                     "origin": "client" if d == "in" else "server",
                     "message": raw,
                 }
-                if "id" in raw and raw["id"] is not None:
-                    k = (d or "in", _id_key(raw["id"]))
-                    before = pending.get(k)
-                    if before is not None:
-                        settle(before[1])  # its key now names the newer request: never answered
-                    pending[k] = (entry, hold(entry), t)
+                asked = step.exchange
+                if asked is not None and (type(asked.id) is int or type(asked.id) is str
+                                          or correlation_key(asked.id) is not None):
+                    pending[asked.n] = (entry, hold(entry), t)
                 else:
                     append(dumps(entry))
+                continue
+            answered = step.exchange if kind == "response" else None
+            found = pending.pop(answered.n, None) if answered is not None else None
+            if found is not None:
+                req, at, t0 = found
+                req["response"] = raw
+                between = len(spool) - 1 - at
+                if between:
+                    moved += 1
+                    overtaken += between
+                if t0 is not None and t is not None:
+                    req["duration"] = t - t0
+                settle(at)
             else:
-                found = pending.pop(("out" if d == "in" else "in", _id_key(raw.get("id"))), None)
-                if found is not None:
-                    req, at, t0 = found
-                    req["response"] = raw
-                    between = len(spool) - 1 - at
-                    if between:
-                        moved += 1
-                        overtaken += between
-                    if t0 is not None and t is not None:
-                        req["duration"] = t - t0
-                    settle(at)
-                else:
-                    n += 1
-                    append(dumps({"id": n, "timestamp": iso_from_ms(t) if t is not None else None, "direction": "response",
-                                  "origin": "client" if d == "in" else "server", "message": raw}))
+                n += 1
+                append(dumps({"id": n, "timestamp": iso_from_ms(t) if t is not None else None, "direction": "response",
+                              "origin": "client" if d == "in" else "server", "message": raw}))
     return moved, overtaken

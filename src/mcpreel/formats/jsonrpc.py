@@ -29,6 +29,10 @@ class DirectionGuesser:
     A response answers a pending *server* request with its id if there is one (the client's answer
     to sampling nested in a tool call), else a client request: so it goes ``in`` or ``out``. The
     normalizer applies the same rule to messages without a direction.
+
+    Not pairing: this id map only guesses the *direction* of a bare message while the file is read,
+    before any session exists to pair in; which request an answer answers is the one reading's
+    (:class:`~mcpreel.operations.walk.Walker`), once the directions are known.
     """
 
     __slots__ = ("_pending",)

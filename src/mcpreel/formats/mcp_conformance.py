@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.nesting import cut_repr
 from mcpreel._infra.timeutil import iso_from_ms
 from mcpreel.formats._foreign import iso_time, object_at
 from mcpreel.formats._source import Source, iter_json_lines
@@ -158,6 +159,14 @@ def _http_event(ctx: dict[str, Any]) -> dict[str, Any]:
     return ev
 
 
+def _exchange_key(value: Any) -> Any:
+    """``ctx.exchange`` as a set member: a list or object where a number belongs (a hand-edited or hostile
+    file) is keyed by its short text (it is never hashable as it is)."""
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    return ("text", cut_repr(value))
+
+
 def write(session: Session, out: BinaryIO) -> list[str]:
     """The session as trace events, one a line (see the module's docstring); returns what it could not keep."""
     transport = session.info.transport if session.info.transport in ("stdio", "streamable-http", "sse") else "stdio"
@@ -183,15 +192,15 @@ def write(session: Session, out: BinaryIO) -> list[str]:
         if msg.kind == Kind.MESSAGE:
             if not isinstance(msg.raw, (dict, list)):
                 continue
-            exchange = ctx.get("exchange")
+            exchange = _exchange_key(ctx.get("exchange"))
             if exchange is not None and (d, exchange) not in seen and ("headers" in ctx or "status" in ctx):
                 seen.add((d, exchange))
                 emit(d, "http", msg.t, _http_event(ctx))
             emit(d, "message", msg.t, {"payload": msg.raw})
-        elif msg.kind == Kind.TRANSPORT and ctx.get("event") in _LIFECYCLE:
+        elif msg.kind == Kind.TRANSPORT and isinstance(ctx.get("event"), str) and ctx["event"] in _LIFECYCLE:
             emit(d, "lifecycle", msg.t, {"event": ctx["event"]})
         elif msg.kind == Kind.TRANSPORT and ("status" in ctx or "headers" in ctx):
-            exchange = ctx.get("exchange")
+            exchange = _exchange_key(ctx.get("exchange"))
             if exchange is None or (d, exchange) not in seen:
                 if exchange is not None:
                     seen.add((d, exchange))

@@ -17,6 +17,10 @@ A cassette keeps no time per interaction, only ``recorded_at`` and each ``latenc
 rebuilds times by laying the interactions end to end from ``recorded_at`` (a response at its request's
 time plus the latency), and says so in the session's notes. Latencies are therefore exact; absolute
 times are not.
+
+Written (:func:`write`): each client request with the answer the one reading pairs it with
+(:class:`~mcpreel.operations.walk.Walker`: within its client session, a reused pending id first in,
+first out).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from mcpreel._infra.jsonstream import ItemSpool, marker, write_document
 from mcpreel._infra.timeutil import MAX_MS, ms_from_any
 from mcpreel.formats._source import Source, session_url
 from mcpreel.model import Kind, Message, Session, SessionInfo
+from mcpreel.operations.walk import Walker
 
 NAME = "mcp-recorder"
 
@@ -141,16 +146,6 @@ _NO_CTX: dict[str, Any] = {}
 _TRANSPORT_TYPES = {"stdio": "stdio", "streamable-http": "http", "sse": "http"}
 
 
-def _id_key(value: Any) -> Any:
-    """Two ids are the same key when their JSON text is: a string or an integer is its own key (they
-    never equal each other, nor the tagged JSON text that stands for any other id), found without
-    encoding it."""
-    t = type(value)
-    if t is str or t is int:
-        return value
-    return ("json", jsonio.dumps_str(value))
-
-
 def write(session: Session, out: Any) -> list[str]:
     """An mcp-recorder cassette that its ``replay`` and pytest plugin serve; returns what it left out."""
     from mcpreel._infra.timeutil import iso_from_ms
@@ -160,7 +155,9 @@ def write(session: Session, out: Any) -> list[str]:
     # known only at the end); one that may still change (a request until answered, a notification until
     # its 202 came or another was sent) is held open there, and encoded once settled (flat memory)
     spool = ItemSpool(jsonio.dumps_indented)
-    pending: dict[str, tuple[dict[str, Any], int, int | None]] = {}
+    # a request waiting for its answer, by the walk's number of its exchange (the one reading pairs them)
+    pending: dict[int, tuple[dict[str, Any], int, int | None]] = {}
+    walk = Walker(pairing_only=True).feed
     unasked = orphans = other_ctx = unplaced = 0
     meta: dict[str, Any] = {"recorded_at": None, "server_url": info.url or "",
                             "transport_type": _TRANSPORT_TYPES.get(info.transport or ""),
@@ -174,7 +171,8 @@ def write(session: Session, out: Any) -> list[str]:
     notified: tuple[dict[str, Any], int, int | None] | None = None  # the last notification, waiting for its 202
     transport_kind, message_kind = Kind.TRANSPORT, Kind.MESSAGE
     hold, settle = spool.hold, spool.settle
-    for msg in session:
+    for index, msg in enumerate(session):
+        steps = walk(index, msg)
         if first_t is None and msg.t is not None:
             first_t = msg.t
         ctx = msg.ctx or _NO_CTX
@@ -182,8 +180,6 @@ def write(session: Session, out: Any) -> list[str]:
         if kind == message_kind:
             if msg.dropped:
                 continue
-            raw = msg.raw
-            members = (raw,) if type(raw) is dict else msg.members()
         elif kind != transport_kind:
             continue
         elif msg.dir == "in" and ctx.get("method") in ("GET", "DELETE"):
@@ -210,23 +206,23 @@ def write(session: Session, out: Any) -> list[str]:
             other_ctx += 1
         d = msg.dir
         t = msg.t
-        for raw in members:
+        for step in steps:
+            raw = step.member
+            if raw is None or step.kind == "record":
+                continue
             if d == "in" and "method" in raw:
-                if "id" in raw:
+                if step.kind == "request" and step.exchange is not None:
                     it = {"type": "jsonrpc_request", "request": raw, "response": None, "response_is_sse": False,
                           "response_status": 200, "latency_ms": 0, "http_method": None, "http_path": None}
-                    key = _id_key(raw["id"])
-                    before = pending.get(key)
-                    if before is not None:
-                        settle(before[1])  # its id now names the newer request: never answered
-                    pending[key] = (it, hold(it), t)
+                    pending[step.exchange.n] = (it, hold(it), t)
                 else:
                     it = interaction("notification", raw, 202)
                     if notified is not None:
                         settle(notified[1])  # a 202 now answers the newer one
                     notified = (it, hold(it), t)
             elif d == "out" and "method" not in raw:
-                held = pending.pop(_id_key(raw.get("id")), None)
+                answered = step.exchange if step.kind == "response" else None
+                held = pending.pop(answered.n, None) if answered is not None else None
                 if held is None:
                     orphans += 1
                     continue

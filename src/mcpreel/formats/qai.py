@@ -8,8 +8,9 @@ What real files do, and what we do about it:
 
 - ``correlated_id`` ignores direction, so a server request and a client request with the same id
   collide (``fixtures/qai/qai_session_id_collision.json``). It is never read: correlation is computed
-  by (direction of the request, id). When writing, it is computed the same way: the ``proxy_id`` of
-  the request a response answers.
+  by the one reading (:class:`~mcpreel.operations.walk.Walker`: within a client session, by direction of
+  the request and id, a reused pending id first in, first out). When writing, it is computed the same way:
+  the ``proxy_id`` of the request a response answers, as the walk pairs them.
 - ``jsonrpc_id`` and ``method`` repeat what the payload says; they are derived from the payload.
 - Timestamps carry microseconds; the model keeps milliseconds. The reader keeps each original string
   (with ``proxy_id``) in ``Message.extra["qai"]``, and the writer writes it back whenever it still names
@@ -33,13 +34,13 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
-from mcpreel._infra.correlation import Correlator
 from mcpreel._infra.jsonstream import encode_run
 from mcpreel._infra.timeutil import iso_second, ms_from_any, ms_from_iso
 from mcpreel.formats import _jsondoc
 from mcpreel.formats._identity import SESSION_NS, fallback_label, session_document_id
 from mcpreel.formats._source import Source, session_text, session_url
 from mcpreel.model import Kind, Message, Session, SessionInfo, clean_ctx
+from mcpreel.operations.walk import Walker
 
 NAME = "qai"
 LOSSES = "stderr lines, invalid frames, transport-only events and other producers' lines"
@@ -294,8 +295,9 @@ def _header(session: Session) -> tuple[dict[str, Any], int | None]:
 
 
 def message_entry(msg: Message, *, index: int, sequence: int, session_id: str, transport: str,
-                  t: int | None, correlator: Correlator[str], ids: _ProxyIds | None = None) -> dict[str, Any]:
+                  t: int | None, correlated: str | None = None, ids: _ProxyIds | None = None) -> dict[str, Any]:
     """One qai message for a record (``t`` is the time to write: the record's, or the last known).
+    ``correlated`` is the ``proxy_id`` of the request it answers (as the walk pairs them: the caller's);
     ``ids`` derives the proxy ids of ``session_id`` (a writer passes one for the whole session)."""
     extra = msg.extra
     stash = extra.get("qai") if extra else None
@@ -310,21 +312,6 @@ def message_entry(msg: Message, *, index: int, sequence: int, session_id: str, t
     raw = msg.raw
     jid: Any = None
     method: Any = None
-    correlated = None
-    if type(raw) is dict and msg.kind == Kind.MESSAGE:  # the common record, one JSON-RPC object: looked at once
-        if "method" in raw:
-            if "id" in raw:
-                correlator.request(d, raw["id"], proxy_id)
-        elif "result" in raw or "error" in raw:
-            correlated = correlator.response(d, raw.get("id"))
-    else:
-        for member in msg.members():
-            if "method" in member:
-                if "id" in member:
-                    correlator.request(d, member["id"], proxy_id)
-            elif "result" in member or "error" in member:
-                found = correlator.response(d, member.get("id"))
-                correlated = correlated or found
     if isinstance(raw, dict):
         jid = raw.get("id")
         if not isinstance(jid, (str, int, float)) or isinstance(jid, bool):
@@ -396,16 +383,29 @@ def write(session: Session, out: BinaryIO) -> None:
     for key, value in header.items():
         out.write(b'  "' + key.encode() + b'": ' + jsonio.dumps(value) + b",\n")
     out.write(b'  "messages": [')
-    correlator: Correlator[str] = Correlator()
+    walk = Walker(pairing_only=True).feed  # the one reading's pairing
+    asked: dict[int, str] = {}  # walk exchange number -> the proxy_id of its request, until answered
     ids = _ProxyIds(sid)
     last = started
     sequence = -1
     keep_sequence = info.source_format == "qai"
     index = 0
     batch: list[dict[str, Any]] = []
-    for msg in session:
+    for at, msg in enumerate(session):
+        steps = walk(at, msg)
         if msg.kind != Kind.MESSAGE:
             continue
+        correlated = None
+        asks = False
+        for step in steps:
+            kind = step.kind
+            if kind == "response":
+                answered = step.exchange
+                found = asked.pop(answered.n, None) if answered is not None else None
+                if correlated is None:
+                    correlated = found
+            elif kind == "request":
+                asks = True
         t = msg.t
         if t is not None:
             last = t
@@ -415,8 +415,13 @@ def write(session: Session, out: BinaryIO) -> None:
             sequence = msg.seq
         else:
             sequence += 1
-        batch.append(message_entry(msg, index=index, sequence=sequence, session_id=sid, transport=transport,
-                                   t=t if t is not None else last, correlator=correlator, ids=ids))
+        entry = message_entry(msg, index=index, sequence=sequence, session_id=sid, transport=transport,
+                              t=t if t is not None else last, correlated=correlated, ids=ids)
+        if asks:
+            for step in steps:
+                if step.kind == "request" and step.exchange is not None:
+                    asked[step.exchange.n] = entry["proxy_id"]
+        batch.append(entry)
         index += 1
         if len(batch) >= _BATCH:
             out.write(_entries(batch, first=index == len(batch)))

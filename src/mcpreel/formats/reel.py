@@ -43,7 +43,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, BinaryIO, cast
 
 from mcpreel._infra import jsonio
-from mcpreel._infra.fileio import open_private_append
+from mcpreel._infra.fileio import open_private_append, open_regular
 from mcpreel._infra.timeutil import iso_from_ms, ms_from_iso, now_ms
 from mcpreel._version import __version__
 from mcpreel.errors import FormatError, InputError
@@ -166,7 +166,7 @@ def _apply_end(info: SessionInfo, end: dict[str, Any], source: Source, line: int
 def _tail_line(source: Source) -> bytes | None:
     """The last non-blank line of the file, read from its end (so a streaming read knows the end)."""
     try:
-        with open(source.path, "rb") as fh:
+        with source.open() as fh:
             fh.seek(0, os.SEEK_END)
             size = fh.tell()
             back = min(size, 1 << 16)
@@ -183,7 +183,7 @@ def _torn_line(source: Source) -> int | None:
     that did not finish), else None. Only a file that does not end in a newline pays for more than
     one byte read."""
     try:
-        with open(source.path, "rb") as fh:
+        with source.open() as fh:
             size = fh.seek(0, os.SEEK_END)
             if size == 0:
                 return None
@@ -411,7 +411,7 @@ def raw_marks(path: str | os.PathLike[str]) -> frozenset[str]:
     marks = {"bytes": b'"type":"bytes"', "h2": b'"framing":"h2"', "message": b'"raw":'}
     found: set[str] = set()
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             if not fh.read(64).startswith(b'{"v":1,"type":"meta"'):
                 return frozenset()
             fh.seek(0)

@@ -22,8 +22,8 @@ from mcpreel.mock.engine import ON_MISS, ConnectionFactory, Mock, MockOptions, M
 from mcpreel.mock.matcher import MATCH_MODES
 from mcpreel.model import Session
 from mcpreel.operations.cassette import build
+from mcpreel.operations.sessions import split_sessions
 from mcpreel.serving.listen import Listener
-from mcpreel.sessions import split_sessions
 
 __all__ = ["MATCH_MODES", "ON_MISS", "ForwardTarget", "Listener", "Mock", "MockOptions", "MockStats", "ServeHooks",
            "serve_file"]

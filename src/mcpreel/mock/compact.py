@@ -39,11 +39,11 @@ from pathlib import Path
 from typing import Any, overload
 
 from mcpreel._infra import jsonio
-from mcpreel._infra.correlation import verbatim_key
 from mcpreel.mock.matcher import _CLOSEST_SCAN, MATCH_MODES, KeyedLookup, match_key
 from mcpreel.model import SCOPE_KEY, Session
 from mcpreel.operations.cassette import ClientItem, Turn
 from mcpreel.operations.facts import progress_token, subject
+from mcpreel.operations.walk import Walker
 
 __all__ = ["CompactCassette", "CompactIndex", "load_compact"]
 
@@ -337,16 +337,21 @@ def load_compact(path: str | Path, session: Session, mode: str) -> CompactCasset
     fmt = session.info.source_format
     if fmt not in _FORMATS or not session.is_streaming or mode not in MATCH_MODES:
         return None
-    from mcpreel.sessions import _direct_http_session
+    from mcpreel.operations.sessions import _direct_http_session
 
     cas = CompactCassette(path, fmt, mode)
     keyed = mode != "sequential"
     chunk = array("q")
-    waiting: dict[tuple[str, Any], _Waiting] = {}  # insertion order = request order, as in exchanges.build
+    # the requests still waiting, by the walk's number of their exchange (the one reading pairs each
+    # answer, as build() does: within the session, a reused pending id first in, first out); insertion
+    # order = request order, which _owner reads
+    waiting: dict[int, _Waiting] = {}
+    walk = Walker(pairing_only=True).feed
     last_note: ClientItem | None = None
     last_position: int | None = None  # the last client item, when it was a request
     http_ids: set[str] = set()
-    for rec in session:
+    for index, rec in enumerate(session):
+        steps = walk(index, rec)
         if rec.kind != "message" or rec.dropped:
             continue
         if rec.extra and SCOPE_KEY in rec.extra:
@@ -360,7 +365,11 @@ def load_compact(path: str | Path, session: Session, mode: str) -> CompactCasset
         raw = rec.raw
         members = [raw] if type(raw) is dict else rec.members()
         line = rec.source or 0
-        for k, payload in enumerate(members):
+        for step in steps:
+            payload = step.member
+            if payload is None or step.kind == "record":
+                continue
+            k = _member_of(members, payload)
             ref = _ref(line, k)
             is_request = "method" in payload and "id" in payload
             is_note = "method" in payload and "id" not in payload
@@ -399,7 +408,8 @@ def load_compact(path: str | Path, session: Session, mode: str) -> CompactCasset
                             cas.keys.append(array("q", sorted(chunk)))
                             chunk = array("q")
                     ctx = rec.ctx
-                    waiting[verbatim_key(payload["id"])] = _Waiting(
+                    assert step.exchange is not None
+                    waiting[step.exchange.n] = _Waiting(
                         position, progress_token(payload), ctx.get("exchange") if ctx else None)
                     last_note, last_position = None, position
                     if method == "initialize":
@@ -410,7 +420,8 @@ def load_compact(path: str | Path, session: Session, mode: str) -> CompactCasset
             elif rec.dir == "out":
                 if not is_request and not is_note:
                     if "result" in payload or "error" in payload:
-                        answered = waiting.pop(verbatim_key(payload.get("id")), None)
+                        asked = step.exchange if step.kind == "response" else None
+                        answered = waiting.pop(asked.n, None) if asked is not None else None
                         if answered is not None:
                             delta = line - cas.requests[answered.position]
                             if 0 < delta < _NEAR and k < 256:
@@ -441,7 +452,17 @@ def load_compact(path: str | Path, session: Session, mode: str) -> CompactCasset
     return cas
 
 
-def _owner(message: dict[str, Any], ctx: dict[str, Any] | None, waiting: dict[tuple[str, Any], _Waiting]) -> int | None:
+def _member_of(members: Sequence[dict[str, Any]], payload: dict[str, Any]) -> int:
+    """Where ``payload`` (a member the walk stepped through) stands in its record's batch (0: a lone object)."""
+    if len(members) == 1:
+        return 0
+    for k, member in enumerate(members):
+        if member is payload:
+            return k
+    return 0
+
+
+def _owner(message: dict[str, Any], ctx: dict[str, Any] | None, waiting: dict[int, _Waiting]) -> int | None:
     """:func:`mcpreel.operations.walk.Walker._owner` over the waiting requests' numbers (the same placement)."""
     if not waiting:
         return None

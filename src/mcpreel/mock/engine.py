@@ -370,6 +370,8 @@ class MockConnection:
 
     # -- client answers to our server requests ----------------------------------------------------
     def _client_answer(self, message: dict[str, Any]) -> None:
+        # live-wire pairing: the live client's answer to a request this connection sent it just now (ids
+        # the mock made up, ``mcpreel-N``); a recording's pairs come from the one reading (operations/)
         key = verbatim_key(message.get("id"))
         relay = self._relay.pop(key, None)
         if relay is not None:

@@ -178,6 +178,8 @@ class Forwarder:
         if self._reader is not None and self._reader.done():
             # nobody would ever read the answer: say so now rather than after the timeout
             raise _NotSent(self.transport.ended or "the live server went away")
+        # live-wire pairing: the live server's answer to the request forwarded just now, under an id made
+        # up for it (a recording's pairs come from the one reading, operations/)
         upstream_id = f"mcpreel-fwd-{next(self._ids)}"
         flight = _Flight(conn, emit)
         flight.notes = notes

@@ -100,6 +100,8 @@ class ServedTasks:
     def __init__(self, recordings: list[list[Turn]], pending: dict[tuple[int, int, str], str] | None = None,
                  on_sent: Callable[[], None] | None = None) -> None:
         self.recordings = recordings  # the client turns of the recording (and of each of its sessions)
+        # live wire: the tasks this connection's live client holds, by task id (the recording's own tasks
+        # were joined by the one reading, operations/; this pairs the live client's polls with them)
         self.tasks: dict[tuple[str, Any], _Task] = {}
         self._turn_of: dict[int, Turn] | None = None  # walk exchange -> its turn, built at the first task
         #: the recorded server requests (and 2026 input requests) of this connection's tasks not sent yet:
@@ -295,6 +297,8 @@ class ServedStreams:
 
     def __init__(self, recordings: list[list[Turn]]) -> None:
         self.recordings = recordings  # the client turns of the recording (and of each of its sessions)
+        # live wire: the listen streams open on this connection, by the id the live client gave them
+        # (its notifications/cancelled names that id); the recording's streams are the one reading's
         self.open: dict[tuple[str, Any], _Stream] = {}
         #: a recorded client turn -> the stream notifications to send before its answer
         self.before: dict[int, list[tuple[_Stream, dict[str, Any]]]] = {}

@@ -388,38 +388,78 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
     """An ASGI app serving ``mock`` over Streamable HTTP (``path``) and legacy SSE (``sse_path``).
 
     ``host`` is the address it is served on; with ``allow_origins`` it decides which requests are
-    answered (:mod:`mcpreel.serving.origin`).
+    answered (:mod:`mcpreel.serving.origin`). Each route is one method of :class:`_MockHttp`.
     """
-    sessions: dict[str, _HTTPSession] = {}
-    shared: list[_HTTPSession] = []
-    background: set[asyncio.Task[None]] = set()
-    big_answers = asyncio.Semaphore(_BIG_AT_ONCE)
+    app = _MockHttp(mock, messages_path)
+    routes = [
+        Route(path, app.post_mcp, methods=["POST"]),
+        Route(path, app.get_mcp, methods=["GET"]),
+        Route(path, app.delete_mcp, methods=["DELETE"]),
+        Route(sse_path, app.get_sse, methods=["GET"]),
+        Route(messages_path, app.post_messages, methods=["POST"]),
+    ]
+    if messages_path.endswith("/"):
+        routes.append(Route(messages_path.rstrip("/"), app.post_messages, methods=["POST"]))
+    return OriginGuard(Starlette(routes=routes), RequestPolicy(tuple(allow_origins), host, allow_hosts=tuple(allow_hosts)))
 
-    def sessionless() -> _HTTPSession:
-        if not shared:
-            shared.append(_HTTPSession(None, mock.connection()))
-        return shared[0]
 
-    def _keep(task: asyncio.Task[None]) -> None:
-        background.add(task)
-        task.add_done_callback(background.discard)
+class _MockHttp:
+    """The mock over HTTP: its sessions (by ``Mcp-Session-Id``, one shared for stateless 2026 requests), the
+    answers still being written, and one method per route."""
 
-    def forget(session: _HTTPSession) -> None:
-        # after a rule's ``close`` the session is gone: its stream ends, its id is unknown (404)
+    def __init__(self, mock: Mock, messages_path: str) -> None:
+        self.mock = mock
+        self.messages_path = messages_path
+        self.sessions: dict[str, _HTTPSession] = {}
+        self.shared: list[_HTTPSession] = []
+        self.background: set[asyncio.Task[None]] = set()
+        self.big_answers = asyncio.Semaphore(_BIG_AT_ONCE)
+
+    # -- sessions -------------------------------------------------------------------------------------
+    def sessionless(self) -> _HTTPSession:
+        """The one session of the requests that open none (2026-07-28 stateless, ``server/discover``)."""
+        if not self.shared:
+            self.shared.append(_HTTPSession(None, self.mock.connection()))
+        return self.shared[0]
+
+    def keep(self, task: asyncio.Task[None]) -> None:
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
+    def forget(self, session: _HTTPSession) -> None:
+        """After a rule's ``close`` the session is gone: its stream ends, its id is unknown (404)."""
         if session.id is not None:
-            sessions.pop(session.id, None)
-        elif shared and shared[0] is session:
-            shared.clear()
+            self.sessions.pop(session.id, None)
+        elif self.shared and self.shared[0] is session:
+            self.shared.clear()
         if session.stream is not None:
             session.stream.put_nowait(None)
 
-    def closed(session: _HTTPSession, answers: list[Any]) -> bool:
+    def closed(self, session: _HTTPSession, answers: list[Any]) -> bool:
         if session.closed or getattr(session.conn, "closed", False) or any(m is CLOSE for m in answers):
-            forget(session)
+            self.forget(session)
             return True
         return False
 
-    async def post_mcp(request: Request) -> Response:
+    def _session_of(self, request: Request, is_init: bool, stateless: bool) -> _HTTPSession | Response:
+        """The session a POST belongs to (a new one for ``initialize``), or the refusal to send."""
+        sid = request.headers.get("mcp-session-id")
+        if sid is not None:
+            session = self.sessions.get(sid)
+            return session if session is not None else _jsonrpc_error(-32001, "Session not found", 404)
+        if is_init:
+            sid = uuid.uuid4().hex
+            session = self.sessions[sid] = _HTTPSession(sid, self.mock.connection())
+            return session
+        if stateless:
+            return self.sessionless()
+        return _jsonrpc_error(-32600, "Bad Request: Mcp-Session-Id header is required (send initialize first)", 400)
+
+    # -- Streamable HTTP --------------------------------------------------------------------------------
+    async def post_mcp(self, request: Request) -> Response:
+        """A POST to the MCP endpoint: checked as the recorded server checks it, then answered as JSON or a
+        stream, whichever the client accepts."""
+        mock = self.mock
         body = await request.body()
         try:
             message = jsonio.loads(body)
@@ -441,72 +481,75 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
         if version is not None and version not in SUPPORTED_VERSIONS:
             return _jsonrpc_error(-32600, f"Bad Request: unsupported MCP-Protocol-Version {version!r} "
                                           f"(supported: {', '.join(SUPPORTED_VERSIONS)})", 400)
-        sid = request.headers.get("mcp-session-id")
-        if sid is not None:
-            session = sessions.get(sid)
-            if session is None:
-                return _jsonrpc_error(-32001, "Session not found", 404)
-        elif is_init:
-            sid = uuid.uuid4().hex
-            session = sessions[sid] = _HTTPSession(sid, mock.connection())
-        elif stateless:
-            session = sessionless()
-        else:
-            return _jsonrpc_error(-32600, "Bad Request: Mcp-Session-Id header is required "
-                                          "(send initialize first)", 400)
+        session = self._session_of(request, is_init, stateless)
+        if isinstance(session, Response):
+            return session
         headers = {"mcp-session-id": session.id} if session.id else {}
         has_request = any(isinstance(m, dict) and "method" in m and "id" in m for m in members)
         if not has_request and isinstance(message, (dict, list)) and members:
             pending = session.conn.receive(message, session.push)
             if pending is not None:
-                _keep(asyncio.ensure_future(pending))
-            if closed(session, []):
+                self.keep(asyncio.ensure_future(pending))
+            if self.closed(session, []):
                 return StreamingResponse(_dropped(b""))
             return Response(status_code=202, headers=headers)
         accept = request.headers.get("accept", "")
-        json_only = "text/event-stream" not in accept and "application/json" in accept
-        queue: list[Any] = []
-        if json_only:
-            # one JSON body holds only answers: what the server says meanwhile goes on the GET stream at
-            # once (a recorded sampling request must reach the client before the answer it waits for)
-            def emit(m: Any) -> None:
-                if isinstance(m, dict) and "method" in m:
-                    session.push(m)
-                else:
-                    queue.append(m)
+        if "text/event-stream" not in accept and "application/json" in accept:
+            return await self._answer_json(session, message, headers, era_2026)
+        return await self._answer_stream(session, message, headers, era_2026)
 
-            pending = session.conn.receive(message, emit)
-            if pending is not None:
-                await pending
-            answers = queue
-            if closed(session, answers):
-                return StreamingResponse(_dropped(b""))
-            if any(isinstance(m, RawLine) for m in answers):  # malformed: the broken text is the body
-                return Response(b"".join(m for m in answers if isinstance(m, RawLine)), status_code=200,
-                                media_type="application/json", headers=headers)
-            status = _error_status(answers, mock.digests.codes) if era_2026 else _digest_status(answers, mock.digests.codes)
-            return _answer(lambda: [jsonio.dumps(answers[-1] if len(answers) == 1 else answers)] if answers else [],
-                           big_answers, status_code=status if answers else 202, media_type="application/json",
-                           headers=headers)
+    async def _answer_json(self, session: _HTTPSession, message: Any, headers: dict[str, str],
+                           era_2026: bool) -> Response:
+        """One JSON body holding only answers: what the server says meanwhile goes on the GET stream at once
+        (a recorded sampling request must reach the client before the answer it waits for)."""
+        queue: list[Any] = []
+
+        def emit(m: Any) -> None:
+            if isinstance(m, dict) and "method" in m:
+                session.push(m)
+            else:
+                queue.append(m)
+
+        pending = session.conn.receive(message, emit)
+        if pending is not None:
+            await pending
+        answers = queue
+        if self.closed(session, answers):
+            return StreamingResponse(_dropped(b""))
+        if any(isinstance(m, RawLine) for m in answers):  # malformed: the broken text is the body
+            return Response(b"".join(m for m in answers if isinstance(m, RawLine)), status_code=200,
+                            media_type="application/json", headers=headers)
+        codes = self.mock.digests.codes
+        status = _error_status(answers, codes) if era_2026 else _digest_status(answers, codes)
+        return _answer(lambda: [jsonio.dumps(answers[-1] if len(answers) == 1 else answers)] if answers else [],
+                       self.big_answers, status_code=status if answers else 202, media_type="application/json",
+                       headers=headers)
+
+    async def _answer_stream(self, session: _HTTPSession, message: Any, headers: dict[str, str],
+                             era_2026: bool) -> Response:
+        """An SSE stream: what the server says, then the answer (streamed as it comes when it is slow)."""
+        queue: list[Any] = []
         pending = session.conn.receive(message, queue.append)
         if pending is None:
-            if closed(session, queue):
+            if self.closed(session, queue):
                 return StreamingResponse(_dropped(_sse_bytes(queue[:queue.index(CLOSE)] if CLOSE in queue else queue)),
                                          media_type="text/event-stream")
-            status = _error_status(queue, mock.digests.codes) if era_2026 else _digest_status(queue, mock.digests.codes)
+            codes = self.mock.digests.codes
+            status = _error_status(queue, codes) if era_2026 else _digest_status(queue, codes)
             if status != 200:  # a 2026 error alone: one JSON body with the era's status, as the server sends it
                 return Response(jsonio.dumps(queue[0]), status_code=status, media_type="application/json",
                                 headers=headers)
-            return _answer(lambda: _sse_parts(queue), big_answers, media_type="text/event-stream",
+            return _answer(lambda: _sse_parts(queue), self.big_answers, media_type="text/event-stream",
                            headers={**headers, "cache-control": "no-cache"})
-        return StreamingResponse(_stream_pending(queue, pending, lambda: forget(session)), media_type="text/event-stream",
-                                 headers={**headers, "cache-control": "no-cache"})
+        return StreamingResponse(_stream_pending(queue, pending, lambda: self.forget(session)),
+                                 media_type="text/event-stream", headers={**headers, "cache-control": "no-cache"})
 
-    async def get_mcp(request: Request) -> Response:
+    async def get_mcp(self, request: Request) -> Response:
+        """A GET: a list over GET (the drafts), or the session's stream of what the server says unasked."""
         if LIST_QUERY_PARAMETER in request.query_params:  # a list over GET (the drafts): answered as recorded
-            return list_get_answer(mock, request)
+            return list_get_answer(self.mock, request)
         sid = request.headers.get("mcp-session-id")
-        session = sessions.get(sid) if sid else sessionless()
+        session = self.sessions.get(sid) if sid else self.sessionless()
         if session is None:
             return _jsonrpc_error(-32001, "Session not found", 404)
         if session.stream is not None:
@@ -516,20 +559,24 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
         return StreamingResponse(_stream_queue(session), media_type="text/event-stream",
                                  headers={**headers, "cache-control": "no-cache"})
 
-    async def delete_mcp(request: Request) -> Response:
+    async def delete_mcp(self, request: Request) -> Response:
+        """A DELETE: the client ends its session."""
         sid = request.headers.get("mcp-session-id")
-        session = sessions.pop(sid, None) if sid else None
+        session = self.sessions.pop(sid, None) if sid else None
         if session is None:
             return _jsonrpc_error(-32001, "Session not found", 404)
         if session.stream is not None:
             session.stream.put_nowait(None)
         return Response(status_code=200)
 
-    async def get_sse(request: Request) -> Response:
+    # -- legacy HTTP+SSE --------------------------------------------------------------------------------
+    async def get_sse(self, request: Request) -> Response:
+        """The legacy SSE stream: its first event names the endpoint the client posts to."""
         sid = uuid.uuid4().hex
-        session = sessions[sid] = _HTTPSession(sid, mock.connection())
+        session = self.sessions[sid] = _HTTPSession(sid, self.mock.connection())
         session.open_stream()
-        endpoint = f"{messages_path}?session_id={sid}"
+        endpoint = f"{self.messages_path}?session_id={sid}"
+        sessions = self.sessions
 
         async def events() -> Any:
             yield encode_event(endpoint, event="endpoint")
@@ -541,9 +588,10 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
 
         return StreamingResponse(events(), media_type="text/event-stream", headers={"cache-control": "no-cache"})
 
-    async def post_messages(request: Request) -> Response:
+    async def post_messages(self, request: Request) -> Response:
+        """A legacy POST: accepted at once; its answer goes on the session's SSE stream."""
         sid = request.query_params.get("session_id") or request.query_params.get("sessionId") or ""
-        session = sessions.get(sid)
+        session = self.sessions.get(sid)
         if session is None or session.stream is None:
             return Response("Could not find session", status_code=404)
         try:
@@ -552,20 +600,9 @@ def http_app(mock: Mock, *, path: str = "/mcp", sse_path: str = "/sse", messages
             return Response("Could not parse message", status_code=400)
         pending = session.conn.receive(message, session.push)
         if pending is not None:
-            _keep(asyncio.ensure_future(pending))
-        closed(session, [])
+            self.keep(asyncio.ensure_future(pending))
+        self.closed(session, [])
         return Response("Accepted", status_code=202)
-
-    routes = [
-        Route(path, post_mcp, methods=["POST"]),
-        Route(path, get_mcp, methods=["GET"]),
-        Route(path, delete_mcp, methods=["DELETE"]),
-        Route(sse_path, get_sse, methods=["GET"]),
-        Route(messages_path, post_messages, methods=["POST"]),
-    ]
-    if messages_path.endswith("/"):
-        routes.append(Route(messages_path.rstrip("/"), post_messages, methods=["POST"]))
-    return OriginGuard(Starlette(routes=routes), RequestPolicy(tuple(allow_origins), host, allow_hosts=tuple(allow_hosts)))
 
 
 async def _stream_pending(queue: list[Any], pending: Any, forget: Callable[[], None]) -> Any:

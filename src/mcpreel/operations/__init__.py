@@ -9,9 +9,15 @@ request that no client operation caused. The server's requests an operation caus
 elicitation, roots) are nested under it, and the control channel's marks (edited, dropped, injected, the
 proxy's answer to a dropped request) stay on its exchanges.
 
+- :mod:`~mcpreel.operations.sessions`: where one client session ends and the next begins (a merged file's
+  sources, HTTP sessions, each new ``initialize`` / ``server/discover``), and the era each one speaks;
 - :mod:`~mcpreel.operations.facts`: what one message says (target, status, task id, subscription id, ...);
 - :mod:`~mcpreel.operations.walk`: the streaming reading (:class:`Walker`, :func:`walk`, :func:`operations`),
-  which ``inspect``, ``import``, ``diff``, the report, the OTLP mapping, the TUI, ``audit`` and ``contract`` read;
+  which ``inspect``, ``import``, ``diff``, the report, the OTLP mapping, the TUI, ``audit`` and ``contract`` read,
+  and whose pairing (one rule for a reused pending id: see :class:`Walker`) every writer that pairs a request
+  with its answer (HAR, qai, Inspector, mcp-recorder) and the mock's on-disk index take;
+- :mod:`~mcpreel.operations.tally`: what a session's operations add up to (calls, failures, unanswered,
+  per tool, latency percentiles), counted once for ``inspect``, the report and the corpus;
 - :mod:`~mcpreel.operations.cassette`: the same reading kept as turns to play (``replay`` and ``serve``).
 """
 

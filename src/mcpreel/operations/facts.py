@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpreel import drafts
+from mcpreel._infra.nesting import cut_repr
 from mcpreel.model import SCOPE_KEY, Message
 
 __all__ = [
@@ -40,6 +41,8 @@ __all__ = [
     "listen_lifecycle",
     "mcp_session_id",
     "origin_of",
+    "Progress",
+    "progress_of",
     "progress_token",
     "related_task",
     "request_state",
@@ -128,8 +131,10 @@ def status_of(response: dict[str, Any] | None) -> tuple[str, Any, str | None]:
     error = response.get("error")
     if error is not None:
         err = error if isinstance(error, dict) else {"message": error}
-        message = err.get("message")
-        return "error", err.get("code"), message if isinstance(message, str) else None
+        message, code = err.get("message"), err.get("code")
+        if isinstance(code, (dict, list)):  # a value where a number belongs: shown short (it may be 1,000 levels deep)
+            code = cut_repr(code, 80)
+        return "error", code, message if isinstance(message, str) else None
     result = response.get("result")
     if isinstance(result, dict):
         if result.get("isError") is True:
@@ -166,6 +171,47 @@ def progress_token(message: dict[str, Any]) -> Any:
     """The ``params._meta.progressToken`` of a request, or None."""
     meta = _meta(_params(message))
     return meta.get("progressToken") if meta is not None else None
+
+
+def _number(value: Any) -> int | float | None:
+    return value if type(value) in (int, float) else None
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One progress report, whichever carrier brought it: a ``notifications/progress`` (``via="notification"``)
+    or, where the drafts fold progress into tasks (:data:`mcpreel.drafts.TASK_PROGRESS_FIELD`), a task's own
+    ``progress``/``progressTotal`` (``via="task"``). Readers need not care which: the drafts remove the first."""
+
+    progress: int | float
+    total: int | float | None = None
+    message: str | None = None
+    via: str = "notification"
+
+
+def progress_of(message: dict[str, Any]) -> Progress | None:
+    """The progress a message reports: a ``notifications/progress``'s ``progress``/``total``/``message``, or the
+    ``progress``/``progressTotal``/``statusMessage`` of the task a ``notifications/tasks/status``, a
+    ``tasks/get`` answer or a CreateTaskResult carries (the tasks-are-progress draft); None when it reports
+    none (a task with no ``progress``: only its status)."""
+    if message.get("method") == "notifications/progress":
+        params = _params(message)
+        value = _number(params.get("progress")) if params is not None else None
+        if params is None or value is None:
+            return None
+        text = params.get("message")
+        return Progress(value, _number(params.get("total")), text if isinstance(text, str) else None)
+    body = message.get("result") if "result" in message else message.get("params")
+    if type(body) is not dict:
+        return None
+    task = body.get("task")
+    source = task if type(task) is dict else body
+    value = _number(source.get(drafts.TASK_PROGRESS_FIELD))
+    if value is None:
+        return None
+    text = source.get(drafts.TASK_STATUS_MESSAGE_FIELD)
+    return Progress(value, _number(source.get(drafts.TASK_PROGRESS_TOTAL_FIELD)),
+                    text if isinstance(text, str) else None, "task")
 
 
 def request_state(message: dict[str, Any]) -> str | None:

@@ -4,7 +4,7 @@ Every verb that asks "what was asked, what answered it, and what belonged to it"
 so they all count the same thing. :class:`Walker` is fed record by record (in flat memory: what it holds
 is what is still open) and says, per record, what happened as :class:`Step` s:
 
-- each record is put in its **client session** (:mod:`mcpreel.sessions`: a merged file's source, the HTTP
+- each record is put in its **client session** (:mod:`mcpreel.operations.sessions`: a merged file's source, the HTTP
   session, a new ``initialize`` / ``server/discover``); ids correlate within a client session only, so two
   clients that both use id 1 never answer each other;
 - each JSON-RPC request opens an :class:`Exchange` (the request and its answer, by direction and id);
@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpreel._infra.correlation import Correlator, correlation_key
+from mcpreel._infra.nesting import cut_repr
 from mcpreel.drafts import PARTIAL_RESULT_NOTIFICATION
 from mcpreel.model import Kind, Message, Session
 from mcpreel.operations.facts import (
@@ -37,10 +38,12 @@ from mcpreel.operations.facts import (
     ORIGIN_KEY,
     TASK_METHODS,
     TERMINAL_TASK_STATUSES,
+    Progress,
     created_task,
     is_era_probe_refusal,
     origin_of,
     partial_result_token,
+    progress_of,
     progress_token,
     related_task,
     request_state,
@@ -50,7 +53,7 @@ from mcpreel.operations.facts import (
     task_id_param,
     task_status_of,
 )
-from mcpreel.sessions import ClientSession, _Splitter
+from mcpreel.operations.sessions import _STARTS, ClientSession, _Splitter
 
 __all__ = ["Exchange", "Operation", "Step", "Walker", "operations", "placed", "walk"]
 
@@ -225,6 +228,27 @@ class Operation:
         return sum(1 for ex in self.exchanges if ex.role == "poll")
 
     @property
+    def progress(self) -> list[Progress]:
+        """Every progress report of the operation in the order recorded, whichever carrier brought it: its
+        ``notifications/progress`` notes, and (a task) the ``progress``/``progressTotal`` its status
+        notifications, its creating answer and its ``tasks/get`` answers carry. The next release's drafts
+        fold progress into tasks (:data:`mcpreel.drafts.TASK_PROGRESS_FIELD`): a session with no progress
+        notification at all reads the same."""
+        found: list[tuple[int, int, Progress]] = []
+        for index, message in self.notes:
+            p = progress_of(message)
+            if p is not None:
+                found.append((index, len(found), p))
+        if self.kind == TASK:
+            for ex in self.exchanges:
+                if ex.response is not None and ex.role in ("call", "poll"):
+                    p = progress_of(ex.response)
+                    if p is not None:
+                        index = ex.response_index if ex.response_index is not None else ex.index
+                        found.append((index, len(found), p))
+        return [p for _, _, p in sorted(found, key=lambda item: (item[0], item[1]))]
+
+    @property
     def final(self) -> Exchange | None:
         """The exchange whose answer is the operation's outcome: the last answered round of a request,
         ``tasks/result`` (or the terminal ``tasks/get``) of a task; None while none is known."""
@@ -332,9 +356,24 @@ class Step:
 
 class Walker:
     """The streaming reading (see the module's docstring). ``http_ids`` maps an HTTP exchange to its
-    session id; it is learnt as the records pass (:func:`mcpreel.sessions._http_session_of`)."""
+    session id; it is learnt as the records pass (:func:`mcpreel.operations.sessions._http_session_of`).
 
-    def __init__(self, http_ids: dict[Any, str] | None = None) -> None:
+    **Pairing** (the one rule every verb, writer and index follows): a request waits under (its client
+    session, its direction, its id); an answer going the other way takes the request that waits under
+    that key, and when a pending id was reused (a second request with the id of one still waiting) the
+    answers go first in, first out: the first answer with that id to the first request that is still
+    waiting. An id that cannot correlate (null, a boolean, an object) pairs with nothing; a dropped
+    request is answered only by the proxy's own (injected) answer; a null-id error said in a request's own
+    HTTP exchange answers that request.
+
+    ``pairing_only=True`` is the lean walk of a writer (HAR, qai, Inspector, mcp-recorder) or of the mock's
+    on-disk index: the same steps and the same pairing, without operations (a step's ``operation`` is
+    None, and no ``operation`` step comes): what pairs a request with its answer costs no more than the
+    writer's own pairing did.
+    """
+
+    def __init__(self, http_ids: dict[Any, str] | None = None, *, pairing_only: bool = False) -> None:
+        self.pairing_only = pairing_only
         self.splitter = _Splitter(keep=False)
         self._place = self.splitter.place
         self.http_ids = http_ids if http_ids is not None else {}
@@ -350,6 +389,11 @@ class Walker:
         self.n = 0
         self.n_ops = 0
         self.index = -1
+        #: the correlator's own table, (session, direction, id kind, id) -> the request waiting (a queue
+        #: of them when a pending id was reused): the lean walk keys its common records there itself
+        self._waiting = self.correlator._pending
+        if pairing_only:
+            self.feed = self._feed_lean  # type: ignore[method-assign]  # one call a record, not three
 
     # -- feeding ------------------------------------------------------------------------------------
     def feed(self, index: int, msg: Message) -> list[Step]:
@@ -365,7 +409,7 @@ class Walker:
         d = msg.dir if msg.dir in ("in", "out") else "in"
         if type(raw) is dict:
             if not (msg.dropped or msg.modified or msg.injected):
-                plain = self._plain(index, msg, raw, d, session)
+                plain = (self._pair_plain if self.pairing_only else self._plain)(index, msg, raw, d, session)
                 if plain is not None:
                     return plain
             out: list[Step] = []
@@ -442,6 +486,8 @@ class Walker:
             if pending is None:
                 pending = self.pending[session] = {}
             pending[n] = ex
+            if self.pairing_only:
+                return [Step("request", index, msg, raw, ex, None, session)]
             op = Operation(self.n_ops, session, REQUEST, [ex])
             self.n_ops += 1
             ex.operation = op
@@ -485,6 +531,132 @@ class Walker:
             return [step]
         return [step, Step("operation", index, msg, None, None, None, owner.session, owner)]
 
+    def _feed_lean(self, index: int, msg: Message) -> list[Step]:
+        """:meth:`feed` of the lean walk (``pairing_only``), with the common record placed and paired in
+        this one call: a lone, unmarked JSON-RPC request (an exact int or str id, no ``_meta``, not a
+        conversation's start) or answer, of a file with no sources and no HTTP, in the client session
+        already open. It is placed as :meth:`_Splitter.place`'s own fast lane places it (the same
+        conditions, the same counts) and paired as :meth:`_pair_plain` pairs it; every other record, and
+        an answer no request waits for, takes the general path, so the steps are :meth:`feed`'s."""
+        raw = msg.raw
+        if (msg.extra or msg.ctx is not None or type(raw) is not dict or msg.kind != _MESSAGE or msg.dropped
+                or msg.modified or msg.injected):
+            return Walker.feed(self, index, msg)
+        rid = raw.get("id")
+        t = type(rid)
+        d = msg.dir
+        if (t is not int and t is not str) or (d != "in" and d != "out"):
+            return Walker.feed(self, index, msg)
+        method = raw.get("method")
+        if method is not None:
+            if type(method) is not str or method in _STARTS:
+                return Walker.feed(self, index, msg)
+            params = raw.get("params")
+            if type(params) is dict and "_meta" in params:
+                return Walker.feed(self, index, msg)
+        elif "method" in raw or ("result" not in raw and "error" not in raw):
+            return Walker.feed(self, index, msg)
+        splitter = self.splitter
+        open_now = splitter.current.get(None)
+        if open_now is None:
+            return Walker.feed(self, index, msg)
+        discovering = splitter.pending_discover
+        if discovering and discovering.get(None) is open_now:
+            return Walker.feed(self, index, msg)
+        # placed: _Splitter.place's fast lane
+        waiting = self._waiting
+        session = open_now.index
+        describer = splitter.describers[session]
+        if not describer.done:
+            describer.feed(msg)
+        splitter.counts[session] += 1
+        if method is not None:
+            if d == "in":
+                open_now.requests += 1
+            # paired: _pair_plain's request
+            n = self.n
+            ex = Exchange(n, index, d, method, rid, raw, msg.t, session, None, msg.source, None)
+            self.n = n + 1
+            key = (session, d, "n" if t is int else "s", rid)  # the correlator's key (_full_key)
+            if key in waiting:
+                self.correlator.request(d, rid, ex, scope=session)  # a reused pending id: its queue
+            else:
+                waiting[key] = ex
+            if d == "in":
+                pending = self.pending.get(session)
+                if pending is None:
+                    pending = self.pending[session] = {}
+                pending[n] = ex
+            return [Step("request", index, msg, raw, ex, None, session)]
+        # paired: _pair_plain's answer
+        key = (session, "in" if d == "out" else "out", "n" if t is int else "s", rid)
+        answered = waiting.get(key)
+        if type(answered) is Exchange:
+            del waiting[key]
+        elif answered is not None:
+            answered = self.correlator.response(d, rid, scope=session)  # a queue: first in, first out
+        if answered is None:
+            out: list[Step] = []
+            self._member(out, index, msg, raw, d, session)  # the orphan (feed's general path)
+            return out
+        answered.response = raw
+        answered.response_index = index
+        answered.response_source = msg.source
+        answered.t_end = msg.t
+        if self.by_id or self.progress or answered.dir != "in":
+            self._forget(answered)
+        else:
+            pending = self.pending.get(session)
+            if pending is not None:
+                pending.pop(answered.n, None)
+        return [Step("response", index, msg, raw, answered, None, session)]
+
+    def _pair_plain(self, index: int, msg: Message, raw: dict[str, Any], d: str, session: int) -> list[Step] | None:
+        """:meth:`_plain` of the lean walk (``pairing_only``): a plain request (an exact int or str id, no
+        ``_meta``) either way, or the answer to one, unmarked; paired exactly as the general path pairs
+        it (one correlator, the same keys), without what only operations read (the request's target and
+        origin, the id kept for a cancel)."""
+        rid = raw.get("id")
+        t = type(rid)
+        if t is not int and t is not str:
+            return None
+        method = raw.get("method")
+        if method is not None:
+            if type(method) is not str:
+                return None
+            params = raw.get("params")
+            if type(params) is dict and "_meta" in params:
+                return None  # a progress token, a related task: the general path
+            n = self.n
+            ex = Exchange(n, index, d, method, rid, raw, msg.t, session, None, msg.source, msg.ctx)
+            self.n = n + 1
+            self.correlator.request(d, rid, ex, scope=session)
+            if d == "in":
+                pending = self.pending.get(session)
+                if pending is None:
+                    pending = self.pending[session] = {}
+                pending[n] = ex
+            return [Step("request", index, msg, raw, ex, None, session)]
+        if "result" not in raw and "error" not in raw:
+            return None
+        answered = self.correlator.response(d, rid, scope=session)
+        if answered is None:
+            return None  # the general path finds the orphan (or the proxy's answer)
+        ex = answered
+        ex.response = raw
+        ex.response_index = index
+        ex.response_source = msg.source
+        ex.t_end = msg.t
+        if "error" in raw and msg.ctx:
+            ex.response_status = msg.ctx.get("status")
+        if self.by_id or self.progress or ex.dir != "in":
+            self._forget(ex)
+        else:
+            pending = self.pending.get(session)
+            if pending is not None:
+                pending.pop(ex.n, None)
+        return [Step("response", index, msg, raw, ex, None, session)]
+
     # -- one JSON-RPC member ------------------------------------------------------------------------
     def _new_op(self, session: int, kind: str, ex: Exchange) -> Operation:
         op = Operation(self.n_ops, session, kind, [ex])
@@ -505,7 +677,7 @@ class Walker:
         method = raw.get("method")
         if method is not None:
             if type(method) is not str:
-                method = str(method)
+                method = cut_repr(method)  # a value where a name belongs, shown short (it may be 1,000 levels deep)
             if "id" in raw:
                 self._request(out, index, msg, raw, d, session, method)
             else:
@@ -538,7 +710,7 @@ class Walker:
                 self.progress[(session, (PARTIAL_RESULT_NOTIFICATION, partial))] = ex
             if d == "in":
                 self.pending.setdefault(session, {})[ex.n] = ex
-        op = self._operation_of_request(ex, raw, d, session, method, index, msg)
+        op = None if self.pairing_only else self._operation_of_request(ex, raw, d, session, method, index, msg)
         out.append(Step("request", index, msg, raw, ex, session=session, operation=op))
 
     def _operation_of_request(self, ex: Exchange, raw: dict[str, Any], d: str, session: int, method: str,
@@ -698,10 +870,10 @@ class Walker:
         names = ctx.get("unanswered")
         if exchange is None or not isinstance(names, list):
             return
-        ids = {str(name) for name in names}
+        ids = {cut_repr(name) for name in names}
         for pending in self.pending.values():
             for ex in list(pending.values()):
-                if ex.ctx and ex.ctx.get("exchange") == exchange and str(ex.id) in ids:
+                if ex.ctx and ex.ctx.get("exchange") == exchange and cut_repr(ex.id) in ids:
                     ex.cancelled = True
                     op = ex.operation
                     if op is not None and (op.kind == STREAM or ex.role in ("call", "round")):

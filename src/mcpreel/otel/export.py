@@ -20,6 +20,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
+from mcpreel._infra import jsonio
 from mcpreel._version import __version__
 from mcpreel.errors import TransportError, UsageError
 from mcpreel.model import Session
@@ -35,7 +36,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise UsageError("OpenTelemetry export needs the OpenTelemetry SDK: pip install 'mcpreel[otel]'") from exc
 
-__all__ = ["BATCH", "ExportSummary", "endpoint_url", "export_session", "otlp_exporter", "readable_spans", "to_otlp_json"]
+__all__ = ["BATCH", "CONVENTIONS", "ExportSummary", "endpoint_url", "export_session", "mapper_for", "otlp_exporter", "readable_spans", "to_otlp_json"]
 
 #: spans per export call (the SDK's batch processor default)
 BATCH = 512
@@ -54,11 +55,46 @@ def _context(trace_id: int, span_id: int, *, remote: bool = False, flags: int = 
     return SpanContext(trace_id, span_id, is_remote=remote, trace_flags=TraceFlags(flags), trace_state=trace_state)
 
 
+def _utf8(text: str) -> str:
+    """``text`` as protobuf can encode it: a lone surrogate (valid in a JSON string, not in UTF-8) is U+FFFD."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def _utf8_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    def clean(v: Any) -> Any:
+        if isinstance(v, str):
+            return _utf8(v)
+        if type(v) is int and not -(2**63) <= v < 2**63:  # past OTLP's int64: its digits
+            return str(v)
+        if isinstance(v, (list, tuple)) and all(isinstance(x, (str, bool, int, float)) for x in v):
+            return [clean(x) for x in v]
+        if isinstance(v, (dict, list, tuple)):  # no attribute value (a method that is an object): its JSON text
+            return _utf8(jsonio.dumps_str(v))
+        return v
+
+    return {_utf8(k): clean(v) for k, v in attrs.items()}
+
+
 def readable_spans(records: Iterable[SpanRecord], resource_attributes: dict[str, Any]) -> list[ReadableSpan]:
-    """The SDK's view of our spans, under one resource."""
-    resource = Resource.create(resource_attributes)
+    """The SDK's view of our spans, under one resource; text protobuf cannot encode (a lone surrogate from
+    the session) is replaced, and a name that is not text (a method that is a list) is written short."""
+    from mcpreel._infra.nesting import cut_repr
+
+    resource = Resource.create(_utf8_attrs(resource_attributes))
     out = []
     for r in records:
+        r.name = _utf8(r.name if isinstance(r.name, str) else cut_repr(r.name))
+        r.attributes = _utf8_attrs(r.attributes)
+        r.error = None if r.error is None else _utf8(r.error if isinstance(r.error, str) else cut_repr(r.error))
+        for e in r.events:
+            e.name = _utf8(e.name if isinstance(e.name, str) else cut_repr(e.name))
+            e.attributes = _utf8_attrs(e.attributes)
+        for link in r.links:
+            link.attributes = _utf8_attrs(link.attributes)
         context = _context(r.trace_id, r.span_id, flags=r.trace_flags, state=r.trace_state)
         parent = None
         if r.parent_id is not None:
@@ -105,7 +141,9 @@ def endpoint_url(endpoint: str | None) -> str | None:
 
     parts = urlsplit(endpoint)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UsageError(f"--endpoint {endpoint!r}: not an http(s) URL")
+        from mcpreel.redact.urls import not_a_url
+
+        raise UsageError(f"--endpoint {not_a_url(endpoint)}")
     if parts.path in ("", "/"):
         return endpoint.rstrip("/") + "/v1/traces"
     return endpoint
@@ -141,6 +179,22 @@ def _batches(mapper: SpanMapper, session: Session, size: int) -> Iterator[list[S
         yield batch
 
 
+#: the span conventions ``export otlp --convention`` offers (the first is the default)
+CONVENTIONS = ("genai", "openinference")
+
+
+def mapper_for(convention: str, session: Session, *, include_content: bool = False,
+               ids: Callable[[int], int] | None = None) -> SpanMapper:
+    """The span mapper of a convention name (``genai`` or ``openinference``)."""
+    if convention == "openinference":
+        from mcpreel.otel.openinference import OpenInferenceMapper
+
+        return OpenInferenceMapper(session, include_content=include_content, ids=ids)
+    if convention != "genai":
+        raise UsageError(f"unknown span convention {convention!r} (known: {', '.join(CONVENTIONS)})")
+    return SpanMapper(session, include_content=include_content, ids=ids)
+
+
 def export_session(
     session: Session,
     *,
@@ -149,13 +203,18 @@ def export_session(
     include_content: bool = False,
     ids: Callable[[int], int] | None = None,
     batch: int = BATCH,
+    convention: str = "genai",
 ) -> ExportSummary:
-    """Map ``session`` to spans and send them, batch by batch, to ``exporter`` or as JSON lines to ``out``."""
+    """Map ``session`` to spans and send them, batch by batch, to ``exporter`` or as JSON lines to ``out``.
+
+    ``convention`` is ``genai`` (the GenAI MCP conventions) or ``openinference``
+    (:mod:`mcpreel.otel.openinference`: the same spans as OpenInference's TOOL/CHAIN spans with their input
+    and output, redacted)."""
     from mcpreel._infra import jsonio
 
     if (out is None) == (exporter is None):
         raise UsageError("export to a file or to an endpoint: one of the two")
-    mapper = SpanMapper(session, include_content=include_content, ids=ids)
+    mapper = mapper_for(convention, session, include_content=include_content, ids=ids)
     summary = ExportSummary()
     try:
         for records in _batches(mapper, session, batch):

@@ -84,6 +84,13 @@ class LiveExport:
         """A record was written to the reel (already redacted when ``--redact`` is on)."""
         self.message(rec)
 
+    def raw_recorded(self, rec: Message) -> None:
+        """A raw ``bytes`` line was written (HTTP/2 over stdio, binary): the span gets its direction and size
+        only (``mcpreel.raw_bytes``, lossy, as ``export otlp`` says it), so only the size is queued, never the
+        bytes (a binary stream would otherwise wait here whole)."""
+        extra = {**(rec.extra or {}), "size": len(rec.raw) if isinstance(rec.raw, bytes | bytearray) else 0}
+        self.message(Message(rec.dir, b"", rec.t, kind=Kind.BYTES, seq=rec.seq, extra=extra))
+
     def frames(self, direction: str, frames: Sequence[bytes | str], t: int, first_seq: int) -> None:
         """The stdio fast path wrote these frames (a JSON line's bytes, an invalid line's text): parsed on
         the exporter's thread, not here."""

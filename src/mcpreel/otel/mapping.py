@@ -37,6 +37,12 @@ request is answered, so a long session streams out in batches and only pending r
   like any other method; ``mcp.result.type`` is the result's ``resultType``; a retry that carries an
   ``input_required`` round's ``requestState`` links to that round's span and has ``mcp.request.round``.
 
+- **The next release's drafts** (:mod:`mcpreel.drafts`): a task's own ``progress``/``progressTotal`` reads as
+  ``mcp.progress``/``mcp.progress.total`` like a progress notification's (progress folded into tasks); SEP-2998
+  partial-result chunks are events on their call's span (``mcp.partial_result.seq``/``.final``); a SEP-3279
+  result names its variants (``mcp.tool.result.outputs``, ``audience/format``); raw ``bytes`` lines are
+  ``mcpreel.raw_bytes`` events with their size only (``mcpreel.raw.lossy``: the bytes stay in the reel).
+
 Attributes of mcpreel's own (``mcpreel.*``) say what the conventions have no word for: a request never
 answered, counts on the session span.
 """
@@ -52,7 +58,7 @@ from urllib.parse import urlsplit
 
 from mcpreel._infra import jsonio
 from mcpreel._version import __version__
-from mcpreel.drafts import TRACEPARENT_HEADER, TRACESTATE_HEADER
+from mcpreel.drafts import PARTIAL_RESULT_NOTIFICATION, TASK_STATUS_NOTIFICATION, TRACEPARENT_HEADER, TRACESTATE_HEADER
 from mcpreel.model import Kind, Session
 from mcpreel.operations.facts import (
     META_CLIENT_INFO,
@@ -61,6 +67,9 @@ from mcpreel.operations.facts import (
     info_name,
     mcp_session_id,
     origin_of,
+    output_key,
+    progress_of,
+    tool_result,
 )
 from mcpreel.operations.walk import Exchange, walk
 
@@ -292,6 +301,8 @@ class SpanMapper:
         if kind == "record":
             if msg.kind == Kind.STDERR:
                 root.counts["stderr"] += 1
+            elif msg.kind == Kind.BYTES:
+                self._raw_bytes(msg, root)
             return []
         if kind == "request":
             ex = step.exchange
@@ -368,6 +379,8 @@ class SpanMapper:
         status = op.task_status
         if status is not None:
             attrs["mcp.task.status"] = status
+        if ex.response is not None:
+            _progress_attrs(attrs, ex.response)  # a task's own progress (the tasks-are-progress draft)
         span.events.append(SpanEvent(ex.method, self._ns(ex.t_end), attrs))
         return []
 
@@ -409,6 +422,24 @@ class SpanMapper:
             elif final is None:
                 span.attributes["mcpreel.unanswered"] = True
         return span
+
+    def _raw_bytes(self, msg: Any, root: _Root) -> None:
+        """Raw bytes a stdio pipe carried (a ``bytes`` line: HTTP/2 frames, binary): an event on the session span
+        with their direction and size, and ``mcpreel.raw_bytes`` on the session. Lossy, and said so
+        (``mcpreel.raw.lossy``): the bytes themselves are not in the span (the reel keeps them; what they
+        decoded to is in the spans already)."""
+        data = msg.raw if isinstance(msg.raw, bytes | bytearray) else b""
+        # the live exporter queues the size alone (``extra["size"]``), never the bytes
+        size = len(data) or int((msg.extra or {}).get("size") or 0)
+        root.counts["raw_bytes"] = root.counts.get("raw_bytes", 0) + size
+        attrs: dict[str, Any] = {"mcpreel.direction": "server_to_client" if msg.dir == "out" else "client_to_server",
+                                 "mcpreel.raw.size": size, "mcpreel.raw.lossy": True}
+        if msg.extra and msg.extra.get("redacted") is True:
+            attrs["mcpreel.raw.redacted"] = True
+        if len(root.span.events) < MAX_ROOT_EVENTS:
+            root.span.events.append(SpanEvent("mcpreel.raw_bytes", self._ns(msg.t), attrs))
+        else:
+            root.dropped_events += 1
 
     def _session_attr(self, span: SpanRecord, root: _Root) -> None:
         session_id = self._session_id_of(root)
@@ -583,6 +614,10 @@ class SpanMapper:
                 if isinstance(requests, dict):
                     methods = [r.get("method") for r in requests.values() if isinstance(r, dict)]
                     span.attributes["mcp.input_required.methods"] = [m for m in methods if isinstance(m, str)]
+            if ex.method == "tools/call":
+                outputs = tool_result(response).outputs  # SEP-3279: which variants came (no content in it)
+                if outputs:
+                    span.attributes["mcp.tool.result.outputs"] = [f"{a}/{f}" for a, f in map(output_key, outputs)]
             if self.include_content and ex.method == "tools/call":
                 span.attributes["gen_ai.tool.call.result"] = _json_text(result, self.redactor)
 
@@ -593,10 +628,11 @@ class SpanMapper:
                                  "mcpreel.direction": "server_to_client" if step.msg.dir == "out" else "client_to_server"}
         params = raw.get("params")
         if isinstance(params, dict):
-            if method == "notifications/progress":
-                for key, name in (("progress", "mcp.progress"), ("total", "mcp.progress.total"),
-                                  ("message", "mcp.progress.message")):
-                    if key in params and params[key] is not None:
+            if method in ("notifications/progress", TASK_STATUS_NOTIFICATION):
+                _progress_attrs(attrs, raw)  # one reading of both carriers (the tasks-are-progress draft)
+            elif method == PARTIAL_RESULT_NOTIFICATION:  # SEP-2998: a chunk, an event on its call's span
+                for key, name in (("seq", "mcp.partial_result.seq"), ("final", "mcp.partial_result.final")):
+                    if params.get(key) is not None:
                         attrs[name] = _attr(params[key])
             elif method == "notifications/cancelled":
                 if params.get("requestId") is not None:
@@ -613,7 +649,8 @@ class SpanMapper:
         span = None
         if op is not None and op.kind in ("task", "listen"):
             span = self.spans.get(op.opening.n)
-        if span is None and related is not None and method in ("notifications/progress", "notifications/cancelled"):
+        if span is None and related is not None and method in ("notifications/progress", "notifications/cancelled",
+                                                               PARTIAL_RESULT_NOTIFICATION):
             span = self.spans.get(related.n)  # the request it names (any other message: the session's)
         if span is not None:
             span.events.append(event)
@@ -640,6 +677,18 @@ class SpanMapper:
                 self.server_name = _str(info.get("name"))
                 self.server_version = _str(info.get("version"))
 
+
+
+def _progress_attrs(attrs: dict[str, Any], message: dict[str, Any]) -> None:
+    """The ``mcp.progress*`` attributes of a progress report, whichever carrier brought it."""
+    p = progress_of(message)
+    if p is None:
+        return
+    attrs["mcp.progress"] = p.progress
+    if p.total is not None:
+        attrs["mcp.progress.total"] = p.total
+    if p.message is not None:
+        attrs["mcp.progress.message"] = p.message
 
 
 def _str(value: Any) -> str | None:

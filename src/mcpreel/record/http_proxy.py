@@ -93,7 +93,9 @@ def parse_target(url: str) -> tuple[str, str]:
     """
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UsageError(f"target must be an http:// or https:// URL with a host, got {redact_url(url)!r}")
+        from mcpreel.redact.urls import not_a_url
+
+        raise UsageError(f"--target-url {not_a_url(url)}")
     try:
         parts.port  # noqa: B018  (raises on a malformed port)
     except ValueError as exc:
@@ -292,6 +294,7 @@ class RecordingProxy:
         path = target.decode("latin-1")
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         origin = coding = host = None
+        hosts = 0
         for k, v in headers:  # one pass for the few request headers the proxy itself looks at
             if k == b"origin":
                 origin = v
@@ -299,12 +302,15 @@ class RecordingProxy:
                 coding = v
             elif k == b"host":
                 host = v
+                hosts += 1
         refusal = self.policy.refusal(origin.decode("latin-1") if origin is not None else None,
-                                      host.decode("latin-1") if host is not None else None)
+                                      host.decode("latin-1") if host is not None else None, hosts=hosts)
         if refusal is not None:
-            if refusal.status == 421:
-                # a rebound name: answered, never recorded (nothing of it is the user's session)
-                await _answer(send, 421, _error_body(None, f"Misdirected Request: {refusal.reason}"))
+            if refusal.status in (421, 400):
+                # a rebound name, or several Host headers: answered, never recorded (nothing of it is the
+                # user's session)
+                word = "Misdirected Request" if refusal.status == 421 else "Bad Request"
+                await _answer(send, refusal.status, _error_body(None, f"{word}: {refusal.reason}"))
             else:
                 await self._reject_origin(method, path, headers, origin.decode("latin-1") if origin else "", send)
             return

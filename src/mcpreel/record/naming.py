@@ -85,12 +85,16 @@ def default_out_path(label: str, *, directory: str | os.PathLike[str] = DEFAULT_
     """
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(time.time() if now is None else now))
     folder = Path(directory)
-    folder.mkdir(parents=True, exist_ok=True)
-    candidate = folder / f"{_clean(label)}-{stamp}.jsonl"
-    n = 2
-    while not _create_exclusive(candidate):
-        candidate = folder / f"{_clean(label)}-{stamp}-{n}.jsonl"
-        n += 1
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        candidate = folder / f"{_clean(label)}-{stamp}.jsonl"
+        n = 2
+        while not _create_exclusive(candidate):
+            candidate = folder / f"{_clean(label)}-{stamp}-{n}.jsonl"
+            n += 1
+    except OSError as exc:  # a read-only folder, a file in the way: one line, before anything starts
+        raise UsageError(f"{folder}: cannot write the session there: {exc.strerror or exc} (record elsewhere "
+                         f"with -o FILE)") from exc
     return candidate
 
 
@@ -154,7 +158,7 @@ def claim_reel(path: str | os.PathLike[str]) -> tuple[Path, int]:
 
     A client that starts its server once per tool call (langchain-mcp-adapters) runs ``mcpreel record
     --out X`` again and again: each run adds a session to X (a new meta line, seqs counting on; readers
-    split the sessions again, :mod:`mcpreel.sessions`), and none is lost. A missing or empty file is
+    split the sessions again, :mod:`mcpreel.operations.sessions`), and none is lost. A missing or empty file is
     claimed as :func:`claim` does; an existing file that is not a reel is refused, never replaced.
     """
     target = Path(path)

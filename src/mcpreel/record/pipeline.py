@@ -72,6 +72,9 @@ class Pipeline:
         self._recorded = _hooks(self.addons, "recorded")
         self._finished = _hooks(self.addons, "finished")
         self._frames = _hooks(self.addons, "frames")
+        self._raw = _hooks(self.addons, "raw_recorded")
+        #: some addon wants the raw ``bytes`` lines (the control channel's viewers: they show them)
+        self.sees_raw = bool(self._raw)
         framed = [a for a in self.addons if callable(getattr(a, "frames", None))]
         #: some addon looks at records: the stdio recorder then parses each line into one
         self.sees_records = bool(self._record or _hooks([a for a in self.addons if a not in framed], "recorded"))
@@ -92,6 +95,13 @@ class Pipeline:
 
     def recorded(self, rec: Message) -> None:
         for hook in self._recorded:
+            hook(rec)
+
+    def raw_recorded(self, rec: Message) -> None:
+        """A raw ``bytes`` line was written (``rec.raw`` its bytes, ``rec.seq`` its line): only to the addons
+        that ask for them by name (``raw_recorded``), since holding every byte of a binary stream is no
+        ``recorded`` hook's business (a session file would keep them all in memory)."""
+        for hook in self._raw:
             hook(rec)
 
     def frames(self, direction: str, frames: Sequence[bytes | str], t: int, first_seq: int) -> None:

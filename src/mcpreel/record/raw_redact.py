@@ -31,19 +31,20 @@ Every piece says whether it was changed, and the reel marks those ``bytes`` line
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import hpack
 from hyperframe.frame import ContinuationFrame, DataFrame, Frame, HeadersFrame, PushPromiseFrame, SettingsFrame
 
-from mcpreel.drafts import H2_PREFACE
+from mcpreel.drafts import H2_PREFACE, H2_PROTOCOL
 from mcpreel.redact import MARKER, is_secret_header
 from mcpreel.redact.urls import redact_url
 
 if TYPE_CHECKING:
     from mcpreel.redact import Redactor
 
-__all__ = ["RawRedactor"]
+__all__ = ["RawRedactor", "redact_raw_lines"]
 
 _FRAME_HEADER = 9
 #: the largest frame payload every HTTP/2 peer accepts (SETTINGS_MAX_FRAME_SIZE's initial value)
@@ -208,3 +209,54 @@ class RawRedactor:
             else:
                 out.extend(self.text(rest))
         return [p for p in out if p[0]]
+
+
+def redact_raw_lines(session: Any, redactor: Redactor | None) -> tuple[Any, dict[str, int]]:
+    """``session`` with its raw ``bytes`` lines rewritten by a :class:`RawRedactor` (what ``mcpreel redact``
+    does to a reel recorded with ``--keep-secrets``, or by an older mcpreel, whose raw copy kept its secrets),
+    and a dict the rewrite counts into as the session is read (``pieces``: bytes lines written redacted).
+
+    A direction is HTTP/2 when the session says so (a transport record with ``framing: h2``, or the client's
+    first bytes are the connection preface): its frames are rewritten whole (a frame cut across lines comes
+    out in the line its last byte came in); anything else passes the text rule. Each piece keeps its line's
+    time and direction; a changed one is marked ``redacted``. Lazy: a streaming session stays streaming."""
+    from dataclasses import replace
+
+    from mcpreel.model import Kind, Message, Session
+
+    counts = {"pieces": 0}
+
+    def lines() -> Iterator[Any]:
+        counts["pieces"] = 0  # a writer may read the session twice: the counts are one pass's
+        rr = RawRedactor(redactor)
+        h2 = False
+        last: dict[str, Any] = {}
+        for msg in session:
+            if msg.kind == Kind.TRANSPORT and (msg.ctx or {}).get("framing") == H2_PROTOCOL:
+                h2 = True
+            if msg.kind != Kind.BYTES or not isinstance(msg.raw, bytes | bytearray):
+                yield msg
+                continue
+            direction = msg.dir if msg.dir in ("in", "out") else "out"
+            data = bytes(msg.raw)
+            if direction not in last and direction == "in" and data.startswith(H2_PREFACE[: len(data)]):
+                h2 = True
+            last[direction] = msg
+            pieces = rr.h2(direction, data) if h2 else rr.text(data)
+            yield from _pieces(msg, pieces)
+        for direction, msg in last.items():
+            yield from _pieces(msg, rr.finish(direction) if h2 else [])
+
+    def _pieces(msg: Message, pieces: list[Piece]) -> Iterator[Message]:
+        for piece, changed in pieces:
+            if not piece:
+                continue
+            extra = dict(msg.extra or {})
+            if changed:
+                extra["redacted"] = True
+                counts["pieces"] += 1
+            yield replace(msg, raw=piece, extra=extra or None)
+
+    if session.is_streaming:
+        return Session.streaming(session.info, lines), counts
+    return Session(session.info, list(lines())), counts

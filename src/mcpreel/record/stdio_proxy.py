@@ -123,6 +123,8 @@ class StdioProxy:
         self._injected_ids: set[Any] = set()
         #: the pipes carry HTTP/2 (``stdio-v2``): nothing is held or injected
         self._h2 = False
+        #: the directions whose raw bytes the interceptor was said to be unable to hold (once each)
+        self._raw_noted: set[str] = set()
 
     # -- the pumps ---------------------------------------------------------------------------------
     def _pump(self, src: int, dst: int, direction: str) -> None:
@@ -292,6 +294,7 @@ class StdioProxy:
                     continue
                 if mode == "h2":  # HTTP/2 (stdio-v2): no line to hold, every byte recorded raw and decoded
                     self._h2 = True
+                    self._raw_passes(direction)
                     raw(direction, head, clock(), h2=True)
                     send(direction, chunk)
                     self._pump_raw(src, direction)
@@ -302,6 +305,8 @@ class StdioProxy:
             if rawline:
                 cut = chunk.find(b"\n")
                 piece = chunk if cut < 0 else chunk[: cut + 1]
+                if direction not in self._raw_noted:
+                    self._raw_passes(direction)
                 raw(direction, piece, clock())
                 send(direction, piece)
                 if cut < 0:
@@ -380,6 +385,8 @@ class StdioProxy:
     def _spill(self, direction: str, carried: list[bytes], carried_sent: bool) -> bool:
         """A line begun that cannot be held (not JSON, or past the line limit): its bytes so far are recorded
         raw, piece by piece, and go on if they had not; its rest will follow raw. Returns True."""
+        if direction not in self._raw_noted:
+            self._raw_passes(direction)
         t = now_ms()
         for piece in carried:
             self.recorder.raw(direction, piece, t)
@@ -391,6 +398,7 @@ class StdioProxy:
     def _pump_raw(self, src: int, direction: str) -> None:
         """An HTTP/2 (``stdio-v2``) direction: each chunk recorded raw and decoded, then sent on, as it came."""
         raw, send, clock = self.recorder.raw, self._send, now_ms
+        noted = self._raw_noted
         while True:
             try:
                 chunk = os.read(src, _CHUNK)
@@ -398,8 +406,24 @@ class StdioProxy:
                 chunk = b""
             if not chunk:
                 break
+            if self.interceptor is not None and direction not in noted:
+                self._raw_passes(direction)  # (a viewer may turn holding on at any time)
             raw(direction, chunk, clock(), h2=True)
             send(direction, chunk)
+
+    def _raw_passes(self, direction: str) -> None:
+        """Say once per direction, when something is holding messages (a viewer's intercept, ``--rules``), that
+        raw bytes cannot be held: they were forwarded unchanged (HTTP/2 frames of a ``stdio-v2`` pipe, bytes
+        that are not JSON lines); holding, editing and dropping act on JSON lines only."""
+        interceptor = self.interceptor
+        if interceptor is None or not getattr(interceptor, "active", True):
+            return
+        self._raw_noted.add(direction)
+        if self._warn is not None:
+            who = "client" if direction == "in" else "server"
+            what = "HTTP/2 frames (stdio-v2)" if self._h2 else "bytes that are not JSON lines"
+            self._warn(f"intercept: the {who} sends {what}: they go on unchanged and cannot be held or edited "
+                       "(holding acts on JSON lines only)")
 
     def _answers_injected(self, value: dict[str, Any]) -> bool:
         """An answer to a request the proxy injected (forget it: one answer each)."""

@@ -192,15 +192,27 @@ class WireRecorder:
             if rr is None and not self.keep_secrets:
                 rr = self._raw_redactor = self._make_raw_redactor()
             if rr is None:
-                self.writer.write_bytes(direction, data, t)
+                self._raw_recorded(direction, data, t, self.writer.write_bytes(direction, data, t), False)
             else:
                 for piece, changed in rr.h2(direction, data) if h2 else rr.text(data):
-                    self.writer.write_bytes(direction, piece, t, redacted=changed)
+                    first = self.writer.write_bytes(direction, piece, t, redacted=changed)
+                    self._raw_recorded(direction, piece, t, first, changed)
             self.raw_bytes[direction] += len(data)
             if h2:
                 self._observer(direction, t).feed(direction, data)
         except Exception as exc:
             self._fail(exc)
+
+    def _raw_recorded(self, direction: str, data: bytes, t: int, first: int, redacted: bool) -> None:
+        """Raw bytes just written as ``bytes`` lines from ``first`` on: to the addons that show them (the live
+        viewer), one record per line, as the reel has them."""
+        if not self.pipeline.sees_raw:
+            return
+        from mcpreel.formats.reel import BYTES_PIECE
+
+        for i, start in enumerate(range(0, len(data), BYTES_PIECE)):
+            self.pipeline.raw_recorded(Message(direction, data[start : start + BYTES_PIECE], t, kind=Kind.BYTES,
+                                               seq=first + i, extra={"redacted": True} if redacted else None))
 
     def _make_raw_redactor(self) -> RawRedactor:
         from mcpreel.record.raw_redact import RawRedactor

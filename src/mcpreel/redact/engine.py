@@ -441,7 +441,15 @@ class Redactor:
         return replace(msg, **changes) if changes else msg
 
     def info(self, info: Any) -> Any:
-        """A redacted copy of a :class:`~mcpreel.model.SessionInfo` (command, URL, headers, metadata)."""
+        """A redacted copy of a :class:`~mcpreel.model.SessionInfo` (command, URL, headers, metadata); its
+        metadata nested deeper than the interpreter's limit allows is walked again with room (see :meth:`value`)."""
+        try:
+            return self._info(info)
+        except RecursionError:
+            with recursion_room(per_level=3):
+                return self._info(info)
+
+    def _info(self, info: Any) -> Any:
         counts: dict[str, int] = {}
         changes: dict[str, Any] = {}
         if info.command:
@@ -454,7 +462,7 @@ class Redactor:
                 text = self._text(value, counts)
                 if text != value:
                     changes[name] = text
-        if info.headers:
+        if info.headers and isinstance(info.headers, dict):
             headers = self._headers(info.headers, counts)
             if headers is not info.headers:
                 changes["headers"] = headers

@@ -22,6 +22,8 @@ class RedactResult:
     lost: list[str] = field(default_factory=list)
     #: the user's rules that replaced nothing in the whole file (see :meth:`Redactor.unmatched`)
     unmatched: list[str] = field(default_factory=list)
+    #: raw ``bytes`` lines written redacted (:func:`mcpreel.record.raw_redact.redact_raw_lines`)
+    raw_redacted: int = 0
 
 
 def redact_file(
@@ -51,7 +53,12 @@ def redact_file(
         fmt = choose_output_format(out_path, session, to).format
     if key is not None:
         rules = replace(rules or Rules(), key=key)
+    from mcpreel.record.raw_redact import redact_raw_lines
+
     redactor = Redactor(rules)
-    _, lost, _ = write_session(redactor.session(session), out_path, fmt)
+    # raw bytes lines (a stdio pipe that was not JSON lines, HTTP/2 frames) are rewritten the way the recorder
+    # rewrites them: credential headers in header blocks, the text rule on the rest
+    redacted, raw = redact_raw_lines(redactor.session(session), redactor)
+    _, lost, _ = write_session(redacted, out_path, fmt)
     return RedactResult(str(in_path), str(out_path), fmt, redactor.total, dict(redactor.counts), lost,
-                        redactor.unmatched())
+                        redactor.unmatched(), raw["pieces"])

@@ -14,9 +14,10 @@ Where the key lives (:func:`find_key`, :func:`load_or_create_key`), first found 
 
 1. a file given explicitly (``mcpreel redact --redact-key FILE``);
 2. the file named by the environment variable ``MCPREEL_REDACT_KEY``;
-3. ``.mcpreel/redact.key`` in the current folder, beside the project: ``mcpreel redact`` creates it
-   (32 random bytes, hex, mode 0600 in a 0700 folder) on first use; readers (the mock matching a live
-   request against a redacted cassette) only read it.
+3. ``.mcpreel/redact.key`` in the current folder, beside the project: ``mcpreel redact`` (and the pytest
+   plugin, recording a cassette) creates it (32 random bytes, hex, mode 0600 in a 0700 folder) on first use,
+   with a ``.gitignore`` beside it naming it; readers (the mock matching a live request against a redacted
+   cassette) only read it.
 
 A key file that others may read or write is refused, as ssh refuses such a private key
 (:func:`check_key_mode`): anyone who can read the key can test guesses of short secrets against the
@@ -35,7 +36,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from mcpreel._infra import jsonio
+from mcpreel._infra import jsonio, platform
 from mcpreel._infra.fileio import PRIVATE_MODE
 from mcpreel.errors import InputError, UsageError
 
@@ -74,7 +75,7 @@ def check_key_mode(path: str | Path) -> None:
 
     Where the system has no POSIX modes (Windows), there is nothing to look at.
     """
-    if os.name != "posix":
+    if not platform.has_file_modes():
         return
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
@@ -125,4 +126,21 @@ def load_or_create_key(explicit: str | Path | None = None, *, cwd: str | Path | 
         raise UsageError(f"{default}: cannot create the redaction key: {exc.strerror or exc}") from exc
     with os.fdopen(fd, "wb") as fh:
         fh.write(key + b"\n")
+    _ignore_in_git(default)
     return key
+
+
+#: what a generated key's folder gets beside it, so ``git add .`` never commits the key
+GITIGNORE = "# made by mcpreel with redact.key: the key stays on this machine (a committed key lets its readers\n" \
+            "# check guesses of short secrets against the redacted files' markers)\nredact.key\n"
+
+
+def _ignore_in_git(key_file: Path) -> None:
+    """A ``.gitignore`` naming the key beside a key just generated (an existing one is left as it is: the
+    project's own); a folder that will not take it costs nothing (the key is made either way)."""
+    try:
+        fd = os.open(key_file.parent / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except OSError:
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(GITIGNORE)

@@ -110,3 +110,9 @@ def redact_urls_in_value(value: Any, marker: str = MARKER) -> Any:
 
 def _pairs(node: dict[Any, Any] | list[Any]) -> list[tuple[Any, Any]]:
     return list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+
+
+def not_a_url(url: str) -> str:
+    """The one wording of a URL mcpreel cannot use (``record --target-url``, ``check``, ``replay``, the
+    OTLP endpoint): what was given (its secret query parameters redacted) and what is expected."""
+    return f"{redact_url(str(url))!r} is not an http:// or https:// URL with a host (such as http://127.0.0.1:8000/mcp)"

@@ -1,4 +1,4 @@
-"""Drawing an :class:`~mcpreel.inspect.Report`: the header, one line per record, the summary.
+"""Drawing an :class:`~mcpreel.inspection.Report`: the header, one line per record, the summary.
 
 Two faces of the same content. :func:`plain_lines` yields greppable text lines (no colour, no box
 drawing) for pipes and files; :func:`renderables` yields rich renderables (styled rows, tables) for a
@@ -19,9 +19,10 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.nesting import cut_repr
 from mcpreel._infra.timeutil import iso_from_ms
 from mcpreel.eras import era_name
-from mcpreel.inspect import EXACT_LATENCIES, SKETCH_ERROR, Report, Row
+from mcpreel.inspection import EXACT_LATENCIES, SKETCH_ERROR, Report, Row
 
 __all__ = ["plain_lines", "renderables", "row_parts", "row_text", "to_json"]
 
@@ -35,7 +36,7 @@ def _short(text: str, limit: int = _TEXT_LIMIT) -> str:
 
 
 def _id(value: Any) -> str:
-    return jsonio.dumps_str(value) if isinstance(value, str) and not value.isprintable() else str(value)
+    return jsonio.dumps_str(value) if isinstance(value, str) and not value.isprintable() else cut_repr(value, 200)
 
 
 def row_parts(row: Row, *, sessions: bool = False) -> list[tuple[str, str]]:
@@ -106,7 +107,7 @@ def row_parts(row: Row, *, sessions: bool = False) -> list[tuple[str, str]]:
     if row.error is not None:
         code = row.error.get("code")
         message = row.error.get("message")
-        words = " ".join(str(x) for x in (code, message) if x is not None)
+        words = " ".join(cut_repr(x, 200) for x in (code, message) if x is not None)
         parts.append((f"[ERROR {_short(words, 120)}]" if words else "[ERROR]", "bold red"))
     if row.input_required:
         parts.append(("[INPUT_REQUIRED]", "cyan"))
@@ -239,7 +240,7 @@ def _error_lines(report: Report) -> list[str]:
         if e.tool:
             what += f" {e.tool}"
         if e.kind == "jsonrpc":
-            detail = " ".join(str(x) for x in (e.code, e.message) if x is not None)
+            detail = " ".join(cut_repr(x, 200) for x in (e.code, e.message) if x is not None)
             out.append(f"#{e.row:03d} {what} id={_id(e.id)}: JSON-RPC error {detail}".rstrip())
         else:
             out.append(f"#{e.row:03d} {what} id={_id(e.id)}: isError" + (f": {_short(e.message, 120)}" if e.message else ""))

@@ -1,4 +1,4 @@
-"""Drawing a :class:`~mcpreel.replay.verify.ReplayReport`: rich renderables, JSON, JUnit XML.
+"""Drawing a :class:`~mcpreel.replay.results.ReplayReport`: rich renderables, JSON, JUnit XML.
 
 :func:`renderables` yields the pieces for the CLI to print on its console (plain when piped: rich drops
 the colours itself); :func:`to_json` and :func:`to_junit` give the ``--output`` and ``--junit`` documents.
@@ -28,7 +28,7 @@ from mcpreel._infra.timeutil import duration_ms_text
 from mcpreel.eras import era_name
 from mcpreel.render.junit import Case, junit_xml
 from mcpreel.replay import ReplayPlan
-from mcpreel.replay.verify import ReplayReport, RequestResult
+from mcpreel.replay.results import ReplayReport, RequestResult
 
 __all__ = ["JsonSpool", "closing", "heading", "junit_case", "ms", "noise_lines", "renderables", "result_lines", "server_cases",
            "suggested_lines", "to_json", "to_junit"]
@@ -120,7 +120,12 @@ def result_lines(r: RequestResult) -> list[str]:
     session = f"session {r.session}  " if r.session is not None else ""
     row = (f"  #{r.index}  {session}{r.method}{'  ' + r.tool if r.tool else ''}  {r.status}  "
            f"ms {ms(r.recorded_duration_ms)} -> {ms(r.duration_ms)}")
-    return [row] + [f"    {line}" for line in _detail(r)]
+    detail = _detail(r)
+    if detail and r.status == "changed":
+        detail = detail[1:]  # "#3 tools/call echo: 1 difference": the row above names it; each difference once
+    elif detail:
+        detail = [detail[0].split(": ", 1)[-1], *detail[1:]]  # the error or "varies", without the name again
+    return [row] + [f"    {line.removeprefix('  ')}" for line in detail]
 
 
 

@@ -1,7 +1,7 @@
 """SARIF 2.1.0: the one findings format CI systems read (GitHub code scanning, GitLab, Azure DevOps).
 
 Each command that judges something (``contract check``, ``audit``, ``diff``, ``check``) turns its findings
-into :class:`Finding` records; this module only knows SARIF. Findings in MCP traffic have no source line,
+into :class:`SarifFinding` records; this module only knows SARIF. Findings in MCP traffic have no source line,
 so every result's location is a file plus *logical* locations: the evidence path
 (``/tools/search/inputSchema/properties/q``) as a fully qualified name, and for a live server the server
 itself (its URL, or its command line), secrets redacted. The file is the one judged (the contract, the
@@ -23,7 +23,7 @@ from typing import Any
 
 from mcpreel._version import __version__
 
-__all__ = ["LEVELS", "SARIF_SCHEMA", "SARIF_VERSION", "Finding", "RuleInfo", "Target", "live_target", "sarif_log"]
+__all__ = ["LEVELS", "SARIF_SCHEMA", "SARIF_VERSION", "SarifFinding", "RuleInfo", "Target", "live_target", "sarif_log"]
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -40,7 +40,7 @@ class RuleInfo:
 
 
 @dataclass(frozen=True)
-class Finding:
+class SarifFinding:
     rule: str
     level: str
     message: str
@@ -147,7 +147,7 @@ def live_target(*, command: str | None = None, url: str | None = None, workflow_
     return Target(name, kind, argv[0] if argv else "server")
 
 
-def sarif_log(tool: str, rules: list[RuleInfo], findings: list[Finding], *, invocation_ok: bool = True,
+def sarif_log(tool: str, rules: list[RuleInfo], findings: list[SarifFinding], *, invocation_ok: bool = True,
               properties: dict[str, Any] | None = None, target: Target | None = None) -> dict[str, Any]:
     """One run of ``mcpreel <tool>`` as a SARIF log (a dict ready for JSON). ``target``: the live server
     judged, located on every result (the file of a finding that names one stays its physical location)."""

@@ -32,9 +32,10 @@ from mcpreel.compare.normalize import IgnorePath
 from mcpreel.drafts import DPOP_REPLAY_NOTE
 from mcpreel.errors import InputError, TransportError, UsageError
 from mcpreel.formats import open_session
+from mcpreel.operations.sessions import ClientSession, split_sessions_streaming
 from mcpreel.replay.noise import BASELINE, TARGET, SampleBook, Sampling, server_name_of
-from mcpreel.replay.verify import ERA_CHOICES, ReplayOptions, ReplayReport, RequestResult, replay
-from mcpreel.sessions import ClientSession, split_sessions_streaming
+from mcpreel.replay.results import ERA_CHOICES, ReplayOptions, ReplayReport, RequestResult
+from mcpreel.replay.verify import replay
 
 __all__ = ["ERA_CHOICES", "IgnorePath", "ReplayHooks", "ReplayOptions", "ReplayPlan", "ReplayReport", "ReplayTarget",
            "replay", "replay_file"]
@@ -89,10 +90,23 @@ def replay_file(path: str | Path, target: ReplayTarget, *, format: str = "auto",
     With ``options.sampling`` the replay takes samples (the module doc and :mod:`.noise`): more runs
     against the target and a baseline, the last run's results settled over all of them. With
     ``options.noise`` the learned noise of the recording's server is left out of every comparison.
-    The rest is one run (:func:`_replay_once`).
+    The rest is one run (:func:`_replay_once`). What the report shows of the bodies is redacted unless
+    ``options.redact`` is False (the verdicts are made on the bodies as they came).
     """
     opts = options or ReplayOptions()
     hooks = hooks or ReplayHooks()
+    if opts.redact:  # judged on the bodies as they came; shown redacted (every result, sunk or kept)
+        from mcpreel.redact import Redactor
+        from mcpreel.replay.results import redact_result
+
+        redactor = Redactor()
+        sink = hooks.sink
+        if sink is not None:
+            hooks = replace(hooks, sink=lambda result: sink(redact_result(result, redactor)))
+        report = replay_file(path, target, format=format, options=replace(opts, redact=False), hooks=hooks)
+        for result in report.results:
+            redact_result(result, redactor)
+        return report
     sampling = opts.sampling if opts.sampling is not None and opts.sampling.needed else None
     server = None
     if opts.noise is not None or (sampling is not None and sampling.learn):
@@ -194,7 +208,7 @@ def _replay_once(path: str | Path, target: ReplayTarget, format: str, opts: Repl
                  hooks: ReplayHooks) -> ReplayReport:
     """One run of the recording against ``target``.
 
-    A file that holds several client sessions (:func:`mcpreel.sessions.split_sessions_streaming`) is replayed
+    A file that holds several client sessions (:func:`mcpreel.operations.sessions.split_sessions_streaming`) is replayed
     session by session, each on a fresh connection (a fresh server process over stdio), in recorded
     order; ``options.session_index`` (1-based) picks one. A merged file's sources are sessions of their own
     (never one target session for two servers); ``options.source`` replays one source only, against its own

@@ -188,7 +188,7 @@ def plan_jobs(files: Iterable[str | tuple[str, int | None]], format: str = "auto
     ``--session N`` replays it). An entry ``(path, N)`` is that one session only (a session the index
     picked). A file that cannot be read raises its input error."""
     from mcpreel.formats import open_session
-    from mcpreel.sessions import split_sessions_streaming
+    from mcpreel.operations.sessions import split_sessions_streaming
 
     jobs: list[FleetJob] = []
     for entry in files:
@@ -528,7 +528,7 @@ class ToolRow:
 
     def p(self, side: str, q: float) -> float | None:
         """The nearest-rank ``q`` percentile of ``before`` or ``after`` latencies (None: none known)."""
-        from mcpreel.inspect import percentile
+        from mcpreel.inspection import percentile
 
         values = sorted(self.before_ms if side == "before" else self.after_ms)
         return float(percentile(values, q)) if values else None  # type: ignore[arg-type]

@@ -22,7 +22,7 @@ from mcpreel._infra import jsonio
 from mcpreel.compare.jsondiff import Difference, diff
 from mcpreel.compare.normalize import IgnorePath, comparable
 from mcpreel.operations.http_lists import ListGet
-from mcpreel.replay.verify import RequestResult
+from mcpreel.replay.results import RequestResult
 
 __all__ = ["SENT_HEADERS", "replay_list_gets"]
 

@@ -1,7 +1,7 @@
 """``diff A B --html`` and ``replay ... --html``: a comparison as one self-contained page.
 
 It draws what ``diff`` (:class:`~mcpreel.compare.diff.SessionDiff`) or ``replay``
-(:class:`~mcpreel.replay.verify.ReplayReport`) already found; this module only shows it: the server's
+(:class:`~mcpreel.replay.results.ReplayReport`) already found; this module only shows it: the server's
 and the tools' differences path by path (diff) or the server's own requests (replay), and every call
 with its status and latency on both sides; a call opens to its differences (path, A, B) and to the
 request and response of both sides. The JSON of calls that are the same is kept for the first
@@ -273,7 +273,7 @@ def diff_page(result: Any, *, payload_chars: int = 20_000, redact: bool = True, 
 
 
 def replay_page(report: Any, *, payload_chars: int = 20_000, redact: bool = True) -> str:
-    """The page of a :class:`~mcpreel.replay.verify.ReplayReport`: recorded (A) against replayed (B)
+    """The page of a :class:`~mcpreel.replay.results.ReplayReport`: recorded (A) against replayed (B)
     (redacted unless ``redact=False``)."""
     from mcpreel.compare.diff import error_status
 

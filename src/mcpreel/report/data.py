@@ -7,10 +7,10 @@ first ``detail`` calls, the ``detail`` slowest calls and every failed or unanswe
 over time in at most :data:`ACTIVITY_BUCKETS` buckets. Memory is bounded by those limits plus the
 requests still waiting for their response.
 
-The numbers follow ``mcpreel inspect`` (:mod:`mcpreel.inspect`): the same :class:`~mcpreel.inspect.ToolStats`
-and :class:`~mcpreel.inspect.LatencyStats`, nearest-rank percentiles, correlation by direction and id;
-the tests hold the two to the same figures. ``inspect`` keeps a row per record in memory, which is
-what it prints; the report cannot afford that, hence its own pass (:func:`mcpreel.operations.walk`).
+The numbers are ``mcpreel inspect``'s: calls, failures, unanswered calls and latencies per tool and per
+method are the one tally of a session (:class:`~mcpreel.operations.tally.SessionTally`, exact percentiles
+here), and correlation is the walk's. ``inspect`` keeps a row per record, which is what it prints; the
+report keeps its own bounded detail (the timeline, the call rows), hence its own pass over the walk.
 
 Payloads are kept as pretty JSON *text* (``jsonio``), cut at ``payload_chars``: the page never parses
 a message again, so big integers, NaN and lone surrogates show as they were recorded.
@@ -19,13 +19,13 @@ a message again, so big integers, NaN and lone surrogates show as they were reco
 from __future__ import annotations
 
 import heapq
-from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.nesting import cut_repr
 from mcpreel.eras import LEGACY, MODERN, era_name
-from mcpreel.inspect import Header, LatencyStats, ToolStats, _text_of_transport, percentile
+from mcpreel.inspection import Header, _text_of_transport
 from mcpreel.model import Kind, Message, Session
 from mcpreel.operations.facts import (
     FAILED,
@@ -37,10 +37,11 @@ from mcpreel.operations.facts import (
     origin_of,
     status_of,
 )
+from mcpreel.operations.tally import LatencyStats, SessionTally, ToolStats
 from mcpreel.operations.walk import Exchange, Operation, Step, Walker
 from mcpreel.toolcalls import auth_discovery
 
-__all__ = ["ACTIVITY_BUCKETS", "Limits", "ReportData", "collect"]
+__all__ = ["ACTIVITY_BUCKETS", "ReportLimits", "ReportData", "collect"]
 
 #: a message's JSON in the sequence view is cut here (the calls table keeps up to ``payload_chars``)
 TIMELINE_CHARS = 4000
@@ -49,7 +50,7 @@ ACTIVITY_BUCKETS = 96
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
+class ReportLimits:
     """How much detail a report keeps (see the module docstring)."""
 
     timeline: int = 400  # records shown in the sequence view
@@ -79,7 +80,7 @@ class ReportData:
     calls_total: int = 0
     failures_total: int = 0  # failed or unanswered calls, all of them (``calls`` holds up to max_errors)
     activity: dict[str, Any] = field(default_factory=dict)
-    limits: Limits = field(default_factory=Limits)
+    limits: ReportLimits = field(default_factory=ReportLimits)
     redacted: bool = False
 
 
@@ -134,15 +135,17 @@ class _Activity:
 
 
 class _Collector:
-    def __init__(self, session: Session, limits: Limits, redactor: Any):
+    def __init__(self, session: Session, limits: ReportLimits, redactor: Any):
         self.session = session
         self.limits = limits
         self.redactor = redactor
         info = redactor.info(session.info) if redactor is not None else session.info  # command argv, URL, headers
         self.data = ReportData(Header.of(info), limits=limits, redacted=redactor is not None)
         self.c = dict.fromkeys(_COUNT_KEYS, 0)
-        self.latencies: dict[str, array[int]] = {}
-        self.tool_latencies: dict[str, array[int]] = {}
+        #: the figures shared with ``inspect`` and the corpus. The report keeps every latency (its percentiles
+        #: are exact on any session, and it shows each tool's slowest call), and a dropped call nobody
+        #: answered is ``unanswered`` in its tool's row (it got no answer): see :mod:`mcpreel.operations.tally`
+        self.tally = SessionTally(exact=True, dropped_unanswered=True)
         self.activity = _Activity()
         self.kept: dict[int, dict[str, Any]] = {}  # operation n -> call row (first N and failures)
         self.slowest: list[tuple[int, int, dict[str, Any]]] = []  # min-heap of (latency, -n, call row)
@@ -154,7 +157,6 @@ class _Collector:
         self.discover_failed = False
         self.meta_version = False  # requests carry the 2026-07-28 _meta
         self.t0: int | None = session.info.started
-        self.n_ops = 0  # operations seen (the calls the tables count)
         self.client_sessions = 1
 
     # -- the pass ---------------------------------------------------------------------------------
@@ -282,39 +284,16 @@ class _Collector:
         self._line(step, "(response)", ex=ex, status=status, code=code, text=text)
 
     def _operation(self, op: Operation) -> None:
-        """An operation, once, when complete (or still open at the end): the call the tables count."""
-        c = self.c
-        status, code, text = op.status()
-        failed = status in FAILED
-        if status == "error":
-            c["errors"] += 1
-        elif status == "isError":
-            c["is_errors"] += 1
-        elif status in ("unanswered", "cancelled"):
-            c["unanswered"] += 1
-            failed = True
-        tool = op.opening.tool
-        if tool is not None:
-            stats = self._tool(tool)
-            stats.calls += 1
-            if op.dropped:
-                stats.dropped += 1
-            if status == "error":
-                stats.errors += 1
-            elif status == "isError":
-                stats.is_errors += 1
-            elif status in ("unanswered", "cancelled"):
-                stats.unanswered += 1
+        """An operation, once, when complete (or still open at the end): the call the tables count. Its
+        figures go to the tally (shared with ``inspect`` and the corpus); the call rows are the report's own."""
+        outcome = self.tally.add(op)
+        status = outcome[0]
+        failed = status in FAILED or status in ("unanswered", "cancelled")
         latency = op.latency_ms
-        if latency is not None:
-            self.latencies.setdefault(op.method, array("q")).append(latency)
-            if tool is not None:
-                self.tool_latencies.setdefault(tool, array("q")).append(latency)
         if status in FAILED:
             final = op.final
             self.activity.fail_at(final.t_end if final is not None else op.t)
-        self.n_ops += 1
-        call = self._complete(op, failed, (status, code, text))
+        call = self._complete(op, failed, outcome)
         if latency is not None:
             self._maybe_slowest(op, latency, call)
 
@@ -335,8 +314,13 @@ class _Collector:
         }
         if op.children:
             # the server's requests this call caused (sampling, elicitation, roots): part of it, not calls
+            # drawn under the call, each with its JSON (cut shorter than a call's: the page stays small)
             call["children"] = [{"method": ch.method, "dir": ch.dir, "id": _id_text(ch.id), "row": ch.index,
-                                 "status": ch.status()[0], "latency": ch.latency_ms} for ch in op.children]
+                                 "status": ch.status()[0], "latency": ch.latency_ms,
+                                 "request": self._pretty(ch.request, TIMELINE_CHARS),
+                                 "response": (self._pretty(ch.response, TIMELINE_CHARS)
+                                              if ch.response is not None else None),
+                                 "response_row": ch.response_index} for ch in op.children]
         if op.kind != "request":
             call["rounds"] = op.rounds
             if op.kind == "task":
@@ -346,7 +330,7 @@ class _Collector:
 
     def _complete(self, op: Operation, failed: bool, outcome: tuple[str, Any, str | None]) -> dict[str, Any] | None:
         """Keep the call if it is one of the first N or a failure (under the cap)."""
-        keep_first = self.n_ops <= self.limits.detail
+        keep_first = self.tally.operations <= self.limits.detail
         if failed:
             self.data.failures_total += 1
         keep_failed = failed and self.data.failures_total <= self.limits.max_errors
@@ -379,9 +363,12 @@ class _Collector:
         return self.redactor.text(text) if text and self.redactor is not None else text
 
     def _pretty(self, value: Any, limit: int | None = None) -> str:
-        if self.redactor is not None:
-            value = self.redactor.value(value)
-        text = jsonio.dumps_indented(value).decode("utf-8", "replace")
+        if isinstance(value, (bytes, bytearray)):  # a raw chunk of the pipe (a reel's bytes line): shown as text
+            text = self._said(bytes(value).decode("utf-8", "backslashreplace")) or ""
+        else:
+            if self.redactor is not None:
+                value = self.redactor.value(value)
+            text = jsonio.dumps_indented(value).decode("utf-8", "replace")
         limit = min(limit or self.limits.payload_chars, self.limits.payload_chars)
         if len(text) > limit:
             text = text[:limit] + f"\n… cut: {len(text) - limit:,} more characters of {len(text):,}"
@@ -397,7 +384,7 @@ class _Collector:
         if d is None and msg is not None and msg.kind == Kind.MESSAGE:
             d = "in"  # as the correlation reads a message with no direction
         entry: dict[str, Any] = {"i": step.index, "t": self._offset(msg.t if msg else None), "dir": d,
-                                 "label": label if isinstance(label, str) else str(label)}
+                                 "label": label if isinstance(label, str) else cut_repr(label)}
         if ex is not None:
             entry["id"] = _id_text(ex.id)
             entry["n"] = ex.n
@@ -413,7 +400,7 @@ class _Collector:
         if status is not None and status != "ok":
             entry["status"] = status
         if code is not None:
-            entry["code"] = code if isinstance(code, (int, str)) else str(code)
+            entry["code"] = code if isinstance(code, (int, str)) else cut_repr(code)
         text = self._said(text)
         if text:
             entry["text"] = text if len(text) <= 500 else text[:500] + "…"
@@ -431,19 +418,17 @@ class _Collector:
             return None
         return t - self.t0
 
-    def _tool(self, name: str) -> ToolStats:
-        stats = self.data.tools.get(name)
-        if stats is None:
-            stats = self.data.tools[name] = ToolStats()
-        return stats
-
     # -- the end ------------------------------------------------------------------------------------
     def finish(self) -> ReportData:
         data = self.data
         c = self.c
         data.header.messages = c["messages"]
         data.counts = c
-        data.calls_total = self.n_ops
+        tally = self.tally.finish()
+        data.calls_total = tally.operations
+        c["errors"] += tally.errors  # the orphan error answers were counted as they came
+        c["is_errors"] = tally.is_errors
+        c["unanswered"] = tally.unanswered
         data.timeline_omitted = max(0, c["records"] - self.limits.timeline)
         if self.era_handshake and self.era_modern:
             data.era = f"both: {era_name(LEGACY)} and {era_name(MODERN)} sessions"
@@ -454,16 +439,9 @@ class _Collector:
         elif self.era_modern or self.meta_version:
             data.era = era_name(MODERN)
         data.sessions = max(1, self.client_sessions)
-        for method, values in sorted(self.latencies.items()):
-            ordered = sorted(values)
-            data.latency[method] = LatencyStats(len(ordered), percentile(ordered, 50), percentile(ordered, 95), ordered[-1])
-        for tool, values in self.tool_latencies.items():
-            ordered = sorted(values)
-            stats = self._tool(tool)
-            stats.p50_ms = percentile(ordered, 50)
-            stats.p95_ms = percentile(ordered, 95)
-            data.tool_max[tool] = ordered[-1]
-        data.tools = dict(sorted(data.tools.items()))
+        data.latency = tally.latency
+        data.tools = tally.tools
+        data.tool_max = tally.tool_max
         calls = dict(self.kept)
         for _, _, call in self.slowest:
             if call["n"] in calls:
@@ -490,7 +468,7 @@ def _id_text(value: Any) -> str | None:
     return value if isinstance(value, str) else jsonio.dumps_str(value)
 
 
-def collect(session: Session, limits: Limits | None = None, *, redact: bool = True) -> ReportData:
+def collect(session: Session, limits: ReportLimits | None = None, *, redact: bool = True) -> ReportData:
     """Read ``session`` once and return what its report shows.
 
     A report is made to be shared (a CI artifact): by default (``redact=True``) every kept message, every
@@ -503,7 +481,7 @@ def collect(session: Session, limits: Limits | None = None, *, redact: bool = Tr
         from mcpreel.redact import Redactor
 
         redactor = Redactor()
-    collector = _Collector(session, limits or Limits(), redactor)
+    collector = _Collector(session, limits or ReportLimits(), redactor)
     walker = Walker()
     feed = collector.feed
     for index, msg in enumerate(session):

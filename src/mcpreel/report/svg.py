@@ -15,7 +15,7 @@ import math
 from html import escape
 
 from mcpreel._infra.timeutil import duration_ms_text
-from mcpreel.inspect import LatencyStats
+from mcpreel.inspection import LatencyStats
 
 __all__ = ["LogAxis", "activity_chart", "fmt_ms", "latency_chart", "plural"]
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import signal
 import socket
@@ -110,6 +111,9 @@ class Server:
             sock = listening_socket(host, port)
         except OSError as exc:
             why = (exc.strerror or str(exc)).split(" (while attempting")[0]
+            if exc.errno == errno.EADDRINUSE and port:  # the one fix: a port the system picks
+                shown = f"[{host}]" if ":" in host else host
+                why += f" (another program has it: give --listen {shown}:0 to take a free port)"
             raise TransportError(f"cannot listen on {host}:{port}: {why}") from exc
         sock.setblocking(False)
         self.app = app

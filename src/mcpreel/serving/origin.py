@@ -125,11 +125,16 @@ class RequestPolicy:
     check_host: bool = True
     allow_hosts: tuple[str, ...] = ()
 
-    def refusal(self, origin: str | None, host: str | None) -> Refusal | None:
+    def refusal(self, origin: str | None, host: str | None, *, hosts: int = 1) -> Refusal | None:
         """None when a request with these ``Origin`` and ``Host`` headers is answered, else why not.
 
-        ``Host`` first, as the SDK does: a rebound name is refused whatever its ``Origin``.
+        ``hosts``: how many ``Host`` header lines the request had; more than one is a 400 whatever they say
+        (RFC 9112, section 3.2: which one a check reads and which one the app uses may differ: an evil name,
+        then a loopback one, passed a check that read the last). ``Host`` first, as the SDK does: a rebound
+        name is refused whatever its ``Origin``.
         """
+        if hosts > 1:
+            return Refusal(400, f"{hosts} Host headers (a request has one: RFC 9112)")
         if self.check_host and not host_allowed(host, self.bound_host, self.allow_hosts):
             return Refusal(421, f"Host {host} is not this server's (DNS rebinding? allow it with --allow-host)" if host else "no Host header")
         if origin is not None and not origin_allowed(origin, self.allow_origins, host=host, bound=self.bound_host):
@@ -139,7 +144,7 @@ class RequestPolicy:
 
 def refusal_body(refusal: Refusal, code: int = -32600) -> bytes:
     """A refusal as a JSON-RPC error with no id (what MCP suggests for a 403 body)."""
-    message = "Forbidden" if refusal.status == 403 else "Misdirected Request"
+    message = {403: "Forbidden", 400: "Bad Request"}.get(refusal.status, "Misdirected Request")
     return jsonio.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": f"{message}: {refusal.reason}"}})
 
 
@@ -153,12 +158,14 @@ class OriginGuard:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             origin = host = None
+            hosts = 0
             for k, v in scope["headers"]:
                 if k == b"origin":
                     origin = v.decode("latin-1")
                 elif k == b"host":
                     host = v.decode("latin-1")
-            refusal = self.policy.refusal(origin, host)
+                    hosts += 1
+            refusal = self.policy.refusal(origin, host, hosts=hosts)
             if refusal is not None:
                 body = refusal_body(refusal)
                 await send({"type": "http.response.start", "status": refusal.status,

@@ -247,8 +247,10 @@ class ViewerApp(App[None]):
     LIVE_ACTIONS = frozenset({"inject", "intercept"})
 
     def __init__(self, feed: Feed, info: SessionInfo, *, title: str, save_path: str | None = None,
-                 save_format: str = "auto", filter_text: str = ""):
+                 save_format: str = "auto", filter_text: str = "", at: int | None = None):
         super().__init__()
+        #: the record to put the cursor on once the file is read (``tui FILE --at N``, from ``mcpreel calls``)
+        self.at = at
         self.feed = feed
         self.entries = Entries(info)
         self.title_text = title
@@ -350,6 +352,13 @@ class ViewerApp(App[None]):
             self._sessions_dirty = False
             self._show_header()
         self._refresh_sessions()
+        if self.at is not None:
+            at, self.at = self.at, None
+            if not 0 <= at < len(self.entries.rows):
+                self.notify(f"--at {at}: the file has {len(self.entries.rows):,} records (0 to "
+                            f"{len(self.entries.rows) - 1:,})", severity="warning", timeout=5)
+            elif not self.list.select(at):
+                self.notify(f"--at {at}: record #{at} is hidden by the filter", severity="warning", timeout=5)
         self.list.refresh()
         self._show_status()
 

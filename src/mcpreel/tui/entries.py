@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.nesting import cut_repr
 from mcpreel._infra.timeutil import iso_from_ms
 from mcpreel.model import Kind, Message, Session, SessionInfo
 from mcpreel.operations.walk import Exchange, Operation, Walker
@@ -45,7 +46,7 @@ class Entry:
     pair: int | None = None  # the index of the request this response answers, or of the response to this request
     latency_ms: int | None = None
     status: str = ""
-    session: int | None = None  # 1-based client session (:mod:`mcpreel.sessions`), once known
+    session: int | None = None  # 1-based client session (:mod:`mcpreel.operations.sessions`), once known
     operation: Operation | None = None  # the operation its request or answer belongs to (the walk's)
     #: how long the proxy held the request for a decision (live only: the viewer saw the hold and its
     #: release; a reel does not record the decision's time), so the latency splits into held and server
@@ -92,7 +93,7 @@ class Entry:
         if msg.kind in (Kind.STDERR, Kind.INVALID):
             return (msg.text or "").replace("\n", " ")
         if msg.kind == Kind.BYTES:  # raw bytes of a pipe that was not JSON lines (HTTP/2, binary)
-            from mcpreel.inspect import bytes_text
+            from mcpreel.inspection import bytes_text
 
             return bytes_text(msg.raw if isinstance(msg.raw, bytes) else b"")
         if msg.kind == Kind.TRANSPORT:
@@ -113,7 +114,7 @@ def _status_of(raw: dict[str, Any]) -> str:
     error = raw.get("error")
     if error is not None:
         code = error.get("code") if isinstance(error, dict) else None
-        return f"error {code}" if code is not None else "error"
+        return f"error {cut_repr(code, 80)}" if code is not None else "error"
     result = raw.get("result")
     if isinstance(result, dict) and result.get("isError") is True:
         return IS_ERROR
@@ -286,7 +287,7 @@ class Entries:
     def sessions_of(self) -> tuple[list[Any], list[int | None]]:
         """The client sessions of the rows so far and each row's session number, computed without changing
         anything (a file's worker thread computes them; the screen's thread applies them)."""
-        from mcpreel.sessions import split_sessions
+        from mcpreel.operations.sessions import split_sessions
 
         rows = list(self.rows)
         sessions = split_sessions(Session(self.info, [e.msg for e in rows]))

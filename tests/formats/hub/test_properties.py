@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from mcpreel.errors import McpreelError
 from mcpreel.formats import Source, get_reader, get_writer
-from mcpreel.inspect import analyze
+from mcpreel.inspection import analyze
 from tests.conftest import needs_shared
 
 from ..support import FIXTURES, assert_same_wire, t1, wire

@@ -116,8 +116,10 @@ def test_convert_help_lists_every_format():
         assert name in text, name
 
 
-def test_the_readme_lists_every_format():
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+def test_the_docs_list_every_format():
+    from tests.docs.pages import topic
+
+    readme = topic("formats")  # the Formats page, and `mcpreel help formats`
     for name in FORMATS:
         assert f"`{name}`" in readme, name
 

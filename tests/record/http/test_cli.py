@@ -160,7 +160,7 @@ def test_taken_port_fails_cleanly_before_any_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "says"), [
-    (["--target", "ftp://x/mcp"], "target must be an http:// or https:// URL"),
+    (["--target", "ftp://x/mcp"], "is not an http:// or https:// URL with a host"),
     (["--target", "http://127.0.0.1:9/mcp", "--listen", "nowhere"], "--listen must be HOST:PORT"),
 ])
 def test_bad_words_fail_cleanly(tmp_path: Path, args: list[str], says: str) -> None:
@@ -181,7 +181,7 @@ def test_taken_port_leaves_no_default_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("args", "says"), [
     (["--target", "http://127.0.0.1:99999/mcp"], "Port out of range"),
-    (["--target", "ftp://x/mcp"], "target must be an http:// or https:// URL"),
+    (["--target", "ftp://x/mcp"], "is not an http:// or https:// URL with a host"),
     (["--target", "http://127.0.0.1:9/mcp", "--listen", "nowhere"], "--listen must be HOST:PORT"),
 ])
 def test_bad_words_leave_no_default_file(tmp_path: Path, args: list[str], says: str) -> None:

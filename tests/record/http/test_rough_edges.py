@@ -13,7 +13,7 @@ import pytest
 
 from mcpreel._infra import jsonio
 from mcpreel.formats import open_session
-from mcpreel.sessions import split_sessions
+from mcpreel.operations.sessions import split_sessions
 
 from .helpers import ThreadServer, proxy, sdk_server
 from .scripted import ScriptedTarget

@@ -18,6 +18,95 @@
     return (v / 60000).toPrecision(3) + " min";
   }
   function offset(v) { return v === null || v === undefined ? "" : "+" + ms(v); }
+
+  // -- JSON that folds, with a copy button --------------------------------------------------------------
+  // The pretty text is never parsed again (big integers, NaN, lone surrogates stay as recorded): a line
+  // that ends in { or [ opens a block closed by the line at its indent that starts with } or ]. The fold
+  // marks and the "…" are CSS generated content, so the text of an open block is the text as written.
+  function indentOf(line) { return line.length - line.replace(/^ +/, "").length; }
+  function jsonView(text, cls) {
+    var pre = el("pre", { "class": "json " + cls });
+    var lines = String(text).split("\n");
+    var stack = [{ node: pre, indent: -1 }];
+    var buf = [];
+    function flush() {
+      if (buf.length) { stack[stack.length - 1].node.appendChild(document.createTextNode(buf.join(""))); buf = []; }
+    }
+    lines.forEach(function (line, i) {
+      var nl = i < lines.length - 1 ? "\n" : "";
+      var top = stack[stack.length - 1];
+      var trimmed = line.replace(/^ +/, "");
+      if (stack.length > 1 && (trimmed.charAt(0) === "}" || trimmed.charAt(0) === "]") && indentOf(line) === top.indent) {
+        buf.push(line.slice(0, top.indent)); flush(); stack.pop();
+        var more = el("span", { "class": "more" });
+        stack[stack.length - 1].node.appendChild(more);
+        buf.push(trimmed + nl);
+        return;
+      }
+      var last = line.charAt(line.length - 1);
+      if ((last === "{" || last === "[") && nl) {
+        buf.push(line.replace(/[^ ].*$/, "")); flush();
+        var toggle = el("span", { "class": "fold", role: "button", tabindex: "0", "aria-expanded": "true", title: "fold" });
+        var block = el("span", { "class": "block" });
+        top.node.appendChild(toggle);
+        top.node.appendChild(document.createTextNode(trimmed));
+        top.node.appendChild(block);
+        toggle._block = block;
+        stack.push({ node: block, indent: indentOf(line) });
+        buf.push(nl);
+        return;
+      }
+      buf.push(line + nl);
+    });
+    flush();
+    return pre;
+  }
+  function fold(toggle) {
+    var open = toggle.getAttribute("aria-expanded") === "true";
+    toggle.setAttribute("aria-expanded", open ? "false" : "true");
+    toggle.setAttribute("title", open ? "unfold" : "fold");
+    toggle._block.hidden = open;
+  }
+  document.addEventListener("click", function (ev) {
+    var t = ev.target;
+    if (t && t.classList && t.classList.contains("fold") && t._block) { ev.stopPropagation(); fold(t); }
+  }, true);
+  document.addEventListener("keydown", function (ev) {
+    var t = ev.target;
+    if (t && t.classList && t.classList.contains("fold") && t._block && (ev.key === "Enter" || ev.key === " ")) {
+      ev.preventDefault(); ev.stopPropagation(); fold(t);
+    }
+  }, true);
+  function copyButton(text) {
+    var b = el("button", { "class": "copy", type: "button", title: "copy this JSON to the clipboard" }, "copy");
+    function said(word) { b.textContent = word; setTimeout(function () { b.textContent = "copy"; }, 1500); }
+    function fallback() {
+      var area = el("textarea", { "class": "copy-buffer", "aria-hidden": "true" });
+      area.value = text;
+      document.body.appendChild(area);
+      area.select();
+      var ok = false;
+      try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
+      area.remove();
+      said(ok ? "copied" : "select and copy");
+    }
+    b.addEventListener("click", function (ev) {
+      ev.stopPropagation();
+      if (navigator.clipboard && navigator.clipboard.writeText) {
+        navigator.clipboard.writeText(text).then(function () { said("copied"); }, fallback);
+      } else fallback();
+    });
+    return b;
+  }
+  // a heading, a copy button and the folding JSON
+  function jsonBox(title, text, cls) {
+    var box = el("div");
+    var h = el("h3", null, title);
+    if (text !== null) h.appendChild(copyButton(text));
+    box.appendChild(h);
+    box.appendChild(text === null ? el("pre", { "class": "json " + cls }, "—") : jsonView(text, cls));
+    return box;
+  }
   function dirText(d) { return d === "out" ? "server → client" : "client → server"; }
 
   // -- calls table -------------------------------------------------------------------------------
@@ -32,13 +121,27 @@
 
   calls.forEach(function (c) {
     c._failed = !!FAILED[c.status];
-    c._text = [c.n, c.method, c.target || "", c.id || "", c.status, c.code === null ? "" : c.code,
-               c.message || "", (c.tags || []).join(" "), c.dir === "out" ? "server" : "client"].join(" ").toLowerCase();
+    // the filter reads the arguments and results too, and the server requests the call caused
+    var kids = (c.children || []).map(function (ch) { return [ch.method, ch.status, ch.request, ch.response || ""].join(" "); });
+    c._text = [c.n + 1, c.method, c.target || "", c.id || "", c.status, c.code === null ? "" : c.code,
+               c.message || "", (c.tags || []).join(" "), c.dir === "out" ? "server" : "client",
+               c.request || "", c.response || ""].concat(kids).join(" ").toLowerCase();
   });
+  var byNumber = {};
+  calls.forEach(function (c) { byNumber[c.n + 1] = c; });
 
-  function callRow(c) {
-    var tr = el("tr", { "class": "call" + (c._failed ? " failed" : ""), "data-n": c.n, "aria-expanded": "false", tabindex: "0" });
-    tr.appendChild(el("td", { "class": "num" }, c.n + 1));
+  // a call's rows: its own (id call-N, N as the page numbers it), then the server requests it caused
+  function callRows(c) {
+    var tr = el("tr", { "class": "call" + (c._failed ? " failed" : ""), "data-n": c.n, "aria-expanded": "false", tabindex: "0",
+                        id: "call-" + (c.n + 1) });
+    var num = el("td", { "class": "num" });
+    var link = el("a", { href: "#call-" + (c.n + 1), title: "a link to this call" }, c.n + 1);
+    link.addEventListener("click", function (ev) {
+      ev.stopPropagation();
+      if (location.hash === "#call-" + (c.n + 1)) { ev.preventDefault(); openFromHash(); }
+    });
+    num.appendChild(link);
+    tr.appendChild(num);
     tr.appendChild(el("td", { "class": c.dir === "out" ? "dir-out" : "dir-in", title: dirText(c.dir) }, c.dir === "out" ? "← client" : "→ server"));
     tr.appendChild(el("td", null, c.method));
     tr.appendChild(el("td", null, c.target || ""));
@@ -52,28 +155,66 @@
     tr.appendChild(st);
     tr.addEventListener("click", function () { toggleCall(tr, c); });
     tr.addEventListener("keydown", function (ev) { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); toggleCall(tr, c); } });
-    return tr;
+    var rows = [tr];
+    (c.children || []).forEach(function (ch) {
+      var r = el("tr", { "class": "child" + (FAILED[ch.status] ? " failed" : ""), "aria-expanded": "false", tabindex: "0",
+                         title: "a request the server sent while answering call " + (c.n + 1) });
+      r.appendChild(el("td", { "class": "num" }));
+      r.appendChild(el("td", { "class": ch.dir === "out" ? "dir-out" : "dir-in", title: dirText(ch.dir) }, ch.dir === "out" ? "← client" : "→ server"));
+      r.appendChild(el("td", { "class": "caused" }, "↳ " + ch.method));
+      r.appendChild(el("td", { "class": "note" }, "caused by call " + (c.n + 1)));
+      r.appendChild(el("td", null, ch.id === null ? "" : ch.id));
+      r.appendChild(el("td", { "class": "num" }));
+      r.appendChild(el("td", { "class": "num" }, ms(ch.latency)));
+      r.appendChild(el("td", { "class": "status" }, ch.status));
+      r.addEventListener("click", function () { toggleDetail(r, ch, "child-"); });
+      r.addEventListener("keydown", function (ev) { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); toggleDetail(r, ch, "child-"); } });
+      rows.push(r);
+    });
+    tr._last = rows[rows.length - 1];
+    return rows;
   }
 
-  function toggleCall(tr, c) {
-    var next = tr.nextElementSibling;
-    if (next && next.classList.contains("detail")) {
-      next.remove();
+  // a row's JSON opens in the row after it (a call's after the requests it caused)
+  function toggleDetail(tr, c, prefix) {
+    if (tr._detail && tr._detail.isConnected) {
+      tr._detail.remove();
+      tr._detail = null;
       tr.setAttribute("aria-expanded", "false");
       return;
     }
-    var detail = el("tr", { "class": "detail" });
+    var detail = el("tr", { "class": "detail" + (prefix ? " child-detail" : "") });
     var td = el("td", { colspan: "8" });
     if (c.message) td.appendChild(el("p", { "class": "note" }, c.message));
     var pair = el("div", { "class": "json-pair" });
-    var left = el("div"), right = el("div");
-    left.appendChild(el("h3", null, "request (record " + c.row + ")"));
-    left.appendChild(el("pre", { "class": "json request" }, c.request));
-    right.appendChild(el("h3", null, c.response === null ? "no response" : "response (record " + c.response_row + ")"));
-    right.appendChild(el("pre", { "class": "json response" }, c.response === null ? "—" : c.response));
-    pair.appendChild(left); pair.appendChild(right); td.appendChild(pair); detail.appendChild(td);
-    tr.after(detail);
+    pair.appendChild(jsonBox("request (record " + c.row + ")", c.request, prefix + "request"));
+    pair.appendChild(jsonBox(c.response === null ? "no response" : "response (record " + c.response_row + ")",
+                             c.response, prefix + "response"));
+    td.appendChild(pair); detail.appendChild(td);
+    (tr._last || tr).after(detail);
+    tr._detail = detail;
     tr.setAttribute("aria-expanded", "true");
+  }
+  function toggleCall(tr, c) { toggleDetail(tr, c, ""); }
+
+  // #call-N opens that call (the filter is cleared if it hid it) and brings it into view
+  function openFromHash() {
+    var m = /^#call-(\d+)$/.exec(location.hash);
+    if (!m) return;
+    var c = byNumber[m[1]];
+    if (!c) {
+      countBox.textContent = "call " + m[1] + " is not kept in this page's detail (see --detail)";
+      return;
+    }
+    var tr = document.getElementById("call-" + m[1]);
+    if (!tr) {
+      filterBox.value = ""; statusBox.value = "all"; renderCalls();
+      tr = document.getElementById("call-" + m[1]);
+      if (!tr) return;
+    }
+    if (!(tr._detail && tr._detail.isConnected)) toggleCall(tr, c);
+    tr.scrollIntoView({ block: "center" });
+    tr.focus({ preventScroll: true });
   }
 
   function compare(a, b) {
@@ -97,7 +238,7 @@
     }).sort(compare);
     tbody.textContent = "";
     var frag = document.createDocumentFragment();
-    shown.forEach(function (c) { frag.appendChild(callRow(c)); });
+    shown.forEach(function (c) { callRows(c).forEach(function (r) { frag.appendChild(r); }); });
     tbody.appendChild(frag);
     countBox.textContent = shown.length + " of " + calls.length + (calls.length === 1 ? " call shown" : " calls shown");
   }
@@ -115,6 +256,7 @@
   filterBox.addEventListener("input", renderCalls);
   statusBox.addEventListener("change", renderCalls);
   renderCalls();
+  window.addEventListener("hashchange", openFromHash);
 
   // -- sorting of the static tables (calls per tool) -------------------------------------------------
   document.querySelectorAll("table.sortable").forEach(function (table) {
@@ -176,11 +318,12 @@
         var next = tr.nextElementSibling;
         if (next && next.classList.contains("detail")) { next.remove(); tr.setAttribute("aria-expanded", "false"); return; }
         var d = el("tr", { "class": "detail" }), c = el("td", { colspan: "5" });
-        c.appendChild(el("pre", { "class": "json" }, e.json));
+        c.appendChild(jsonBox("record " + e.i, e.json, "record"));
         d.appendChild(c); tr.after(d); tr.setAttribute("aria-expanded", "true");
       });
     }
     frag.appendChild(tr);
   });
   seqBody.appendChild(frag);
+  openFromHash();
 })();

@@ -12,7 +12,8 @@ document, and the proxy's ``inspect`` calls the same function.
 Memory stays flat whatever the session's size when asked (``rows="spool"`` or ``"none"``): the rows go to
 a temporary file as they are made (a row changes after it is made only to be marked unanswered, which is
 applied when it is read back), only the requests still waiting for an answer stay in memory, and the
-latency percentiles come from a :class:`LatencySketch` -- exact while a method has at most
+latency percentiles come from a :class:`LatencySketch` (the tally's: :mod:`mcpreel.operations.tally`,
+which counts the summary's operations, calls per tool and latencies for the report and the corpus too) -- exact while a method has at most
 :data:`EXACT_LATENCIES` distinct latency values, within :data:`SKETCH_ERROR` (1%) beyond.
 
 The rows and the summary come from the one walk of a session (:mod:`mcpreel.operations`): a response's
@@ -26,7 +27,6 @@ status and latency (its polls, result and status notifications name the call tha
 
 from __future__ import annotations
 
-import math
 import pickle
 import tempfile
 from collections import OrderedDict
@@ -35,11 +35,20 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from mcpreel._infra import jsonio
-from mcpreel._infra.nesting import recursion_room
+from mcpreel._infra.nesting import cut_repr, recursion_room
 from mcpreel.drafts import ACKNOWLEDGED_NOTIFICATION, LIFECYCLE_NOTIFICATION
 from mcpreel.model import Direction, Kind, Message, Session, SessionInfo
 from mcpreel.operations.facts import ORIGIN_KEY, first_text, listen_lifecycle
-from mcpreel.operations.walk import REQUEST, STREAM, TASK, Operation, Step, Walker
+from mcpreel.operations.tally import (  # the figures it shares with the report and the corpus; re-exported
+    EXACT_LATENCIES,
+    SKETCH_ERROR,
+    LatencySketch,
+    LatencyStats,
+    SessionTally,
+    ToolStats,
+    percentile,
+)
+from mcpreel.operations.walk import STREAM, TASK, Operation, Step, Walker
 
 __all__ = ["EXACT_LATENCIES", "SKETCH_ERROR", "ErrorItem", "Header", "LatencySketch", "LatencyStats", "Report", "Row",
            "RowSpool", "Summary", "ToolStats", "analyze", "percentile"]
@@ -87,25 +96,6 @@ class Row:
     def is_response(self) -> bool:
         """Whether the row stands for an answer (drawn under its request rather than as a call of its own)."""
         return self.label == "(response)"
-
-
-@dataclass(slots=True)
-class ToolStats:
-    calls: int = 0
-    errors: int = 0  # JSON-RPC error responses
-    is_errors: int = 0  # results with isError: true
-    unanswered: int = 0
-    dropped: int = 0
-    p50_ms: int | None = None
-    p95_ms: int | None = None
-
-
-@dataclass(slots=True)
-class LatencyStats:
-    count: int
-    p50_ms: int
-    p95_ms: int
-    max_ms: int
 
 
 @dataclass(slots=True)
@@ -174,7 +164,7 @@ class Header:
     producer: dict[str, Any] | None = None
     messages: int = 0
     notes: list[str] = field(default_factory=list)
-    #: the client sessions in the file, each with its protocol era (:mod:`mcpreel.sessions`)
+    #: the client sessions in the file, each with its protocol era (:mod:`mcpreel.operations.sessions`)
     sessions: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
@@ -300,69 +290,6 @@ class _NoRows:
         return iter(())
 
 
-#: how many distinct latency values (ms) a method keeps exactly before its percentiles are bucketed
-EXACT_LATENCIES = 4096
-#: the relative error of a bucketed percentile: buckets 1% wide (a value is shown as its bucket's low end)
-SKETCH_ERROR = 0.01
-_LOG_STEP = math.log1p(SKETCH_ERROR)
-
-
-class LatencySketch:
-    """Latency values (ms, >= 0) in bounded memory: a count per value, exact while there are at most
-    :data:`EXACT_LATENCIES` distinct values; past that, values of 100 ms and more are counted in buckets
-    1% wide, so a percentile is at most 1% below the exact one (the nearest rank of a bucket is its low
-    end) and memory stays a few thousand counters whatever the session's length. ``max`` stays exact.
-    """
-
-    __slots__ = ("counts", "n", "max", "exact")
-
-    def __init__(self) -> None:
-        self.counts: dict[int, int] = {}
-        self.n = 0
-        self.max = 0
-        self.exact = True
-
-    @staticmethod
-    def _bucket(value: int) -> int:
-        if value < 100:
-            return value
-        low = math.ceil(math.exp(math.floor(math.log(value) / _LOG_STEP) * _LOG_STEP))
-        return min(low, value)
-
-    def add(self, value: int) -> None:
-        """Count one latency: exactly while few distinct values were seen, then into the sketch's buckets (flat
-        memory)."""
-        self.n += 1
-        if value > self.max:
-            self.max = value
-        counts = self.counts
-        if self.exact and value in counts:
-            counts[value] += 1  # a value seen before (most are): nothing more to check
-            return
-        if not self.exact:
-            value = self._bucket(value)
-        counts[value] = counts.get(value, 0) + 1
-        if self.exact and len(counts) > EXACT_LATENCIES:
-            self.exact = False
-            merged: dict[int, int] = {}
-            for v, c in counts.items():
-                b = self._bucket(v)
-                merged[b] = merged.get(b, 0) + c
-            self.counts = merged
-
-    def percentile(self, p: float) -> int:
-        """Nearest-rank percentile (exact while :attr:`exact`)."""
-        if not self.n:
-            raise ValueError("no values")
-        k = max(0, math.ceil(p / 100 * self.n) - 1)
-        seen = 0
-        for value in sorted(self.counts):
-            seen += self.counts[value]
-            if seen > k:
-                return value
-        return self.max  # not reached: the counts add up to n
-
-
 @dataclass
 class Report:
     header: Header
@@ -437,19 +364,11 @@ def _values_dict(values: tuple[Any, ...], payloads: bool) -> dict[str, Any]:
     return d
 
 
-def percentile(sorted_values: list[int], p: float) -> int:
-    """Nearest-rank percentile of an ascending list (the value a reader can find in the data)."""
-    if not sorted_values:
-        raise ValueError("no values")
-    k = max(0, math.ceil(p / 100 * len(sorted_values)) - 1)
-    return sorted_values[k]
-
-
 def _text_of_transport(ctx: dict[str, Any]) -> str:
     parts = []
     sse = ctx.get("sse")
     if isinstance(sse, dict):
-        parts.append(str(sse.get("event", "message")))
+        parts.append(cut_repr(sse.get("event", "message")))
     method = ctx.get("method")
     if isinstance(method, str):
         path = ctx.get("path")
@@ -534,19 +453,15 @@ class _Analyzer:
         self.summary = Summary()
         self.walker = Walker()
         self._walk = self.walker.feed
-        self.latencies: dict[str, LatencySketch] = {}
-        self.tool_latencies: dict[str, LatencySketch] = {}
+        #: the figures shared with the report and the corpus. ``inspect`` streams a session of any length, so
+        #: its latencies are sketched; a dropped call nobody answered is ``dropped`` in its tool's row, not
+        #: ``unanswered`` as well (it never reached the server): see :mod:`mcpreel.operations.tally`
+        self.tally = SessionTally(exact=False, dropped_unanswered=False)
         #: the rows of requests still waiting, by record index (a response's row reads its request's tool)
         self.unanswered: set[int] = set()
         self.ended: set[int] = set()
         #: listen operation -> its acknowledgment and lifecycle notifications with their times (the drafts)
         self.lifecycle: dict[int, list[tuple[int | None, dict[str, Any]]]] = {}
-
-    def _tool(self, name: str) -> ToolStats:
-        stats = self.summary.tools.get(name)
-        if stats is None:
-            stats = self.summary.tools[name] = ToolStats()
-        return stats
 
     def feed(self, index: int, msg: Message) -> None:
         ctx = msg.ctx
@@ -749,10 +664,10 @@ class _Analyzer:
             s.notifications += 1
             listen = step.operation
             if (listen is not None and listen.kind == STREAM and member is not None
-                    and member.get("method") in _LIFECYCLE_METHODS and len(self.lifecycle) < 4096):
+                    and isinstance(member.get("method"), str) and member.get("method") in _LIFECYCLE_METHODS and len(self.lifecycle) < 4096):
                 self.lifecycle.setdefault(listen.n, []).append((row.t, member))
             if single and member is not None:
-                row.label = str(member.get("method"))
+                row.label = cut_repr(member.get("method"))
                 op = step.operation
                 if op is not None and op.kind in _PART_KINDS:
                     row.part_of = op.opening.index
@@ -813,75 +728,26 @@ class _Analyzer:
                 row.is_error = True
 
     def _operation(self, op: Operation) -> None:
-        """Count one operation (handed out once, when complete or at the end)."""
-        s = self.summary
-        s.operations += 1
-        opening = op.opening
-        methods = s.methods
-        methods[opening.method] = methods.get(opening.method, 0) + 1
-        if op.kind == REQUEST and len(op.exchanges) == 1 and not op.children and not opening.dropped:
-            # the common case (a request and its answer), without the general accounting's properties
-            response = opening.response
-            if response is not None and "error" not in response:
-                result = response.get("result")
-                if type(result) is not dict or result.get("isError") is not True:
-                    method = opening.method
-                    tool = opening.target or "unknown_tool" if method == "tools/call" else None
-                    t0, t1 = opening.t, opening.t_end
-                    if tool is not None:
-                        stats = s.tools.get(tool)
-                        if stats is None:
-                            stats = s.tools[tool] = ToolStats()
-                        stats.calls += 1
-                    if t0 is not None and t1 is not None:
-                        self._latency(method, tool, t1 - t0 if t1 > t0 else 0)
-                    return
-        method = opening.method
-        tool = opening.tool
+        """Count one operation (handed out once, when complete or at the end) into the tally, and keep what
+        only ``inspect`` shows of it: its failure as an :class:`ErrorItem`, a listen stream's lifecycle."""
+        status, code, message = self.tally.add(op)
         if op.kind == STREAM and op.n in self.lifecycle:
+            opening = op.opening
             life = listen_lifecycle(self.lifecycle.pop(op.n))
             if life is not None:
-                s.streams.append({"request": opening.index, "subscription": opening.id, **life})
-        if op.kind == TASK:
-            s.tasks += 1
-            s.polls += op.polls
-        status, code, message = op.status()
-        stats = self._tool(tool) if tool is not None else None
-        if stats is not None:
-            stats.calls += 1
-            if opening.dropped:
-                stats.dropped += 1
-        latency = op.latency_ms
-        if latency is not None:
-            self._latency(method, tool, latency)
+                self.summary.streams.append({"request": opening.index, "subscription": opening.id, **life})
         if status == "error" or status == "isError":
+            opening = op.opening
             final = op.final
             answered = final if final is not None else next(
                 (ex for ex in reversed(op.exchanges) if ex.response_index is not None), None)
             at = answered.response_index if answered is not None and answered.response_index is not None \
                 else opening.index
-            s.errors.append(ErrorItem(at, "jsonrpc" if status == "error" else "isError", method, tool, opening.id,
-                                      code=code, message=message, request=opening.index))
-            if stats is not None:
-                if status == "error":
-                    stats.errors += 1
-                else:
-                    stats.is_errors += 1
-        elif status in ("unanswered", "cancelled") and not opening.dropped and stats is not None:
-            stats.unanswered += 1
+            self.summary.errors.append(ErrorItem(at, "jsonrpc" if status == "error" else "isError", opening.method,
+                                                 opening.tool, opening.id, code=code, message=message,
+                                                 request=opening.index))
         # the server's requests it caused (sampling, elicitation, roots) are part of it: their rows show their
         # own answers, the summary counts the operation once, by its outcome
-
-    def _latency(self, method: str, tool: str | None, latency: int) -> None:
-        sketch = self.latencies.get(method)
-        if sketch is None:
-            sketch = self.latencies[method] = LatencySketch()
-        sketch.add(latency)
-        if tool is not None:
-            sketch = self.tool_latencies.get(tool)
-            if sketch is None:
-                sketch = self.tool_latencies[tool] = LatencySketch()
-            sketch.add(latency)
 
     def finish(self) -> Summary:
         s = self.summary
@@ -914,17 +780,17 @@ class _Analyzer:
         if isinstance(rows, RowSpool):
             rows.unanswered = frozenset(self.unanswered)
             rows.ended = frozenset(self.ended)
-        for method, sketch in sorted(self.latencies.items()):
-            s.latency[method] = LatencyStats(sketch.n, sketch.percentile(50), sketch.percentile(95), sketch.max)
-        for tool, sketch in self.tool_latencies.items():
-            stats = self._tool(tool)
-            stats.p50_ms = sketch.percentile(50)
-            stats.p95_ms = sketch.percentile(95)
-        s.tools = dict(sorted(s.tools.items()))
+        tally = self.tally.finish()
+        s.operations = tally.operations
+        s.methods = tally.methods
+        s.tasks = tally.tasks
+        s.polls = tally.polls
+        s.tools = tally.tools
+        s.latency = tally.latency
         return s
 
     def exact(self) -> bool:
-        return all(k.exact for k in (*self.latencies.values(), *self.tool_latencies.values()))
+        return self.tally.exact_latency
 
 
 def analyze(
