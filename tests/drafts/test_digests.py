@@ -6,8 +6,6 @@ the recorded server did (its code, HTTP 409) and serves the current one."""
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,7 +14,6 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-import uvicorn
 from click.testing import CliRunner
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -48,8 +45,10 @@ def gated(description: str) -> tuple[DigestGate, str]:
     return DigestGate(mcp.streamable_http_app(json_response=True), digest), digest
 
 
-async def conditional_session(url: str, statuses: list[int]) -> dict[str, Any]:
-    """list the tools, call with the advertised digest, then with a stale one (refused), as a draft client."""
+async def conditional_session(url: str, statuses: list[int], current: str | None = None,
+                              stale: str = "sha256:stale", stale_text: str = "stale") -> dict[str, Any]:
+    """list the tools, call with ``current`` (the advertised digest when ``None``), then with the ``stale``
+    one (refused), as a draft client."""
 
     async def seen(response: httpx2.Response) -> None:
         statuses.append(response.status_code)
@@ -62,10 +61,11 @@ async def conditional_session(url: str, statuses: list[int]) -> dict[str, Any]:
                 tools = await s.list_tools()
                 digest = (tools.tools[0].meta or {})[drafts.DIGEST_META]
                 out["digest"] = digest
-                ok = await s.call_tool("echo", {"text": "current"}, meta={drafts.EXPECTED_DIGEST_META: digest})
+                ok = await s.call_tool("echo", {"text": "current"},
+                                       meta={drafts.EXPECTED_DIGEST_META: digest if current is None else current})
                 out["ok"] = ok.content[0].text
                 try:
-                    await s.call_tool("echo", {"text": "stale"}, meta={drafts.EXPECTED_DIGEST_META: "sha256:stale"})
+                    await s.call_tool("echo", {"text": stale_text}, meta={drafts.EXPECTED_DIGEST_META: stale})
                 except MCPError as exc:
                     out["refused"] = exc.error.code
     return out
@@ -136,46 +136,15 @@ def test_replay_after_the_tool_changed_says_definition_changed(recorded, tmp_pat
 @contextmanager
 def serving(reel: Path) -> Iterator[str]:
     session, _ = open_session(reel, "reel")
-    server = uvicorn.Server(uvicorn.Config(http_app(Mock(build(session))), host="127.0.0.1", port=0,
-                                           log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive()
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}/mcp"
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    with ThreadServer(http_app(Mock(build(session))), lifespan="off") as server:
+        yield server.url("/mcp")
 
 
 def test_serve_refuses_a_stale_digest_as_the_recorded_server_did(recorded) -> None:
     reel, digest = recorded
-
-    async def client(url: str, statuses: list[int]) -> dict[str, Any]:
-        async def seen(response: httpx2.Response) -> None:
-            statuses.append(response.status_code)
-
-        out: dict[str, Any] = {}
-        async with httpx2.AsyncClient(event_hooks={"response": [seen]}) as http:
-            async with streamable_http_client(url, http_client=http) as (read, write):
-                async with ClientSession(read, write) as s:
-                    await s.initialize()
-                    tools = await s.list_tools()
-                    out["digest"] = (tools.tools[0].meta or {})[drafts.DIGEST_META]
-                    ok = await s.call_tool("echo", {"text": "current"}, meta={drafts.EXPECTED_DIGEST_META: digest})
-                    out["ok"] = ok.content[0].text
-                    try:  # another stale digest than the recorded one: refused all the same
-                        await s.call_tool("echo", {"text": "current"},
-                                          meta={drafts.EXPECTED_DIGEST_META: "sha256:some-other-stale"})
-                    except MCPError as exc:
-                        out["refused"] = exc.error.code
-        return out
-
     statuses: list[int] = []
     with serving(reel) as url:
-        got = anyio.run(client, url, statuses)
+        # the recorded digest, then another stale digest than the recorded one: refused all the same
+        got = anyio.run(conditional_session, url, statuses, digest, "sha256:some-other-stale", "current")
     assert got == {"digest": digest, "ok": "current", "refused": REFUSAL_CODE}
     assert drafts.DIGEST_CHANGED_HTTP_STATUS in statuses

@@ -205,30 +205,24 @@ def _ms(stamp: str) -> int:
 
 # -- the repros -------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("fmt", WRITERS)
-@pytest.mark.parametrize("era", ERAS)
-def test_a_merged_file_is_written_with_each_answer_to_its_own_request(tmp_path, era, fmt):
-    path = merged_file(tmp_path, era)
-    want = inspect_pairs(path)
-    assert want == [("a", "a", 30000), ("b", "b", 10000)]
-    assert writer_pairs(path, fmt) == want
+REPROS = [
+    # a merged file: each answer to its own request
+    pytest.param(merged_file, [("a", "a", 30000), ("b", "b", 10000)], id="merged"),
+    # a reused pending id: first answer to first request
+    pytest.param(reused_id_file, [("A", "A", 29000), ("B", "B", 38000)], id="reused-pending-id"),
+    # a multi-session file: each answer in its own session
+    pytest.param(multi_session_file, [("s1", "s1", 29000), ("s2", "s2", 18000)], id="multi-session"),
+]
 
 
 @pytest.mark.parametrize("fmt", WRITERS)
 @pytest.mark.parametrize("era", ERAS)
-def test_a_reused_pending_id_is_written_first_answer_to_first_request(tmp_path, era, fmt):
-    path = reused_id_file(tmp_path, era)
+@pytest.mark.parametrize(("repro", "pairs"), REPROS)
+def test_each_repro_is_written_with_each_answer_paired_as_inspect_pairs_it(tmp_path, repro, pairs, era, fmt):
+    """``inspect`` pairs each answer with its own request, and every writer writes the same pairs."""
+    path = repro(tmp_path, era)
     want = inspect_pairs(path)
-    assert want == [("A", "A", 29000), ("B", "B", 38000)]
-    assert writer_pairs(path, fmt) == want
-
-
-@pytest.mark.parametrize("fmt", WRITERS)
-@pytest.mark.parametrize("era", ERAS)
-def test_a_multi_session_file_is_written_with_each_answer_in_its_own_session(tmp_path, era, fmt):
-    path = multi_session_file(tmp_path, era)
-    want = inspect_pairs(path)
-    assert want == [("s1", "s1", 29000), ("s2", "s2", 18000)]
+    assert want == pairs
     assert writer_pairs(path, fmt) == want
 
 

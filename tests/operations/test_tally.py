@@ -25,37 +25,7 @@ from mcpreel.operations.tally import OK, SessionTally, percentile
 from mcpreel.operations.walk import Operation, Walker
 from mcpreel.report.data import collect
 
-T0 = 1_700_000_000_000
-
-
-def req(rid: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
-    if params is not None:
-        out["params"] = params
-    return out
-
-
-def ok(rid: Any, result: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": rid, "result": result if result is not None else {}}
-
-
-def err(rid: Any, code: int = -32000, message: str = "no") -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
-
-
-def note(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-    if params is not None:
-        out["params"] = params
-    return out
-
-
-def c(raw: Any, t: int = 0, **kw: Any) -> Message:
-    return Message("in", raw, t=T0 + t, **kw)
-
-
-def s(raw: Any, t: int = 0, **kw: Any) -> Message:
-    return Message("out", raw, t=T0 + t, **kw)
+from .helpers import T0, c, err, note, ok, req, s
 
 
 def call(rid: Any, name: str, **params: Any) -> dict[str, Any]:

@@ -30,9 +30,13 @@ CHANGED = f"{SERVER} --changed"
 VOLATILE = ("now", "ticket", "pick", "where")
 
 
+#: what the SDK's client asks (``peers/script_client.py``): each volatile tool twice, ``add`` once between
+SCRIPT = {"calls": [*([name, {}] for name in VOLATILE), ["add", {"a": 2, "b": 3}], *([name, {}] for name in VOLATILE)]}
+
+
 def _record(out: Path, era: str) -> dict:
     cmd = " ".join([*MCPREEL, "record", "-q", "--out", str(out), "--", SERVER])
-    proc = subprocess.run([PY, str(PEERS / "volatile_client.py"), "stdio", cmd, "--era", era],
+    proc = subprocess.run([PY, str(PEERS / "script_client.py"), "stdio", cmd, json.dumps(SCRIPT), "--era", era],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert out.is_file()
@@ -64,7 +68,8 @@ def reel(request, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp(f"volatile-{request.param}") / "volatile.jsonl"
     got = _record(out, request.param)
     assert got["protocol"] == ("2026-07-28" if request.param == "auto" else "2025-11-25"), got
-    assert got["now"][0] != got["now"][1]  # it does vary
+    now = [call["text"] for call in got["calls"] if call["tool"] == "now"]
+    assert len(now) == 2 and now[0] != now[1]  # it does vary
     return out
 
 

@@ -5,15 +5,12 @@ recording proxy, which records nothing of it. A check that read the last line le
 from __future__ import annotations
 
 import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 
 from mcpreel._infra import jsonio
 from mcpreel.operations.cassette import build
@@ -38,19 +35,8 @@ def _ask(port: int, hosts: list[bytes], path: bytes = b"/mcp") -> bytes:
 
 @contextmanager
 def _uvicorn(app: Any) -> Iterator[int]:
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
-                                           timeout_graceful_shutdown=1))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive()
-        time.sleep(0.01)
-    try:
-        yield server.servers[0].sockets[0].getsockname()[1]
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    with ThreadServer(app, lifespan="off") as server:
+        yield server.port
 
 
 def _refused_400(answer: bytes) -> None:

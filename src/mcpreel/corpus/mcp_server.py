@@ -31,7 +31,7 @@ from typing import Any
 from mcpreel._infra import jsonio
 from mcpreel.corpus import schema
 from mcpreel.corpus.db import connect
-from mcpreel.corpus.query import Result, like_pattern, sessions, to_json
+from mcpreel.corpus.query import Result, like_pattern, query_errors, sessions, to_json
 from mcpreel.errors import UsageError
 
 __all__ = ["SDK_MISSING", "VERDICTS", "CorpusServerOptions", "CorpusTools", "check_index", "located",
@@ -79,28 +79,19 @@ def _rows(result: Result) -> list[dict[str, Any]]:
 def _select(db: Path, sql: str, params: list[Any] | None = None, *, max_rows: int,
             timeout_s: float) -> tuple[Result, bool]:
     """``sql`` on the index, read-only and sandboxed: at most ``max_rows`` rows, and whether there were more
-    (one more is read to tell); interrupted after ``timeout_s``."""
-    import duckdb
-
+    (one more is read to tell); interrupted after ``timeout_s``. A refused query is the error ``mcpreel
+    query`` gives (:func:`~mcpreel.corpus.query.query_errors`)."""
     con = connect(db, read_only=True)
     timer = threading.Timer(timeout_s, con.interrupt)
     timer.daemon = True
     try:
         timer.start()
-        try:
+        with query_errors(timeout_s):
             cur = con.execute(sql, params or [])
             if cur.description is None:
                 return Result([], []), False
             columns = [d[0] for d in cur.description]
             rows = cur.fetchmany(max_rows + 1)
-        except duckdb.PermissionException as exc:  # the sandbox: no file, no extension (corpus.db.SANDBOX)
-            raise UsageError(f"the query failed: it reads or writes outside the index, and queries read the index "
-                             f"only ({str(exc).splitlines()[0]})") from exc
-        except duckdb.InterruptException as exc:
-            raise UsageError(f"the query ran longer than {timeout_s:g} s and was stopped: narrow it "
-                             f"(WHERE, LIMIT) or aggregate") from exc
-        except duckdb.Error as exc:
-            raise UsageError(f"the query failed: {str(exc).splitlines()[0]}") from exc
         return Result(columns, rows[:max_rows]), len(rows) > max_rows
     finally:
         timer.cancel()

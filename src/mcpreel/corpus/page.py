@@ -24,7 +24,6 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from mcpreel._version import __version__
 from mcpreel.corpus.db import connect
 
 __all__ = ["CorpusData", "collect", "pages_folder", "render", "write_corpus_report", "write_session_pages"]
@@ -296,8 +295,7 @@ def render(data: CorpusData) -> str:
     note = ("Texts redacted ([REDACTED])." if data.redacted else
             "Not redacted again (--no-redact); the index stores error messages redacted all the same.")
     return fill("corpus.html", {
-        "CSS": asset("report.css"), "GENERATOR": escape(f"mcpreel {__version__}"), "TITLE": "MCP sessions",
-        "DB": escape(data.db), "CARDS": _cards(data.totals), "NOTE": escape(note), "SECTIONS": _sections(data),
+        "TITLE": "MCP sessions", "DB": escape(data.db), "CARDS": _cards(data.totals), "NOTE": escape(note), "SECTIONS": _sections(data),
         "JS": asset("corpus.js")})
 
 

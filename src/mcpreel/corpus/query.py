@@ -8,6 +8,7 @@ and while an indexer writes it the query waits a few seconds for it (:func:`~mcp
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import re
@@ -22,7 +23,8 @@ from mcpreel.corpus.db import connect
 from mcpreel.errors import InputError, UsageError
 from mcpreel.render.terminal_safe import terminal_safe
 
-__all__ = ["Result", "like_pattern", "parse_since", "run_sql", "sessions", "table_lines", "to_csv", "to_json"]
+__all__ = ["Result", "like_pattern", "parse_since", "query_errors", "run_sql", "sessions", "table_lines", "to_csv",
+           "to_json"]
 
 
 @dataclass
@@ -31,19 +33,31 @@ class Result:
     rows: list[tuple[Any, ...]]
 
 
-def run_sql(db: Path, sql: str, params: list[Any] | None = None) -> Result:
-    """``sql`` on the index at ``db`` (read-only); a query DuckDB refuses is a usage error naming why."""
+@contextlib.contextmanager
+def query_errors(timeout_s: float | None = None) -> Iterator[None]:
+    """A query DuckDB refuses, as the one-line usage error naming why: the one wording ``mcpreel query`` and
+    the corpus MCP server (:mod:`mcpreel.corpus.mcp_server`) both give. With ``timeout_s``, the query was
+    interrupted after that long (a timer called ``interrupt``), and the error says so and how to narrow it."""
     import duckdb
 
+    try:
+        yield
+    except duckdb.PermissionException as exc:  # the sandbox: no file, no extension (corpus.db.SANDBOX)
+        raise UsageError(f"the query failed: it reads or writes outside the index, and queries read the index "
+                         f"only ({str(exc).splitlines()[0]})") from exc
+    except duckdb.Error as exc:
+        if timeout_s is not None and isinstance(exc, duckdb.InterruptException):
+            raise UsageError(f"the query ran longer than {timeout_s:g} s and was stopped: narrow it "
+                             f"(WHERE, LIMIT) or aggregate") from exc
+        raise UsageError(f"the query failed: {str(exc).splitlines()[0]}") from exc
+
+
+def run_sql(db: Path, sql: str, params: list[Any] | None = None) -> Result:
+    """``sql`` on the index at ``db`` (read-only); a query DuckDB refuses is a usage error naming why."""
     con = connect(db, read_only=True)
     try:
-        try:
+        with query_errors():
             cur = con.execute(sql, params or [])
-        except duckdb.PermissionException as exc:  # the sandbox: no file, no extension (corpus.db.SANDBOX)
-            raise UsageError(f"the query failed: it reads or writes outside the index, and queries read the index "
-                             f"only ({str(exc).splitlines()[0]})") from exc
-        except duckdb.Error as exc:
-            raise UsageError(f"the query failed: {str(exc).splitlines()[0]}") from exc
         if cur.description is None:
             return Result([], [])
         columns = [d[0] for d in cur.description]

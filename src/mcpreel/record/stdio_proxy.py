@@ -39,7 +39,7 @@ import dataclasses
 import os
 import select
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from mcpreel._infra import jsonio
@@ -74,6 +74,19 @@ _BATCH = 64
 _DRAIN_SECONDS = 2.0
 #: how often the client watcher looks again when it was told nothing (its poll is woken by the event itself)
 _WATCH_SECONDS = 0.5
+
+
+def _chunks(fd: int) -> Iterator[bytes]:
+    """What the pipe ``fd`` gives, read by read, until it ends: at end of file or on an error reading (the
+    peer is gone), the one way every pump stops."""
+    while True:
+        try:
+            chunk = os.read(fd, _CHUNK)
+        except OSError:
+            return
+        if not chunk:
+            return
+        yield chunk
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -279,13 +292,7 @@ class StdioProxy:
         carried_sent = False  # ... and its bytes already went on
         head: bytes | None = b""  # the first bytes, until they decide the framing (None once they have)
         rawline = False  # the rest of a line that cannot be held (not JSON, too long) goes on raw
-        while True:
-            try:
-                chunk = os.read(src, _CHUNK)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                break
+        for chunk in _chunks(src):
             if head is not None:
                 head += chunk
                 mode = framing_of(direction, head)
@@ -399,13 +406,7 @@ class StdioProxy:
         """An HTTP/2 (``stdio-v2``) direction: each chunk recorded raw and decoded, then sent on, as it came."""
         raw, send, clock = self.recorder.raw, self._send, now_ms
         noted = self._raw_noted
-        while True:
-            try:
-                chunk = os.read(src, _CHUNK)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                break
+        for chunk in _chunks(src):
             if self.interceptor is not None and direction not in noted:
                 self._raw_passes(direction)  # (a viewer may turn holding on at any time)
             raw(direction, chunk, clock(), h2=True)
@@ -460,13 +461,7 @@ class StdioProxy:
         src, dst = self.process.stderr.fileno(), self.stderr_fd
         record = self.recorder.stderr
         pending = b""
-        while True:
-            try:
-                chunk = os.read(src, _CHUNK)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                break
+        for chunk in _chunks(src):
             if dst >= 0:
                 try:
                     _write_all(dst, chunk)

@@ -27,7 +27,6 @@ from html import escape
 from typing import Any
 
 from mcpreel._infra import jsonio
-from mcpreel._version import __version__
 from mcpreel.compare.jsondiff import format_path
 from mcpreel.report.page import asset, fill, script_json
 from mcpreel.report.svg import plural
@@ -160,8 +159,7 @@ def _page(*, kind: str, title: str, facts: str, cards: str, sections: str, calls
           calls_sub: str, options: list[tuple[str, str]]) -> str:
     doc = script_json({"calls": calls})
     parts = {
-        "GENERATOR": escape(f"mcpreel {__version__}"), "TITLE": escape(title), "KIND": escape(kind),
-        "CSS": asset("report.css"), "FACTS": facts, "CARDS": cards, "SECTIONS": sections,
+        "TITLE": escape(title), "KIND": escape(kind), "FACTS": facts, "CARDS": cards, "SECTIONS": sections,
         "CALLS_SUB": escape(calls_sub), "CALLS_NOTE": escape(note), "KIND_OPTIONS": _options(options),
         "DATA": doc, "JS": asset("compare.js"),
     }

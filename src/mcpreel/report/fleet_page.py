@@ -16,7 +16,6 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from mcpreel._version import __version__
 from mcpreel.replay.fleet import NO_FAIL_ON, FailOn, FleetResult, SessionOutcome, exit_code, tool_rows
 
 __all__ = ["fleet_page", "session_page_name", "sessions_folder", "write_fleet_pages"]
@@ -55,7 +54,7 @@ def _table(table_id: str, heads: list[tuple[str, bool]], rows: list[str], empty:
 def fleet_page(result: FleetResult, *, target: str, folder: str, fail_on: FailOn = NO_FAIL_ON,
                redact: bool = True) -> str:
     """The fleet page as text; ``folder`` is the sessions' pages' folder as the page links to it."""
-    from mcpreel.report.page import asset, fill
+    from mcpreel.report.page import fill
 
     redactor = None
     if redact:
@@ -122,8 +121,7 @@ def fleet_page(result: FleetResult, *, target: str, folder: str, fail_on: FailOn
                                                for k, v in facts) + "</dl>"
     note = "Texts redacted ([REDACTED])." if redact else "Not redacted (--no-redact)."
     return fill("fleet.html", {
-        "CSS": asset("report.css"), "GENERATOR": escape(f"mcpreel {__version__}"), "TITLE": "replay fleet",
-        "FACTS": fact_html, "CARDS": card_html, "NOTE": escape(note), "SECTIONS": sections})
+        "TITLE": "replay fleet", "FACTS": fact_html, "CARDS": card_html, "NOTE": escape(note), "SECTIONS": sections})
 
 
 def write_fleet_pages(result: FleetResult, out: str | os.PathLike[str], *, target: str,

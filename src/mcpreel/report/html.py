@@ -18,7 +18,6 @@ import shlex
 from html import escape
 from typing import Any
 
-from mcpreel._version import __version__
 from mcpreel.report.data import ReportData
 from mcpreel.report.page import asset, fill, script_json
 from mcpreel.report.svg import activity_chart, fmt_ms, latency_chart, plural
@@ -150,9 +149,7 @@ def render(data: ReportData) -> str:
     h = data.header
     title = h.label or (h.path.rsplit("/", 1)[-1] if h.path else None) or h.id or "MCP session"
     parts = {
-        "GENERATOR": escape(f"mcpreel {__version__}"),
         "TITLE": escape(title),
-        "CSS": asset("report.css"),
         "FACTS": _facts(data),
         "CARDS": _cards(data),
         "LATENCY": latency_chart(data.latency),

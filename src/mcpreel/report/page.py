@@ -1,5 +1,5 @@
-"""The shell the HTML pages share (``report``, ``diff --html``, ``replay --html``): a template from
-``assets/`` filled in once, and the Content-Security-Policy that lets only the page's own script and
+"""The shell the HTML pages share (``report``, ``diff --html``, ``replay --html``, the fleet and corpus
+pages): one ``<head>`` and a template from ``assets/`` filled in once, and the Content-Security-Policy that lets only the page's own script and
 stylesheet run.
 
 Why hashes rather than ``'unsafe-inline'``: a page shows what a recorded session said, and a session is
@@ -21,10 +21,12 @@ import base64
 import hashlib
 import re
 from collections.abc import Mapping
+from html import escape
 from importlib import resources
 from typing import Any
 
 from mcpreel._infra import jsonio
+from mcpreel._version import __version__
 
 __all__ = ["asset", "content_security_policy", "fill", "script_json", "source_hash"]
 
@@ -67,13 +69,15 @@ def content_security_policy(script: str | None, style: str) -> str:
 
 
 def fill(template: str, parts: Mapping[str, str]) -> str:
-    """``assets/<template>`` with each ``@NAME@`` replaced by ``parts[NAME]``, and ``@CSP@`` by the policy
-    that allows ``parts["JS"]`` and ``parts["CSS"]``, the texts the page's ``<script>`` and ``<style>`` hold
-    (a page without ``JS`` runs no script at all).
+    """The page: the ``<head>`` every page shares (``assets/head.html``: its policy, the stylesheet
+    ``report.css``, the generator and ``parts["TITLE"]``) and then ``assets/<template>``, with each
+    ``@NAME@`` replaced by ``parts[NAME]``, and ``@CSP@`` by the policy that allows ``parts["JS"]`` and the
+    stylesheet, the texts the page's ``<script>`` and ``<style>`` hold (a page without ``JS`` runs no
+    script at all). One head, so every page carries the same policy, style and meta.
 
-    Each placeholder is replaced once, in one pass over the template: a value is never read again for
+    Each placeholder is replaced once, in one pass over the page: a value is never read again for
     placeholders, so session text that looks like ``@JS@`` stays text.
     """
-    values = dict(parts)
+    values = dict(parts, CSS=asset("report.css"), GENERATOR=escape(f"mcpreel {__version__}"))
     values["CSP"] = content_security_policy(values.get("JS"), values["CSS"])
-    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], asset(template))
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], asset("head.html") + asset(template))

@@ -41,16 +41,17 @@ LISTEN127 = ROOT / "tests" / "peers" / "listen127.cjs"
 
 
 class ThreadServer:
-    """An ASGI app served by uvicorn in a thread on 127.0.0.1, port 0 (about 20 ms to start)."""
+    """An ASGI app served by uvicorn in a thread on 127.0.0.1, port 0 (about 20 ms to start); ``lifespan``
+    ``"off"`` for an app that has no lifespan to run (mcpreel's own, served as it serves them)."""
 
-    def __init__(self, app: Any):
+    def __init__(self, app: Any, lifespan: str = "on"):
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
-                                                    lifespan="on", timeout_graceful_shutdown=1))
+                                                    lifespan=lifespan, timeout_graceful_shutdown=1))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> ThreadServer:
         self.thread.start()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 20
         while not self.server.started:
             if time.monotonic() > deadline or not self.thread.is_alive():
                 raise RuntimeError("test server did not start")
