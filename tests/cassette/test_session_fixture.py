@@ -62,15 +62,19 @@ def test_mcp_session_records_then_replays_in_both_eras(pytester):
 
 
 def test_a_request_the_cassette_lacks_fails_the_test_with_the_miss(pytester):
-    """Replayed with a request the cassette never saw: the client's error fails the test, and the server's
-    fixture says which request missed (at teardown, once the session has closed)."""
+    """Replayed with a request the cassette never saw: the test fails, saying which request missed and how it
+    differs from the closest recorded one (the test's own failure, not an ERROR at teardown)."""
     _file(pytester, [*SDK_SERVER, "stdio"])
     assert pytester.runpytest(*ISOLATE, "-k", "default_era").ret == 0
     pytester.makepyfile(test_inner=SESSION_TESTS.format(command=DEAD).replace('"text": "modern"', '"text": "other"'))
     result = pytester.runpytest(*ISOLATE, "--mcp-record-mode", "none", "-k", "default_era")
-    result.assert_outcomes(failed=1, errors=1)  # the client's error, then the server's verdict at teardown
-    result.stdout.fnmatch_lines(['*ERROR at teardown of test_default_era*',
-                                 '*record mode none*differs at $.params.arguments.text: "modern" -> "other"*'])
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(['*_ test_default_era _*',
+                                 "tools/call echo was not answered from the cassette *(record mode none)",
+                                 '*record mode none*differs at $.params.arguments.text: "modern" -> "other"*',
+                                 '*differs:  $.params.arguments.text: "modern" -> "other"',
+                                 "*(the test then failed: MCPError: *"])
+    assert "ERROR" not in result.stdout.str()
 
 
 def test_without_the_sdk_the_test_fails_saying_what_to_install(pytester, monkeypatch):

@@ -38,10 +38,13 @@ go into the header of a cassette that is recorded (``metadata.tags``, as ``mcpre
 
 The ``mcp_session`` fixture (async tests: ``@pytest.mark.anyio``, anyio's pytest plugin, which the SDK
 brings, or pytest-asyncio in auto mode) hands the test the official SDK's ``ClientSession``, connected to
-the ``mcp_server`` and through its handshake in the test's era: the marker's ``era="auto"`` (the default,
-the SDK's own: 2026-07-28 to a modern server), ``"legacy"`` (the initialize handshake) or ``"modern"``. The
-SDK is the project's own (2.x; 1.x speaks only the legacy era); without it the test fails in one line saying
-what to install. A cassette problem of such a test is reported once its session has closed, at teardown.
+the ``mcp_server`` over its transport (stdio, Streamable HTTP or the legacy HTTP+SSE one) and through its
+handshake in the test's era: the marker's ``era="auto"`` (the default, the SDK's own: 2026-07-28 to a modern
+server), ``"legacy"`` (the initialize handshake) or ``"modern"``. The SDK is the project's own (2.x; 1.x
+speaks only the legacy era); without it the test fails in one line saying what to install. A miss fails
+the test that made it while its session is still open (the serving process reports a miss before it
+answers the client), its first line naming the request and the cassette; only what the closing decides (a
+recording not saved) comes at teardown, and a handshake that fails stops the test at setup, in one line.
 
 Loaded in every pytest run where mcpreel is installed, so it imports nothing heavy until a test asks.
 """
@@ -51,6 +54,7 @@ from __future__ import annotations
 import re
 import tempfile
 from collections.abc import AsyncIterator, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -233,47 +237,76 @@ _REPORTED = pytest.StashKey[bool]()
 
 @pytest.fixture
 async def mcp_session(mcp_server: Any, request: pytest.FixtureRequest) -> AsyncIterator[Any]:
-    """The official SDK's ``ClientSession``, connected to ``mcp_server`` in the marker's ``era`` (see
-    :mod:`mcpreel.cassette.pytest_plugin`); closed when the test ends, before the server's verdict."""
+    """The official SDK's ``ClientSession``, connected to ``mcp_server`` (stdio, Streamable HTTP or legacy
+    SSE) in the marker's ``era`` (see :mod:`mcpreel.cassette.pytest_plugin`); closed when the test ends."""
     era = _marker_options(request.node).get("era", "auto")  # checked already, by mcp_server's setup
     try:
         import mcp
     except ImportError:
         pytest.fail(_SDK_MISSING, pytrace=False)
-    if not hasattr(mcp, "Client"):  # the 1.x SDK: the handshake era only, by hand
-        async for session in _sdk1_session(mcp_server, era):
-            yield session
-        return
-    from mcp.client.stdio import stdio_client
+    connect = _sdk2_session if hasattr(mcp, "Client") else _sdk1_session  # 1.x: the handshake era only
+    async with AsyncExitStack() as stack:
+        failure = None
+        try:
+            session = await stack.enter_async_context(connect(mcp_server, era))
+        except Exception as exc:  # the handshake the cassette could not answer: say which request, not how
+            problems = _problems(mcp_server)
+            if problems is None:
+                raise
+            request.node.stash[_REPORTED] = True
+            headline = _miss_headline(mcp_server, request.config.rootpath)
+            failure = "\n".join(filter(None, (headline, problems, f"(the handshake then failed: {_first_line(exc)})")))
+        if failure is not None:
+            pytest.fail(failure, pytrace=False)  # outside the except: one line, no chained traceback
+        yield session
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception in one line: its type and first line (an exception group: its first leaf's)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    said = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {said[0] if said else ''}"
+
+
+def _transport(server: Any, errlog: Any, *, sdk1: bool = False) -> Any:
+    """The SDK's client transport for the cassette server: its stdio argv, its SSE stream, or its URL."""
+    if server.transport == "stdio":
+        from mcp.client.stdio import stdio_client
+
+        return stdio_client(server.stdio_parameters(), errlog=errlog)
+    if server.transport == "sse":
+        from mcp.client.sse import sse_client
+
+        return sse_client(server.url)
+    if not sdk1:
+        return server.url  # the SDK 2.x's Client takes a URL as Streamable HTTP
+    from mcp.client.streamable_http import streamablehttp_client  # type: ignore[attr-defined,unused-ignore]
+
+    return streamablehttp_client(server.url)
+
+
+@asynccontextmanager
+async def _sdk2_session(server: Any, era: str) -> AsyncIterator[Any]:
+    """The SDK 2.x's ``Client`` session in ``era``, over whichever transport the cassette is served on."""
+    import mcp
 
     from mcpreel.eras import MODERN_PROTOCOL
 
-    if mcp_server.transport == "sse":  # the SDK's Client takes a URL as Streamable HTTP
-        pytest.fail("mcp_session: a legacy SSE cassette server: connect to mcp_server.url with the SDK's sse_client",
-                    pytrace=False)
     with tempfile.TemporaryFile("w+") as errlog:  # pytest's captured sys.stderr has no file descriptor
-        target: Any = (stdio_client(mcp_server.stdio_parameters(), errlog=errlog) if mcp_server.transport == "stdio"
-                       else mcp_server.url)
-        async with mcp.Client(target, mode=MODERN_PROTOCOL if era == "modern" else era) as client:
+        async with mcp.Client(_transport(server, errlog), mode=MODERN_PROTOCOL if era == "modern" else era) as client:
             yield client.session
 
 
+@asynccontextmanager
 async def _sdk1_session(server: Any, era: str) -> AsyncIterator[Any]:
-    """The 1.x SDK's ``ClientSession`` over stdio or Streamable HTTP, after the initialize handshake."""
+    """The 1.x SDK's ``ClientSession`` over stdio, Streamable HTTP or SSE, after the initialize handshake."""
     if era == "modern":
         pytest.fail("mcp_session: era='modern' needs the MCP SDK 2.x: pip install 'mcp>=2.3'", pytrace=False)
     from mcp import ClientSession
 
     with tempfile.TemporaryFile("w+") as errlog:
-        if server.transport == "stdio":
-            from mcp.client.stdio import stdio_client
-
-            transport: Any = stdio_client(server.stdio_parameters(), errlog=errlog)
-        else:
-            from mcp.client.streamable_http import streamablehttp_client  # type: ignore[attr-defined,unused-ignore]
-
-            transport = streamablehttp_client(server.url)
-        async with transport as streams, ClientSession(streams[0], streams[1]) as session:
+        async with _transport(server, errlog, sdk1=True) as streams, ClientSession(streams[0], streams[1]) as session:
             await session.initialize()
             yield session
 
@@ -286,6 +319,24 @@ def _problems(server: Any) -> str | None:
     return "\n".join(problems) if problems else None
 
 
+def _miss_headline(server: Any, rootdir: Path) -> str | None:
+    """The failure's first line, the one pytest's short summary shows: the request that missed (its method
+    and the tool, prompt or resource it named) and the cassette, relative to the rootdir where it is inside."""
+    misses = server.misses()
+    if not misses:
+        return None
+    first = misses[0]
+    params = first.get("params") if isinstance(first.get("params"), dict) else {}
+    named = params.get("name") or params.get("uri")
+    request = " ".join(str(part) for part in (first.get("method") or "a request", named) if part)
+    cassette = Path(server.cassette)
+    shown = cassette.relative_to(rootdir) if cassette.is_relative_to(rootdir) else cassette
+    more = f" (and {len(misses) - 1} more)" if len(misses) > 1 else ""
+    if server.missing:
+        return f"{request}{more}: no cassette {shown} to answer it (record mode {server.mode})"
+    return f"{request}{more} was not answered from the cassette {shown} (record mode {server.mode})"
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     # what went wrong with the cassette is the test's failure, reported when the test's own outcome is,
@@ -296,20 +347,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     server = getattr(item, "funcargs", {}).get("mcp_server")
     if server is None or not hasattr(server, "problems"):
         return
-    if "mcp_session" in getattr(item, "fixturenames", ()):
-        return  # its client is still connected until teardown: the server's fixture gives the verdict then
     report = outcome.get_result()  # type: ignore[attr-defined]
     if report.skipped:
         return
-    server.close()  # an HTTP recording is saved when its server stops; a stdio one once its client left
+    if "mcp_session" not in getattr(item, "fixturenames", ()):
+        server.close()  # an HTTP recording is saved when its server stops; a stdio one once its client left
+    # else its client is connected until teardown: what the serving process reported so far (a miss is
+    # reported before the client is answered, so every miss of the test's own requests is there)
     problems = _problems(server)
     if problems is None:
         return
     item.stash[_REPORTED] = True
-    lines = [f"E   {line}" for line in problems.splitlines()]
+    headline = _miss_headline(server, item.config.rootpath)
+    lines = ([headline] if headline else []) + [f"E   {line}" for line in problems.splitlines()]
     if report.failed and call.excinfo is not None:
         # the client's error is the miss seen from the other side: one line of it, not its traceback
-        said = str(call.excinfo.value).strip().splitlines()
-        lines.append(f"E   (the test then failed: {call.excinfo.typename}: {said[0] if said else ''})")
+        lines.append(f"E   (the test then failed: {_first_line(call.excinfo.value)})")
     report.outcome = "failed"
     report.longrepr = "\n".join(lines)

@@ -51,5 +51,7 @@ def write_result(result: Any, fmt: str) -> None:
             text = terminal_safe(text)
         out.write(text.encode("utf-8", "backslashreplace"))
     else:
-        out.write(("\n".join(table_lines(result)) + "\n").encode("utf-8", "backslashreplace"))
+        # a terminal gets long cells cut to fit (…tail); a pipe (a CI log, grep) every cell whole, as `calls` does
+        fitted = table_lines(result) if sys.stdout.isatty() else table_lines(result, max_width=sys.maxsize)
+        out.write(("\n".join(fitted) + "\n").encode("utf-8", "backslashreplace"))
     out.flush()
