@@ -27,7 +27,7 @@ MCP_CASSETTE := $(PEERS)/mcp-cassette/.installed
 # inputs per format family for `make fuzz` (tests/fuzz: damaged fixtures through import, inspect, convert)
 N ?= 100000
 
-.PHONY: demo test check docs fuzz install install-dev install-full peers conformance-peers hub-peers upgrade-peers chromium tmux phoenix bench clean
+.PHONY: action-tag demo test check docs fuzz install install-dev install-full peers conformance-peers hub-peers upgrade-peers chromium tmux phoenix bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -248,11 +248,12 @@ check: install-dev
 	$(BYTECODE) $(PY) -m pytest -n 2 -m "not e2e" $(PYTEST_ARGS)
 
 # the big fuzz run: N damaged inputs per format family (make test runs 200 of each, derandomized)
-# (one JSON line per family with the cases counted goes to FUZZ_REPORT)
+# (one JSON line per family with the cases counted goes to FUZZ_REPORT; a failing input's seed replays it:
+# MCPREEL_FUZZ_CASE=SEED pytest tests/fuzz -k FAMILY; tests/fuzz/harness.py)
 FUZZ_REPORT ?= fuzz-report.jsonl
 fuzz: install-dev
 	rm -f $(FUZZ_REPORT)
-	MCPREEL_FUZZ_N=$(N) MCPREEL_FUZZ_REPORT=$(FUZZ_REPORT) MCPREEL_FUZZ_KEEP_GOING=1 $(PY) -m pytest tests/fuzz -n 2 -p no:cacheprovider --timeout=0
+	MCPREEL_FUZZ_N=$(N) MCPREEL_FUZZ_REPORT=$(FUZZ_REPORT) MCPREEL_FUZZ_KEEP_GOING=1 $(PY) -m pytest tests/fuzz -n 2 --dist worksteal -p no:cacheprovider --timeout=0
 	@$(PY) -c "import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; print(f'fuzz: {sum(x[\"cases\"] for x in r)} damaged inputs in {len(r)} families, {sum(x.get(\"tracebacks\", 0) for x in r)} tracebacks, {sum(x.get(\"hangs\", 0) for x in r)} hangs')" $(FUZZ_REPORT)
 
 # the docs site (MkDocs Material, docs/ and mkdocs.yml) into site/; --strict: a broken link or anchor, a page
@@ -264,6 +265,11 @@ docs: $(VENV)/.installed-docs
 $(VENV)/.installed-docs: $(VENV)/.installed
 	$(PIP) install -q -e '.[docs]'
 	touch $@
+
+# the Action's release step: check action.yml, then move its major tag (TAG, default v1) to this commit;
+# DRY_RUN=1 only says what would move. Publishing is `git push --force origin v1` (tools/action_tag.py)
+action-tag:
+	$(PY) tools/action_tag.py --tag $(or $(TAG),v1) $(if $(DRY_RUN),--dry-run)
 
 bench: install-dev
 	$(PIP) install -q -e '.[bench]'

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import socket
 import subprocess
@@ -99,10 +100,31 @@ def copies(src: Path, folder: Path, n: int) -> list[str]:
     return out
 
 
-def timed(files: list[str], target: ReplayTarget, how: FleetRun) -> tuple[float, int, int]:
-    """(seconds, requests, sessions not same) of one fleet run."""
+def cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) a process has used so far, from /proc (0.0 where there is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def ours() -> float:
+    """CPU seconds of this process and its reaped children (the fleet's workers)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+#: (client CPU s, server CPU s) of the last :func:`timed` run, where the server is one process
+LAST_CPU: list[float] = [0.0, 0.0]
+
+
+def timed(files: list[str], target: ReplayTarget, how: FleetRun, server: int | None = None) -> tuple[float, int, int]:
+    """(seconds, requests, sessions not same) of one fleet run; its CPU split into :data:`LAST_CPU`."""
     jobs = plan_jobs(files)
+    c0, s0 = ours(), cpu_of(server) if server else 0.0
     result = run_fleet(jobs, FleetSpec(target, ReplayOptions(timeout=120)), how)
+    LAST_CPU[:] = [ours() - c0, (cpu_of(server) - s0) if server else 0.0]
     requests = sum(o.report.requests for o in result.outcomes if o.report is not None)
     bad = sum(1 for o in result.outcomes if o.verdict != "same")
     return result.seconds, requests, bad
@@ -129,10 +151,12 @@ def main() -> None:
         target = ReplayTarget(url=url)
         rates = {}
         for j in ((1, 2, 4, 8) if "http" in only else ()):
-            s, req, bad = timed(files, target, FleetRun("local", j))
+            s, req, bad = timed(files, target, FleetRun("local", j), server=http.pid)
             rates[j] = req / s
+            client_ms, server_ms = (x * 1000 / req for x in LAST_CPU)
             rows.append((f"HTTP, {args.n} recordings x {REQUESTS} requests, jobs {j}",
-                         f"{rates[j]:,.0f} requests/s ({s:.1f} s, {bad} not same)",
+                         f"{rates[j]:,.0f} requests/s ({s:.1f} s, {bad} not same; CPU a request: "
+                         f"client {client_ms:.2f} ms, server {server_ms:.2f} ms)",
                          "" if j == 1 else f"{rates[j] / rates[1]:.2f}x jobs 1"))
             print(rows[-1], flush=True)
         stdio = ReplayTarget(command=f"{PY} {NAP} stdio")

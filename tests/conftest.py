@@ -110,16 +110,6 @@ def recordings(tmp_path_factory) -> dict:
     return {"legacy": out / "legacy.jsonl", "modern": out / "modern.jsonl", "seen": json.loads(proc.stdout)}
 
 
-@pytest.fixture(scope="session")
-def operation_recordings(tmp_path_factory, everything_js) -> dict:
-    """Real recordings of the operations every verb must read alike (``tests/peers/operations_sessions.py``),
-    by name: ``task``, ``listen``, ``listen-http``, ``legacy``, ``multi-http``, ``mrtr-auto``, ``mrtr-legacy``; each a
-    ``Recorded(reel, seen, sessions, eras)``."""
-    from tests.peers.operations_sessions import all_sessions
-
-    return all_sessions(tmp_path_factory.mktemp("operations"))
-
-
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """A clone without ../shared runs everything else: say once how many tests that skipped, and why."""
     skipped = [r for r in terminalreporter.stats.get("skipped", []) if NO_SHARED in str(r.longrepr)]

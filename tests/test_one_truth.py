@@ -1,9 +1,14 @@
 """One truth across verbs (issue 24): every verb counts a session the way the operations walk reads it.
 
 The walk (:mod:`mcpreel.operations.walk`) is the one reading; this test states what each verb must
-therefore show, on every fixture of ``../shared/fixtures`` (hub included) and on real recordings of
-tasks, listen streams, multi-round-trip requests and two client sessions through one HTTP proxy
-(:mod:`tests.peers.operations_sessions`). The rules, as the figures are taken:
+therefore show, on every fixture of ``../shared/fixtures`` (hub included) and ``tests/fixtures``, and on
+sessions of every shape written as reels (:mod:`tests.operations.synthetic`: both eras, a task, a listen
+stream, a multi-round-trip request, several client sessions in one file, a reused pending id, dropped calls,
+merged files). Its figures are the one tally (:mod:`mcpreel.operations.tally`): ``inspect``, the report and
+the corpus index must give the same counts from it, checked here as unit tests (they used to be checked on
+real recordings, in 900 seconds); one end-to-end check records real peers (two SDK clients of both eras
+through one HTTP proxy, :func:`tests.peers.operations_sessions.multi_session_http`). The rules, as the
+figures are taken:
 
 - **client sessions**: as the walk splits them (source file of a merged reel, ``Mcp-Session-Id``, each
   new ``initialize`` / ``server/discover``; a refused ``server/discover`` then ``initialize`` is one).
@@ -28,12 +33,13 @@ tasks, listen streams, multi-round-trip requests and two client sessions through
   "Import in the 2026 era"): one ``tool_call`` per ``tools/call`` JSON-RPC request the client sent (each
   round of a multi-round-trip request is its own), ``mcp_error`` for a JSON-RPC error answer,
   ``timeout/no_response`` for none; a file of several client sessions is imported (never refused for
-  ids the sessions reuse); summed over the client sessions.
+  ids the sessions reuse); summed over the client sessions. A ``tools/call`` that reuses the id of one
+  still waiting pairs first in, first out, as the walk pairs it; a call the proxy dropped is in the
+  trace (its step marked ``dropped``), answered by the proxy's own answer or by none.
 - **diff** of a file with itself finds 0 differences.
 
 Where a verb disagrees, the assertion names the verb, the figure, what the verb says and what the walk
-says. Other engineers are moving the verbs onto the walk; until then parts of this test fail, and they
-are meant to: nothing here is marked to pass.
+says. Nothing here is marked to fail: a disagreement is a defect to mend in the verb, not here.
 """
 
 from __future__ import annotations
@@ -50,13 +56,19 @@ from mcpreel.errors import FormatError, InputError
 from mcpreel.formats import open_session
 from mcpreel.inspection import percentile
 from mcpreel.model import Session
+from mcpreel.operations.tally import RecordCounts, SessionTally
 from mcpreel.operations.walk import Operation, Walker
-from tests.conftest import FIXTURES, needs_shared
+from tests.conftest import FIXTURES, ROOT
+from tests.operations.synthetic import MERGED, write_reels
+from tests.operations.test_tally import SESSIONS
 
 #: every fixture file a reader might take (their PROVENANCE/README notes aside); unreadable ones skip
 FIXTURE_FILES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix != ".md") if FIXTURES.is_dir() else []
-#: the real recordings of tests/peers/operations_sessions.py (the fixture ``operation_recordings``)
-RECORDINGS = ("task", "listen", "listen-http", "legacy", "multi-http", "mrtr-auto", "mrtr-legacy")
+#: the project's own recordings (the scripts that made them and a JSON schema aside)
+OWN_FIXTURES = sorted(p for p in (ROOT / "tests" / "fixtures").rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json")
+                      and not p.name.endswith(".schema.json"))
+#: the sessions of every shape, written as reels (:mod:`tests.operations.synthetic`)
+SYNTHETIC = (*SESSIONS, *MERGED)
 FAILED = ("error", "isError")
 
 
@@ -157,6 +169,13 @@ def inspect_figures(session: Session, reading: Reading) -> Figures:
     f.operations.update(s.methods)  # the summary's operations per method (``summary.methods`` in --json)
     for index in s.unanswered:
         f.unanswered[report.row(index).label] += 1
+    # a dropped call nobody answered never reached the server: inspect shows it as dropped (its row, its
+    # tool's ``dropped``), not in its list of unanswered requests; it is unanswered all the same
+    answered = {row.corr for row in report.rows if row.corr is not None}
+    for row in report.rows:
+        if (row.dropped and row.kind == "message" and not row.is_response and row.id is not None
+                and row.part_of is None and row.retry_of is None and row.index not in answered):
+            f.unanswered[row.label] += 1
     for err in s.errors:
         if err.request is None and err.method is None:
             continue  # an error answer no request waits for: listed by inspect, but no operation failed
@@ -196,16 +215,18 @@ def otlp_figures(session: Session, reading: Reading) -> Figures:
     ids = {s.span_id for s in requests}
     values = {s.attributes.get("mcp.session.id") for s in requests}
     f = Figures(len(values) or 1)
-    # which client session each span is of: its request's method, id and start, as the walk saw them
-    where: dict[tuple[Any, Any, int], int] = {}
+    # which client session each span is of: its request's method, id, start and source file (a merged
+    # file's reels may each open with ``initialize`` id 1 at the same instant), as the walk saw them
+    where: dict[tuple[Any, Any, int, Any], int] = {}
     for op in reading.operations:
         for ex in (*op.exchanges, *op.children):
             if ex.t is not None:
-                where[(ex.method, ex.id if isinstance(ex.id, str) else json.dumps(ex.id), ex.t * 1_000_000)] = ex.session
+                key = (ex.method, ex.id if isinstance(ex.id, str) else json.dumps(ex.id), ex.t * 1_000_000, ex.origin)
+                where[key] = ex.session
     by_session: dict[int, set[Any]] = {}
     for span in requests:
         a = span.attributes
-        session = where.get((a["mcp.method.name"], a.get("jsonrpc.request.id"), span.start_ns))
+        session = where.get((a["mcp.method.name"], a.get("jsonrpc.request.id"), span.start_ns, a.get("mcpreel.session.file")))
         if session is not None:
             by_session.setdefault(session, set()).add(a.get("mcp.session.id"))
     mixed = {n: v for n, v in by_session.items() if len(v) != 1}
@@ -331,106 +352,195 @@ def _check_diff(path: Path) -> None:
 
 
 def _fixture_id(p: Path) -> str:
-    return str(p.relative_to(FIXTURES))
+    return str(p.relative_to(FIXTURES)) if p.is_relative_to(FIXTURES) else str(p.relative_to(ROOT))
 
 
-@needs_shared
-@pytest.mark.parametrize("verb", list(VERBS))
-@pytest.mark.parametrize("path", FIXTURE_FILES, ids=_fixture_id)
-def test_every_fixture_counts_the_same_in_every_verb(path, verb):
-    _check_verb(_open(path), verb, _fixture_id(path))
+#: every recording in the repository and beside it, then every synthetic reel (by name)
+FILES = [*FIXTURE_FILES, *OWN_FIXTURES]
+CASES = [*(pytest.param(p, id=_fixture_id(p)) for p in FILES), *(pytest.param(n, id=f"synthetic/{n}") for n in SYNTHETIC)]
+
+@pytest.fixture(scope="module")
+def reels(tmp_path_factory) -> dict[str, Path]:
+    """The synthetic sessions as reels on disk, by name."""
+    return write_reels(tmp_path_factory.mktemp("synthetic"))
 
 
-@needs_shared
-@pytest.mark.parametrize("path", FIXTURE_FILES, ids=_fixture_id)
-def test_every_fixture_imports_by_the_contract_count(path, tmp_path):
-    _check_import(_open(path), tmp_path, _fixture_id(path))
+@pytest.fixture(scope="module")
+def corpus(reels, tmp_path_factory) -> Any:
+    """One corpus index of every file above (``mcpreel index``), open read-only; the files' paths as it
+    stored them, by their resolved path."""
+    from mcpreel.corpus.db import connect
+    from mcpreel.corpus.index import index_paths
+
+    db = tmp_path_factory.mktemp("corpus") / "corpus.duckdb"
+    stats = index_paths([*FILES, *reels.values()], db)
+    assert stats.read == stats.found == len(FILES) + len(reels)
+    con = connect(db, read_only=True)
+    stored = {Path(p).resolve(): p for (p,) in con.execute("SELECT path FROM files").fetchall()}
+    yield con, stored
+    con.close()
 
 
-@needs_shared
-@pytest.mark.parametrize("path", FIXTURE_FILES, ids=_fixture_id)
-def test_every_fixture_diffed_with_itself_has_no_difference(path):
+def _case(case: Path | str, reels: dict[str, Path]) -> Path:
+    return reels[case] if isinstance(case, str) else case
+
+
+def corpus_figures(corpus: Any, path: Path) -> Figures:
+    """The corpus index's rows of a file: its client sessions, and per method its operations' rows with their
+    status (``dropped``: a dropped call nobody answered, unanswered) and latency."""
+    con, stored = corpus
+    key = stored[path.resolve()]
+    (status, error, sessions) = con.execute("SELECT status, error, sessions FROM files WHERE path = ?", [key]).fetchone()
+    assert status in ("ok", "in-progress"), f"the index could not read {path}: {error}"
+    f = Figures(sessions)
+    lat: dict[str, list[int]] = {}
+    for method, op_status, failed, latency in con.execute(
+            "SELECT method, status, failed, latency_ms FROM operations WHERE file = ? ORDER BY n", [key]).fetchall():
+        f.operations[method] += 1
+        if failed:
+            f.failed[method] += 1
+        elif op_status in ("unanswered", "cancelled", "dropped"):
+            f.unanswered[method] += 1
+        if latency is not None:
+            lat.setdefault(method, []).append(latency)
+    f.latency = _stats(lat)
+    return f
+
+
+@pytest.mark.parametrize(("case", "verb"), [pytest.param(*c.values, v, id=f"{c.id}-{v}") for v in VERBS for c in CASES])
+def test_every_file_counts_the_same_in_every_verb(case, verb, reels):
+    path = _case(case, reels)
+    _check_verb(_open(path), verb, path.name)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_file_counts_the_same_in_the_corpus(case, reels, corpus):
+    path = _case(case, reels)
+    session = _open(path)
+    want = truth(read(session))
+    differences = corpus_figures(corpus, path).differences(want)
+    assert not differences, f"the corpus disagrees with the walk on {path.name}: " + " | ".join(differences)
+
+
+def _tools(tools: dict[str, Any], *, unanswered: bool = True) -> dict[str, tuple[Any, ...]]:
+    return {name: (t.calls, t.errors, t.is_errors, t.unanswered if unanswered else None, t.dropped, t.p50_ms, t.p95_ms)
+            for name, t in tools.items()}
+
+
+_MESSAGE_COUNTS = ("records", "messages", "client_to_server", "server_to_client", "requests", "notifications",
+                   "responses", "batches", "stderr", "invalid", "transport", "events", "modified", "dropped")
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_inspect_the_report_and_the_corpus_show_the_one_tally(case, reels, corpus):
+    """The equality of the tallies, file by file: one :class:`SessionTally` (and one :class:`RecordCounts`)
+    fed by the walk, and what ``inspect``, the report and the corpus index say of the same file."""
+    from mcpreel.inspection import analyze
+    from mcpreel.report.data import collect
+
+    path = _case(case, reels)
+    session = _open(path)
+    walker = Walker()
+    lean, exact = SessionTally(), SessionTally(exact=True, dropped_unanswered=True)
+    per_session: dict[int, SessionTally] = {}
+    counts = RecordCounts()
+    for index, msg in enumerate(session):
+        steps = walker.feed(index, msg)
+        counts.add(msg, steps)
+        ops = [s.operation for s in steps if s.kind == "operation" and s.operation is not None]
+        for op in ops:
+            for tally in (lean, exact, per_session.setdefault(op.session, SessionTally(latencies=False))):
+                tally.add(op)
+    for step in walker.finish():
+        if step.kind == "operation" and step.operation is not None:
+            for tally in (lean, exact, per_session.setdefault(step.operation.session, SessionTally(latencies=False))):
+                tally.add(step.operation)
+    lean.finish()
+    exact.finish()
+    where = path.name
+
+    report = analyze(session)
+    s = report.summary
+    assert (s.operations, s.tasks, s.polls, s.methods) == (lean.operations, lean.tasks, lean.polls, lean.methods), where
+    assert _tools(s.tools) == _tools(lean.tools), where
+    assert {m: (x.count, x.max_ms) for m, x in s.latency.items()} == {m: (x.count, x.max_ms) for m, x in exact.latency.items()}, where
+    if report.exact_latency:
+        assert s.latency == exact.latency, where
+    assert [getattr(s, k) for k in _MESSAGE_COUNTS] == [getattr(counts, k) for k in _MESSAGE_COUNTS], where
+    assert len(s.orphans) == counts.orphans, where
+
+    data = collect(session, redact=False)
+    assert data.calls_total == exact.operations, where
+    c = data.counts
+    assert (c["errors"], c["is_errors"], c["unanswered"], c["orphans"]) == (
+        exact.errors + counts.orphan_errors, exact.is_errors, exact.unanswered, counts.orphans), where
+    assert [c[k] for k in _MESSAGE_COUNTS] == [getattr(counts, k) for k in _MESSAGE_COUNTS], where
+    assert _tools(data.tools) == _tools(exact.tools) and data.latency == exact.latency, where
+    assert _tools(data.tools, unanswered=False) == _tools(s.tools, unanswered=False), where  # the one difference: see the tally
+    assert data.tool_max == exact.tool_max, where
+
+    con, stored = corpus
+    rows = con.execute("SELECT session, operations, tool_calls, failed, unanswered, tasks, records, messages, requests, "
+                       "notifications, responses, orphans FROM sessions WHERE file = ? ORDER BY session",
+                       [stored[path.resolve()]]).fetchall()
+    got = {r[0]: r[1:6] for r in rows if r[1]}
+    assert got == {n: (t.operations, t.tool_calls, t.failed, t.unanswered, t.tasks) for n, t in per_session.items()}, where
+    sums = [sum(r[i] for r in rows) for i in range(6, 12)]
+    assert sums == [counts.records, counts.messages, counts.requests, counts.notifications, counts.responses,
+                    counts.orphans], where
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_file_imports_by_the_contract_count(case, reels, tmp_path):
+    path = _case(case, reels)
+    _check_import(_open(path), tmp_path, path.name)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_file_diffed_with_itself_has_no_difference(case, reels):
+    path = _case(case, reels)
     _open(path)
     _check_diff(path)
 
 
-#: the verbs whose figures are the one tally (:mod:`mcpreel.operations.tally`): ``tests/operations/test_tally.py``
-#: checks them against it in memory (both eras, tasks, listen, several sessions, merged, reused id, dropped),
-#: so the real recordings are read here by the verbs that count on their own (the OTLP mapping, the TUI)
-TALLIED = ("inspect", "report")
+# -- one end-to-end check: real peers, as their clients lived them -------------------------------------------
+
+@pytest.fixture(scope="module")
+def real_multi(tmp_path_factory) -> Any:
+    """Two SDK clients (2026-07-28, then the handshake era) through one recording HTTP proxy."""
+    from tests.peers.operations_sessions import multi_session_http
+
+    return multi_session_http(tmp_path_factory.mktemp("real"))
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("verb", [v for v in VERBS if v not in TALLIED])
-@pytest.mark.parametrize("name", RECORDINGS)
-def test_real_recordings_count_the_same_in_every_verb(operation_recordings, name, verb):
-    rec = operation_recordings[name]
-    _check_verb(open_session(rec.reel)[0], verb, f"the real {name} recording")
+def test_a_real_recording_counts_the_same_everywhere_as_its_clients_lived_it(real_multi, tmp_path):
+    """Real peers, once: every verb counts the recording as the walk reads it, and the walk reads what the
+    clients did (their own account, ``Recorded.seen``: two client sessions, each numbering from 1)."""
+    from mcpreel.corpus.db import connect
+    from mcpreel.corpus.index import index_paths
 
+    session = open_session(real_multi.reel)[0]
+    for verb in VERBS:
+        _check_verb(session, verb, "the real two-client recording")
+    _check_import(session, tmp_path, "the real two-client recording")
+    _check_diff(real_multi.reel)
+    db = tmp_path / "corpus.duckdb"
+    index_paths([real_multi.reel], db)
+    con = connect(db, read_only=True)
+    try:
+        stored = {Path(p).resolve(): p for (p,) in con.execute("SELECT path FROM files").fetchall()}
+        differences = corpus_figures((con, stored), real_multi.reel).differences(truth(read(session)))
+    finally:
+        con.close()
+    assert not differences, "the corpus disagrees with the walk on the real recording: " + " | ".join(differences)
 
-@pytest.mark.e2e
-@pytest.mark.parametrize("name", RECORDINGS)
-def test_real_recordings_import_by_the_contract_count(operation_recordings, name, tmp_path):
-    _check_import(open_session(operation_recordings[name].reel)[0], tmp_path, f"the real {name} recording")
-
-
-@pytest.mark.e2e
-@pytest.mark.parametrize("name", RECORDINGS)
-def test_real_recordings_diffed_with_themselves_have_no_difference(operation_recordings, name):
-    _check_diff(operation_recordings[name].reel)
-
-
-# -- the walk itself, against what the real clients did -----------------------------------------------------
-
-def _ops(rec: Any) -> list[Operation]:
-    return read(open_session(rec.reel)[0]).operations
-
-
-@pytest.mark.e2e
-def test_the_walk_reads_the_real_recordings_as_their_clients_lived_them(operation_recordings):
-    """The truth above is only worth stating if the walk reads what the clients did: checked against the
-    clients' own account (``Recorded.seen``), not against another verb."""
-    recs = operation_recordings
-    for name in RECORDINGS:
-        assert read(open_session(recs[name].reel)[0]).sessions == recs[name].sessions, name
-
-    task = recs["task"]
-    (op,) = [o for o in _ops(task) if o.method == "tools/call"]
-    assert op.kind == "task" and op.task_id == task.seen["task_id"] and op.complete
-    assert op.polls == task.seen["polls"] and op.task_status == "completed" and op.status()[0] == "ok"
-    assert [ex.role for ex in op.exchanges] == ["call"] + ["poll"] * task.seen["polls"] + ["result"]
-    assert sum(1 for _, n in op.notes if n["method"] == "notifications/tasks/status") == \
-        task.seen["notifications"].count("notifications/tasks/status")
-    assert not [o for o in _ops(task) if o.method.startswith("tasks/")], "polls are not operations"
-
-    for name in ("listen", "listen-http"):  # ended by notifications/cancelled (stdio), by closing the stream (HTTP)
-        listen = recs[name]
-        (stream,) = [o for o in _ops(listen) if o.kind == "listen"]
-        assert stream.status()[0] == "ended" and stream.ended_by == "cancel" and stream.latency_ms is None, name
-        notes = [n["method"] for _, n in stream.notes]
-        assert notes[0] == "notifications/subscriptions/acknowledged", name
-        assert notes.count("notifications/tools/list_changed") == len(listen.seen["events"]) == 1, name
-        calls = Counter(o.target for o in _ops(listen) if o.method == "tools/call")
-        assert calls == {"touch": 1, "echo": 1, "fail": 1}, name
-        assert [o.target for o in _ops(listen) if o.status()[0] == "isError"] == ["fail"], name
-
-    legacy = recs["legacy"]
-    assert Counter(o.target for o in _ops(legacy) if o.method == "tools/call") == {"touch": 1, "echo": 1, "fail": 1}
-    assert not [o for o in _ops(legacy) if o.kind != "request"]
-
-    multi = recs["multi-http"]
-    ops = _ops(multi)
+    ops = read(session).operations
+    assert read(session).sessions == real_multi.sessions == 2
     assert {o.session for o in ops} == {1, 2}
-    for session in (1, 2):
-        mine = [o for o in ops if o.session == session]
+    for n in (1, 2):
+        mine = [o for o in ops if o.session == n]
         assert mine[0].opening.id == 1, "each client numbers its requests from 1"
         assert Counter(o.target for o in mine if o.method == "tools/call") == {"touch": 1, "echo": 1, "fail": 1}
         assert all(o.status()[0] in ("ok", "isError") for o in mine)
     assert [o.method for o in ops if o.opening.id == 1] == ["server/discover", "initialize"]
-
-    (greet,) = [o for o in _ops(recs["mrtr-auto"]) if o.target == "greet"]
-    assert greet.kind == "multi-round-trip" and greet.rounds == 2 and greet.status()[0] == "ok"
-    assert [ex.role for ex in greet.exchanges] == ["call", "round"]
-    (greet,) = [o for o in _ops(recs["mrtr-legacy"]) if o.target == "greet"]
-    assert greet.kind == "request" and greet.rounds == 1
-    assert [c.method for c in greet.children] == ["elicitation/create"] and greet.children[0].response is not None

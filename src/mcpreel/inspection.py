@@ -44,6 +44,7 @@ from mcpreel.operations.tally import (  # the figures it shares with the report 
     SKETCH_ERROR,
     LatencySketch,
     LatencyStats,
+    RecordCounts,
     SessionTally,
     ToolStats,
     percentile,
@@ -457,6 +458,9 @@ class _Analyzer:
         #: its latencies are sketched; a dropped call nobody answered is ``dropped`` in its tool's row, not
         #: ``unanswered`` as well (it never reached the server): see :mod:`mcpreel.operations.tally`
         self.tally = SessionTally(exact=False, dropped_unanswered=False)
+        #: the records and messages by kind, counted as the report and the corpus count them
+        self.counts = RecordCounts()
+        self._count = self.counts.add
         #: the rows of requests still waiting, by record index (a response's row reads its request's tool)
         self.unanswered: set[int] = set()
         self.ended: set[int] = set()
@@ -469,9 +473,9 @@ class _Analyzer:
             ex = _sse_framing(ctx)
             held = self._exchange_rows.get(ex) if ex is not None else None
             if held is not None:
-                self._operations(self._walk(index, msg))  # the walk still places it (it may name the HTTP session)
-                self.summary.records += 1
-                self.summary.transport += 1
+                steps = self._walk(index, msg)  # the walk still places it (it may name the HTTP session)
+                self._count(msg, steps)
+                self._operations(steps)
                 row, position = held
                 row.sse_events += 1
                 if isinstance(self.rows, RowSpool):
@@ -490,8 +494,6 @@ class _Analyzer:
     def feed_unfolded(self, index: int, msg: Message) -> Row:
         """Count ``msg`` and append its row (every record makes exactly one); return that row. Called
         as it is when SSE framing is not folded (:meth:`feed` without its checks: one call less a record)."""
-        s = self.summary
-        s.records += 1
         kind = msg.kind
         extra = msg.extra
         origin = None
@@ -500,30 +502,25 @@ class _Analyzer:
             if not isinstance(origin, str):
                 origin = None
         steps = self._walk(index, msg)
+        self._count(msg, steps)
         session = steps[0].session if steps else 1
         if kind == _MESSAGE:
             row = self._message(index, msg, origin, steps)
         elif kind == Kind.STDERR:
-            s.stderr += 1
             row = Row(index, kind, None, "stderr", seq=msg.seq, t=msg.t, text=msg.text, origin=origin, session=session)
         elif kind == Kind.INVALID:
-            s.invalid += 1
             row = Row(index, kind, msg.dir, "invalid", seq=msg.seq, t=msg.t, text=msg.text, origin=origin,
                       session=session)
         elif kind == _TRANSPORT:
-            s.transport += 1
             row = Row(index, kind, msg.dir, "transport", seq=msg.seq, t=msg.t,
                       text=_text_of_transport(msg.ctx or {}), origin=origin, session=session)
         elif kind == Kind.BYTES:
             data = msg.raw if isinstance(msg.raw, bytes) else b""
-            s.byte_chunks += 1
-            s.raw_bytes += len(data)
             row = Row(index, kind, msg.dir, "bytes", seq=msg.seq, t=msg.t, text=bytes_text(data), origin=origin,
                       session=session)
         elif kind == Kind.EVENT:
             if origin is None and isinstance(msg.raw, dict) and isinstance(msg.raw.get(ORIGIN_KEY), str):
                 origin = msg.raw[ORIGIN_KEY]
-            s.events += 1
             label, text = _event_label(msg.raw)
             row = Row(index, kind, msg.dir, label, seq=msg.seq, t=msg.t, text=text, origin=origin,
                       payload=msg.raw if self.payloads else None, session=session)
@@ -540,19 +537,11 @@ class _Analyzer:
                 self._operation(step.operation)
 
     def _message(self, index: int, msg: Message, origin: str | None, steps: list[Step]) -> Row:
-        s = self.summary
         d = msg.dir
-        if d == "out":
-            s.server_to_client += 1
-        else:
+        if d != "out":
             d = "in"
-            s.client_to_server += 1
         modified = msg.modified
         dropped = msg.dropped
-        if modified:
-            s.modified += 1
-        if dropped:
-            s.dropped += 1
         raw = msg.raw
         payloads = self.payloads
         # positional, the members left at their defaults unset: a row per record of a big session
@@ -577,8 +566,6 @@ class _Analyzer:
             kind = first.kind
             ex = first.exchange
             if kind == "request" and ex is not None and ex.role == "call":  # the common case, inline
-                s.messages += 1
-                s.requests += 1
                 row.label = method = ex.method
                 row.id = ex.id
                 if method == "tools/call":
@@ -588,8 +575,6 @@ class _Analyzer:
                         self._step(row, step, True)
                 return row
             if kind == "response" and ex is not None and ex.role == "call":  # its answer, inline
-                s.messages += 1
-                s.responses += 1
                 row.label = "(response)"
                 row.id = ex.id
                 row.corr = ex.index
@@ -620,7 +605,6 @@ class _Analyzer:
             for step in steps:
                 self._step(row, step, True)
         elif isinstance(raw, list):
-            s.batches += 1
             row.batch = len(raw)
             row.label = "batch"
             for step in steps:
@@ -639,10 +623,8 @@ class _Analyzer:
             return
         if kind == "record":
             return
-        s.messages += 1
         member = step.member
         if kind == "request":
-            s.requests += 1
             if single:
                 ex = step.exchange
                 assert ex is not None
@@ -661,7 +643,6 @@ class _Analyzer:
                             row.task = op.task_id
             return
         if kind == "notification":
-            s.notifications += 1
             listen = step.operation
             if (listen is not None and listen.kind == STREAM and member is not None
                     and isinstance(member.get("method"), str) and member.get("method") in _LIFECYCLE_METHODS and len(self.lifecycle) < 4096):
@@ -679,7 +660,6 @@ class _Analyzer:
                 row.id = member.get("id")
             return
         # a response, paired or not
-        s.responses += 1
         assert member is not None
         rid = member.get("id")
         if single:
@@ -780,6 +760,13 @@ class _Analyzer:
         if isinstance(rows, RowSpool):
             rows.unanswered = frozenset(self.unanswered)
             rows.ended = frozenset(self.ended)
+        c = self.counts
+        s.records, s.messages, s.requests, s.notifications, s.responses = (
+            c.records, c.messages, c.requests, c.notifications, c.responses)
+        s.client_to_server, s.server_to_client, s.batches, s.modified, s.dropped = (
+            c.client_to_server, c.server_to_client, c.batches, c.modified, c.dropped)
+        s.stderr, s.invalid, s.transport, s.events, s.byte_chunks, s.raw_bytes = (
+            c.stderr, c.invalid, c.transport, c.events, c.byte_chunks, c.raw_bytes)
         tally = self.tally.finish()
         s.operations = tally.operations
         s.methods = tally.methods

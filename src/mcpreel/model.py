@@ -201,7 +201,9 @@ class WireBlock:
     parallel lists, or None: no direction known (bare JSON-RPC), no time anywhere in the block, and
     consecutive sources starting at ``first_source``. ``scopes`` (None unless some record has one) names
     the server each record belongs to in a merged session (see :data:`SCOPE_KEY`). Intercept-dropped
-    and non-message records are never in a block.
+    and non-message records are never in a block; ``dropped`` counts the intercept-dropped messages left
+    out since the previous block (a block may hold no payload for them): the importer, which keeps a
+    dropped call in its trace, then reads the records themselves.
     """
 
     raws: list[Any]
@@ -210,6 +212,7 @@ class WireBlock:
     dirs: list[str | None] | None = None
     times: list[int | None] | None = None
     scopes: list[Any] | None = None
+    dropped: int = 0
 
 
 _BLOCK_SIZE = 4096
@@ -222,7 +225,7 @@ class WireBlocks:
     ``full`` says when to ``take`` the block; ``take`` at the end for the rest (None when empty).
     """
 
-    __slots__ = ("raws", "dirs", "times", "sources", "scopes", "scoped")
+    __slots__ = ("raws", "dirs", "times", "sources", "scopes", "scoped", "dropped")
     #: payloads a block holds at most
     SIZE = _BLOCK_SIZE
 
@@ -236,6 +239,7 @@ class WireBlocks:
         self.sources: list[int] = []
         self.scopes: list[Any] = []
         self.scoped = False
+        self.dropped = 0  # intercept-dropped messages left out (see :attr:`WireBlock.dropped`)
 
     def add_record(self, m: Message) -> None:
         """A record as :func:`_blocks_from_messages` takes it (the caller skipped non-messages and drops)."""
@@ -257,9 +261,10 @@ class WireBlocks:
 
     def take(self) -> WireBlock | None:
         """The filled block, and start a new one; None when nothing was added since the last."""
-        if not self.raws:
+        if not self.raws and not self.dropped:
             return None
-        block = WireBlock(self.raws, 0, self.sources, self.dirs, self.times, self.scopes if self.scoped else None)
+        block = WireBlock(self.raws, 0, self.sources, self.dirs, self.times, self.scopes if self.scoped else None,
+                          self.dropped)
         self._reset()
         return block
 
@@ -268,6 +273,8 @@ def _blocks_from_messages(messages: Iterable[Message]) -> Iterator[WireBlock]:
     blocks = WireBlocks()
     for m in messages:
         if m.kind != Kind.MESSAGE or m.dropped:
+            if m.dropped and m.kind == Kind.MESSAGE:
+                blocks.dropped += 1
             continue
         blocks.add_record(m)
         if blocks.full:

@@ -1,8 +1,10 @@
 """Every count the corpus index gives equals what ``inspect --json`` gives, file by file.
 
-The corpus is the shared fixtures (every format mcpreel reads) plus real recordings made with real peers
-(``operation_recordings``: both eras, a task, listen streams, multi-round-trip requests, two client
-sessions through one HTTP proxy) and one merged file of all of those (many client sessions in one file).
+The corpus is the shared fixtures (every format mcpreel reads) plus the sessions of every shape written as
+reels (:mod:`tests.operations.synthetic`: both eras, a task, a listen stream, a multi-round-trip request,
+several client sessions in one file, a reused pending id, dropped calls, merged files) and one merged file of
+those (many client sessions in one file). No peer is recorded: the real recordings' counts are checked once,
+end to end, in ``tests/test_one_truth.py``.
 """
 
 from __future__ import annotations
@@ -20,9 +22,7 @@ from click.testing import CliRunner
 from mcpreel.cli import cli
 from mcpreel.corpus.db import connect
 from mcpreel.corpus.index import index_paths
-
-#: the real-peer recordings take half a minute on a quiet machine; these machines are shared
-pytestmark = pytest.mark.timeout(900)
+from tests.operations.synthetic import MERGED, write_reels
 
 
 def _inspect(path: str) -> dict[str, Any] | None:
@@ -38,22 +38,17 @@ def _nearest_rank(values: list[int], p: float) -> int:
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory, fixtures_dir, operation_recordings) -> tuple[Path, Path]:
+def corpus(tmp_path_factory, fixtures_dir) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("corpus")
     shutil.copytree(fixtures_dir, root / "fixtures")
-    peers = root / "peers"
-    peers.mkdir()
-    reels = []
-    for name, rec in operation_recordings.items():
-        target = peers / f"{name}.jsonl"
-        shutil.copy(rec.reel, target)
-        reels.append(str(target))
+    synthetic = write_reels(root / "synthetic")
+    reels = [str(path) for name, path in synthetic.items() if name not in MERGED and name != "merged"]
     merged = root / "merged" / "all.jsonl"
     merged.parent.mkdir()
     result = CliRunner().invoke(cli, ["merge", *reels, "-o", str(merged)])
     assert result.exit_code == 0, result.output
     db = root / "index" / "corpus.duckdb"
-    stats = index_paths([root / "fixtures", peers, merged.parent], db)
+    stats = index_paths([root / "fixtures", root / "synthetic", merged.parent], db)
     assert stats.read == stats.found > 60
     return root, db
 
@@ -128,7 +123,7 @@ def test_every_count_equals_inspect(corpus) -> None:
         checked += 1
     con.close()
     assert checked >= 55
-    assert many >= 2  # the HTTP proxy's two clients, the merged file
+    assert many >= 2  # two HTTP sessions, a second initialize, the merged files
     assert eras["modern"] and eras["legacy"]
 
 
@@ -136,22 +131,23 @@ def test_tasks_and_both_eras_are_in_the_index(corpus) -> None:
     _, db = corpus
     con = connect(db, read_only=True)
     (tasks,) = con.execute("SELECT count(*) FROM operations WHERE kind = 'task' AND task_id IS NOT NULL").fetchone()
-    assert tasks >= 2  # the real task, and the same in the merged file
+    assert tasks >= 3  # the task, and the same in both merged files
     (merged_sessions,) = con.execute("SELECT count(*) FROM sessions WHERE file LIKE '%/merged/all.jsonl'").fetchone()
-    (peer_sessions,) = con.execute("SELECT count(*) FROM sessions WHERE file LIKE '%/peers/%'").fetchone()
-    assert merged_sessions == peer_sessions >= 8
-    servers = {r[0] for r in con.execute("SELECT DISTINCT server_name FROM sessions WHERE file LIKE '%/peers/%'")
+    (own_sessions,) = con.execute("SELECT count(*) FROM sessions WHERE file LIKE '%/synthetic/%' AND file NOT LIKE "
+                                  "'%/synthetic/merged%'").fetchone()
+    assert merged_sessions == own_sessions >= 8
+    servers = {r[0] for r in con.execute("SELECT DISTINCT server_name FROM sessions WHERE file LIKE '%/synthetic/%'")
                .fetchall()}
     assert len(servers - {None}) >= 2
     con.close()
 
 
-def test_show_reads_a_real_task_back_from_its_file(corpus) -> None:
+def test_show_reads_a_task_back_from_its_file(corpus) -> None:
     from mcpreel.corpus.show import show_operation
 
     _, db = corpus
     con = connect(db, read_only=True)
-    (op_id, polls) = con.execute("SELECT id, polls FROM operations WHERE kind = 'task' AND file LIKE '%/peers/task.jsonl'"
+    (op_id, polls) = con.execute("SELECT id, polls FROM operations WHERE kind = 'task' AND file LIKE '%/synthetic/task.jsonl'"
                                  ).fetchone()
     con.close()
     doc = show_operation(db, op_id)
@@ -170,7 +166,7 @@ def test_the_fast_lane_writes_what_the_general_path_writes(corpus, tmp_path, mon
     general_db = tmp_path / "general.duckdb"
     monkeypatch.setattr(ix._FileReader, "_plain_ok",
                         lambda self, op, opening, response: self._general(op, op.status()))
-    index_paths([root / "fixtures", root / "peers", root / "merged"], general_db)
+    index_paths([root / "fixtures", root / "synthetic", root / "merged"], general_db)
     cols = "file, session, n, kind, dir, method, target, tool, status, failed, code, message, dropped, marks, " \
            "latency_ms, rounds, polls, task_id, task_status, children, start_ms, end_ms, request_index, " \
            "request_line, response_index, response_line, request_bytes, response_bytes, day"

@@ -6,6 +6,7 @@ odd ids, several client sessions) and on the shared fixtures."""
 from __future__ import annotations
 
 from dataclasses import fields
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -254,3 +255,98 @@ def test_fast_lane_matches_the_general_path_on_the_shared_fixtures() -> None:
         assert_same(list(session))
         walked += 1
     assert walked >= 5
+
+
+# -- the lean walk's own lane (Walker(pairing_only=True)._feed_lean) -----------------------------------
+
+class LeanWithoutLane(Walker):
+    """The lean walk with every record through :meth:`Walker.feed` (its general path and ``_pair_plain``)."""
+
+    def __init__(self) -> None:
+        super().__init__(pairing_only=True)
+        self.feed = partial(Walker.feed, self)  # type: ignore[method-assign]
+
+
+def assert_lean_same(messages: list[Message]) -> int:
+    """The lean walk with and without its lane, compared field for field; how many records took the lane."""
+    ids = {id(m): i for i, m in enumerate(messages)}
+    lean = Walker(pairing_only=True)
+    general_calls = 0
+    place = lean._place
+
+    def counted(msg: Message, http_ids: dict[Any, str]) -> Any:
+        nonlocal general_calls
+        general_calls += 1
+        return place(msg, http_ids)
+
+    lean._place = counted  # type: ignore[method-assign]  # only the general path places through it
+    fast, fast_end, fw = _walk(lean, messages)
+    general, general_end, gw = _walk(LeanWithoutLane(), messages)
+    assert _picture(fast, ids) == _picture(general, ids)
+    assert _picture(fast_end, ids) == _picture(general_end, ids)
+    assert [(s.index, s.era, s.protocol, s.client, s.requests, s.http_session) for s in fw.client_sessions()] == \
+        [(s.index, s.era, s.protocol, s.client, s.requests, s.http_session) for s in gw.client_sessions()]
+    assert fw.splitter.counts == gw.splitter.counts
+    assert {k: sorted(v) for k, v in fw.pending.items() if v} == {k: sorted(v) for k, v in gw.pending.items() if v}
+    return len(messages) - general_calls
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(records(), max_size=30))
+def test_lean_lane_matches_the_lean_general_path_on_arbitrary_sessions(messages: list[Message]) -> None:
+    assert_lean_same(messages)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(plain_pairs(), st.lists(records(), max_size=10))
+def test_lean_lane_matches_the_lean_general_path_on_mostly_plain_sessions(pairs: list[Message],
+                                                                          rest: list[Message]) -> None:
+    assert_lean_same(pairs + rest + pairs)
+
+
+def test_lean_lane_takes_plain_records_reused_ids_and_server_requests() -> None:
+    init = [Message("in", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}, t=0),
+            Message("out", {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-06-18"}}, t=0)]
+    plain = [Message("in", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "a"}}, t=1),
+             Message("in", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "b"}}, t=2),
+             Message("out", {"jsonrpc": "2.0", "id": 7, "method": "roots/list"}, t=3),
+             Message("in", {"jsonrpc": "2.0", "id": 7, "result": {"roots": []}}, t=4),
+             Message("out", {"jsonrpc": "2.0", "id": 1, "result": {"content": []}}, t=5),
+             Message("out", {"jsonrpc": "2.0", "id": 1, "error": {"code": 1, "message": "m"}}, t=6)]
+    assert assert_lean_same(init + plain) == 1 + len(plain)  # the initialize's answer too
+    # the lane pairs a reused pending id first in, first out, as the general path does
+    w = Walker(pairing_only=True)
+    answered = [(s.exchange.index, s.index) for i, m in enumerate(init + plain) for s in w.feed(i, m)
+                if s.kind == "response" and s.exchange is not None]
+    assert answered == [(0, 1), (4, 5), (2, 6), (3, 7)]
+
+
+def test_lean_factories_make_what_the_classes_make() -> None:
+    """:func:`_lean_exchange` and :func:`_lean_step` set every field as the dataclasses' own ``__init__``
+    does (a field added to either class and not to its factory fails here)."""
+    from mcpreel.operations.walk import _lean_exchange, _lean_step
+
+    raw = {"jsonrpc": "2.0", "id": 3, "method": "tools/call"}
+    msg = Message("in", raw, t=5, source=9)
+    made = _lean_exchange(4, 2, "in", "tools/call", 3, raw, 5, 1, 9)
+    want = Exchange(4, 2, "in", "tools/call", 3, raw, 5, 1, None, 9, None)
+    assert {f.name: getattr(made, f.name) for f in fields(Exchange)} == \
+        {f.name: getattr(want, f.name) for f in fields(Exchange)}
+    step = _lean_step("request", 2, msg, raw, made, 1)
+    assert {f.name: getattr(step, f.name) for f in fields(Step)} == \
+        {f.name: getattr(Step("request", 2, msg, raw, made, None, 1), f.name) for f in fields(Step)}
+
+
+@pytest.mark.skipif(not _fixture_sessions(), reason="the shared fixtures are not here")
+def test_lean_lane_matches_the_lean_general_path_on_the_shared_fixtures() -> None:
+    from mcpreel.formats import open_session
+
+    walked = taken = 0
+    for path in _fixture_sessions():
+        try:
+            session, _ = open_session(path)
+        except Exception:  # not a session file (a schema, a README's data): nothing to walk
+            continue
+        taken += assert_lean_same(list(session))
+        walked += 1
+    assert walked >= 5 and taken > 0

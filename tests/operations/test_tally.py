@@ -6,7 +6,9 @@ checked on real recordings): both eras, several client sessions in one file (HTT
 ``initialize``), a merged file, a task, a listen stream, a reused pending id, dropped calls (answered by the
 proxy and not), failures of every kind. Where the verbs have always differed in a detail (a dropped call nobody
 answered: ``unanswered`` in the report's and the corpus's figures, ``dropped`` only in ``inspect``'s tool row),
-the test says so.
+the test says so. The records and messages by kind (:class:`RecordCounts`) and who spoke (:class:`Identity`)
+are checked here too; ``tests/test_one_truth.py`` holds all three verbs to the one tally on every fixture file
+and on these sessions written as reels (:mod:`tests.operations.synthetic`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from mcpreel.corpus.schema import column_names
 from mcpreel.inspection import analyze
 from mcpreel.model import Message, Session, SessionInfo
 from mcpreel.operations.facts import META_RELATED_TASK, META_SUBSCRIPTION_ID, ORIGIN_KEY
-from mcpreel.operations.tally import OK, SessionTally, percentile
+from mcpreel.operations.tally import IDENTITY_PROBES, OK, Identity, RecordCounts, SessionTally, percentile
 from mcpreel.operations.walk import Operation, Walker
 from mcpreel.report.data import collect
 
@@ -253,3 +255,60 @@ def test_the_sketch_and_the_exact_percentiles_agree_while_few_values_are_seen():
     assert sketched.exact_latency and exact.exact_latency
     assert _latency(sketched.latency) == _latency(exact.latency) == {
         "tools/call": (300, percentile(values, 50), percentile(values, 95), values[-1])}
+
+
+def _identity(messages: list[Message]) -> Identity:
+    identity = Identity()
+    w = Walker()
+    for index, msg in enumerate(messages):
+        for st in w.feed(index, msg):
+            if st.kind == "request":
+                identity.request(st.exchange)
+            elif st.kind == "response" and st.exchange is not None:
+                identity.response(st.exchange.method, st.member)
+    return identity
+
+
+def test_who_spoke_is_found_in_either_era_and_shown_alike_by_the_report_and_the_corpus(tmp_path):
+    legacy, modern = _identity(SESSIONS["legacy"]), _identity(SESSIONS["modern"])
+    assert (legacy.client, legacy.server) == ({"name": "cli", "version": "1"}, {"name": "srv", "version": "2"})
+    assert (modern.client, modern.server) == ({"name": "sdk", "version": "9"}, {"name": "new", "version": "1"})
+    data = collect(_session(SESSIONS["modern"]), redact=False)
+    assert (data.client, data.server, data.protocol_version) == ("sdk 9", "new 1", "2026-07-28")
+    reader = _FileReader(_Indexer(tmp_path, "t"), Path("x.jsonl"), "2026-01-01")
+    (row,) = reader.read(_session(SESSIONS["modern"]), "jsonl")["rows"]
+    columns = column_names("sessions")
+    assert [row[columns.index(k)] for k in ("client_name", "client_version", "server_name", "server_version")] == [
+        "sdk", "9", "new", "1"]
+
+
+def test_an_identity_without_a_name_is_passed_over_and_late_ones_are_not_looked_for():
+    nameless = {**LEGACY_INIT, "clientInfo": {"version": "1"}}
+    meta = {"io.modelcontextprotocol/clientInfo": {"name": "late", "version": "2"}}
+    found = _identity([c(req(1, "initialize", nameless)), s(ok(1, {"serverInfo": {"name": ""}, "_meta": {
+        "io.modelcontextprotocol/serverInfo": {"name": "by-meta"}}})), c(req(2, "tools/list", {"_meta": meta}))])
+    assert found.client == meta["io.modelcontextprotocol/clientInfo"] and found.server == {"name": "by-meta"}
+    many = [c(req(i, "tools/list")) for i in range(IDENTITY_PROBES)] + [c(req(99, "tools/list", {"_meta": meta}))]
+    assert _identity(many).client is None  # a client says who it is in its first requests or never
+
+
+def test_records_and_messages_are_counted_by_kind():
+    messages = [c([req(1, "tools/list"), req(2, "ping"), note("notifications/initialized")]),
+                s([ok(1, {"tools": []}), ok(2)]),
+                s(err(7)), s(ok(8), dropped=True),
+                Message("out", None, t=T0, kind="stderr", text="warn"),
+                Message("in", {"jsonrpc": "2.0", "id": 3, "method": "x"}, t=T0, dropped=True)]
+    counts = RecordCounts()
+    w = Walker()
+    for index, msg in enumerate(messages):
+        counts.add(msg, w.feed(index, msg))
+    assert (counts.records, counts.messages, counts.batches, counts.stderr, counts.dropped) == (6, 8, 2, 1, 2)
+    assert (counts.requests, counts.notifications, counts.responses) == (3, 1, 4)
+    assert (counts.client_to_server, counts.server_to_client) == (4, 4)  # messages, a batch's one by one
+    assert (counts.orphans, counts.orphan_errors) == (1, 1)  # the dropped answer never reached the client
+    summary = analyze(_session(messages)).summary
+    data = collect(_session(messages), redact=False)
+    for key in ("records", "messages", "batches", "requests", "notifications", "responses", "client_to_server",
+                "server_to_client", "stderr", "dropped"):
+        assert getattr(summary, key) == data.counts[key] == getattr(counts, key), key
+    assert len(summary.orphans) == data.counts["orphans"] == counts.orphans

@@ -360,10 +360,52 @@ def test_a_merged_file_correlates_each_server_apart(tmp_path):
 
 
 def test_a_merged_file_still_refuses_a_duplicate_within_one_server(tmp_path):
+    """Server a's id 1 is used again once its first call was answered (a reuse while it is pending pairs
+    first in, first out instead: below)."""
     meta = {"v": 1, "type": "meta", "startedAt": "2026-01-01T00:00:00.000Z", "label": "x", "command": []}
-    lines = [meta] + [{"t": f"2026-01-01T00:00:0{i}.000Z", "dir": "in", "raw": call(1), "file": f}
-                      for i, f in ((1, "a.jsonl"), (2, "b.jsonl"), (3, "a.jsonl"))]
+    lines = [meta] + [{"t": f"2026-01-01T00:00:0{i}.000Z", "dir": d, "raw": raw, "file": f}
+                      for i, d, raw, f in ((1, "in", call(1), "a.jsonl"), (2, "in", call(1), "b.jsonl"),
+                                           (3, "out", ok(1), "a.jsonl"), (4, "in", call(1), "a.jsonl"))]
     p = tmp_path / "m.jsonl"
     p.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    with pytest.raises(InputError, match='duplicate tools/call request id "1" at source line 4'):
+    with pytest.raises(InputError, match='duplicate tools/call request id "1" at source line 5'):
         run_import(p)
+
+
+def _reel(path, rows):
+    meta = {"v": 1, "type": "meta", "startedAt": "2026-01-01T00:00:00.000Z", "label": "x", "command": []}
+    lines = [meta] + [{"t": f"2026-01-01T00:00:{i:02d}.000Z", "dir": d, "raw": raw, **marks}
+                      for i, (d, raw, marks) in enumerate(rows)]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+def test_an_id_reused_while_the_first_call_waits_pairs_first_in_first_out(tmp_path):
+    """The one pairing rule (docs/explanation/operations.md, "The reused-id rule"), as ``inspect`` pairs it:
+    the first answer with the id to the first call still waiting, the next to the next."""
+    p = _reel(tmp_path / "r.jsonl", [("in", call(1, "a"), {}), ("in", call(1, "b"), {}),
+                                     ("out", ok(1, {"n": "first"}), {}), ("out", ok(1, {"n": "second"}), {})])
+    events, report, warnings, _ = run_import(p)
+    steps = {e["step_id"]: e["name"] for e in events if e["type"] == "step"}
+    calls = [(steps[e["step_id"]], e["result"]) for e in events if e["type"] == "tool_call"]
+    assert calls == [("a", {"n": "first"}), ("b", {"n": "second"})]
+    assert (report.tool_calls, report.answered, report.orphans, warnings) == (2, 2, 0, [])
+
+
+def test_a_dropped_call_is_in_the_trace_with_its_mark(tmp_path):
+    """A call the proxy dropped never reached the server: it is in the trace as the client asked it, its step
+    marked ``dropped``; only the proxy's own answer answers it (an error), else it is unanswered."""
+    p = _reel(tmp_path / "d.jsonl", [
+        ("in", call(5, "rm"), {"dropped": True}), ("out", {"jsonrpc": "2.0", "id": 5, "error": {"code": -32000, "message": "dropped"}},
+                                                  {"injected": True}),
+        ("in", call(6, "rm"), {"dropped": True}),
+        ("in", call(7, "ls"), {}), ("out", ok(7), {})])
+    events, report, warnings, _ = run_import(p)
+    steps = [e for e in events if e["type"] == "step"]
+    assert [(s["name"], s["meta"]) for s in steps] == [
+        ("rm", {"jsonrpc_id": "5", "dropped": True}), ("rm", {"jsonrpc_id": "6", "dropped": True}), ("ls", {"jsonrpc_id": "7"})]
+    errors = {e["step_id"]: e["error"] for e in events if e["type"] == "tool_call"}
+    assert errors == {"step_000": "mcp_error", "step_001": "timeout/no_response", "step_002": None}
+    assert (report.tool_calls, report.answered, report.unanswered, report.orphans, warnings) == (3, 2, 1, 0, [])
+    simple, *_ = run_import(p, trace_format="simple")
+    assert [e.get("dropped", False) for e in simple if e["type"] == "tool_call"] == [True, True, False]

@@ -24,11 +24,16 @@ def _run(path: str, out_trace: str | None, fmt: str, trace_format: str, episode_
         strict=strict,
     )
     size = output.file_size(path)
+    # the warnings are said once the file has been read whole: a file refused later gets its one error line
+    # alone (as `export otlp` does), not warnings about lines of a trace that was never written
+    warnings: list[str] = []
     with output.byte_progress(size, f"importing {Path(path).name}") as progress:
         report, detection, target = import_session(
             path, out_trace, format=fmt, trace_format=trace_format, options=options,
-            warn=lambda w: output.warning(f"{path}: {w}"), on_progress=progress,
+            warn=warnings.append, on_progress=progress,
         )
+    for w in warnings:
+        output.warning(f"{path}: {w}")
     if not detection.obvious:
         output.info(f"{path}: read as {detection.format}: {detection.reason}")
     for note in report.notes:

@@ -192,18 +192,33 @@ def _matching(node: Any, kind: str, arg: Any) -> list[Any]:
 
 
 def _clean(value: Any) -> Any:
-    """A deep copy without ``_meta`` members, with JSON text content parsed."""
-    if isinstance(value, dict):
-        out = {k: _clean(v) for k, v in value.items() if k != "_meta"}
-        text = out.get("text")
-        if isinstance(text, str) and (out.get("type") == "text" or isinstance(out.get("uri"), str)):
-            parsed = _json_text(text)
-            if parsed is not None:
-                out["text"] = parsed
-        return out
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
+    """A deep copy without ``_meta`` members, with JSON text content parsed. Iterative: a value nested to
+    the readers' limit (1,024 levels) is copied without recursing (issue 40: ``diff`` on such a value)."""
+    if not isinstance(value, (dict, list)):
+        return value
+    root: list[Any] = [None]
+    todo: list[tuple[Any, Any, Any]] = [(value, root, 0)]  # (a container to copy, where its copy goes, key)
+    while todo:
+        source, into, key = todo.pop()
+        out: Any
+        if isinstance(source, dict):
+            out = {}
+            for k, v in source.items():
+                if k == "_meta":
+                    continue
+                out[k] = v
+                if isinstance(v, (dict, list)):
+                    todo.append((v, out, k))
+            text = out.get("text")
+            if isinstance(text, str) and (out.get("type") == "text" or isinstance(out.get("uri"), str)):
+                parsed = _json_text(text)
+                if parsed is not None:
+                    out["text"] = parsed
+        else:
+            out = list(source)
+            todo.extend((v, out, i) for i, v in enumerate(source) if isinstance(v, (dict, list)))
+        into[key] = out
+    return root[0]
 
 
 def _json_text(text: str) -> Any:

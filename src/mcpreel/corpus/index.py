@@ -27,7 +27,9 @@ A pass (:func:`index_paths`):
 
 The counts are those of ``inspect --json``: the same walk, and a session's operations, failures, unanswered
 calls, tool calls and tasks are the one tally (:class:`~mcpreel.operations.tally.SessionTally`, one per
-client session; ``tests/operations/test_tally.py`` checks the three verbs agree). Writers take the index's lock (:class:`~mcpreel.corpus.db.IndexLock`).
+client session; ``tests/operations/test_tally.py`` checks the three verbs agree), its records and messages
+by kind the :class:`~mcpreel.operations.tally.RecordCounts`, its client and server the
+:class:`~mcpreel.operations.tally.Identity` the report takes too. Writers take the index's lock (:class:`~mcpreel.corpus.db.IndexLock`).
 """
 
 from __future__ import annotations
@@ -54,8 +56,8 @@ from mcpreel.corpus.scrub import stored_error, stored_target
 from mcpreel.errors import McpreelError
 from mcpreel.formats._source import line_limit
 from mcpreel.model import Session
-from mcpreel.operations.facts import FAILED, META_SERVER_INFO
-from mcpreel.operations.tally import OK, SessionTally
+from mcpreel.operations.facts import FAILED
+from mcpreel.operations.tally import OK, Identity, RecordCounts, SessionTally
 from mcpreel.operations.walk import REQUEST, TASK, Operation, Walker
 
 __all__ = ["IndexStats", "find_files", "index_paths", "watch"]
@@ -74,9 +76,6 @@ GROUP_ROWS = 150_000
 DUCKDB_MEMORY = "64MB"
 #: an error message or a tool description kept in the index, at most
 TEXT_MAX = 500
-#: requests (answers) of a session looked at for clientInfo (serverInfo in ``_meta``) while none is known
-_IDENTITY_PROBES = 8
-_HELLO = frozenset(("initialize", "server/discover"))
 
 
 @dataclass
@@ -352,12 +351,12 @@ def _read_csv(columns: str) -> str:
 class _SessionAcc:
     """What one client session of the file being read adds up to."""
 
-    __slots__ = ("records", "messages", "requests", "notifications", "responses", "orphans", "tally",
-                 "start", "end", "line", "client", "server", "probes", "answers", "tools")
+    __slots__ = ("counts", "tally", "identity", "start", "end", "line", "tools")
 
     def __init__(self) -> None:
-        self.records = self.messages = self.requests = self.notifications = self.responses = 0
-        self.orphans = 0
+        #: its records and messages by kind, and who spoke in it: counted as ``inspect`` and the report count
+        self.counts = RecordCounts()
+        self.identity = Identity()
         #: its operations, failed, unanswered (a dropped call nobody answered included: its row's status is
         #: ``dropped``), tool calls and tasks: the tally ``inspect`` and the report take too. The latencies
         #: are on each operation's row, so the tally keeps none (:mod:`mcpreel.operations.tally`)
@@ -365,10 +364,6 @@ class _SessionAcc:
         self.start: int | None = None
         self.end: int | None = None
         self.line: int | None = None
-        self.client: tuple[str | None, str | None] | None = None
-        self.server: tuple[str | None, str | None] | None = None
-        self.probes = 0
-        self.answers = 0
         self.tools: set[tuple[str, str]] = set()
 
 
@@ -414,76 +409,36 @@ class _FileReader:
             if acc is None:
                 acc = self._acc(sid)
                 acc.line = msg.source
-            acc.records += 1
+            acc.counts.add(msg, steps)
             t = msg.t
             if t is not None:
                 if acc.start is None:
                     acc.start = t
                 acc.end = t
             if len(steps) == 1 and first.kind == "request":  # the common record: a request, nothing else
-                acc.messages += 1
-                acc.requests += 1
-                if acc.client is None and acc.probes < _IDENTITY_PROBES:
-                    self._client(acc, first.exchange)
+                identity = acc.identity
+                if identity.client is None:
+                    identity.request(first.exchange)
                 continue
             for step in steps:
                 kind = step.kind
                 if kind == "request":
-                    acc.messages += 1
-                    acc.requests += 1
-                    if acc.client is None and acc.probes < _IDENTITY_PROBES:
-                        self._client(acc, step.exchange)
+                    acc.identity.request(step.exchange)
                 elif kind == "response":
-                    acc.messages += 1
-                    acc.responses += 1
                     ex = step.exchange
                     if ex is not None:
-                        method = ex.method
-                        if method == "tools/list":
+                        if ex.method == "tools/list":
                             self._tools(acc, step.session, step.member, msg.source, t)
-                        elif acc.server is None and (method in _HELLO or acc.answers < _IDENTITY_PROBES):
-                            self._server(acc, method, step.member)
-                        acc.answers += 1
+                        acc.identity.response(ex.method, step.member)
                 elif kind == "operation":
                     op = step.operation
                     if op is not None:
                         op_row(op, acc if op.session == sid else None)
-                elif kind == "notification":
-                    acc.messages += 1
-                    acc.notifications += 1
-                elif kind == "orphan":
-                    acc.messages += 1
-                    acc.responses += 1
-                    if not msg.dropped:
-                        acc.orphans += 1
-                elif kind == "other":
-                    acc.messages += 1
         for step in walker.finish():
             if step.kind == "operation" and step.operation is not None:
                 op_row(step.operation)
         clients = walker.client_sessions()
         return self._sessions(session, fmt, clients, records)
-
-    def _client(self, acc: _SessionAcc, ex: Any) -> None:
-        if ex is None or ex.dir != "in":
-            return
-        acc.probes += 1
-        from mcpreel.eras import client_identity
-
-        info, _ = client_identity(ex.request)
-        if info is not None:
-            acc.client = _name_version(info)
-
-    def _server(self, acc: _SessionAcc, method: str, member: Any) -> None:
-        result = member.get("result") if isinstance(member, dict) else None
-        if not isinstance(result, dict):
-            return
-        info = result.get("serverInfo") if method in _HELLO else None
-        if not isinstance(info, dict):
-            meta = result.get("_meta")
-            info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
-        if isinstance(info, dict):
-            acc.server = _name_version(info)
 
     def _tools(self, acc: _SessionAcc, session: int, member: Any, line: int | None, t: int | None) -> None:
         result = member.get("result") if isinstance(member, dict) else None
@@ -619,23 +574,24 @@ class _FileReader:
                 starts.append(start)
             if acc.end is not None:
                 ends.append(acc.end)
-            messages += acc.messages
-            client = acc.client or (None, None)
+            counts = acc.counts
+            messages += counts.messages
+            client = _name_version(acc.identity.client)
             if client == (None, None) and cs.client:
                 name, _, version = cs.client.partition(" ")
                 client = (_text(name), _text(version) or None)
-            server = acc.server or (None, None)
+            server = _name_version(acc.identity.server)
             day = _day(start) or self.day_fallback
             rows.append([
                 self.path, cs.index, _text(info.id), _text(cs.http_session), _text(info.label), fmt,
                 _text(info.transport), cs.era, _text(cs.protocol), client[0], client[1], server[0], server[1],
-                start, acc.end, None, acc.line, acc.records, acc.messages, acc.requests, acc.notifications,
-                acc.responses, acc.orphans, acc.tally.operations, acc.tally.tool_calls, acc.tally.failed,
+                start, acc.end, None, acc.line, counts.records, counts.messages, counts.requests, counts.notifications,
+                counts.responses, counts.orphans, acc.tally.operations, acc.tally.tool_calls, acc.tally.failed,
                 acc.tally.unanswered, acc.tally.tasks,
                 day])
         for row in self.indexer.tools_rows:
             acc_server = self.accs.get(row[1])
-            row[5] = acc_server.server[0] if acc_server is not None and acc_server.server else None
+            row[5] = _name_version(acc_server.identity.server)[0] if acc_server is not None else None
             row[8] = _day(row[7]) or next((r[-1] for r in rows if r[1] == row[1]), self.day_fallback)
         start = info.started if info.started is not None else (min(starts) if starts else None)
         end = info.ended if info.ended is not None else (max(ends) if ends else None)

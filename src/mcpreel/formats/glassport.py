@@ -41,7 +41,9 @@ def looks_like_glassport(obj: Any) -> bool:
         return False
     if obj.get("type") == _HEADER:
         return True
-    return obj.get("dir") in _DIRS and "seq" in obj and "ts" in obj and "frame" in obj and "raw" in obj
+    direction = obj.get("dir")  # a dict or a list there is no direction (and cannot be looked up: unhashable)
+    return isinstance(direction, str) and direction in _DIRS and "seq" in obj and "ts" in obj and "frame" in obj \
+        and "raw" in obj
 
 
 def _frames(source: Source) -> Iterator[Message]:

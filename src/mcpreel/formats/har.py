@@ -26,6 +26,7 @@ from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 from mcpreel._infra import jsonio
 from mcpreel._infra.correlation import correlation_key
 from mcpreel._infra.jsonstream import SortedSpool, marker, write_document
+from mcpreel._infra.nesting import cut_repr
 from mcpreel._infra.sse import encode_event
 from mcpreel._infra.timeutil import iso_from_ms
 from mcpreel._version import __version__
@@ -243,7 +244,11 @@ def _sse_text(msgs: list[Message], transport: list[Message]) -> str:
             raw = (m.ctx or {}).get("data")
             data = raw if isinstance(raw, str) else jsonio.dumps_str(raw)
         sid = sse.get("id")
-        events.append(encode_event(data, event=sse.get("event", "message"), id=str(sid) if sid is not None else None)
+        name = sse.get("event", "message")
+        # a word that is not text is its cut repr: str() of a deep value recurses (issue 40)
+        shown = sid if isinstance(sid, str) else cut_repr(sid)
+        name = name if isinstance(name, str) or name is None else cut_repr(name)
+        events.append(encode_event(data, event=name, id=shown if sid is not None else None)
                       .decode("utf-8", "surrogatepass"))
     return "".join(events)
 
@@ -254,7 +259,7 @@ def _facts(ex: _Exchange) -> dict[str, Any]:
         answers = sum(1 for r in ex.responses for m in r.members() if "method" not in m)
         facts_s: dict[str, Any] = {"direction": "server_to_client", "stream": True, "messages": len(methods) + answers}
         if methods:
-            facts_s["methods"] = sorted({str(m) for m in methods})
+            facts_s["methods"] = sorted({m if isinstance(m, str) else cut_repr(m) for m in methods})  # (issue 40)
         if answers:
             facts_s["responses"] = answers
         events = [t.ctx["sse"].get("event") for t in ex.transport if t.ctx and isinstance(t.ctx.get("sse"), dict)]
@@ -384,7 +389,8 @@ def _entry(ex: _Exchange, *, http: bool, base: str, session_t: int | None, endpo
     }
     if requests:
         text, size = _json_text(_body(requests))
-        request["postData"] = {"mimeType": _content_type(req_ctx) or "application/json", "text": text}
+        request["postData"] = {"mimeType": (_content_type(req_ctx) if req_ctx else None) or "application/json",
+                               "text": text}
         request["bodySize"] = size
     if resp_msgs or sse_events:
         if sse:
@@ -411,7 +417,7 @@ def _entry(ex: _Exchange, *, http: bool, base: str, session_t: int | None, endpo
                 status = 202 if http else 204
             else:
                 status = 0  # never answered
-    recorded_type = _content_type(resp_ctx)
+    recorded_type = _content_type(resp_ctx) if resp_ctx else None  # (a stdio entry's never says one)
     if recorded_type and mime and text:
         mime = recorded_type  # the content type as the server sent it (an unknown one too), never rewritten
     content: dict[str, Any] = {"size": size, "mimeType": mime}

@@ -51,9 +51,17 @@ def _parse_data(data: Any) -> Any:
 
 
 def _looks_jsonrpc(value: Any) -> bool:
-    if isinstance(value, dict):
-        return any(k in value for k in ("jsonrpc", "method", "result", "error"))
-    return isinstance(value, list) and any(_looks_jsonrpc(v) for v in value)
+    """A JSON-RPC message, or a list (of lists) holding one. Iterative: lists nested to the readers' limit
+    do not recurse (issue 40)."""
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            if any(k in item for k in ("jsonrpc", "method", "result", "error")):
+                return True
+        elif isinstance(item, list):
+            todo.extend(item)
+    return False
 
 
 def read(source: Source, *, label: str | None = None) -> Session:

@@ -76,7 +76,14 @@ def _probe(ev: dict[str, Any]) -> dict[str, Any]:
 
 
 def _client_pid(source: Source) -> Any:
-    """The pid of the client process over stdio, from the first event that shows it (None if none)."""
+    """The pid of the client process over stdio, from the first event that shows it (None if none; a pid
+    that is not a number or a text is none: comparing a value nested 1,000 levels deep with each event's
+    recursed past the interpreter's limit, issue 40)."""
+    pid = _first_pid(source)
+    return pid if isinstance(pid, (int, float, str)) else None
+
+
+def _first_pid(source: Source) -> Any:
     for _line, obj in iter_json_lines(source):
         if type(obj) is not dict:
             continue
@@ -127,7 +134,8 @@ def read(source: Source) -> Session:
     if first is None:
         raise source.fail("empty file: no MCPSpy events in it")
     info = SessionInfo(source_format=NAME, path=source.name, label="mcpspy", producer={"name": "mcpspy"})
-    info.transport = _TRANSPORTS.get(str(first.get("transport_type")))
+    kind = first.get("transport_type")  # a text names one; anything else (a deep value: no str()) none
+    info.transport = _TRANSPORTS.get(kind) if isinstance(kind, str) else None
     info.started = iso_time(source, first.get("timestamp"), "line 1: timestamp", 1)
     client = _client_pid(source) if info.transport == "stdio" else None
     if info.transport == "stdio" and client is None:

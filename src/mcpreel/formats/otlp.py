@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpreel._infra import jsonio
+from mcpreel._infra.nesting import cut_repr
 from mcpreel.formats._source import Source, iter_json_lines
 from mcpreel.model import Message, Session, SessionInfo
 from mcpreel.operations.facts import META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO
@@ -138,11 +139,17 @@ def _span(source: Source, raw: Any, resource: dict[str, Any], where: str) -> _Sp
         if isinstance(event, dict) and isinstance(event.get("name"), str):
             events.append((_ns(event.get("timeUnixNano")) or start, event["name"], _attributes(event.get("attributes"))))
     flags = raw.get("flags")
-    return _Span(str(raw.get("traceId", "")), str(raw.get("spanId", "")), str(raw.get("parentSpanId") or ""),
-                 str(raw.get("name", "")), kind, start, end if end is not None else start,
+    return _Span(_word(raw.get("traceId", "")), _word(raw.get("spanId", "")), _word(raw.get("parentSpanId") or ""),
+                 _word(raw.get("name", "")), kind, start, end if end is not None else start,
                  _attributes(raw.get("attributes")), events, status.get("code") in _ERROR,
                  message if isinstance(message, str) else "", resource,
                  (flags & 0xFF) if type(flags) is int and flags else 1, state if isinstance(state, str) else "")
+
+
+def _word(value: Any) -> str:
+    """A span's id or name as text: ``str`` of a scalar, the cut repr of anything else (``str`` of a value
+    nested to the readers' limit recurses past the interpreter's, issue 40)."""
+    return value if isinstance(value, str) else cut_repr(value)
 
 
 def _requests(source: Source) -> list[tuple[Any, int]]:

@@ -35,6 +35,7 @@ from typing import Any, BinaryIO
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.jsonstream import encode_run
+from mcpreel._infra.nesting import cut_repr
 from mcpreel._infra.timeutil import iso_second, ms_from_any, ms_from_iso
 from mcpreel.formats import _jsondoc
 from mcpreel.formats._identity import SESSION_NS, fallback_label, session_document_id
@@ -81,15 +82,15 @@ def _command(value: Any) -> list[str]:
             return shlex.split(value)
         except ValueError:
             return [value]  # unbalanced quotes: keep the string whole
-    if isinstance(value, list):
-        return [str(v) for v in value]
+    if isinstance(value, list):  # a word that is not text: its cut repr (str() of a deep value recurses)
+        return [v if isinstance(v, str) else cut_repr(v) for v in value]
     return []
 
 
 def _info(doc: dict[str, Any], source: Source) -> SessionInfo:
     info = SessionInfo(source_format=NAME, path=source.name)
     sid = doc.get("id")
-    info.id = sid if isinstance(sid, str) else (str(sid) if sid is not None else None)
+    info.id = sid if isinstance(sid, str) else (cut_repr(sid) if sid is not None else None)
     stash: dict[str, Any] = {}
     for key, attr in (("started_at", "started"), ("ended_at", "ended")):
         value = doc.get(key)

@@ -44,6 +44,7 @@ from typing import Any, BinaryIO, cast
 
 from mcpreel._infra import jsonio
 from mcpreel._infra.fileio import open_private_append, open_regular
+from mcpreel._infra.nesting import cut_repr
 from mcpreel._infra.timeutil import iso_from_ms, ms_from_iso, now_ms
 from mcpreel._version import __version__
 from mcpreel.errors import FormatError, InputError
@@ -132,7 +133,8 @@ def _info_from_meta(meta: dict[str, Any], source: Source) -> SessionInfo:
     info.label = session_text(label)
     cmd = meta.get("command")
     if isinstance(cmd, list):
-        info.command = [encodable(str(c)) for c in cmd]
+        # a word that is not text is shown as its cut repr (str() of a value nested to the readers' limit recurses)
+        info.command = [encodable(c if isinstance(c, str) else cut_repr(c)) for c in cmd]
     elif isinstance(cmd, str):
         info.command = [encodable(cmd)]
     info.producer = meta.get("producer") if isinstance(meta.get("producer"), dict) else None
@@ -146,7 +148,9 @@ def _info_from_meta(meta: dict[str, Any], source: Source) -> SessionInfo:
     if isinstance(tctx, dict) and isinstance(tctx.get("headers"), dict):
         info.headers = tctx["headers"]
     if meta.get("kind") not in (None, "mcp"):
-        info.notes.append(f"kind {meta.get('kind')!r}: this file holds no MCP messages (its lines are not MCP traffic)")
+        kind = meta.get("kind")
+        shown = repr(kind) if isinstance(kind, str) else cut_repr(kind)  # a deep value: cut, not a RecursionError
+        info.notes.append(f"kind {shown}: this file holds no MCP messages (its lines are not MCP traffic)")
     if info.url is None and info.transport is None and info.command[:1] == ["fitness-report"] and len(info.command) > 1:
         # the fitness-report harness records HTTP servers on the client side and names the URL in argv
         info.url = session_url(source, info.command[-1], "the fitness-report URL (the command's last word)")
@@ -344,6 +348,8 @@ def _wire(source: Source, torn: int | None = None) -> Iterator[WireBlock]:
         else:
             rec = _record(obj, lineno, source)
             if rec is None or rec.kind != Kind.MESSAGE or rec.dropped:
+                if rec is not None and rec.dropped and rec.kind == Kind.MESSAGE:
+                    blocks.dropped += 1  # said, not carried: the importer reads a dropped call's record itself
                 continue
             blocks.add_record(rec)
         if len(raws) >= WireBlocks.SIZE:
@@ -516,14 +522,7 @@ def record_line(msg: Message, t: int, seq: int | None) -> dict[str, Any]:
         data = msg.raw if isinstance(msg.raw, bytes | bytearray) else (msg.text or "").encode("utf-8")
         key, value = bytes_members(bytes(data))
         line[key] = value
-        if seq is not None:
-            line["seq"] = seq
-        if msg.extra:
-            for k, v in msg.extra.items():
-                if k not in line:
-                    line[k] = v
-        return line
-    if msg.kind == Kind.STDERR:
+    elif msg.kind == Kind.STDERR:
         line["type"] = "stderr"
         line["text"] = msg.text or ""
     elif msg.kind == Kind.INVALID:

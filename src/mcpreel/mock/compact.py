@@ -45,7 +45,7 @@ from mcpreel.operations.cassette import ClientItem, Turn
 from mcpreel.operations.facts import progress_token, subject
 from mcpreel.operations.walk import Walker
 
-__all__ = ["CompactCassette", "CompactIndex", "load_compact"]
+__all__ = ["CompactIndex", "CompactPlayback", "load_compact"]
 
 _POS_BITS = 23
 _POS_MASK = (1 << _POS_BITS) - 1
@@ -55,7 +55,7 @@ _SUBJECTS_KEPT = 13  # the miss message lists 12 and says when there are more
 _CHUNK = 65536  # keys sorted per run of this many requests (bounds the sort's temporary memory)
 _FORMATS = ("reel", "jsonrpc")
 _EVERY = 32  # lines between two kept line offsets
-_FAR = 1  # an answer stored in CompactCassette.responses_far (0 lines after and member 1 cannot happen)
+_FAR = 1  # an answer stored in CompactPlayback.responses_far (0 lines after and member 1 cannot happen)
 _MAX_LINE = 0xFFFFFFFF
 _NEAR = 1 << 24  # an answer at most this many lines after its request is kept in the 4-byte array
 
@@ -70,8 +70,9 @@ def _ref(line: int, member: int) -> int:
     return (line << _MEMBER_BITS) | member
 
 
-class CompactCassette:
-    """The client side of one recorded session, on disk behind an index (see the module docstring)."""
+class CompactPlayback:
+    """The client side of one recorded session, on disk behind an index (see the module docstring): the
+    :class:`~mcpreel.operations.cassette.Playback` of a recording too long to hold."""
 
     def __init__(self, path: str | Path, fmt: str, mode: str):
         self.path = Path(path)
@@ -159,7 +160,7 @@ class CompactCassette:
 class _Rows(Sequence[Turn]):
     """Exchanges at some positions, read from disk when asked for."""
 
-    def __init__(self, cassette: CompactCassette, positions: Sequence[int]):
+    def __init__(self, cassette: CompactPlayback, positions: Sequence[int]):
         self.cassette = cassette
         self.positions = positions
 
@@ -187,7 +188,7 @@ class _Bucket(Sequence[Turn]):
     filtered once, reading each of its requests.
     """
 
-    def __init__(self, cassette: CompactCassette, key: tuple[str, bytes], positions: Sequence[int]):
+    def __init__(self, cassette: CompactPlayback, key: tuple[str, bytes], positions: Sequence[int]):
         self.cassette, self.key = cassette, key
         self.positions: Sequence[int] = positions
 
@@ -236,7 +237,7 @@ class _Positions(Sequence[int]):
 class _Keyed(Mapping[str, list[tuple[tuple[str, bytes], Turn]]]):
     """Per method, the recorded requests with keyed redaction markers, read back when asked for."""
 
-    def __init__(self, cassette: CompactCassette):
+    def __init__(self, cassette: CompactPlayback):
         self.cassette = cassette
 
     def __getitem__(self, method: str) -> list[tuple[tuple[str, bytes], Turn]]:
@@ -253,9 +254,9 @@ class _Keyed(Mapping[str, list[tuple[tuple[str, bytes], Turn]]]):
 
 
 class CompactIndex(KeyedLookup):
-    """A :class:`~mcpreel.mock.matcher.RecordingIndex` over a :class:`CompactCassette` (same questions)."""
+    """A :class:`~mcpreel.mock.matcher.RecordingIndex` over a :class:`CompactPlayback` (same questions)."""
 
-    def __init__(self, cassette: CompactCassette):
+    def __init__(self, cassette: CompactPlayback):
         self.cassette = cassette
         self.mode = cassette.mode
         self.exchanges: Sequence[Turn] = _Rows(cassette, range(len(cassette)))
@@ -331,7 +332,7 @@ class _Waiting:
 _LIVE_OPERATIONS = frozenset({"subscriptions/listen", "tasks/get", "tasks/result", "tasks/cancel", "tasks/update"})
 
 
-def load_compact(path: str | Path, session: Session, mode: str) -> CompactCassette | None:
+def load_compact(path: str | Path, session: Session, mode: str) -> CompactPlayback | None:
     """The recording in ``path`` (already opened as ``session``) behind a compact index, or None when it
     is not one that is compacted (see the module docstring) and must be served from memory."""
     fmt = session.info.source_format
@@ -339,7 +340,7 @@ def load_compact(path: str | Path, session: Session, mode: str) -> CompactCasset
         return None
     from mcpreel.operations.sessions import _direct_http_session
 
-    cas = CompactCassette(path, fmt, mode)
+    cas = CompactPlayback(path, fmt, mode)
     keyed = mode != "sequential"
     chunk = array("q")
     # the requests still waiting, by the walk's number of their exchange (the one reading pairs each
@@ -369,7 +370,7 @@ def load_compact(path: str | Path, session: Session, mode: str) -> CompactCasset
             payload = step.member
             if payload is None or step.kind == "record":
                 continue
-            k = _member_of(members, payload)
+            k = 0 if len(members) == 1 else _member_of(members, payload)  # (a lone object: no call)
             ref = _ref(line, k)
             is_request = "method" in payload and "id" in payload
             is_note = "method" in payload and "id" not in payload

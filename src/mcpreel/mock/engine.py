@@ -50,11 +50,11 @@ from mcpreel.eras import (
     to_modern_result,
 )
 from mcpreel.errors import UsageError
-from mcpreel.mock.compact import CompactCassette, CompactIndex
+from mcpreel.mock.compact import CompactIndex, CompactPlayback
 from mcpreel.mock.digests import DigestGuard
 from mcpreel.mock.live_operations import ServedStreams, ServedTasks
 from mcpreel.mock.matcher import INVALID_PARAMS, Matcher, Miss, RecordingIndex
-from mcpreel.operations.cassette import Cassette, ClientItem, Turn
+from mcpreel.operations.cassette import ClientItem, Playback, Turn
 from mcpreel.operations.facts import LISTEN, progress_token
 
 __all__ = ["CLOSE", "ON_MISS", "Close", "ConnectionFactory", "Emit", "Mock", "MockConnection", "MockOptions",
@@ -137,7 +137,7 @@ HOUSEKEEPING = frozenset({"ping", "logging/setLevel"})
 
 
 @dataclass
-class RecordedSession:
+class RecordedClientSession:
     """One client session of the recording, for serving a client from the session that matches it."""
 
     index: RecordingIndex | CompactIndex
@@ -157,15 +157,15 @@ class Mock:
     client and era match its handshake, falling back to the whole recording.
     """
 
-    def __init__(self, cassette: Cassette | CompactCassette, options: MockOptions | None = None, *,
+    def __init__(self, cassette: Playback | CompactPlayback, options: MockOptions | None = None, *,
                  on_event: Callable[[str], None] | None = None, forwarder: Forwarding | None = None,
-                 sessions: list[tuple[Cassette, str, str | None]] | None = None):
+                 sessions: list[tuple[Playback, str, str | None]] | None = None):
         self.cassette = cassette
         self.options = options or MockOptions()
         if self.options.on_miss not in ON_MISS:
             raise UsageError(f"unknown on-miss policy {self.options.on_miss!r} (known: {', '.join(ON_MISS)})")
         self.index: RecordingIndex | CompactIndex
-        if isinstance(cassette, CompactCassette):  # a long recording kept on disk (mcpreel.mock.compact)
+        if isinstance(cassette, CompactPlayback):  # a long recording kept on disk (mcpreel.mock.compact)
             if cassette.mode != self.options.match:
                 raise UsageError(f"the compact index was built for --match {cassette.mode}, not {self.options.match}")
             self.index = cassette.index()
@@ -189,10 +189,10 @@ class Mock:
             if item.exchange is None:
                 notes.setdefault(item.method, []).append(item)
         self._notifications = notes
-        self.sessions = [RecordedSession(RecordingIndex(cas.exchanges, self.options.match), era, client)
+        self.sessions = [RecordedClientSession(RecordingIndex(cas.exchanges, self.options.match), era, client)
                          for cas, era, client in (sessions or []) if len(sessions or []) > 1]
         #: the client turns of the recording and of each of its sessions (tasks and listen streams look in them)
-        self.recorded_turns: list[list[Turn]] = [] if isinstance(cassette, CompactCassette) else [cassette.exchanges]
+        self.recorded_turns: list[list[Turn]] = [] if isinstance(cassette, CompactPlayback) else [cassette.exchanges]
         self.recorded_turns += [s.index.exchanges for s in self.sessions if isinstance(s.index, RecordingIndex)]
         #: every 2026-era request of a many-session recording, whatever session it came in: a stateless
         #: request belongs to no session, so it is answered from all of them (in recorded order)
@@ -208,9 +208,9 @@ class Mock:
         #: the recording's advertised definition digests and its server's DigestChanged refusal (the drafts)
         self.digests = DigestGuard(turn for turns in self.recorded_turns for turn in turns)
         #: the lists the recording retrieved over HTTP GET (served by the HTTP front end: mock.server)
-        self.http_lists = [] if isinstance(cassette, CompactCassette) else list(cassette.http_lists)
+        self.http_lists = [] if isinstance(cassette, CompactPlayback) else list(cassette.http_lists)
 
-    def session_for(self, handshake: dict[str, Any], era: str) -> RecordedSession | None:
+    def session_for(self, handshake: dict[str, Any], era: str) -> RecordedClientSession | None:
         """The recorded session that best matches a client's opening request (None: one session only)."""
         if not self.sessions:
             return None
@@ -219,7 +219,7 @@ class Mock:
         version = info.get("version") if info else None
         client = f"{name} {version}" if name and version else name
 
-        def score(s: RecordedSession) -> tuple[int, int]:
+        def score(s: RecordedClientSession) -> tuple[int, int]:
             return (int(s.era == era), int(client is not None and s.client == client))
 
         return max(self.sessions, key=score)  # max keeps the first of equals: recorded order
@@ -307,7 +307,7 @@ class Mock:
 
     def add_exchange(self, ex: Turn) -> None:
         """A forwarded answer joins the recording: later identical requests are answered from it."""
-        assert isinstance(self.cassette, Cassette) and isinstance(self.index, RecordingIndex)  # forward: in memory
+        assert isinstance(self.cassette, Playback) and isinstance(self.index, RecordingIndex)  # forward: in memory
         ex.position = len(self.cassette.exchanges)
         self.cassette.exchanges.append(ex)
         self.cassette.items.append(ClientItem(ex.request, ex))
@@ -318,12 +318,12 @@ class Mock:
     @property
     def compact(self) -> bool:
         """True when the recording is served from disk through a compact index (mcpreel.mock.compact)."""
-        return isinstance(self.cassette, CompactCassette)
+        return isinstance(self.cassette, CompactPlayback)
 
     @property
     def recorded_requests(self) -> int:
         """How many client requests the recording holds."""
-        return len(self.cassette) if isinstance(self.cassette, CompactCassette) else len(self.cassette.exchanges)
+        return len(self.cassette) if isinstance(self.cassette, CompactPlayback) else len(self.cassette.exchanges)
 
     @property
     def failed(self) -> bool:

@@ -1,4 +1,5 @@
-"""A session as replay and the mock play it: the client's turns in order, each with what came back.
+"""A session as replay and the mock play it (a :class:`Playback`): the client's turns in order, each with what
+came back.
 
 Both directions of replay read a session through :class:`~mcpreel.operations.walk.Walker` (the one
 reading) and keep what playing needs: every client message in recorded order (:class:`ClientItem`), each
@@ -26,7 +27,7 @@ from mcpreel.operations.facts import subject
 from mcpreel.operations.http_lists import ListGet, ListGets
 from mcpreel.operations.walk import Exchange, Operation, Walker
 
-__all__ = ["Builder", "Cassette", "ClientItem", "Turn", "build"]
+__all__ = ["Builder", "ClientItem", "Playback", "Turn", "build"]
 
 
 @dataclass(eq=False)
@@ -100,8 +101,9 @@ class ClientItem:
 
 
 @dataclass
-class Cassette:
-    """The turns of one session."""
+class Playback:
+    """The turns of one session, ready to play (what replay sends and the mock answers with); kept on disk
+    behind an index instead for a long recording (:class:`~mcpreel.mock.compact.CompactPlayback`)."""
 
     items: list[ClientItem] = field(default_factory=list)  # the client side, in recorded order
     exchanges: list[Turn] = field(default_factory=list)  # client requests, in recorded order
@@ -129,8 +131,8 @@ class Cassette:
 _SOURCE_UNITS = {"reel": "line", "jsonrpc": "line", "qai": "message"}
 
 
-def build(session: Session, *, original: bool = False) -> Cassette:
-    """Pair a session's messages into a :class:`Cassette` (one pass, recorded order)."""
+def build(session: Session, *, original: bool = False) -> Playback:
+    """Pair a session's messages into a :class:`Playback` (one pass, recorded order)."""
     builder = Builder(session.info.source_format, original=original)
     for rec in session:
         builder.feed(rec)
@@ -145,7 +147,7 @@ class Builder:
 
     def __init__(self, source_format: str | None, *, original: bool = False, keep: bool = True,
                  http_ids: dict[Any, str] | None = None) -> None:
-        self.cas = Cassette()
+        self.cas = Playback()
         self.keep = keep
         self.unit = _SOURCE_UNITS.get(source_format or "reel", "entry")
         self.original = original

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -39,7 +38,7 @@ from mcpreel.model import SCOPE_KEY, Kind, Message, Session, SessionInfo
 _STARTS = ("initialize", "server/discover")
 _MESSAGE = Kind.MESSAGE
 
-__all__ = ["ClientSession", "Describer", "SessionTally", "describe_session", "split_sessions", "split_sessions_streaming"]
+__all__ = ["ClientSession", "Describer", "describe_session", "split_sessions", "split_sessions_streaming"]
 
 
 @dataclass
@@ -91,6 +90,12 @@ class _Splitter:
         self.by_http: dict[tuple[Any, str], ClientSession] = {}
         self.exchange_http: dict[Any, str] = {}  # HTTP exchange -> its session id, once seen
         self.pending_discover: dict[Any, ClientSession | None] = {}  # group -> a session holding only a discover
+        #: the fast lane's session: where a plain record of a file with no sources and no HTTP goes without
+        #: the general questions (the session open there, unless a ``server/discover`` in it still waits for
+        #: its fallback ``initialize``; None when there is none, or the records are kept). The one predicate
+        #: of :meth:`place`'s fast lane and of the lean walk's (``Walker(pairing_only=True)``); only the
+        #: general path changes what it depends on, and it sets it again at its end.
+        self.lane: ClientSession | None = None
 
     def new(self, group: Any, source_file: str | None) -> ClientSession:
         s = ClientSession(len(self.sessions) + 1, source_file=source_file)
@@ -101,16 +106,15 @@ class _Splitter:
     def place(self, rec: Message, http_ids: dict[Any, str]) -> ClientSession:
         """Put ``rec`` in its session (opening one if it starts a conversation); return that session."""
         extra = rec.extra
-        if not extra and rec.ctx is None and not self.keep:
+        if not extra and rec.ctx is None:
             # the fast lane: a lone JSON-RPC object of a file with no sources and no HTTP, in the session
-            # already open, that starts none (what nearly every record of a big file is); it ends where the
-            # general path would, with the same counts
-            open_now = self.current.get(None)
+            # already open (:attr:`lane`), that starts none (what nearly every record of a big file is); it
+            # ends where the general path would, with the same counts
+            open_now = self.lane
             raw = rec.raw
             if open_now is not None and type(raw) is dict and rec.kind == _MESSAGE:
-                pending = self.pending_discover
                 request = rec.dir == "in" and "method" in raw and "id" in raw
-                if not (request and raw["method"] in _STARTS) and (not pending or pending.get(None) is not open_now):
+                if not (request and raw["method"] in _STARTS):
                     index = open_now.index
                     settled = self.describers[index]
                     if not settled.done:
@@ -170,6 +174,9 @@ class _Splitter:
             self.counts[index] = self.counts.get(index, 0) + 1
         if requests:
             target.requests += requests
+        if not self.keep:
+            open_now = self.current.get(None)
+            self.lane = None if open_now is None or self.pending_discover.get(None) is open_now else open_now
         return target
 
 
@@ -325,53 +332,6 @@ def _describe(session: ClientSession) -> None:
     for rec in session.records:
         describer.feed(rec)
     describer.finish()
-
-
-class SessionTally:
-    """:func:`split_sessions` without keeping the records: fed record by record (alongside another
-    pass, as ``inspect`` does), it describes each client session in flat memory.
-
-    The HTTP exchange -> session id map needs the whole file (an ``initialize``'s answer names the id
-    its request could not), so a record that could use it (a ``ctx`` with an ``exchange`` or ``stream``)
-    marks the tally, and :meth:`finish` then splits again in two more passes over the session.
-    """
-
-    def __init__(self, transport: str | None) -> None:
-        self.splitter = _Splitter(keep=False)
-        self.stdio = transport == "stdio"
-        self.needs_exchanges = False
-        self._no_ids: dict[Any, str] = {}  # the first pass learns each exchange's session id as it goes
-
-    def place(self, rec: Message) -> None:
-        """Place one record in its client session (HTTP exchanges are grouped by session id when the file says them)."""
-        if not self.stdio and not self.needs_exchanges:
-            ctx = rec.ctx
-            if isinstance(ctx, dict) and (isinstance(ctx.get("exchange"), (int, str))
-                                          or isinstance(ctx.get("stream"), (int, str))):
-                self.needs_exchanges = True
-        self.splitter.place(rec, self._no_ids)
-
-    def placer(self) -> Callable[[Message], object]:
-        """:meth:`place` as a function to call per record; for a stdio session (no HTTP exchange to
-        look out for) the splitter's own, one Python call less for each record of a big file."""
-        if self.stdio:
-            return partial(self.splitter.place, http_ids=self._no_ids)
-        return self.place
-
-    def finish(self, session: Session) -> list[ClientSession]:
-        """The client sessions found, each described (the ones with no records left out)."""
-        splitter = self.splitter
-        if self.needs_exchanges:
-            http_ids = _exchange_sessions(session)
-            splitter = _Splitter(keep=False)
-            for rec in session:
-                splitter.place(rec, http_ids)
-        sessions = [s for s in splitter.sessions if splitter.counts.get(s.index)]
-        for i, s in enumerate(sessions, 1):
-            d = splitter.describers[s.index]
-            s.index = i
-            d.finish()
-        return sessions or [ClientSession(1)]
 
 
 def _client_name(info: dict[str, Any]) -> str | None:

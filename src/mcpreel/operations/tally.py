@@ -19,6 +19,16 @@ changing what a user sees:
   the per-tool figure;
 - ``latencies``: the corpus stores each operation's latency on its own row and no percentile, so its
   tallies (one per client session) keep none.
+
+Beside the operations, two more figures were found three times and are found here once:
+
+- :class:`RecordCounts`: the records by kind and the JSON-RPC messages by what they are (requests,
+  notifications, responses, orphans), counted from the walk's steps of each record (``inspect``'s summary,
+  the report's counts, a corpus session's row);
+- :class:`Identity`: who spoke: the client's ``clientInfo`` and the server's ``serverInfo`` as (name,
+  version), from either era's handshake or ``_meta`` (the report's header, a corpus session's row). The
+  era and protocol of each client session are the splitter's (:class:`~mcpreel.operations.sessions.ClientSession`),
+  which all three read.
 """
 
 from __future__ import annotations
@@ -28,10 +38,12 @@ from array import array
 from dataclasses import dataclass
 from typing import Any
 
-from mcpreel.operations.walk import REQUEST, TASK, Operation
+from mcpreel.model import Kind, Message
+from mcpreel.operations.facts import META_CLIENT_INFO, META_SERVER_INFO
+from mcpreel.operations.walk import REQUEST, TASK, Exchange, Operation, Step
 
-__all__ = ["EXACT_LATENCIES", "LatencySketch", "LatencyStats", "OK", "SKETCH_ERROR",
-           "SessionTally", "ToolStats", "percentile"]
+__all__ = ["EXACT_LATENCIES", "IDENTITY_PROBES", "Identity", "LatencySketch", "LatencyStats", "OK", "SKETCH_ERROR",
+           "RecordCounts", "SessionTally", "ToolStats", "percentile"]
 
 
 @dataclass(slots=True)
@@ -283,3 +295,153 @@ class SessionTally:
             return LatencyStats(len(ordered), percentile(ordered, 50), percentile(ordered, 95), ordered[-1])
         return LatencyStats(values.n, values.percentile(50), values.percentile(95), values.max)
 
+
+
+_MESSAGE = Kind.MESSAGE
+_STDERR = Kind.STDERR
+_INVALID = Kind.INVALID
+_TRANSPORT = Kind.TRANSPORT
+_EVENT = Kind.EVENT
+_BYTES = Kind.BYTES
+
+
+class RecordCounts:
+    """The records of a session (or of one client session) by kind, and its JSON-RPC messages by what the
+    walk read them as: fed each record with its steps (:meth:`add`), once.
+
+    ``messages`` counts the JSON-RPC objects (a batch's members one by one), ``client_to_server`` and
+    ``server_to_client`` the same messages by direction; ``requests``, ``notifications`` and ``responses``
+    (answers, orphans included) the messages by what they are; ``orphans`` the answers no request waits
+    for that reached their peer (a dropped one never did), ``orphan_errors`` the JSON-RPC error answers among
+    all of them (dropped or not: an error was said). A record's other kinds (``stderr``, ``invalid``,
+    ``transport``, ``events``, ``byte_chunks`` with their ``raw_bytes``) are counted as records; ``batches``,
+    ``modified`` and ``dropped`` count message records.
+    """
+
+    __slots__ = ("records", "messages", "client_to_server", "server_to_client", "requests", "notifications",
+                 "responses", "orphans", "orphan_errors", "batches", "stderr", "invalid", "transport", "events",
+                 "byte_chunks", "raw_bytes", "modified", "dropped")
+
+    def __init__(self) -> None:
+        self.records = self.messages = self.client_to_server = self.server_to_client = 0
+        self.requests = self.notifications = self.responses = self.orphans = self.orphan_errors = 0
+        self.batches = self.stderr = self.invalid = self.transport = self.events = 0
+        self.byte_chunks = self.raw_bytes = self.modified = self.dropped = 0
+
+    def add(self, msg: Message, steps: list[Step]) -> None:
+        """Count one record and its steps (what :meth:`Walker.feed <mcpreel.operations.walk.Walker.feed>`
+        returned for it)."""
+        self.records += 1
+        kind = msg.kind
+        if kind == _MESSAGE:
+            self._message(msg, steps)
+        elif kind == _TRANSPORT:
+            self.transport += 1
+        elif kind == _STDERR:
+            self.stderr += 1
+        elif kind == _INVALID:
+            self.invalid += 1
+        elif kind == _EVENT:
+            self.events += 1
+        elif kind == _BYTES:
+            self.byte_chunks += 1
+            self.raw_bytes += len(msg.raw) if isinstance(msg.raw, bytes) else 0
+        else:  # another kind: read as a message (the model's kinds are all named above)
+            self._message(msg, steps)
+
+    def _message(self, msg: Message, steps: list[Step]) -> None:
+        if type(msg.raw) is list:
+            self.batches += 1
+        if msg.modified:
+            self.modified += 1
+        dropped = msg.dropped
+        if dropped:
+            self.dropped += 1
+        messages = 0
+        for step in steps:  # a lone message's step, then the operations it completed (if any)
+            kind = step.kind
+            if kind == "request":
+                self.requests += 1
+            elif kind == "response":
+                self.responses += 1
+            elif kind == "notification":
+                self.notifications += 1
+            elif kind == "orphan":
+                self.responses += 1
+                if not dropped:
+                    self.orphans += 1
+                member = step.member
+                if member is not None and member.get("error") is not None:
+                    self.orphan_errors += 1
+            elif kind != "other":
+                continue  # a record, or an operation it completed: not a message
+            messages += 1
+        self.messages += messages
+        if msg.dir == "out":
+            self.server_to_client += messages
+        else:
+            self.client_to_server += messages
+
+
+#: the client requests (server answers) of a session looked at for a ``clientInfo`` (``serverInfo`` in
+#: ``_meta``) while none was found: a client says who it is in its first requests or never
+IDENTITY_PROBES = 8
+_HELLO = frozenset(("initialize", "server/discover"))
+
+
+class Identity:
+    """Who spoke in a session (or one client session): the ``clientInfo`` and ``serverInfo`` objects it
+    carried, each the first found with a name.
+
+    The client's: an ``initialize``'s ``clientInfo``, or a 2026-07-28 request's
+    ``_meta["io.modelcontextprotocol/clientInfo"]``, among the first :data:`IDENTITY_PROBES` client
+    requests. The server's: the ``serverInfo`` of an ``initialize`` or ``server/discover`` answer (any of
+    them), or an answer's ``_meta["io.modelcontextprotocol/serverInfo"]`` among the first
+    :data:`IDENTITY_PROBES` answers. A verb shows them as it words them (the report ``name version``, the
+    corpus a name and a version column).
+    """
+
+    __slots__ = ("client", "server", "probes", "answers")
+
+    def __init__(self) -> None:
+        self.client: dict[str, Any] | None = None
+        self.server: dict[str, Any] | None = None
+        self.probes = 0
+        self.answers = 0
+
+    def request(self, ex: Exchange | None) -> None:
+        """Look at a request for the client's ``clientInfo`` (cheap to call once it is known)."""
+        if self.client is not None or ex is None or ex.dir != "in" or self.probes >= IDENTITY_PROBES:
+            return
+        self.probes += 1
+        if ex.method == "initialize":
+            params = ex.params
+            info = params.get("clientInfo") if isinstance(params, dict) else None
+        else:
+            info = ex.meta.get(META_CLIENT_INFO)
+        if _named(info):
+            self.client = info
+
+    def response(self, method: str, member: dict[str, Any] | None) -> None:
+        """Look at the answer to a ``method`` request for the server's ``serverInfo``."""
+        if self.server is not None:
+            return
+        answers = self.answers
+        self.answers = answers + 1
+        hello = method in _HELLO
+        if not hello and answers >= IDENTITY_PROBES:
+            return
+        result = member.get("result") if isinstance(member, dict) else None
+        if not isinstance(result, dict):
+            return
+        info = result.get("serverInfo") if hello else None
+        if not _named(info):
+            meta = result.get("_meta")
+            info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
+        if _named(info):
+            self.server = info
+
+
+def _named(info: Any) -> bool:
+    """Whether ``info`` is a ``clientInfo``/``serverInfo`` object that names someone."""
+    return isinstance(info, dict) and isinstance(info.get("name"), str) and bool(info["name"])

@@ -354,6 +354,62 @@ class Step:
     operation: Operation | None = None
 
 
+_new = object.__new__
+
+
+def _lean_exchange(n: int, index: int, d: str, method: str, rid: Any, raw: dict[str, Any], t: int | None,
+                   session: int, source: int | None) -> Exchange:
+    """``Exchange(n, index, d, method, rid, raw, t, session, None, source, None)``, every other field its
+    default, made without the class call (its cost, in CPython 3.11, is most of what a record of the lean
+    walk's fast lane costs). Every field is set, in the class's order: ``tests/operations/test_fast_lane.py``
+    compares what it makes with the class's own, field for field."""
+    ex = _new(Exchange)
+    ex.n = n
+    ex.index = index
+    ex.dir = d
+    ex.method = method
+    ex.id = rid
+    ex.request = raw
+    ex.t = t
+    ex.session = session
+    ex.origin = None
+    ex.source = source
+    ex.ctx = None
+    ex.target = None
+    ex.role = "call"
+    ex.operation = None
+    ex.dropped = False
+    ex.edited = False
+    ex.injected = False
+    ex.original = None
+    ex.response = None
+    ex.response_index = None
+    ex.response_source = None
+    ex.t_end = None
+    ex.response_injected = False
+    ex.response_edited = False
+    ex.response_dropped = False
+    ex.cancelled = False
+    ex.response_status = None
+    return ex
+
+
+def _lean_step(kind: str, index: int, msg: Message, member: dict[str, Any], exchange: Exchange,
+               session: int) -> Step:
+    """``Step(kind, index, msg, member, exchange, None, session)`` without the class call (see
+    :func:`_lean_exchange`)."""
+    step = _new(Step)
+    step.kind = kind
+    step.index = index
+    step.msg = msg
+    step.member = member
+    step.exchange = exchange
+    step.related = None
+    step.session = session
+    step.operation = None
+    return step
+
+
 class Walker:
     """The streaming reading (see the module's docstring). ``http_ids`` maps an HTTP exchange to its
     session id; it is learnt as the records pass (:func:`mcpreel.operations.sessions._http_session_of`).
@@ -535,17 +591,26 @@ class Walker:
         """:meth:`feed` of the lean walk (``pairing_only``), with the common record placed and paired in
         this one call: a lone, unmarked JSON-RPC request (an exact int or str id, no ``_meta``, not a
         conversation's start) or answer, of a file with no sources and no HTTP, in the client session
-        already open. It is placed as :meth:`_Splitter.place`'s own fast lane places it (the same
-        conditions, the same counts) and paired as :meth:`_pair_plain` pairs it; every other record, and
-        an answer no request waits for, takes the general path, so the steps are :meth:`feed`'s."""
+        the splitter's fast lane places it in (:attr:`_Splitter.lane`, the one predicate of both lanes:
+        the same conditions, the same counts) and paired as :meth:`_pair_plain` pairs it; every other
+        record, and an answer no request waits for, takes the general path, so the steps are
+        :meth:`feed`'s (``tests/operations/test_fast_lane.py`` compares them field for field). Most of a
+        big file is such records, and every writer reads it through here: its exchanges and steps are
+        made by :func:`_lean_exchange` and :func:`_lean_step`, without a class call."""
         raw = msg.raw
-        if (msg.extra or msg.ctx is not None or type(raw) is not dict or msg.kind != _MESSAGE or msg.dropped
+        if (type(raw) is not dict or msg.extra or msg.ctx is not None or msg.kind != _MESSAGE or msg.dropped
                 or msg.modified or msg.injected):
             return Walker.feed(self, index, msg)
         rid = raw.get("id")
         t = type(rid)
+        if t is int:
+            id_kind = "n"  # the correlator's kinds of id (correlation_key)
+        elif t is str:
+            id_kind = "s"
+        else:
+            return Walker.feed(self, index, msg)
         d = msg.dir
-        if (t is not int and t is not str) or (d != "in" and d != "out"):
+        if d != "in" and d != "out":
             return Walker.feed(self, index, msg)
         method = raw.get("method")
         if method is not None:
@@ -557,59 +622,53 @@ class Walker:
         elif "method" in raw or ("result" not in raw and "error" not in raw):
             return Walker.feed(self, index, msg)
         splitter = self.splitter
-        open_now = splitter.current.get(None)
+        open_now = splitter.lane
         if open_now is None:
             return Walker.feed(self, index, msg)
-        discovering = splitter.pending_discover
-        if discovering and discovering.get(None) is open_now:
-            return Walker.feed(self, index, msg)
         # placed: _Splitter.place's fast lane
-        waiting = self._waiting
         session = open_now.index
         describer = splitter.describers[session]
         if not describer.done:
             describer.feed(msg)
         splitter.counts[session] += 1
         if method is not None:
-            if d == "in":
-                open_now.requests += 1
             # paired: _pair_plain's request
             n = self.n
-            ex = Exchange(n, index, d, method, rid, raw, msg.t, session, None, msg.source, None)
             self.n = n + 1
-            key = (session, d, "n" if t is int else "s", rid)  # the correlator's key (_full_key)
-            if key in waiting:
+            ex = _lean_exchange(n, index, d, method, rid, raw, msg.t, session, msg.source)
+            key = (session, d, id_kind, rid)  # the correlator's key (_full_key)
+            if self._waiting.setdefault(key, ex) is not ex:
                 self.correlator.request(d, rid, ex, scope=session)  # a reused pending id: its queue
-            else:
-                waiting[key] = ex
             if d == "in":
+                open_now.requests += 1
                 pending = self.pending.get(session)
                 if pending is None:
                     pending = self.pending[session] = {}
                 pending[n] = ex
-            return [Step("request", index, msg, raw, ex, None, session)]
+            return [_lean_step("request", index, msg, raw, ex, session)]
         # paired: _pair_plain's answer
-        key = (session, "in" if d == "out" else "out", "n" if t is int else "s", rid)
-        answered = waiting.get(key)
-        if type(answered) is Exchange:
-            del waiting[key]
-        elif answered is not None:
-            answered = self.correlator.response(d, rid, scope=session)  # a queue: first in, first out
-        if answered is None:
-            out: list[Step] = []
-            self._member(out, index, msg, raw, d, session)  # the orphan (feed's general path)
-            return out
+        waiting = self._waiting
+        key = (session, "in" if d == "out" else "out", id_kind, rid)
+        answered = waiting.pop(key, None)
+        if type(answered) is not Exchange:
+            if answered is None:
+                out: list[Step] = []
+                self._member(out, index, msg, raw, d, session)  # the orphan (feed's general path)
+                return out
+            waiting[key] = answered  # a queue (a reused pending id): first in, first out
+            answered = self.correlator.response(d, rid, scope=session)
+            assert answered is not None
         answered.response = raw
         answered.response_index = index
         answered.response_source = msg.source
         answered.t_end = msg.t
-        if self.by_id or self.progress or answered.dir != "in":
-            self._forget(answered)
-        else:
+        if d == "out" and not self.by_id and not self.progress:
             pending = self.pending.get(session)
             if pending is not None:
                 pending.pop(answered.n, None)
-        return [Step("response", index, msg, raw, answered, None, session)]
+        else:
+            self._forget(answered)
+        return [_lean_step("response", index, msg, raw, answered, session)]
 
     def _pair_plain(self, index: int, msg: Message, raw: dict[str, Any], d: str, session: int) -> list[Step] | None:
         """:meth:`_plain` of the lean walk (``pairing_only``): a plain request (an exact int or str id, no

@@ -83,6 +83,9 @@ _WAIT_FOR_ID = 64
 
 _TRACEPARENT = re.compile(r"^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
 
+#: the latest time an OTLP span can hold (fixed64 nanoseconds)
+_MAX_NS = 2**64 - 1
+
 
 def trace_carrier(ctx: Any, meta: dict[str, Any]) -> dict[str, Any]:
     """Where a request's trace context is read: its HTTP ``traceparent``/``tracestate`` headers when it
@@ -231,7 +234,9 @@ class SpanMapper:
         if t is None:
             t = self.now_ms() if self.now_ms else _wall_ms()
             self.last_ms = t
-        return int(t) * 1_000_000
+        # OTLP times are unsigned 64-bit nanoseconds: a damaged time before 1970 or past 2554 is put at the
+        # nearest end (issue 40: a traceback from the protobuf encoder, found by the fuzz's otlp family)
+        return min(max(int(t) * 1_000_000, 0), _MAX_NS)
 
     def _root(self, session: int, origin: str | None) -> _Root:
         root = self.roots.get(session)
@@ -345,6 +350,8 @@ class SpanMapper:
                 span = self.spans.pop(op.opening.n, None)
                 if span is not None:
                     return self._out(root, self._end_operation(span, op, root))
+            if op is not None and msg is None:
+                return self._still_open(op, root)
             return []
         if kind in ("unanswered", "ended"):
             ex = step.exchange
@@ -361,11 +368,31 @@ class SpanMapper:
             if kind == "ended":
                 span.attributes["mcpreel.ended_by"] = "cancel"
                 return self._out(root, span)
-            span.attributes["mcpreel.unanswered"] = True
-            if ex.cancelled:
-                span.attributes["error.type"] = "cancelled"
+            self._never_answered(span, ex)
             return self._out(root, span)
         return []
+
+    def _never_answered(self, span: SpanRecord, ex: Exchange) -> None:
+        span.attributes["mcpreel.unanswered"] = True
+        if ex.cancelled:
+            span.attributes["error.type"] = "cancelled"
+
+    def _still_open(self, op: Any, root: _Root) -> list[SpanRecord]:
+        """An operation the walk hands out open at the end: the spans of its requests no ``unanswered``
+        step closed are closed here, unanswered, as the walk reads them. That is a request the proxy
+        dropped and nobody answered (it never waited for the server's answer, so it is not among the
+        walk's pending requests) or one whose id cannot correlate: its span is kept, marked."""
+        out: list[SpanRecord] = []
+        for ex in (*op.exchanges, *op.children):
+            span = self.spans.pop(ex.n, None)
+            if span is None:
+                continue
+            root.counts["unanswered"] += 1
+            span.end_ns = max(span.start_ns, self._ns(root.last_ms))
+            self._session_attr(span, root)
+            self._never_answered(span, ex)
+            out.extend(self._out(root, span))
+        return out
 
     def _task_answer(self, ex: Exchange, op: Any, root: _Root) -> list[SpanRecord]:
         """An answer within a task: the creating call's keeps the span open; the others are events."""

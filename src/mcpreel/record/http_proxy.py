@@ -60,7 +60,7 @@ from mcpreel._infra.sse import SSEParser
 from mcpreel._infra.timeutil import now_ms
 from mcpreel.errors import UsageError
 from mcpreel.intercept import Decision, Interceptor, Pending, drop_answer, safe_decide
-from mcpreel.record.http_recorder import Exchange, HttpRecorder, body_decoder
+from mcpreel.record.http_recorder import HttpExchange, HttpRecorder, body_decoder
 from mcpreel.record.http_wire import upstream_transport
 from mcpreel.redact.urls import redact_url
 from mcpreel.serving.limits import Limits
@@ -473,7 +473,7 @@ class RecordingProxy:
         self.recorder.rejected(method, path, headers, status, reason)
         await _answer(send, status, _error_body(None, message))
 
-    async def _exchange(self, ex: Exchange, method: str, target: bytes, headers: list[tuple[bytes, bytes]],
+    async def _exchange(self, ex: HttpExchange, method: str, target: bytes, headers: list[tuple[bytes, bytes]],
                         body: bytes, receive: Any, send: Any, flow: _Flow) -> None:
         """Forward one request and its answer; a client that goes away meanwhile cancels it.
 
@@ -533,7 +533,7 @@ class RecordingProxy:
             # the target broke the answer: break the client's too, so it does not take a cut body for whole
             raise DropConnection(error)
 
-    async def _forward(self, ex: Exchange, method: str, target: bytes, headers: list[tuple[bytes, bytes]],
+    async def _forward(self, ex: HttpExchange, method: str, target: bytes, headers: list[tuple[bytes, bytes]],
                        body: bytes, send: Any, flow: _Flow) -> None:
         url = self._urls.get(target)
         if url is None:
@@ -560,7 +560,7 @@ class RecordingProxy:
         finally:
             await response.aclose()  # unread, the upstream connection is closed: the target sees the client leave
 
-    async def _relay(self, ex: Exchange, method: str, response: httpx2.Response, send: Any, flow: _Flow) -> None:
+    async def _relay(self, ex: HttpExchange, method: str, response: httpx2.Response, send: Any, flow: _Flow) -> None:
         raw_headers = response.headers.raw
         content_type = (_get(raw_headers, b"content-type") or b"").lower()
         coding = _get(raw_headers, b"content-encoding")
@@ -609,7 +609,7 @@ class RecordingProxy:
         except httpx2.HTTPError as exc:
             raise _UpstreamBroken(_describe(exc)) from exc
 
-    async def _relay_sse(self, ex: Exchange, method: str, response: httpx2.Response, send: Any,
+    async def _relay_sse(self, ex: HttpExchange, method: str, response: httpx2.Response, send: Any,
                          decode: Callable[[bytes], bytes] | None, coding: bytes | None, flow: _Flow) -> None:
         copy = _StreamCopy(self.recorder, ex, decode)
         # the legacy transport's GET stream opens with the `endpoint` event, which may need rewriting:
@@ -675,7 +675,7 @@ class _SseOut:
 
     __slots__ = ("busy", "ex", "pending", "send", "tail")
 
-    def __init__(self, send: Any, ex: Exchange):
+    def __init__(self, send: Any, ex: HttpExchange):
         self.send = send
         self.ex = ex
         self.tail = b"\n\n"
@@ -715,7 +715,7 @@ class _StreamCopy:
 
     __slots__ = ("recorder", "ex", "decode", "parser", "held", "forwarded")
 
-    def __init__(self, recorder: HttpRecorder, ex: Exchange, decode: Callable[[bytes], bytes] | None):
+    def __init__(self, recorder: HttpRecorder, ex: HttpExchange, decode: Callable[[bytes], bytes] | None):
         self.recorder = recorder
         self.ex = ex
         self.decode = decode

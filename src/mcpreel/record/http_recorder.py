@@ -45,7 +45,7 @@ from mcpreel.model import Kind, Message
 from mcpreel.redact import MARKER, is_secret_header
 from mcpreel.redact.urls import redact_url
 
-__all__ = ["Exchange", "HttpRecorder", "RecorderStats", "body_decoder", "looks_jsonrpc"]
+__all__ = ["HttpExchange", "HttpRecorder", "RecorderStats", "body_decoder", "looks_jsonrpc"]
 
 #: the longest non-JSON body kept as text in a transport record (an HTML error page, say)
 MAX_TEXT_BODY = 1 << 20
@@ -96,7 +96,7 @@ def body_decoder(content_encoding: str | None) -> Callable[[bytes], bytes] | Non
 
 
 @dataclass(slots=True)
-class Exchange:
+class HttpExchange:
     """One HTTP request and its answer, as far as the recording is concerned."""
 
     id: int
@@ -266,22 +266,22 @@ class HttpRecorder:
 
     # -- events -------------------------------------------------------------------------------------
     def request(self, method: str, path: str, headers: Iterable[tuple[bytes, bytes]], body: bytes | None,
-                *, decode: Callable[[bytes], bytes] | None = None) -> Exchange:
+                *, decode: Callable[[bytes], bytes] | None = None) -> HttpExchange:
         """A client's HTTP request arrived whole: record what it carried; returns its exchange."""
         ex = self.open(method, path)
         self.request_body(ex, headers, body, decode=decode)
         return ex
 
-    def open(self, method: str, path: str) -> Exchange:
+    def open(self, method: str, path: str) -> HttpExchange:
         """A new exchange, numbered and timed now (its request is recorded by :meth:`request_body`).
 
         Split from the recording so the proxy can forward first and record while the target works.
         """
         self._next += 1
         self.stats.exchanges += 1
-        return Exchange(self._next, method, self._path(path), self._clock(), {})
+        return HttpExchange(self._next, method, self._path(path), self._clock(), {})
 
-    def request_body(self, ex: Exchange, headers: Iterable[tuple[bytes, bytes]], body: bytes | None,
+    def request_body(self, ex: HttpExchange, headers: Iterable[tuple[bytes, bytes]], body: bytes | None,
                      *, decode: Callable[[bytes], bytes] | None = None, marks: dict[str, Any] | None = None) -> None:
         """Record the request of ``ex``: its JSON-RPC message(s), or a transport record when it had no body.
 
@@ -306,7 +306,7 @@ class HttpRecorder:
                 _mark(msg, marks)
             self._out(msg)
 
-    def injected_answer(self, ex: Exchange, status: int, message: Any, decided_by: str | None, *,
+    def injected_answer(self, ex: HttpExchange, status: int, message: Any, decided_by: str | None, *,
                         sse: bool = False) -> None:
         """The proxy answered ``ex`` itself (a dropped request's JSON-RPC error, or a 202): recorded as an
         injected server -> client message (or a transport record for the 202). ``sse``: the message went
@@ -336,7 +336,7 @@ class HttpRecorder:
                "status": status, "proxy": reason}
         self._out(Message("in", None, self._clock(), kind=Kind.TRANSPORT, ctx=ctx))
 
-    def response_head(self, ex: Exchange, status: int, headers: Iterable[tuple[bytes, bytes]], *, sse: bool) -> None:
+    def response_head(self, ex: HttpExchange, status: int, headers: Iterable[tuple[bytes, bytes]], *, sse: bool) -> None:
         """The target's answer began. An SSE stream is recorded now (it may stay open for hours)."""
         ex.status = status
         ex.sse = sse
@@ -348,7 +348,7 @@ class HttpRecorder:
                    "exchange": ex.id, "stream": ex.id}
             self._out(Message("out", None, self._clock(), kind=Kind.TRANSPORT, ctx=ctx))
 
-    def response_body(self, ex: Exchange, body: bytes, *, decode: Callable[[bytes], bytes] | None = None,
+    def response_body(self, ex: HttpExchange, body: bytes, *, decode: Callable[[bytes], bytes] | None = None,
                       undecodable: str | None = None) -> None:
         """A non-SSE answer's whole body arrived (the bytes were already forwarded)."""
         ex.done = True
@@ -372,7 +372,7 @@ class HttpRecorder:
         for msg in self._body_records("out", body, ctx, t):
             self._out(msg)
 
-    def sse_event(self, ex: Exchange, ev: SSEEvent, *, forwarded: str | None = None) -> None:
+    def sse_event(self, ex: HttpExchange, ev: SSEEvent, *, forwarded: str | None = None) -> None:
         """One SSE event (or comment line) of ``ex``'s stream was forwarded.
 
         ``forwarded`` is the data the client got when the proxy rewrote it (the legacy ``endpoint``).
@@ -405,7 +405,7 @@ class HttpRecorder:
             ctx["forwarded"] = forwarded
         self._out(Message("out", None, t, kind=Kind.TRANSPORT, ctx=ctx))
 
-    def closed(self, ex: Exchange, how: str, error: str | None = None) -> None:
+    def closed(self, ex: HttpExchange, how: str, error: str | None = None) -> None:
         """``ex``'s answer ended otherwise than by its server finishing it.
 
         ``how``: ``client`` (the client went away: the proxy closed the upstream request, which is how a
@@ -425,19 +425,19 @@ class HttpRecorder:
             ctx["unanswered"] = pending
         self._out(Message("in" if how == "client" else "out", None, self._clock(), kind=Kind.TRANSPORT, ctx=ctx))
 
-    def unrecordable(self, ex: Exchange, reason: str) -> None:
+    def unrecordable(self, ex: HttpExchange, reason: str) -> None:
         """The rest of ``ex``'s stream goes on to the client but cannot be parsed for the record."""
         ctx = {"exchange": ex.id, "stream": ex.id, "undecoded": reason}
         self._out(Message("out", None, self._clock(), kind=Kind.TRANSPORT, ctx=ctx))
 
-    def stream_end(self, ex: Exchange) -> None:
+    def stream_end(self, ex: HttpExchange) -> None:
         """A GET stream ended normally (POST streams end with their answer and need no record)."""
         ex.done = True
         if ex.method == "GET":
             ctx = {"method": ex.method, "path": ex.path, "exchange": ex.id, "stream": ex.id, "closed": "server"}
             self._out(Message("out", None, self._clock(), kind=Kind.TRANSPORT, ctx=ctx))
 
-    def unreachable(self, ex: Exchange, status: int, error: str, body: bytes) -> None:
+    def unreachable(self, ex: HttpExchange, status: int, error: str, body: bytes) -> None:
         """The target could not be reached; the proxy answered ``status`` itself with ``body``."""
         ex.done = True
         ex.status = status

@@ -43,7 +43,7 @@ from mcpreel._infra.sse import SSEParser
 from mcpreel._infra.timeutil import now_ms
 from mcpreel.drafts import H2_PREFACE, H2_PROTOCOL, STDIO_V2_TRANSPORT
 from mcpreel.model import Kind, Message
-from mcpreel.record.http_recorder import Exchange, HttpRecorder, body_decoder, header
+from mcpreel.record.http_recorder import HttpExchange, HttpRecorder, body_decoder, header
 
 __all__ = ["MAX_BODY", "H2Observer", "is_h2_session"]
 
@@ -62,7 +62,7 @@ class _Stream:
     """One HTTP/2 stream: one exchange."""
 
     id: int
-    ex: Exchange | None = None
+    ex: HttpExchange | None = None
     request_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
     request_body: bytearray = field(default_factory=bytearray)
     request_done: bool = False

@@ -384,16 +384,28 @@ class Redactor:
         return s
 
     def text(self, text: str) -> str:
-        """A free text (stderr, an invalid frame) with the value patterns and the key rule applied."""
+        """A free text (stderr, an invalid frame) with the value patterns and the key rule applied (JSON in
+        it nested deeper than the interpreter's limit allows is walked again with room, see :meth:`value`)."""
         counts: dict[str, int] = {}
-        new = self._free_text(text, counts)
+        try:
+            new = self._free_text(text, counts)
+        except RecursionError:
+            counts = {}
+            with recursion_room(per_level=3):
+                new = self._free_text(text, counts)
         self._add(counts)
         return new
 
     def command(self, argv: list[str]) -> list[str]:
-        """The server's argv: ``--token X``, ``--api-key=X``, ``GITHUB_TOKEN=X`` and patterns in any arg."""
+        """The server's argv: ``--token X``, ``--api-key=X``, ``GITHUB_TOKEN=X`` and patterns in any arg (an
+        arg that is JSON nested deeper than the interpreter's limit allows is walked again with room)."""
         counts: dict[str, int] = {}
-        new = self._argv(list(argv), counts)
+        try:
+            new = self._argv(list(argv), counts)
+        except RecursionError:
+            counts = {}
+            with recursion_room(per_level=3):
+                new = self._argv(list(argv), counts)
         self._add(counts)
         return new
 
@@ -494,7 +506,11 @@ class Redactor:
                     if msg.kind != Kind.MESSAGE or msg.original is not None:
                         yield self.message(msg)
                     elif msg.ctx:  # an HTTP record: its headers and URL, not its payload
-                        ctx = self._ctx(msg.ctx, {})
+                        try:
+                            ctx = self._ctx(msg.ctx, {})
+                        except RecursionError:  # a context nested to the readers' limit (see value)
+                            with recursion_room(per_level=3):
+                                ctx = self._ctx(msg.ctx, {})
                         yield msg if ctx is msg.ctx else replace(msg, ctx=ctx)
                     else:
                         yield msg

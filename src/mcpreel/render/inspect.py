@@ -401,11 +401,19 @@ def _indented_block(value: Any, pad: str) -> str | None:
     return pad + text.replace("\n", "\n" + pad) if text else None
 
 
+def _shown_time(t: int) -> str:
+    """``t`` as an ISO time, or as milliseconds when no calendar holds it (a damaged time past year 9999)."""
+    try:
+        return iso_from_ms(t)
+    except (ValueError, OverflowError):
+        return f"{t} ms (outside years 1 to 9999)"
+
+
 def _verbose_lines(row: Row) -> Iterator[str]:
     """The time and payload lines under a row for ``-v``; a payload comes as one piece of lines."""
     pad = "      "
     if row.t is not None:
-        yield pad + f"t: {iso_from_ms(row.t)}" + (f"  seq: {row.seq}" if row.seq is not None else "")
+        yield pad + f"t: {_shown_time(row.t)}" + (f"  seq: {row.seq}" if row.seq is not None else "")
     if row.kind in ("message", "event") and row.payload is not None:
         block = _indented_block(row.payload, pad)
         if block is not None:

@@ -9,7 +9,9 @@ requests still waiting for their response.
 
 The numbers are ``mcpreel inspect``'s: calls, failures, unanswered calls and latencies per tool and per
 method are the one tally of a session (:class:`~mcpreel.operations.tally.SessionTally`, exact percentiles
-here), and correlation is the walk's. ``inspect`` keeps a row per record, which is what it prints; the
+here), the records and messages by kind its :class:`~mcpreel.operations.tally.RecordCounts`, the client and
+server its :class:`~mcpreel.operations.tally.Identity`, the era and protocol those of the walk's client
+sessions, and correlation is the walk's. ``inspect`` keeps a row per record, which is what it prints; the
 report keeps its own bounded detail (the timeline, the call rows), hence its own pass over the walk.
 
 Payloads are kept as pretty JSON *text* (``jsonio``), cut at ``payload_chars``: the page never parses
@@ -27,17 +29,9 @@ from mcpreel._infra.nesting import cut_repr
 from mcpreel.eras import LEGACY, MODERN, era_name
 from mcpreel.inspection import Header, _text_of_transport
 from mcpreel.model import Kind, Message, Session
-from mcpreel.operations.facts import (
-    FAILED,
-    META_CLIENT_INFO,
-    META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
-    info_name,
-    mcp_session_id,
-    origin_of,
-    status_of,
-)
-from mcpreel.operations.tally import LatencyStats, SessionTally, ToolStats
+from mcpreel.operations.facts import FAILED, info_name, mcp_session_id, origin_of, status_of
+from mcpreel.operations.sessions import ClientSession
+from mcpreel.operations.tally import Identity, LatencyStats, RecordCounts, SessionTally, ToolStats
 from mcpreel.operations.walk import Exchange, Operation, Step, Walker
 from mcpreel.toolcalls import auth_discovery
 
@@ -141,7 +135,9 @@ class _Collector:
         self.redactor = redactor
         info = redactor.info(session.info) if redactor is not None else session.info  # command argv, URL, headers
         self.data = ReportData(Header.of(info), limits=limits, redacted=redactor is not None)
-        self.c = dict.fromkeys(_COUNT_KEYS, 0)
+        #: the records and messages by kind, and who spoke: counted as ``inspect`` and the corpus count them
+        self.counts = RecordCounts()
+        self.identity = Identity()
         #: the figures shared with ``inspect`` and the corpus. The report keeps every latency (its percentiles
         #: are exact on any session, and it shows each tool's slowest call), and a dropped call nobody
         #: answered is ``unanswered`` in its tool's row (it got no answer): see :mod:`mcpreel.operations.tally`
@@ -152,12 +148,9 @@ class _Collector:
         self.origins: set[str] = set()
         self.session_ids: set[str] = set()
         self.last_index = -1
-        self.era_modern = False  # a server/discover answered
-        self.era_handshake = False  # an initialize answered
-        self.discover_failed = False
-        self.meta_version = False  # requests carry the 2026-07-28 _meta
+        self.discover_failed = False  # a server/discover was refused (the era line says so)
         self.t0: int | None = session.info.started
-        self.client_sessions = 1
+        self.client_sessions: list[ClientSession] = []
 
     # -- the pass ---------------------------------------------------------------------------------
     def feed(self, step: Step) -> None:
@@ -170,14 +163,9 @@ class _Collector:
         elif kind == "response":
             self._response(step, step.exchange)  # type: ignore[arg-type]
         elif kind == "notification":
-            self.c["notifications"] += 1
             self._line(step, step.member.get("method"), related=step.related)  # type: ignore[union-attr]
         elif kind == "orphan":
-            self.c["responses"] += 1
-            self.c["orphans"] += 1
             status, code, text = status_of(step.member)
-            if status == "error":
-                self.c["errors"] += 1  # as inspect counts it: an error, whoever it answers
             self._line(step, "(response)", status="orphan" if status == "ok" else status, code=code, text=text)
         elif kind == "other":
             self._line(step, "(not JSON-RPC)")
@@ -188,8 +176,6 @@ class _Collector:
 
     def _record(self, index: int, msg: Message) -> None:
         self.last_index = index
-        c = self.c
-        c["records"] += 1
         if self.t0 is None and msg.t is not None:
             self.t0 = msg.t
         origin = origin_of(msg)
@@ -199,18 +185,6 @@ class _Collector:
             self._ctx(msg)
         if msg.kind != Kind.MESSAGE:
             return
-        if isinstance(msg.raw, list):
-            c["batches"] += 1
-        if msg.modified:
-            c["modified"] += 1
-        if msg.dropped:
-            c["dropped"] += 1
-        members = len([m for m in msg.raw if isinstance(m, dict)]) if isinstance(msg.raw, list) else int(isinstance(msg.raw, dict))
-        if msg.dir == "out":
-            c["server_to_client"] += members
-        else:
-            c["client_to_server"] += members
-        c["messages"] += members
         self.activity.add(msg.t, d=msg.dir)
 
     def _ctx(self, msg: Message) -> None:
@@ -231,16 +205,12 @@ class _Collector:
         assert msg is not None
         kind = msg.kind
         if kind == Kind.STDERR:
-            self.c["stderr"] += 1
             self._line(step, "stderr", text=msg.text)
         elif kind == Kind.INVALID:
-            self.c["invalid"] += 1
             self._line(step, "invalid", text=msg.text, status="invalid")
         elif kind == Kind.TRANSPORT:
-            self.c["transport"] += 1
             self._line(step, "transport", text=_text_of_transport(msg.ctx or {}))
         elif kind == Kind.EVENT:
-            self.c["events"] += 1
             raw = msg.raw
             label = "event"
             if isinstance(raw, dict):
@@ -253,31 +223,11 @@ class _Collector:
             self._line(step, "(not JSON-RPC)", payload=msg.raw)
 
     def _request(self, step: Step, ex: Exchange) -> None:
-        self.c["requests"] += 1
-        meta = ex.meta
-        if META_PROTOCOL_VERSION in meta:
-            self.meta_version = True
-            self.data.protocol_version = self.data.protocol_version or _str(meta.get(META_PROTOCOL_VERSION))
-            if self.data.client is None and ex.dir == "in":
-                self.data.client = info_name(meta.get(META_CLIENT_INFO))
-        if ex.method == "initialize" and isinstance(ex.params, dict) and self.data.client is None:
-            self.data.client = info_name(ex.params.get("clientInfo"))
+        self.identity.request(ex)
         self._line(step, ex.method, ex=ex)
 
     def _response(self, step: Step, ex: Exchange) -> None:
-        c = self.c
-        c["responses"] += 1
-        result = ex.response.get("result") if ex.response else None
-        if isinstance(result, dict):
-            if ex.method == "initialize":
-                self.era_handshake = True
-                self.data.protocol_version = _str(result.get("protocolVersion")) or self.data.protocol_version
-                self.data.server = self.data.server or info_name(result.get("serverInfo"))
-            meta = result.get("_meta")
-            if isinstance(meta, dict) and self.data.server is None:
-                self.data.server = info_name(meta.get(META_SERVER_INFO))
-            if ex.method == "server/discover":
-                self.era_modern = True
+        self.identity.response(ex.method, ex.response)
         if ex.method == "server/discover" and ex.response is not None and "error" in ex.response:
             self.discover_failed = True
         status, code, text = ex.status()
@@ -413,6 +363,23 @@ class _Collector:
             entry["modified"] = True
         self.data.timeline.append(entry)
 
+    def _identity(self) -> None:
+        """Who spoke (the :class:`~mcpreel.operations.tally.Identity`) and in which era: the eras of the
+        walk's client sessions, and the protocol of the first that names one."""
+        data = self.data
+        data.client = info_name(self.identity.client)
+        data.server = info_name(self.identity.server)
+        eras = {cs.era for cs in self.client_sessions}
+        if LEGACY in eras and MODERN in eras:
+            data.era = f"both: {era_name(LEGACY)} and {era_name(MODERN)} sessions"
+        elif LEGACY in eras:
+            data.era = era_name(LEGACY)
+            if self.discover_failed:
+                data.era += ", after a failed server/discover"
+        elif MODERN in eras:
+            data.era = era_name(MODERN)
+        data.protocol_version = next((cs.protocol for cs in self.client_sessions if cs.protocol), None)
+
     def _offset(self, t: int | None) -> int | None:
         if t is None or self.t0 is None:
             return None
@@ -421,24 +388,19 @@ class _Collector:
     # -- the end ------------------------------------------------------------------------------------
     def finish(self) -> ReportData:
         data = self.data
-        c = self.c
-        data.header.messages = c["messages"]
-        data.counts = c
+        counts = self.counts
         tally = self.tally.finish()
-        data.calls_total = tally.operations
-        c["errors"] += tally.errors  # the orphan error answers were counted as they came
+        c = {key: getattr(counts, key) for key in _COUNT_KEYS[:-4]}
+        c["errors"] = counts.orphan_errors + tally.errors  # an error answer, whoever it answers (as inspect lists it)
         c["is_errors"] = tally.is_errors
         c["unanswered"] = tally.unanswered
-        data.timeline_omitted = max(0, c["records"] - self.limits.timeline)
-        if self.era_handshake and self.era_modern:
-            data.era = f"both: {era_name(LEGACY)} and {era_name(MODERN)} sessions"
-        elif self.era_handshake:
-            data.era = era_name(LEGACY)
-            if self.discover_failed:
-                data.era += ", after a failed server/discover"
-        elif self.era_modern or self.meta_version:
-            data.era = era_name(MODERN)
-        data.sessions = max(1, self.client_sessions)
+        c["orphans"] = counts.orphans
+        data.counts = c
+        data.header.messages = counts.messages
+        data.calls_total = tally.operations
+        data.timeline_omitted = max(0, counts.records - self.limits.timeline)
+        self._identity()
+        data.sessions = max(1, len(self.client_sessions))
         data.latency = tally.latency
         data.tools = tally.tools
         data.tool_max = tally.tool_max
@@ -456,10 +418,6 @@ class _Collector:
         if data.activity and self.t0 is not None:
             data.activity["start"] -= self.t0
         return data
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def _id_text(value: Any) -> str | None:
@@ -484,10 +442,13 @@ def collect(session: Session, limits: ReportLimits | None = None, *, redact: boo
     collector = _Collector(session, limits or ReportLimits(), redactor)
     walker = Walker()
     feed = collector.feed
+    count = collector.counts.add
     for index, msg in enumerate(session):
-        for step in walker.feed(index, msg):
+        steps = walker.feed(index, msg)
+        count(msg, steps)
+        for step in steps:
             feed(step)
     for step in walker.finish():
         feed(step)
-    collector.client_sessions = len(walker.client_sessions())
+    collector.client_sessions = walker.client_sessions()
     return collector.finish()

@@ -15,6 +15,8 @@ from mcpreel.toolcalls.normalize import TraceSink
 
 _STEP_CALL = (b'{"type":"step","episode_id":%s,"step_id":"step_%03d","idx":%d,"timestamp":%d,"kind":"tool","name":%s,'
               b'"content":null,"content_sha256":null,"truncations":[],"meta":{"jsonrpc_id":%s}}\n')
+#: a call the proxy dropped (it never reached the server): its step says so in its meta
+_STEP_DROPPED = _STEP_CALL.replace(b'"meta":{"jsonrpc_id":%s}', b'"meta":{"jsonrpc_id":%s,"dropped":true}')
 _STEP_OTHER = (b'{"type":"step","episode_id":%s,"step_id":"step_%03d","idx":%d,"timestamp":%d,"kind":"tool","name":%s,'
                b'"content":%s,"content_sha256":null,"truncations":[],"meta":{}}\n')
 _TOOL_CALL = (b'{"type":"tool_call","episode_id":%s,"step_id":"step_%03d","timestamp":%d,"tool_name":%s,"call_index":0,'
@@ -69,12 +71,15 @@ class AssayV2Sink(TraceSink):
         self._write(jsonio.dumps({"type": "episode_start", "episode_id": self.episode_id, "timestamp": ts,
                                   "input": {"prompt": self.prompt}, "meta": meta}) + b"\n")
 
-    def call_step(self, ts: int, idx: int, name: str, rid: str | None, args: Any) -> None:
+    def call_step(self, ts: int, idx: int, name: str, rid: str | None, args: Any, *, dropped: bool = False) -> None:
         nb = self._names.get(name) or self._name(name)
         try:
             rb = _orjson_dumps(rid)
         except TypeError:
             rb = jsonio.dumps(rid)
+        if dropped:
+            self._write(_STEP_DROPPED % (self._ep, idx, idx, ts, nb, rb))
+            return
         self._write(self._step_call % (idx, idx, ts, nb, rb))
 
     def list_step(self, ts: int, idx: int) -> None:

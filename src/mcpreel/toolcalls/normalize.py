@@ -8,7 +8,10 @@ request order. It never looks at the clock, so the same input gives the same tra
 Correlation is by (direction of the request, id). Messages without a direction (bare JSON-RPC) take
 the rule of :class:`mcpreel.formats.jsonrpc.DirectionGuesser`: a request goes in unless only servers
 send its method; a response answers a pending server request with its id if there is one, else a
-client request.
+client request. A ``tools/call`` that reuses the id of one still waiting queues behind it (first in, first
+out: the one pairing rule, :class:`mcpreel.operations.walk.Walker`); a call the proxy dropped is kept in
+the trace, marked, and only the proxy's own (injected) answer answers it. Both are read in the sorted
+pass (a reel's wire blocks say how many dropped records they left out, :attr:`WireBlock.dropped`).
 
 Speed: this is the hot path of a gigabyte import. It consumes :class:`~mcpreel.model.WireBlock`\\ s
 (plain lists, no objects per message), handles the two messages that make up nearly every transcript
@@ -21,6 +24,7 @@ first timed message wait in a buffer for it (past the buffer, a transcript with 
 from __future__ import annotations
 
 import gc
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -28,7 +32,7 @@ from typing import Any, Protocol
 
 from mcpreel._infra import jsonio
 from mcpreel.errors import FormatError, InputError
-from mcpreel.model import IdError, Kind, Session, WireBlock, is_server_method, jsonrpc_id
+from mcpreel.model import IdError, Kind, Message, Session, WireBlock, is_server_method, jsonrpc_id
 from mcpreel.operations.walk import placed
 from mcpreel.toolcalls import auth_discovery
 
@@ -74,8 +78,9 @@ class TraceSink(Protocol):
     def start(self, ts: int, discovery: dict[str, Any]) -> None:
         """The episode begins (``discovery``: what the session showed of the server's authorization)."""
 
-    def call_step(self, ts: int, idx: int, name: str, rid: str | None, args: Any) -> None:
-        """A ``tools/call`` was asked (``rid``: its id as text, None for one without an id)."""
+    def call_step(self, ts: int, idx: int, name: str, rid: str | None, args: Any, *, dropped: bool = False) -> None:
+        """A ``tools/call`` was asked (``rid``: its id as text, None for one without an id; ``dropped``: the
+        proxy dropped it, so it never reached the server)."""
 
     def list_step(self, ts: int, idx: int) -> None:
         """A ``tools/list`` was asked."""
@@ -106,21 +111,21 @@ class _Buffer:
     """Holds events until the episode start is known, then replays them into the real sink."""
 
     def __init__(self) -> None:
-        self.events: list[tuple[str, tuple[Any, ...]]] = []
+        self.events: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
 
     def __getattr__(self, name: str) -> Callable[..., None]:
         events = self.events
 
-        def record(*args: Any) -> None:
-            events.append((name, args))
+        def record(*args: Any, **kwargs: Any) -> None:
+            events.append((name, args, kwargs))
 
         return record
 
     def replay(self, sink: TraceSink, start: int) -> None:
-        for name, args in self.events:
+        for name, args, kwargs in self.events:
             if args[0] == _UNKNOWN:
                 args = (start, *args[1:])
-            getattr(sink, name)(*args)
+            getattr(sink, name)(*args, **kwargs)
         self.events.clear()
 
 
@@ -189,6 +194,14 @@ class _Pass:
         # other requests waiting for an answer (counts by id), from the client and the server
         self.other_in: dict[_Key, int] = {}
         self.other_out: dict[_Key, int] = {}
+        # the sorted pass only: a tools/call that reused the id of one still waiting, behind it (first in,
+        # first out: the one pairing rule, :class:`mcpreel.operations.walk.Walker`), by the key it waits under
+        self.queued: dict[_Key, deque[tuple[int, str, Any]]] = {}
+        # the sorted pass only: each record's intercept mark (``dropped``, ``injected``), by its place in the block
+        self.marks: list[str | None] | None = None
+        # requests the proxy dropped, waiting for the proxy's own answer: (direction, key) -> their calls
+        # (None for a request that is not a tools/call), first in, first out
+        self.dropped: dict[tuple[str, _Key], deque[tuple[int, str, Any] | None]] = {}
         self.last_response: dict[str, Any] | None = None
         self.prev_t = 0
         self.committed_zero = False
@@ -219,6 +232,8 @@ class _Pass:
     # -- the blocks -----------------------------------------------------------------------------------------
     def run(self, blocks: Any) -> ImportReport:
         for block in blocks:
+            if block.dropped and self.streaming:
+                raise _Restart  # a dropped call is in the trace: its record (and its mark) is read in the sorted pass
             self._block(block)
             if isinstance(self.sink, _Buffer) and len(self.sink.events) > _BUFFER_LIMIT:
                 self.committed_zero = True
@@ -227,8 +242,11 @@ class _Pass:
             self._resolve_start(0)
         sink = self.sink
         pending = list(self.calls_in.items())
-        if self.calls_out:
-            pending = sorted(pending + list(self.calls_out.items()), key=lambda item: item[1][0])
+        if self.calls_out or self.queued or self.dropped:
+            pending += self.calls_out.items()
+            pending += ((key, call) for key, calls in self.queued.items() for call in calls)
+            pending += ((key, call) for (_, key), calls in self.dropped.items() for call in calls if call is not None)
+            pending.sort(key=lambda item: item[1][0])
         for key, (idx, name, args) in pending:  # in request order
             self.report.unanswered += 1
             sink.call_unanswered(self.last_ts, idx, name, args, key if type(key) is str else key[1])
@@ -252,6 +270,7 @@ class _Pass:
         times = block.times
         sources = block.sources
         scopes = block.scopes
+        marks = self.marks
         streaming = self.streaming
         if times is None and streaming and self.prev_t > 0:
             raise _Restart  # untimed messages (time 0) after timed ones: out of order
@@ -273,17 +292,18 @@ class _Pass:
                         raise _Restart  # times after a long untimed prefix: redo knowing the start
                     if t > self.last_ts:
                         self.last_ts = t
-            self._record(raw, dirs[i] if dirs is not None else None, line, scopes[i] if scopes is not None else None)
+            self._record(raw, dirs[i] if dirs is not None else None, line, scopes[i] if scopes is not None else None,
+                         marks[i] if marks is not None else None)
 
-    def _record(self, raw: Any, d: str | None, line: int, scope: str | None = None) -> None:
+    def _record(self, raw: Any, d: str | None, line: int, scope: str | None = None, mark: str | None = None) -> None:
         if type(raw) is dict:
             self.report.messages += 1
-            self._general(raw, d, line, scope)
+            self._general(raw, d, line, scope, mark)
         elif type(raw) is list:
             for member in raw:
                 self.report.messages += 1
                 if type(member) is dict:
-                    self._general(member, d, line, scope)
+                    self._general(member, d, line, scope, mark)
         else:
             raise FormatError(f"source line {line} must be a JSON-RPC object or batch array, found {jsonio.type_name(raw)}",
                               path=self.name, line=line)
@@ -410,18 +430,22 @@ class _Pass:
             # the sorted pass decides exactly, per client session: a file of several sessions (a proxy that
             # recorded many clients, a session per call) numbers its ids again in each
             raise _Restart
-        if rid in calls:
-            raise InputError(f"duplicate tools/call request id {jsonio.dumps_str(rid)} at source line {line}",
-                             path=self.name, line=line)
-        # sorted pass: duplicates were refused exactly beforehand, so this is a hash collision
+        # sorted pass: duplicates were refused exactly beforehand (:func:`_sorted_records`), so this is a
+        # hash collision or an id reused while the first is pending (:meth:`_wait` queues it)
 
     # -- everything else --------------------------------------------------------------------------------
-    def _general(self, raw: dict[str, Any], d: str | None, line: int, scope: str | None = None) -> None:
+    def _general(self, raw: dict[str, Any], d: str | None, line: int, scope: str | None = None,
+                 mark: str | None = None) -> None:
         """Any message. ``scope`` (a merged file's source) keeps each server's ids apart: the key of a
-        pending request is then ``(scope, id)``."""
+        pending request is then ``(scope, id)``. ``mark`` is the record's intercept mark (sorted pass):
+        a request the proxy dropped never reached the server, and only the proxy's own (injected) answer
+        answers it, as the walk pairs it; an answer the proxy dropped never reached the client."""
         sink = self.sink
         report = self.report
         method = raw.get("method")
+        if mark == "dropped":
+            self._dropped(raw, d, line, scope, method)
+            return
         if method is not None:
             rid = self._bad_id(raw, line) if "id" in raw else None
             key = rid if scope is None or rid is None else (scope, rid)
@@ -451,6 +475,20 @@ class _Pass:
         is_error = raw.get("error") is not None or "result" not in raw
         result = raw.get("result")
         call = calls.pop(key, None) if key is not None else None
+        if call is not None and key is not None and self.queued:
+            behind = self.queued.get(key)
+            if behind:
+                calls[key] = behind.popleft()  # the next call that reused the id now waits under it
+                if not behind:
+                    del self.queued[key]
+        if call is None and mark == "injected" and key is not None and not (key in other and other[key]):
+            waiting = self.dropped.get(("in" if d == "out" else "out", key))
+            if waiting:
+                found = waiting.popleft()
+                if found is None:
+                    self.last_response = raw  # the proxy's answer to a dropped request that is not a tool call
+                    return
+                call = found
         if call is not None:
             report.answered += 1
             idx, name, args = call
@@ -496,7 +534,7 @@ class _Pass:
             # sorted pass refused duplicates per server beforehand; here only the key is kept apart.
             if self.streaming:
                 raise _Restart
-            calls[(scope, rid)] = (idx, name, args)
+            self._wait(calls, (scope, rid), (idx, name, args))
             return
         watermarked = False
         if d == "in" and self.streaming:
@@ -513,7 +551,50 @@ class _Pass:
             self._duplicate(rid, calls, line)
         if not watermarked:  # a rising integer id is remembered by the watermark alone, as in the hot loop
             self.seen.add(h)
-        calls[rid] = (idx, name, args)
+        if self.streaming:
+            calls[rid] = (idx, name, args)
+        else:
+            self._wait(calls, rid, (idx, name, args))
+
+    def _wait(self, calls: dict[_Key, tuple[int, str, Any]], key: _Key, call: tuple[int, str, Any]) -> None:
+        """A tools/call waits for its answer under ``key``; behind the one already waiting there when its
+        id was reused while that one is pending (the sorted pass: :func:`_sorted_records` let only that
+        reuse through). The answers go first in, first out, as the walk pairs them."""
+        if key in calls:
+            self.queued.setdefault(key, deque()).append(call)
+        else:
+            calls[key] = call
+
+    def _dropped(self, raw: dict[str, Any], d: str | None, line: int, scope: str | None, method: Any) -> None:
+        """A record the proxy dropped (an intercept drop; the sorted pass). A dropped ``tools/call`` is in
+        the trace as the client asked it, with its mark (``dropped`` in the step's meta); it waits for
+        the proxy's own answer alone (:meth:`_general`), else it is unanswered at the end. Any other
+        dropped request waits for that answer too (so it is no orphan); a dropped answer never reached
+        the client: it answers nothing."""
+        if method is None or "id" not in raw:
+            return
+        rid = self._bad_id(raw, line)
+        if d is None:
+            d = "out" if isinstance(method, str) and is_server_method(method) else "in"
+        key: _Key | None = rid if scope is None or rid is None else (scope, rid)
+        call: tuple[int, str, Any] | None = None
+        if method == "tools/call":
+            params = raw.get("params")
+            name = params.get("name") if type(params) is dict else None
+            args = params.get("arguments") if type(params) is dict else None
+            if not isinstance(name, str):
+                name = "unknown_tool"
+            self.report.tool_calls += 1
+            self.report.steps += 1
+            idx = self.idx
+            self.idx += 1
+            self.sink.call_step(self.last_ts, idx, name, rid, args, dropped=True)
+            if rid is None:
+                self.sink.call_uncorrelated(self.last_ts, idx, name, args)
+                return
+            call = (idx, name, args)
+        if key is not None:
+            self.dropped.setdefault((d, key), deque()).append(call)
 
 
 @contextmanager
@@ -561,8 +642,9 @@ def _normalize(session: Session, sink: TraceSink, name: str, warnings: list[str]
     try:
         report = _Pass(sink, name, _held, discovery, streaming=True, start_ts=None).run(session.wire_blocks())
     except _Restart:
-        # Out of time order (or times after a long untimed prefix): sort everything, then one pass.
-        # Duplicate ids are checked in source order first, so the error names the later line.
+        # Out of time order (or times after a long untimed prefix, a dropped call, a reused id): sort
+        # everything, then one pass. Duplicate ids are checked in source order first, so the error names
+        # the later line.
         sink.reset()
         warnings.clear()
         records = _sorted_records(session, name)
@@ -570,7 +652,10 @@ def _normalize(session: Session, sink: TraceSink, name: str, warnings: list[str]
         scopes = [r[4] for r in records]
         block = WireBlock([r[2] for r in records], 0, [r[1] for r in records], [r[3] for r in records], [r[0] for r in records],
                           scopes if any(s is not None for s in scopes) else None)
-        report = _Pass(sink, name, _warn, discovery, streaming=False, start_ts=start).run([block])
+        sorted_pass = _Pass(sink, name, _warn, discovery, streaming=False, start_ts=start)
+        marks = [r[5] for r in records]
+        sorted_pass.marks = marks if any(m is not None for m in marks) else None
+        report = sorted_pass.run([block])
     else:
         if warn is not None:
             for text in warnings:  # the streaming pass stood: what it noticed is final
@@ -581,17 +666,30 @@ def _normalize(session: Session, sink: TraceSink, name: str, warnings: list[str]
     return report
 
 
-def _session_scoped(session: Session) -> Iterator[tuple[int | None, int, Any, str | None, str | None]]:
-    """The wire payloads with their client session as the scope (the one reading's split), when the file
-    holds more than one client session; the reader's own blocks (a merged file's scopes) otherwise."""
-    records: list[tuple[int | None, int, Any, str | None, str | None]] = []
+#: a record of the sorted pass: time, source line, payload, direction, scope (client session or merged
+#: file), intercept mark (``dropped``, ``injected`` or None)
+_SortedRecord = tuple[int | None, int, Any, str | None, str | None, str | None]
+
+
+def _mark(msg: Message) -> str | None:
+    return "dropped" if msg.dropped else "injected" if msg.injected else None
+
+
+def _session_scoped(session: Session) -> Iterator[_SortedRecord]:
+    """The wire payloads with their client session as the scope (the one reading's split) and their
+    intercept mark, when the file holds more than one client session or a record the proxy dropped; the
+    reader's own blocks (a merged file's scopes) otherwise."""
+    records: list[_SortedRecord] = []
     sessions: set[int] = set()
+    marked = False
     for index, msg in placed(session):
-        if msg.kind != Kind.MESSAGE or msg.dropped:
+        if msg.kind != Kind.MESSAGE:
             continue
         sessions.add(index)
-        records.append((msg.t, msg.source or 0, msg.raw, msg.dir, str(index)))
-    if len(sessions) > 1:
+        mark = _mark(msg)
+        marked = marked or mark == "dropped"
+        records.append((msg.t, msg.source or 0, msg.raw, msg.dir, str(index), mark))
+    if len(sessions) > 1 or marked:
         yield from records
         return
     del records
@@ -601,28 +699,47 @@ def _session_scoped(session: Session) -> Iterator[tuple[int | None, int, Any, st
             t = block.times[i] if block.times is not None else None
             d = block.dirs[i] if block.dirs is not None else None
             scope = block.scopes[i] if block.scopes is not None else None
-            yield (t, line, raw, d, scope)
+            yield (t, line, raw, d, scope, None)
 
 
-def _sorted_records(session: Session, name: str) -> list[tuple[int | None, int, Any, str | None, str | None]]:
+def _sorted_records(session: Session, name: str) -> list[_SortedRecord]:
     """Every payload in time order, refusing a ``tools/call`` id used twice within one client session
-    (the contract's "one transcript"; a merged file's source is a session of its own)."""
-    records: list[tuple[int | None, int, Any, str | None, str | None]] = []
+    (the contract's "one transcript"; a merged file's source is a session of its own), unless the first
+    is still waiting for its answer: a reused pending id, which pairs first in, first out as the walk
+    pairs it (``docs/explanation/operations.md``, "The reused-id rule"). Waiting is read in source
+    order, as the walk reads it; a dropped request or answer never took part in it."""
+    records: list[_SortedRecord] = []
     seen: set[tuple[str | None, str, str | None]] = set()
+    waiting: dict[tuple[str | None, str, str | None], int] = {}
     for record in _session_scoped(session):
-        t, line, raw, d, scope = record
+        t, line, raw, d, scope, mark = record
         records.append(record)
+        if mark == "dropped":
+            continue
         for m in raw if type(raw) is list else (raw,):
-            if type(m) is not dict or m.get("method") != "tools/call" or m.get("id") is None:
+            if type(m) is not dict or m.get("id") is None:
+                continue
+            method = m.get("method")
+            if method is None:
+                if waiting and ("result" in m or "error" in m):  # an answer: the call it answers waits no more
+                    try:
+                        key = (scope, "out" if d == "in" else "in", jsonrpc_id(m.get("id")))
+                    except IdError:
+                        continue  # refused where the pass reads it, naming its line
+                    if waiting.get(key):
+                        waiting[key] -= 1
+                continue
+            if method != "tools/call":
                 continue
             try:
                 rid = jsonrpc_id(m.get("id"))
             except IdError as exc:
                 raise InputError(f"JSON-RPC id on source line {line} {exc}", path=name, line=line) from None
             key = (scope, d or "in", rid)
-            if key in seen:
+            if key in seen and not waiting.get(key):
                 raise InputError(f"duplicate tools/call request id {jsonio.dumps_str(rid)} at source line {line}",
                                  path=name, line=line)
             seen.add(key)
+            waiting[key] = waiting.get(key, 0) + 1
     records.sort(key=lambda r: (r[0] if r[0] is not None else 0, r[1]))
     return records

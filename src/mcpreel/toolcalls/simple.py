@@ -39,8 +39,12 @@ class SimpleSink(TraceSink):
     def start(self, ts: int, discovery: dict[str, Any]) -> None:
         pass
 
-    def call_step(self, ts: int, idx: int, name: str, rid: str | None, args: Any) -> None:
+    def call_step(self, ts: int, idx: int, name: str, rid: str | None, args: Any, *, dropped: bool = False) -> None:
         stamp = iso_from_ms(ts)
+        if dropped:  # the proxy dropped it: the call as the client asked it, marked (it never reached the server)
+            self._line({"type": "tool_call", "id": rid, "tool": name, "arguments": args, "timestamp": stamp,
+                        "dropped": True})
+            return
         try:
             line = _TOOL_CALL % (_orjson_dumps(rid), _orjson_dumps(name), _orjson_dumps(args), _orjson_dumps(stamp))
         except TypeError:

@@ -251,6 +251,12 @@ class Entries:
             ex = step.exchange
             if step.kind in ("unanswered", "ended") and ex is not None and ex.index < len(self.rows):
                 self.rows[ex.index].status = NO_ANSWER if step.kind == "unanswered" else ENDED
+            elif step.kind == "operation" and step.operation is not None and step.operation.status()[0] == "unanswered":
+                # still open at the end and never answered, as the walk reads it: a call the proxy dropped
+                # that nobody answered (its row keeps its [DROPPED] flag), or one whose id cannot correlate
+                opening = step.operation.opening
+                if opening.index < len(self.rows):
+                    self.rows[opening.index].status = NO_ANSWER
 
     def matches(self, flt: Any, e: Entry) -> bool:
         """Whether row ``e`` passes the filter ``flt`` (:class:`mcpreel.control.filters.Filter`): ``method``,
