@@ -240,12 +240,14 @@ test:
 	$(BYTECODE) $(PY) -m pytest -n 3 $(PYTEST_ARGS)
 
 # the everyday inner loop: lint, types and the tests that need no peer (no npm, no .peers virtualenv, no
-# browser, Spark or Ray), in a few minutes. The rest is marked `e2e` (or skips, saying why); `make test` runs all
+# browser, Spark or Ray), in a few minutes. The rest is marked `e2e` (or skips, saying why), and the tests that
+# need no peer but take long are marked `slow` from a whole run's durations (tests/slow.txt, written by
+# tools/slow_tests.py); `make test` runs all
 check: install-dev
 	$(PY) -m ruff check src tests bench
 	$(PY) -m mypy
 	$(BYTECODE) $(PY) -m compileall -q src tests >/dev/null
-	$(BYTECODE) $(PY) -m pytest -n 2 -m "not e2e" $(PYTEST_ARGS)
+	$(BYTECODE) $(PY) -m pytest -n 2 -m "not e2e and not slow" $(PYTEST_ARGS)
 
 # the big fuzz run: N damaged inputs per format family (make test runs 200 of each, derandomized)
 # (one JSON line per family with the cases counted goes to FUZZ_REPORT; a failing input's seed replays it:

@@ -31,6 +31,22 @@ def _default_signals() -> None:
 
 
 _default_signals()
+
+
+#: the tests ``make check`` leaves out (need no peer, but take long): written by ``tools/slow_tests.py``
+SLOW_LIST = Path(__file__).resolve().parent / "slow.txt"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests listed in ``tests/slow.txt`` ``slow`` (``make check`` runs ``-m "not e2e and not slow"``)."""
+    try:
+        listed = {line.strip() for line in SLOW_LIST.read_text().splitlines() if line.strip() and line[0] != "#"}
+    except OSError:
+        return
+    slow = pytest.mark.slow
+    for item in items:
+        if item.nodeid in listed:
+            item.add_marker(slow)
 #: the spec's repository, beside the project (``../shared``); ``MCPREEL_SHARED`` points elsewhere
 SHARED = Path(os.environ.get("MCPREEL_SHARED") or ROOT.parent / "shared").resolve()
 FIXTURES = SHARED / "fixtures"

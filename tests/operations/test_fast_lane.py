@@ -209,7 +209,7 @@ def test_fast_lane_matches_the_general_path_on_arbitrary_sessions(messages: list
     assert_same(messages)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(plain_pairs(), st.lists(records(), max_size=10))
 def test_fast_lane_matches_the_general_path_on_mostly_plain_sessions(pairs: list[Message],
                                                                     rest: list[Message]) -> None:
