@@ -68,7 +68,10 @@ def test_the_pytest_example_records_replays_offline_and_fails_a_miss_as_shown(py
     result = pytester.runpytest(*ISOLATE, *commands[1][1:])
     result.assert_outcomes(failed=1)
     shown = _block(section, "text").splitlines()
-    assert shown and all(line.startswith("E ") for line in shown)
+    # the failure's first line (what the short summary shows) names the request and the cassette; the
+    # lines under it are laid out as a failed assertion's
+    assert shown and shown[0].startswith("tools/call forecast was not answered from the cassette")
+    assert all(line.startswith("E ") for line in shown[1:])
     result.stdout.fnmatch_lines([re.sub(r"[\[\]]", lambda m: f"[{m.group(0)}]", line).replace("…", "*")
                                  for line in shown])
 
