@@ -107,7 +107,7 @@ def check(root: yaml.Node) -> None:
             if k in size:
                 continue
             if type(kid) is scalar or isinstance(kid, scalar):
-                own = 2 + len(kid.value)
+                own = _own_bytes(kid)
                 size[k], weight[k], depth[k] = 1, own, 1
                 written += own
             else:
